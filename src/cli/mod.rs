@@ -1,0 +1,21 @@
+//! The `polars-rag` command line: Parquet in, metrics, Parquet out, and a summary on stdout.
+//!
+//! The CLI plans a lazy query from the same `Expr` builders Rust users call
+//! ([`crate::polars::expr`]); it holds no metric logic.
+
+pub mod config;
+pub mod score;
+
+use std::path::{Path, PathBuf};
+
+/// Locates the bundled demo folder: `datasets/demo` under the current directory, else under the
+/// source tree the binary was built from.
+pub fn demo_dir() -> Option<PathBuf> {
+    let candidates = [
+        PathBuf::from("datasets/demo"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/demo"),
+    ];
+    candidates
+        .into_iter()
+        .find(|p| p.join("run_a.parquet").is_file())
+}

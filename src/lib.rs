@@ -1,0 +1,34 @@
+//! # polars-rag
+//!
+//! RAG-evaluation metrics as columnar kernels, served three ways from one implementation:
+//! native Rust functions and Polars expressions, a Python Polars plugin, and the `polars-rag`
+//! Parquet CLI.
+//!
+//! * [`text`]: normalisation and quote extraction (no Polars types).
+//! * [`metrics`]: one module per metric family; each metric is a pure function over borrowed
+//!   inputs plus a serde `Options` struct shared by every face.
+//! * [`registry`]: the metric ids, identical on every face.
+//! * `polars` (feature `polars`): the columnar driver, the only code that touches Polars series;
+//!   with feature `lazy` also native [`Expr`](::polars::prelude::Expr) builders.
+//!
+//! Offsets everywhere are Unicode code points, end exclusive, unless an option says otherwise.
+//!
+//! ```
+//! use polars_rag::metrics::citation::{quoted_spans, QuotedSpansOptions};
+//! let counts = quoted_spans(
+//!     "The report says “revenue grew by 12 percent”.",
+//!     &["In 2023 revenue grew by 12 percent."],
+//!     &QuotedSpansOptions::default(),
+//! );
+//! assert_eq!((counts.matched, counts.total), (1, 1));
+//! ```
+
+pub mod metrics;
+pub mod registry;
+pub mod text;
+
+#[cfg(feature = "polars")]
+pub mod polars;
+
+#[cfg(feature = "cli")]
+pub mod cli;

@@ -1,0 +1,161 @@
+//! `polars-rag`: score RAG evaluation tables from the command line.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use polars_rag::cli::config::ScoreConfig;
+use polars_rag::cli::demo_dir;
+use polars_rag::cli::score::{self, ScoreJob};
+use polars_rag::registry;
+use polars_rag::text::quotes::QuoteStyle;
+
+const EXAMPLES: &str = "\
+Examples:
+  polars-rag                                   score the bundled demo (datasets/demo)
+  polars-rag score --run run.parquet --out scores.parquet
+  polars-rag score --run run.parquet --sources-col retrieved --quotes ragas --min-len 2
+  polars-rag score --config job.toml           settings from TOML (flags override them)
+  polars-rag metrics                           list the metric ids";
+
+#[derive(Parser)]
+#[command(name = "polars-rag", version, about = "RAG-evaluation metrics over Parquet tables", after_help = EXAMPLES)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Score a run table: one output row per input row, input keys kept, summary on stdout.
+    #[command(after_help = EXAMPLES)]
+    Score(ScoreArgs),
+    /// Score the bundled demo runs (what running with no arguments does).
+    Demo,
+    /// List the metric ids.
+    Metrics,
+}
+
+#[derive(clap::Args, Default)]
+struct ScoreArgs {
+    /// TOML config file (keys: run, out, metrics, [columns], [quoted_spans]).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Run table (Parquet): query_id, answer, and sources or retrieved.
+    #[arg(long)]
+    run: Option<PathBuf>,
+    /// Scores table to write (Parquet). Default: <run>.scores.parquet in the current directory.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Comma-separated metric ids (default: all).
+    #[arg(long, value_delimiter = ',')]
+    metrics: Option<Vec<String>>,
+    /// Row key column.
+    #[arg(long)]
+    id_col: Option<String>,
+    /// Answer column.
+    #[arg(long)]
+    answer_col: Option<String>,
+    /// Sources column: list[str], str, or list[struct] with a `text` field.
+    #[arg(long)]
+    sources_col: Option<String>,
+    /// Collapse whitespace and lowercase before matching quoted spans.
+    #[arg(long)]
+    casefold: Option<bool>,
+    /// Minimum words for a quoted span to count.
+    #[arg(long)]
+    min_len: Option<usize>,
+    /// Quotation marks: standard (paired typographic quotes) or ragas (Ragas 0.4.3 exactly).
+    #[arg(long, value_parser = ["standard", "ragas"])]
+    quotes: Option<String>,
+}
+
+fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
+    let cfg = match &args.config {
+        Some(path) => ScoreConfig::from_file(path)?,
+        None => ScoreConfig::default(),
+    };
+    let run = args
+        .run
+        .or(cfg.run)
+        .ok_or("no run table: pass --run PATH or set `run` in the config")?;
+    let out = args
+        .out
+        .or(cfg.out)
+        .unwrap_or_else(|| score::default_out(&run, std::path::Path::new(".")));
+    let mut quoted = cfg.quoted_spans;
+    if let Some(c) = args.casefold {
+        quoted.casefold = c;
+    }
+    if let Some(n) = args.min_len {
+        quoted.min_len = n;
+    }
+    if let Some(q) = args.quotes {
+        quoted.quotes = if q == "ragas" {
+            QuoteStyle::Ragas
+        } else {
+            QuoteStyle::Standard
+        };
+    }
+    Ok(ScoreJob {
+        run,
+        out,
+        metrics: args
+            .metrics
+            .or(cfg.metrics)
+            .unwrap_or_else(|| registry::ids().map(String::from).collect()),
+        id_col: args
+            .id_col
+            .or(cfg.columns.id)
+            .unwrap_or_else(|| "query_id".into()),
+        answer_col: args
+            .answer_col
+            .or(cfg.columns.answer)
+            .unwrap_or_else(|| "answer".into()),
+        sources_col: args.sources_col.or(cfg.columns.sources),
+        quoted_spans: quoted,
+    })
+}
+
+fn run_job(job: &ScoreJob) -> Result<(), String> {
+    let report = score::run(job).map_err(|e| e.to_string())?;
+    print!("{}", report.summary);
+    Ok(())
+}
+
+fn demo() -> Result<(), String> {
+    let dir = demo_dir().ok_or("the bundled demo (datasets/demo) was not found")?;
+    let out_dir = PathBuf::from("demo-output");
+    for run in ["run_a", "run_b"] {
+        let run_path = dir.join(format!("{run}.parquet"));
+        let job = job_from(ScoreArgs {
+            run: Some(run_path.clone()),
+            out: Some(score::default_out(&run_path, &out_dir)),
+            ..Default::default()
+        })?;
+        run_job(&job)?;
+        println!();
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        None | Some(Command::Demo) => demo(),
+        Some(Command::Score(args)) => job_from(args).and_then(|job| run_job(&job)),
+        Some(Command::Metrics) => {
+            for m in registry::METRICS {
+                println!("{:<20} {:?}  {}", m.id, m.kind, m.summary);
+            }
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,4 @@
+//! Metric kernels: pure functions over borrowed text, each with a serde `Options` struct that the
+//! Rust API, the Python plugin and the CLI configuration share.
+
+pub mod citation;

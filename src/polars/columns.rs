@@ -1,0 +1,111 @@
+//! Per-metric columnar glue: the inputs each metric reads through the driver, the kernel it
+//! calls, and the schema of its output. Shared by the Rust `Expr` builders, the Python plugin and
+//! the CLI, so all three return the same columns.
+
+use polars::prelude::*;
+
+use super::driver::{map_row_batches, output_len, struct_series, StrColumn, TextListColumn};
+use crate::metrics::citation::{
+    citation_alignment, QuotedSpans, QuotedSpansOptions, Scratch, SpanCounts,
+};
+
+/// Output dtype of `quoted_spans`: `struct{matched: u32, total: u32, score: f64}`.
+pub fn quoted_spans_dtype() -> DataType {
+    DataType::Struct(vec![
+        Field::new("matched".into(), DataType::UInt32),
+        Field::new("total".into(), DataType::UInt32),
+        Field::new("score".into(), DataType::Float64),
+    ])
+}
+
+/// Output dtype of `citation_alignment`: Ragas' result dictionary as a struct of floats.
+pub fn citation_alignment_dtype() -> DataType {
+    DataType::Struct(vec![
+        Field::new("citation_alignment_quoted_spans".into(), DataType::Float64),
+        Field::new("matched".into(), DataType::Float64),
+        Field::new("total".into(), DataType::Float64),
+    ])
+}
+
+/// Per-row span counts; `None` where the answer is null.
+fn quoted_spans_counts(
+    metric: &str,
+    answer: &Series,
+    sources: &Series,
+    options: &QuotedSpansOptions,
+    parallel: bool,
+) -> PolarsResult<Vec<Option<SpanCounts>>> {
+    let answers = StrColumn::new(metric, "answer", answer)?;
+    let source_lists = TextListColumn::new(metric, "sources", sources)?;
+    let len = output_len(
+        metric,
+        &[
+            (answer.name().as_str(), answers.len()),
+            (sources.name().as_str(), source_lists.len()),
+        ],
+    )?;
+    let scorer = QuotedSpans::new(options.clone());
+    Ok(map_row_batches(len, parallel, |range| {
+        let answer_rows = answers.rows(range.clone());
+        let source_rows = source_lists.rows(range);
+        let mut scratch = Scratch::default();
+        answer_rows
+            .iter()
+            .enumerate()
+            .map(|(i, answer)| {
+                answer.map(|a| scorer.score(a, source_rows.get(i).unwrap_or(&[]), &mut scratch))
+            })
+            .collect()
+    }))
+}
+
+/// `quoted_spans` over columns: one `struct{matched, total, score}` per row; null answer → null
+/// row; null or empty sources → spans counted, none matched; `score` null when nothing is quoted.
+pub fn quoted_spans(
+    answer: &Series,
+    sources: &Series,
+    options: &QuotedSpansOptions,
+    parallel: bool,
+) -> PolarsResult<Series> {
+    let counts = quoted_spans_counts("quoted_spans", answer, sources, options, parallel)?;
+    let matched: UInt32Chunked = counts
+        .iter()
+        .map(|c| Some(c.map_or(0, |c| c.matched)))
+        .collect();
+    let total: UInt32Chunked = counts
+        .iter()
+        .map(|c| Some(c.map_or(0, |c| c.total)))
+        .collect();
+    let score: Float64Chunked = counts.iter().map(|c| c.and_then(|c| c.score())).collect();
+    let valid: Vec<bool> = counts.iter().map(Option::is_some).collect();
+    struct_series(
+        "quoted_spans",
+        &[
+            matched.with_name("matched".into()).into_series(),
+            total.with_name("total".into()).into_series(),
+            score.with_name("score".into()).into_series(),
+        ],
+        &valid,
+    )
+}
+
+/// `citation_alignment` over columns: one row, Ragas' dataset convention (spans counted over all
+/// rows; 0.0 when nothing is quoted anywhere). Null answers contribute nothing.
+pub fn citation_alignment_series(
+    answer: &Series,
+    sources: &Series,
+    options: &QuotedSpansOptions,
+    parallel: bool,
+) -> PolarsResult<Series> {
+    let counts = quoted_spans_counts("citation_alignment", answer, sources, options, parallel)?;
+    let agg = citation_alignment(counts.into_iter().flatten());
+    let fields = [
+        Series::new(
+            "citation_alignment_quoted_spans".into(),
+            [agg.citation_alignment_quoted_spans],
+        ),
+        Series::new("matched".into(), [agg.matched]),
+        Series::new("total".into(), [agg.total]),
+    ];
+    struct_series("citation_alignment", &fields, &[true])
+}

@@ -1,0 +1,12 @@
+//! The Polars side of polars-rag.
+//!
+//! * [`driver`]: the only code that touches `Series`: dtype checks with errors that name the
+//!   metric and the column, nulls, length-1 broadcast and chunk-parallel evaluation.
+//! * [`columns`]: per-metric glue: which inputs a metric takes and the schema of what it returns.
+//!   It calls the kernels in [`crate::metrics`] and holds no metric math.
+//! * [`expr`] (feature `lazy`): native `Expr` builders over [`columns`].
+
+pub mod columns;
+pub mod driver;
+#[cfg(feature = "lazy")]
+pub mod expr;

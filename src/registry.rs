@@ -1,0 +1,55 @@
+//! The metric ids. Each id is used unchanged as the Rust function name, the Python function and
+//! plugin symbol, the CLI/config key and the benchmark id; tests check every face exposes every id.
+
+/// How a metric maps rows to outputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MetricKind {
+    /// One output per input row (elementwise; runs in streaming queries).
+    RowWise,
+    /// One output per column or group (`returns_scalar`; use in `select` or `group_by().agg()`).
+    Aggregate,
+}
+
+/// A metric known to every face.
+#[derive(Clone, Copy, Debug)]
+pub struct MetricInfo {
+    /// The snake_case id.
+    pub id: &'static str,
+    /// Row-wise or aggregate.
+    pub kind: MetricKind,
+    /// One line for `polars-rag metrics` and docs.
+    pub summary: &'static str,
+    /// The reference implementation reproduced in compatibility mode.
+    pub reference: &'static str,
+}
+
+/// Every metric, in catalogue order.
+pub const METRICS: &[MetricInfo] = &[
+    MetricInfo {
+        id: "quoted_spans",
+        kind: MetricKind::RowWise,
+        summary: "quoted spans of the answer found verbatim in its sources: matched, total, score",
+        reference: "Ragas 0.4.3 quoted_spans_alignment (quotes=\"ragas\")",
+    },
+    MetricInfo {
+        id: "citation_alignment",
+        kind: MetricKind::Aggregate,
+        summary: "dataset citation alignment: Σ matched / Σ total quoted spans (0.0 when none)",
+        reference: "Ragas 0.4.3 quoted_spans_alignment (quotes=\"ragas\")",
+    },
+];
+
+/// Looks a metric up by id.
+///
+/// ```
+/// assert!(polars_rag::registry::find("quoted_spans").is_some());
+/// assert!(polars_rag::registry::find("nope").is_none());
+/// ```
+pub fn find(id: &str) -> Option<&'static MetricInfo> {
+    METRICS.iter().find(|m| m.id == id)
+}
+
+/// All ids, in catalogue order.
+pub fn ids() -> impl Iterator<Item = &'static str> {
+    METRICS.iter().map(|m| m.id)
+}

@@ -1,0 +1,434 @@
+//! The Polars faces: the columnar driver, the native `Expr` builders and the CLI binary.
+#![cfg(feature = "cli")]
+
+mod common;
+
+use polars::prelude::*;
+use polars_rag::metrics::citation::{quoted_spans as kernel, QuotedSpansOptions};
+use polars_rag::polars::{columns, expr};
+use polars_rag::registry;
+use polars_rag::text::quotes::QuoteStyle;
+
+fn ragas() -> QuotedSpansOptions {
+    QuotedSpansOptions {
+        quotes: QuoteStyle::Ragas,
+        ..Default::default()
+    }
+}
+
+fn list_of_strings(name: &str, rows: &[Vec<String>]) -> Series {
+    let items: Vec<Series> = rows
+        .iter()
+        .map(|r| Series::new("".into(), r.iter().map(String::as_str).collect::<Vec<_>>()))
+        .collect();
+    let mut s = Series::new(name.into(), items);
+    if rows.is_empty() {
+        s = Series::new_empty(name.into(), &DataType::List(Box::new(DataType::String)));
+    }
+    s.cast(&DataType::List(Box::new(DataType::String))).unwrap()
+}
+
+/// The recorded Ragas cases, through the columnar aggregate the plugin and CLI use.
+#[test]
+fn driver_reproduces_ragas_cases() {
+    for case in common::section("ragas.quoted_spans_alignment") {
+        if case.get("error").is_some() {
+            continue;
+        }
+        let input = &case["input"];
+        let answers = common::strings(&input["answers"]);
+        let sources: Vec<Vec<String>> = input["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(common::strings)
+            .collect();
+        let o = QuotedSpansOptions {
+            casefold: input["casefold"].as_bool().unwrap_or(true),
+            min_len: input["min_len"].as_u64().map_or(3, |n| n as usize),
+            quotes: QuoteStyle::Ragas,
+        };
+        let a = Series::new("answer".into(), &answers);
+        let a = a.cast(&DataType::String).unwrap();
+        let s = list_of_strings("sources", &sources);
+        let out = columns::citation_alignment_series(&a, &s, &o, true).unwrap();
+        let st = out.struct_().unwrap();
+        let f = |n: &str| st.field_by_name(n).unwrap().f64().unwrap().get(0).unwrap();
+        let exp = &case["output"];
+        let what = case["description"].as_str().unwrap();
+        assert_eq!(
+            f("citation_alignment_quoted_spans"),
+            exp["citation_alignment_quoted_spans"].as_f64().unwrap(),
+            "{what}"
+        );
+        assert_eq!(f("matched"), exp["matched"].as_f64().unwrap(), "{what}");
+        assert_eq!(f("total"), exp["total"].as_f64().unwrap(), "{what}");
+    }
+}
+
+fn demo_frame() -> DataFrame {
+    df!(
+        "query_id" => ["a", "b", "c", "d", "e"],
+        "answer" => [Some("It is “the capital of France”."), None, Some("no quotes"), Some("“one two three”"), Some("“x y z” and “p q r”")],
+    )
+    .unwrap()
+    .hstack(&[list_of_strings(
+        "sources",
+        &[
+            vec!["Paris is the capital of France.".into()],
+            vec!["whatever".into()],
+            vec![],
+            vec![],
+            vec!["x y z".into(), "r".into()],
+        ],
+    )
+    .into()])
+    .unwrap()
+}
+
+#[test]
+fn quoted_spans_expr_rows_nulls_and_scores() {
+    let out = demo_frame()
+        .lazy()
+        .with_columns([expr::quoted_spans(
+            col("answer"),
+            col("sources"),
+            Default::default(),
+        )])
+        .collect()
+        .unwrap();
+    // The answer column is kept: the metric has its own name.
+    assert_eq!(out.column("answer").unwrap().dtype(), &DataType::String);
+    let st = out
+        .column("quoted_spans")
+        .unwrap()
+        .struct_()
+        .unwrap()
+        .clone();
+    let matched: Vec<Option<u32>> = st
+        .field_by_name("matched")
+        .unwrap()
+        .u32()
+        .unwrap()
+        .iter()
+        .collect();
+    let total: Vec<Option<u32>> = st
+        .field_by_name("total")
+        .unwrap()
+        .u32()
+        .unwrap()
+        .iter()
+        .collect();
+    let score: Vec<Option<f64>> = st
+        .field_by_name("score")
+        .unwrap()
+        .f64()
+        .unwrap()
+        .iter()
+        .collect();
+    // Fields of a null row read as null too.
+    assert_eq!(matched, [Some(1), None, Some(0), Some(0), Some(1)]);
+    assert_eq!(total, [Some(1), None, Some(0), Some(1), Some(2)]);
+    assert_eq!(score, [Some(1.0), None, None, Some(0.0), Some(0.5)]);
+    // A null answer is a null row, not a struct of values.
+    let nulls: Vec<bool> = out
+        .column("quoted_spans")
+        .unwrap()
+        .is_null()
+        .iter()
+        .map(|b| b.unwrap())
+        .collect();
+    assert_eq!(nulls, [false, true, false, false, false]);
+}
+
+#[test]
+fn citation_alignment_per_group_and_overall() {
+    let df = demo_frame()
+        .lazy()
+        .with_column(lit("g1").alias("segment"))
+        .collect()
+        .unwrap();
+    let overall = df
+        .clone()
+        .lazy()
+        .select([expr::citation_alignment(
+            col("answer"),
+            col("sources"),
+            Default::default(),
+        )])
+        .collect()
+        .unwrap();
+    assert_eq!(overall.height(), 1);
+    let st = overall
+        .column("citation_alignment")
+        .unwrap()
+        .struct_()
+        .unwrap()
+        .clone();
+    let v = st.field_by_name("citation_alignment_quoted_spans").unwrap();
+    assert_eq!(v.f64().unwrap().get(0), Some(2.0 / 4.0));
+
+    let grouped = df
+        .lazy()
+        .with_column(
+            when(col("query_id").lt(lit("c")))
+                .then(lit("early"))
+                .otherwise(lit("late"))
+                .alias("segment"),
+        )
+        .group_by_stable([col("segment")])
+        .agg([expr::citation_alignment(
+            col("answer"),
+            col("sources"),
+            Default::default(),
+        )])
+        .collect()
+        .unwrap();
+    assert_eq!(grouped.height(), 2);
+    let st = grouped
+        .column("citation_alignment")
+        .unwrap()
+        .struct_()
+        .unwrap()
+        .clone();
+    let m: Vec<Option<f64>> = st
+        .field_by_name("matched")
+        .unwrap()
+        .f64()
+        .unwrap()
+        .iter()
+        .collect();
+    let t: Vec<Option<f64>> = st
+        .field_by_name("total")
+        .unwrap()
+        .f64()
+        .unwrap()
+        .iter()
+        .collect();
+    assert_eq!(m, [Some(1.0), Some(1.0)]);
+    assert_eq!(t, [Some(1.0), Some(3.0)]);
+}
+
+#[test]
+fn sources_may_be_a_string_or_retrieved_structs_and_broadcast() {
+    let answers = Series::new("answer".into(), ["“a b c”", "“d e f”", "“g h i”"]);
+    // A plain string column: one passage per row.
+    let one = Series::new("src".into(), ["a b c d", "nothing", "g h i"]);
+    let out = columns::quoted_spans(&answers, &one, &Default::default(), false).unwrap();
+    let m = out.struct_().unwrap().field_by_name("matched").unwrap();
+    assert_eq!(
+        m.u32().unwrap().iter().collect::<Vec<_>>(),
+        [Some(1), Some(0), Some(1)]
+    );
+    // A length-1 sources column broadcasts against every answer.
+    let lit1 = Series::new("src".into(), ["a b c d e f"]);
+    let out = columns::quoted_spans(&answers, &lit1, &Default::default(), false).unwrap();
+    let m = out.struct_().unwrap().field_by_name("matched").unwrap();
+    assert_eq!(
+        m.u32().unwrap().iter().collect::<Vec<_>>(),
+        [Some(1), Some(1), Some(0)]
+    );
+    // A retrieved column: list of structs with a text field among others.
+    let df = df!("text" => ["a b c", "g h i"], "score" => [0.9, 0.8]).unwrap();
+    let items = df.into_struct("item".into()).into_series();
+    let retrieved = Series::new("retrieved".into(), [items.clone(), items.clone(), items]);
+    let out = columns::quoted_spans(&answers, &retrieved, &Default::default(), true).unwrap();
+    let m = out.struct_().unwrap().field_by_name("matched").unwrap();
+    assert_eq!(
+        m.u32().unwrap().iter().collect::<Vec<_>>(),
+        [Some(1), Some(0), Some(1)]
+    );
+}
+
+#[test]
+fn bad_inputs_are_clear_errors() {
+    let answers = Series::new("answer".into(), ["“a b c”"; 3]);
+    let ints = Series::new("n_sources".into(), [1i64, 2, 3]);
+    let e = columns::quoted_spans(&answers, &ints, &Default::default(), true)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("quoted_spans") && e.contains("'n_sources'") && e.contains("i64"),
+        "{e}"
+    );
+    let e = columns::quoted_spans(&ints, &answers, &Default::default(), true)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("quoted_spans") && e.contains("'n_sources'") && e.contains("String"),
+        "{e}"
+    );
+    let two = Series::new("src".into(), ["x", "y"]);
+    let e = columns::quoted_spans(&answers, &two, &Default::default(), true)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("quoted_spans") && e.contains("different lengths"),
+        "{e}"
+    );
+    let nested = Series::new("src".into(), [Series::new("".into(), [1i32])]);
+    let e = columns::citation_alignment_series(
+        &answers.head(Some(1)),
+        &nested,
+        &Default::default(),
+        true,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("citation_alignment") && e.contains("list[str]"),
+        "{e}"
+    );
+}
+
+/// Parallel evaluation over many chunks equals the kernel applied row by row.
+#[test]
+fn parallel_equals_sequential_equals_kernel() {
+    let n = 30_000;
+    let answers: Vec<Option<String>> = (0..n)
+        .map(|i| {
+            (i % 97 != 0).then(|| {
+                format!(
+                    "row {i}: “alpha {} gamma” and \"beta {} delta\"",
+                    i % 7,
+                    i % 5
+                )
+            })
+        })
+        .collect();
+    let sources: Vec<Vec<String>> = (0..n)
+        .map(|i| {
+            vec![
+                format!("ALPHA {}  GAMMA", i % 3),
+                format!("beta {} delta", i % 4),
+            ]
+        })
+        .collect();
+    let mut a = Series::new("answer".into(), &answers);
+    // Split into several chunks so batches straddle chunk boundaries.
+    a.append(&a.slice(0, 0)).unwrap();
+    let a = {
+        let parts: Vec<Series> = (0..4).map(|k| a.slice(k * 7_500, 7_500)).collect();
+        let mut acc = parts[0].clone();
+        for p in &parts[1..] {
+            acc.append(p).unwrap();
+        }
+        acc
+    };
+    assert!(a.n_chunks() >= 4);
+    let s = list_of_strings("sources", &sources);
+    let seq = columns::quoted_spans(&a, &s, &ragas(), false).unwrap();
+    let par = columns::quoted_spans(&a, &s, &ragas(), true).unwrap();
+    assert!(seq.equals_missing(&par));
+    let st = par.struct_().unwrap();
+    let matched = st.field_by_name("matched").unwrap();
+    let matched = matched.u32().unwrap();
+    for i in (0..n).step_by(211) {
+        let Some(answer) = &answers[i] else {
+            assert!(par.get(i).unwrap().is_null());
+            continue;
+        };
+        let refs: Vec<&str> = sources[i].iter().map(String::as_str).collect();
+        assert_eq!(
+            matched.get(i),
+            Some(kernel(answer, &refs, &ragas()).matched),
+            "row {i}"
+        );
+    }
+}
+
+/// Every registered id is exposed by the Rust `Expr` face and the CLI.
+#[test]
+fn every_metric_id_is_on_the_rust_and_cli_faces() {
+    let df = demo_frame();
+    for id in registry::ids() {
+        let e = match id {
+            "quoted_spans" => expr::quoted_spans(col("answer"), col("sources"), Default::default()),
+            "citation_alignment" => {
+                expr::citation_alignment(col("answer"), col("sources"), Default::default())
+            }
+            other => panic!("metric '{other}' has no Rust Expr builder"),
+        };
+        let out = df.clone().lazy().select([e]).collect().unwrap();
+        assert_eq!(
+            out.get_column_names()[0].as_str(),
+            id,
+            "the output column is named after the id"
+        );
+    }
+    let listed = std::process::Command::new(env!("CARGO_BIN_EXE_polars-rag"))
+        .arg("metrics")
+        .output()
+        .unwrap();
+    let listed = String::from_utf8(listed.stdout).unwrap();
+    for id in registry::ids() {
+        assert!(
+            listed
+                .lines()
+                .any(|l| l.split_whitespace().next() == Some(id)),
+            "CLI lacks {id}"
+        );
+    }
+}
+
+#[test]
+fn cli_runs_the_demo_with_no_arguments() {
+    let dir = std::env::temp_dir().join(format!("polars-rag-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_polars-rag"))
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("citation_alignment"), "{stdout}");
+    let scores = dir.join("demo-output/run_a.scores.parquet");
+    let df = LazyFrame::scan_parquet(scores.to_string_lossy().as_ref().into(), Default::default())
+        .unwrap()
+        .collect()
+        .unwrap();
+    assert_eq!(df.height(), 24, "one row per input row");
+    assert!(df.column("query_id").is_ok() && df.column("answer_kind").is_ok());
+    // Exact quotes are found, invented and edited ones are not.
+    let kinds = df.column("answer_kind").unwrap().str().unwrap().clone();
+    let score = df
+        .column("quoted_spans")
+        .unwrap()
+        .struct_()
+        .unwrap()
+        .field_by_name("score")
+        .unwrap();
+    let score = score.f64().unwrap();
+    for (k, s) in kinds.iter().zip(score.iter()) {
+        match k.unwrap() {
+            "curly" | "straight" | "guillemets" => assert_eq!(s, Some(1.0)),
+            "edited" => assert_eq!(s, Some(0.0)),
+            "plain" | "apostrophes" => assert_eq!(s, None),
+            _ => {}
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn cli_reports_bad_input_clearly() {
+    let bin = env!("CARGO_BIN_EXE_polars-rag");
+    let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/datasets/demo/run_a.parquet");
+    let run = |args: &[&str]| {
+        let o = std::process::Command::new(bin).args(args).output().unwrap();
+        (
+            o.status.success(),
+            String::from_utf8_lossy(&o.stderr).to_string(),
+        )
+    };
+    let (ok, err) = run(&["score", "--run", demo, "--answer-col", "nope"]);
+    assert!(!ok && err.contains("no answer column 'nope'"), "{err}");
+    let (ok, err) = run(&["score", "--run", demo, "--metrics", "bleu_typo"]);
+    assert!(!ok && err.contains("unknown metric 'bleu_typo'"), "{err}");
+    let (ok, err) = run(&["score", "--run", "/nonexistent.parquet"]);
+    assert!(!ok && err.contains("not found"), "{err}");
+}

@@ -63,6 +63,29 @@ proptest! {
         }
     }
 
+    /// Answers with many quotations take the one-pass (automaton) path; it must agree too.
+    #[test]
+    fn many_spans_equal_the_definition(
+        fragments in prop::collection::vec(quotey_text(), 32..64),
+        sources in prop::collection::vec(quotey_text(), 0..4),
+        casefold: bool,
+        quotes in style(),
+    ) {
+        let open_close = if quotes == QuoteStyle::Ragas { ('"', '"') } else { ('“', '”') };
+        let answer: String = fragments
+            .iter()
+            .map(|f| format!("{}{}{} ", open_close.0, f.replace(['\n', '"', '“', '”', '\'', '`', '´'], " "), open_close.1))
+            .collect();
+        let o = QuotedSpansOptions { casefold, min_len: 0, quotes };
+        // Every other fragment appears in a source, so matches are frequent.
+        let quoted_half: String = fragments.iter().step_by(2).cloned().collect::<Vec<_>>().join(" ");
+        let mut refs: Vec<&str> = sources.iter().map(String::as_str).collect();
+        refs.push(&quoted_half);
+        let got = quoted_spans(&answer, &refs, &o);
+        prop_assert!(got.total >= 32);
+        prop_assert_eq!((got.matched, got.total), by_definition(&answer, &refs, &o));
+    }
+
     #[test]
     fn arbitrary_unicode_never_panics(answer in any::<String>(), source in any::<String>(), quotes in style()) {
         let o = QuotedSpansOptions { quotes, min_len: 1, ..Default::default() };

@@ -25,10 +25,11 @@
 //! assert_eq!(counts.score(), Some(0.5));
 //! ```
 
+use aho_corasick::AhoCorasick;
 use memchr::memmem;
 use serde::{Deserialize, Serialize};
 
-use crate::text::normalize::{collapse_into, normalize_joined_into, Whitespace};
+use crate::text::normalize::{collapse_into, normalize, normalize_joined_into, Whitespace};
 use crate::text::quotes::{for_each_quoted, QuoteStyle};
 
 /// Options of `quoted_spans` and `citation_alignment`.
@@ -68,6 +69,11 @@ impl SpanCounts {
         (self.total > 0).then(|| f64::from(self.matched) / f64::from(self.total))
     }
 }
+
+/// From this many spans in one answer on, all spans are matched in one pass over the sources
+/// (Aho-Corasick) rather than one substring search each, so time stays linear in the input
+/// however many quotations an answer holds.
+const MANY_SPANS: usize = 32;
 
 /// Reusable buffers, so scoring a column allocates once per thread rather than once per row.
 #[derive(Default)]
@@ -116,8 +122,13 @@ impl QuotedSpans {
     /// Counts the matched and total spans of one answer against its sources.
     pub fn score(&self, answer: &str, sources: &[&str], scratch: &mut Scratch) -> SpanCounts {
         let spans = self.spans(answer);
-        let mut counts = SpanCounts::default();
         scratch.joined_ready = false;
+        if spans.len() >= MANY_SPANS {
+            if let Some(counts) = self.score_many(&spans, sources, scratch) {
+                return counts;
+            }
+        }
+        let mut counts = SpanCounts::default();
         for span in spans {
             counts.total += 1;
             let found = if self.options.casefold {
@@ -128,6 +139,43 @@ impl QuotedSpans {
             counts.matched += u32::from(found);
         }
         counts
+    }
+
+    /// All spans against the joined sources in one automaton pass; `None` if the automaton
+    /// cannot be built (then the per-span path runs).
+    fn score_many(&self, spans: &[&str], sources: &[&str], scratch: &mut Scratch) -> Option<SpanCounts> {
+        let keys: Vec<String> = spans
+            .iter()
+            .map(|s| {
+                if self.options.casefold {
+                    normalize(s, self.whitespace)
+                } else {
+                    (*s).to_owned()
+                }
+            })
+            .collect();
+        if self.options.casefold {
+            normalize_joined_into(&mut scratch.joined, sources, " ", self.whitespace);
+        } else {
+            join_raw(&mut scratch.joined, sources);
+        }
+        scratch.joined_ready = true;
+        let patterns: Vec<&str> = keys.iter().map(String::as_str).filter(|k| !k.is_empty()).collect();
+        let automaton = AhoCorasick::new(&patterns).ok()?;
+        let mut found = vec![false; patterns.len()];
+        for m in automaton.find_overlapping_iter(scratch.joined.as_str()) {
+            found[m.pattern().as_usize()] = true;
+        }
+        let found_keys: std::collections::HashSet<&str> = patterns
+            .iter()
+            .zip(&found)
+            .filter_map(|(p, &f)| f.then_some(*p))
+            .collect();
+        let matched = keys.iter().filter(|k| found_keys.contains(k.as_str())).count();
+        Some(SpanCounts {
+            matched: matched as u32,
+            total: spans.len() as u32,
+        })
     }
 
     fn found_casefolded(&self, span: &str, sources: &[&str], scratch: &mut Scratch) -> bool {
@@ -181,16 +229,21 @@ fn found_verbatim(span: &str, sources: &[&str], scratch: &mut Scratch) -> bool {
     }
     // Only a span straddling two passages can still match; build the join once per answer.
     if !scratch.joined_ready {
-        scratch.joined.clear();
-        for (i, s) in sources.iter().enumerate() {
-            if i > 0 {
-                scratch.joined.push(' ');
-            }
-            scratch.joined.push_str(s);
-        }
+        join_raw(&mut scratch.joined, sources);
         scratch.joined_ready = true;
     }
     memmem::find(scratch.joined.as_bytes(), needle).is_some()
+}
+
+/// The sources joined with one space, as Ragas joins them.
+fn join_raw(out: &mut String, sources: &[&str]) {
+    out.clear();
+    for (i, s) in sources.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(s);
+    }
 }
 
 /// Counts the matched and total quoted spans of one answer (allocates its own scratch; use

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Runs every test of polars-rag: Rust (kernels alone, then with Polars, the Expr builders and the
+# CLI) and Python (the plugin wheel on Python Polars 2.1.0 and 1.44.2). Installs what it needs:
+# a virtual environment per Polars version inside the repo, pinned by requirements files.
+#
+# Build caches: CARGO_TARGET_DIR (default ~/.cache/polars-rag/target) for the library and CLI,
+# PLUGIN_TARGET_DIR (default ~/.cache/polars-rag/target-plugin) for the plugin. They are kept
+# apart because the plugin's Polars features do not build together with the CLI's.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/polars-rag/target}"
+PLUGIN_TARGET_DIR="${PLUGIN_TARGET_DIR:-$HOME/.cache/polars-rag/target-plugin}"
+PYTHON="${PYTHON:-python3}"
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "Rust: kernels without Polars"
+cargo test --lib --tests
+
+step "Rust: columnar driver, Expr builders, CLI (feature cli)"
+cargo test --features cli
+
+step "Python: test environments"
+make_venv() { # dir requirements
+    if [ ! -x "$1/bin/python" ]; then "$PYTHON" -m venv "$1"; fi
+    "$1/bin/pip" install --quiet --disable-pip-version-check -r "$2"
+}
+make_venv .venv requirements-test.txt
+make_venv .venv-polars1 requirements-test-polars1.txt
+
+step "Python: build the plugin wheel (release, abi3)"
+rm -rf dist
+CARGO_TARGET_DIR="$PLUGIN_TARGET_DIR" .venv/bin/maturin build --release --out dist
+wheel=$(ls dist/polars_rag-*.whl)
+
+for env in .venv .venv-polars1; do
+    step "Python: pytest with $("$env/bin/python" -c 'import polars; print("polars", polars.__version__)')"
+    "$env/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
+    # Run from the tests folder so the installed package, not the source tree, is imported.
+    (cd tests/python && "../../$env/bin/python" -m pytest -q -p no:cacheprovider .)
+done

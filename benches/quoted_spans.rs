@@ -8,9 +8,35 @@ use polars_rag::metrics::citation::{QuotedSpans, QuotedSpansOptions, Scratch};
 use polars_rag::text::quotes::QuoteStyle;
 
 const WORDS: &[&str] = &[
-    "the", "committee", "approved", "a", "budget", "of", "twelve", "million", "for", "research",
-    "into", "renewable", "energy", "and", "storage", "while", "critics", "argued", "that", "costs",
-    "would", "rise", "faster", "than", "expected", "Parliament", "Europe", "Ministry", "grid",
+    "the",
+    "committee",
+    "approved",
+    "a",
+    "budget",
+    "of",
+    "twelve",
+    "million",
+    "for",
+    "research",
+    "into",
+    "renewable",
+    "energy",
+    "and",
+    "storage",
+    "while",
+    "critics",
+    "argued",
+    "that",
+    "costs",
+    "would",
+    "rise",
+    "faster",
+    "than",
+    "expected",
+    "Parliament",
+    "Europe",
+    "Ministry",
+    "grid",
 ];
 
 /// A tiny deterministic generator (xorshift), so runs compare across machines.
@@ -23,7 +49,10 @@ impl Rng {
         self.0 as usize
     }
     fn words(&mut self, n: usize) -> String {
-        (0..n).map(|_| WORDS[self.next() % WORDS.len()]).collect::<Vec<_>>().join(" ")
+        (0..n)
+            .map(|_| WORDS[self.next() % WORDS.len()])
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 }
 

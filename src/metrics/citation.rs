@@ -79,8 +79,12 @@ const MANY_SPANS: usize = 32;
 #[derive(Default)]
 pub struct Scratch {
     key: String,
+    lowered: String,
     joined: String,
     joined_ready: bool,
+    /// Whether the current answer's sources hold a character whose lowercase depends on context
+    /// or maps non-ASCII to ASCII; computed at most once per answer.
+    sources_exotic: Option<bool>,
 }
 
 /// A prepared scorer: options resolved once, applied to many rows.
@@ -123,6 +127,7 @@ impl QuotedSpans {
     pub fn score(&self, answer: &str, sources: &[&str], scratch: &mut Scratch) -> SpanCounts {
         let spans = self.spans(answer);
         scratch.joined_ready = false;
+        scratch.sources_exotic = None;
         if spans.len() >= MANY_SPANS {
             if let Some(counts) = self.score_many(&spans, sources, scratch) {
                 return counts;
@@ -143,7 +148,12 @@ impl QuotedSpans {
 
     /// All spans against the joined sources in one automaton pass; `None` if the automaton
     /// cannot be built (then the per-span path runs).
-    fn score_many(&self, spans: &[&str], sources: &[&str], scratch: &mut Scratch) -> Option<SpanCounts> {
+    fn score_many(
+        &self,
+        spans: &[&str],
+        sources: &[&str],
+        scratch: &mut Scratch,
+    ) -> Option<SpanCounts> {
         let keys: Vec<String> = spans
             .iter()
             .map(|s| {
@@ -160,18 +170,25 @@ impl QuotedSpans {
             join_raw(&mut scratch.joined, sources);
         }
         scratch.joined_ready = true;
-        let patterns: Vec<&str> = keys.iter().map(String::as_str).filter(|k| !k.is_empty()).collect();
+        // One pattern per distinct non-empty key; repeated quotations share it.
+        let mut pattern_of: std::collections::HashMap<&str, usize> = Default::default();
+        for k in keys.iter().filter(|k| !k.is_empty()) {
+            let next = pattern_of.len();
+            pattern_of.entry(k.as_str()).or_insert(next);
+        }
+        let mut patterns = vec![""; pattern_of.len()];
+        for (&k, &i) in &pattern_of {
+            patterns[i] = k;
+        }
         let automaton = AhoCorasick::new(&patterns).ok()?;
         let mut found = vec![false; patterns.len()];
         for m in automaton.find_overlapping_iter(scratch.joined.as_str()) {
             found[m.pattern().as_usize()] = true;
         }
-        let found_keys: std::collections::HashSet<&str> = patterns
+        let matched = keys
             .iter()
-            .zip(&found)
-            .filter_map(|(p, &f)| f.then_some(*p))
-            .collect();
-        let matched = keys.iter().filter(|k| found_keys.contains(k.as_str())).count();
+            .filter(|k| pattern_of.get(k.as_str()).is_some_and(|&i| found[i]))
+            .count();
         Some(SpanCounts {
             matched: matched as u32,
             total: spans.len() as u32,
@@ -184,32 +201,332 @@ impl QuotedSpans {
         if scratch.key.is_empty() {
             return false;
         }
-        // Fast path, exact by construction: if the whitespace-collapsed span occurs verbatim in
-        // one source, its lowercase occurs in the normalised join. Lowercasing is per character
-        // except for capital sigma (final-sigma rule), so spans holding one take the slow path.
-        if !scratch.key.contains('\u{3a3}') {
-            let key = scratch.key.as_bytes();
-            if sources
-                .iter()
-                .any(|s| memmem::find(s.as_bytes(), key).is_some())
-            {
+        lowercase_into(&mut scratch.lowered, &scratch.key);
+        let (cased, key) = (scratch.key.as_str(), scratch.lowered.as_str());
+        if let Some(pivot) = Pivot::choose(cased, key) {
+            let exotic = &mut scratch.sources_exotic;
+            if let Some(found) = scan_candidates(cased, key, &pivot, sources, ws, exotic) {
+                return found;
+            }
+        } else if !cased.contains('\u{3a3}') {
+            // Verbatim occurrence of the collapsed span (see `scan_candidates` for why it implies
+            // a match), for spans with no ASCII word.
+            let finder = memmem::Finder::new(cased.as_bytes());
+            if sources.iter().any(|s| finder.find(s.as_bytes()).is_some()) {
                 return true;
             }
         }
+        // The definition itself: normalise the join once per answer, then search.
         if !scratch.joined_ready {
             normalize_joined_into(&mut scratch.joined, sources, " ", ws);
             scratch.joined_ready = true;
         }
-        let key = std::mem::take(&mut scratch.key);
-        let mut lowered = key;
-        if lowered.is_ascii() {
-            lowered.make_ascii_lowercase();
-        } else {
-            lowered = lowered.to_lowercase();
+        memmem::find(scratch.joined.as_bytes(), key.as_bytes()).is_some()
+    }
+}
+
+/// The search anchor of a span: the ASCII word holding its rarest byte.
+struct Pivot {
+    /// Byte offset of the word in the lowercase key.
+    key_offset: usize,
+    /// Byte offset of the word in the case-kept span.
+    cased_offset: usize,
+    /// Length of the word in bytes (ASCII, so equal in both).
+    len: usize,
+    /// Offset of the rarest byte within the word.
+    byte_offset: usize,
+    /// The rarest byte, lowercase.
+    byte: u8,
+}
+
+impl Pivot {
+    /// `None` when no word is ASCII in both forms.
+    fn choose(cased: &str, key: &str) -> Option<Pivot> {
+        let mut best: Option<(u8, Pivot)> = None;
+        let mut cased_words = word_offsets(cased);
+        for (key_offset, word) in word_offsets(key) {
+            let (cased_offset, cased_word) = cased_words.next()?;
+            if !word.is_ascii() || !cased_word.is_ascii() {
+                continue;
+            }
+            for (byte_offset, b) in word.bytes().enumerate() {
+                let rank = english_frequency_rank(b);
+                if best.as_ref().is_none_or(|(r, _)| rank < *r) {
+                    let len = word.len();
+                    best = Some((
+                        rank,
+                        Pivot {
+                            key_offset,
+                            cased_offset,
+                            len,
+                            byte_offset,
+                            byte: b,
+                        },
+                    ));
+                }
+            }
         }
-        let found = memmem::find(scratch.joined.as_bytes(), lowered.as_bytes()).is_some();
-        scratch.key = lowered;
-        found
+        best.map(|(_, p)| p)
+    }
+}
+
+/// The single-space-separated words of a collapsed string, with their byte offsets.
+fn word_offsets(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.split(' ').scan(0, |offset, word| {
+        let at = *offset;
+        *offset += word.len() + 1;
+        Some((at, word))
+    })
+}
+
+/// Finds a normalised occurrence of the span without normalising the sources. `cased` is the
+/// whitespace-collapsed span, `key` its lowercase (the normalised span). Returns `None` when
+/// the answer needs the full definition.
+///
+/// Candidates are the positions of the pivot word (found by its rarest byte, either case). At
+/// each:
+/// * a verbatim occurrence of `cased` is a match: its whitespace is already single spaces between
+///   non-spaces, so collapsing keeps it, and lowercasing is per character except for capital
+///   sigma (final-sigma rule), so spans holding one skip this check;
+/// * otherwise the text around it is normalised on the fly, forwards and backwards, and compared
+///   with `key`. That is exact, and the candidates complete, when every source character
+///   lowercases to exactly one character independently of context and no non-ASCII character
+///   lowercases to ASCII; three code points break this (capital sigma, dotted capital I, Kelvin
+///   sign), and sources holding one return `None`.
+fn scan_candidates(
+    cased: &str,
+    key: &str,
+    pivot: &Pivot,
+    sources: &[&str],
+    ws: Whitespace,
+    exotic: &mut Option<bool>,
+) -> Option<bool> {
+    let word = &key.as_bytes()[pivot.key_offset..pivot.key_offset + pivot.len];
+    let (lo, up) = (pivot.byte, pivot.byte.to_ascii_uppercase());
+    let verbatim_is_match = !cased.contains('\u{3a3}');
+    let (before, from_word) = key.split_at(pivot.key_offset);
+    let mut is_exotic = |e: &mut Option<bool>| {
+        *e.get_or_insert_with(|| sources.iter().any(|s| has_context_dependent_lowercase(s)))
+    };
+    for (si, source) in sources.iter().enumerate() {
+        let bytes = source.as_bytes();
+        for hit in memchr::memchr2_iter(lo, up, bytes) {
+            let Some(at) = hit.checked_sub(pivot.byte_offset) else {
+                continue;
+            };
+            let word_here = bytes.get(at..at + pivot.len);
+            if !word_here.is_some_and(|w| w.eq_ignore_ascii_case(word)) {
+                continue;
+            }
+            if verbatim_is_match {
+                let start = at.checked_sub(pivot.cased_offset);
+                if start.is_some_and(|s| bytes[s..].starts_with(cased.as_bytes())) {
+                    return Some(true);
+                }
+            }
+            if is_exotic(exotic) {
+                return None;
+            }
+            if matches_normalised_at(from_word, sources, si, at, ws)
+                && matches_normalised_before(before, sources, si, at, ws)
+            {
+                return Some(true);
+            }
+        }
+    }
+    if is_exotic(exotic) {
+        None
+    } else {
+        Some(false)
+    }
+}
+
+/// Whether the normalised join of `sources` ends with `prefix` just before byte `pos` of source
+/// `si` (the mirror of [`matches_normalised_at`]).
+fn matches_normalised_before(
+    prefix: &str,
+    sources: &[&str],
+    si: usize,
+    pos: usize,
+    ws: Whitespace,
+) -> bool {
+    let mut stream = JoinedCharsBack::new(sources, si, pos).peekable();
+    for k in prefix.chars().rev() {
+        if k == ' ' {
+            if !stream.peek().is_some_and(|&c| ws.is_space(c)) {
+                return false;
+            }
+            while stream.peek().is_some_and(|&c| ws.is_space(c)) {
+                stream.next();
+            }
+        } else {
+            match stream.next() {
+                Some(c) if !ws.is_space(c) && lowercase_one(c) == k => {}
+                _ => return false,
+            }
+        }
+    }
+    true
+}
+
+/// The characters of `sources` joined with one space, backwards from a byte position of one
+/// source.
+struct JoinedCharsBack<'a> {
+    sources: &'a [&'a str],
+    source: usize,
+    rest: std::iter::Rev<std::str::Chars<'a>>,
+}
+
+impl<'a> JoinedCharsBack<'a> {
+    fn new(sources: &'a [&'a str], source: usize, pos: usize) -> Self {
+        let rest = sources[source][..pos].chars().rev();
+        JoinedCharsBack {
+            sources,
+            source,
+            rest,
+        }
+    }
+}
+
+impl Iterator for JoinedCharsBack<'_> {
+    type Item = char;
+    fn next(&mut self) -> Option<char> {
+        if let Some(c) = self.rest.next() {
+            return Some(c);
+        }
+        if self.source > 0 {
+            self.source -= 1;
+            self.rest = self.sources[self.source].chars().rev();
+            return Some(' ');
+        }
+        None
+    }
+}
+
+/// `out` = Python's `text.lower()`.
+fn lowercase_into(out: &mut String, text: &str) {
+    out.clear();
+    if text.is_ascii() {
+        out.push_str(text);
+        out.make_ascii_lowercase();
+    } else {
+        out.push_str(&text.to_lowercase());
+    }
+}
+
+/// How common a byte is in English text (higher is more common), to pick a rare search pivot.
+fn english_frequency_rank(b: u8) -> u8 {
+    const LETTERS_BY_FREQUENCY: &[u8] = b"zqxjkvbpygfwmucldrhsnioate";
+    match LETTERS_BY_FREQUENCY
+        .iter()
+        .position(|&l| l == b.to_ascii_lowercase())
+    {
+        Some(i) => 10 + i as u8,
+        None if b.is_ascii_digit() => 8,
+        None => 4,
+    }
+}
+
+/// Capital sigma (U+03A3), capital I with dot (U+0130) and the Kelvin sign (U+212A).
+fn has_context_dependent_lowercase(text: &str) -> bool {
+    static KELVIN: std::sync::OnceLock<memmem::Finder<'static>> = std::sync::OnceLock::new();
+    let bytes = text.as_bytes();
+    // Lead bytes 0xCE and 0xC4 are rare in most text; 0xE2 (curly quotes, dashes) is not, so
+    // the Kelvin sign is searched for as a whole.
+    memchr::memchr2_iter(0xce, 0xc4, bytes).any(|i| {
+        let rest = &bytes[i..];
+        rest.starts_with(b"\xce\xa3") || rest.starts_with(b"\xc4\xb0")
+    }) || KELVIN
+        .get_or_init(|| memmem::Finder::new(b"\xe2\x84\xaa"))
+        .find(bytes)
+        .is_some()
+}
+
+/// Whether `key` (already normalised) matches the normalised join of `sources` at byte `pos` of
+/// source `si`: whitespace runs (the joining space included) match one key space, other
+/// characters match their lowercase.
+fn matches_normalised_at(
+    key: &str,
+    sources: &[&str],
+    si: usize,
+    pos: usize,
+    ws: Whitespace,
+) -> bool {
+    let mut stream = JoinedChars::new(sources, si, pos);
+    let mut key_chars = key.chars();
+    while let Some(k) = key_chars.next() {
+        if k == ' ' {
+            match stream.peek() {
+                Some(c) if ws.is_space(c) => {}
+                _ => return false,
+            }
+            while stream.peek().is_some_and(|c| ws.is_space(c)) {
+                stream.next();
+            }
+        } else {
+            match stream.next() {
+                Some(c) if !ws.is_space(c) && lowercase_one(c) == k => {}
+                _ => return false,
+            }
+        }
+    }
+    true
+}
+
+fn lowercase_one(c: char) -> char {
+    if c.is_ascii() {
+        c.to_ascii_lowercase()
+    } else {
+        c.to_lowercase().next().unwrap_or(c)
+    }
+}
+
+/// The characters of `sources` joined with one space, from a byte position of one source on.
+struct JoinedChars<'a> {
+    sources: &'a [&'a str],
+    source: usize,
+    rest: std::str::Chars<'a>,
+    peeked: Option<Option<char>>,
+}
+
+impl<'a> JoinedChars<'a> {
+    fn new(sources: &'a [&'a str], source: usize, pos: usize) -> Self {
+        JoinedChars {
+            sources,
+            source,
+            rest: sources[source][pos..].chars(),
+            peeked: None,
+        }
+    }
+
+    fn peek(&mut self) -> Option<char> {
+        if self.peeked.is_none() {
+            let c = self.advance();
+            self.peeked = Some(c);
+        }
+        self.peeked.flatten()
+    }
+
+    fn advance(&mut self) -> Option<char> {
+        if let Some(c) = self.rest.next() {
+            return Some(c);
+        }
+        if self.source + 1 < self.sources.len() {
+            self.source += 1;
+            self.rest = self.sources[self.source].chars();
+            return Some(' ');
+        }
+        None
+    }
+}
+
+impl Iterator for JoinedChars<'_> {
+    type Item = char;
+    fn next(&mut self) -> Option<char> {
+        match self.peeked.take() {
+            Some(c) => c,
+            None => self.advance(),
+        }
     }
 }
 

@@ -98,28 +98,35 @@ pub fn extract_quoted_spans(answer: &str, style: QuoteStyle, min_words: usize) -
     spans
 }
 
-fn is_ragas_mark(c: char) -> bool {
-    matches!(c, '"' | '\'' | '`' | '\u{b4}')
+/// The next Ragas mark (`"` `'` `` ` `` `´`) at or after byte `from`, as (position, byte length);
+/// with `stop_at_newline`, a newline is returned as (position, 0). Scans bytes: every mark but
+/// `´` (C2 B4) is ASCII, and 0xC2 is always a lead byte in UTF-8.
+fn next_ragas_mark(bytes: &[u8], from: usize, stop_at_newline: bool) -> Option<(usize, usize)> {
+    let mut i = from;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' | b'\'' | b'`' => return Some((i, 1)),
+            0xc2 if bytes.get(i + 1) == Some(&0xb4) => return Some((i, 2)),
+            b'\n' if stop_at_newline => return Some((i, 0)),
+            _ => i += 1,
+        }
+    }
+    None
 }
 
 fn scan_ragas<'a>(text: &'a str, mut emit: impl FnMut(&'a str)) {
+    let bytes = text.as_bytes();
     let mut pos = 0;
-    while let Some(open_rel) = text[pos..].find(is_ragas_mark) {
-        let inner_start = pos + open_rel + 1; // every mark is one byte or U+00B4 (two bytes)
-        let inner_start = inner_start + usize::from(text[pos + open_rel..].starts_with('\u{b4}'));
-        match text[inner_start..].find(|c| is_ragas_mark(c) || c == '\n') {
+    while let Some((open, open_len)) = next_ragas_mark(bytes, pos, false) {
+        let inner = open + open_len;
+        match next_ragas_mark(bytes, inner, true) {
             None => return,
-            Some(rel) => {
-                let at = inner_start + rel;
-                let c = text[at..].chars().next().unwrap_or('\n');
-                if c == '\n' {
-                    // `.` cannot cross the newline, and no mark lies before it: the regex retries
-                    // from every later start up to here and fails, so resume after the newline.
-                    pos = at + 1;
-                } else {
-                    emit(&text[inner_start..at]);
-                    pos = at + c.len_utf8();
-                }
+            // `.` cannot cross the newline and no mark lies before it: the regex retries from
+            // every later start up to here and fails, so resume after the newline.
+            Some((at, 0)) => pos = at + 1,
+            Some((at, len)) => {
+                emit(&text[inner..at]);
+                pos = at + len;
             }
         }
     }
@@ -158,7 +165,15 @@ fn scan_standard<'a>(text: &'a str, mut emit: impl FnMut(&'a str)) {
     let mut dead_until = [0usize; OPENERS.len()];
     let mut prev: Option<char> = None;
     let mut pos = 0;
+    let bytes = text.as_bytes();
     while pos < text.len() {
+        // Every opening mark is `"` or non-ASCII: other ASCII bytes need no decoding.
+        let b = bytes[pos];
+        if b.is_ascii() && b != b'"' {
+            prev = Some(b as char);
+            pos += 1;
+            continue;
+        }
         let Some(c) = text[pos..].chars().next() else {
             break;
         };

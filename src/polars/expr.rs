@@ -32,45 +32,61 @@ use crate::metrics::citation::QuotedSpansOptions;
 /// it runs in streaming queries. `sources` may be `list[str]`, `str`, or a list of structs with
 /// a `text` field.
 pub fn quoted_spans(answer: Expr, sources: Expr, options: QuotedSpansOptions) -> Expr {
-    map_multiple(
-        move |cols: &mut [Column]| {
-            let (answer, sources) = two_series("quoted_spans", cols)?;
-            columns::quoted_spans(answer, sources, &options, true).map(Column::from)
-        },
+    row_wise(
+        "quoted_spans",
         [answer, sources],
-        |_, _| {
-            Ok(Field::new(
-                "quoted_spans".into(),
-                columns::quoted_spans_dtype(),
-            ))
-        },
+        columns::quoted_spans_dtype(),
+        move |[answer, sources]| columns::quoted_spans(answer, sources, &options, true),
     )
-    .alias("quoted_spans")
 }
 
 /// Dataset-level alignment (one row per column or per group), named `citation_alignment`:
 /// `struct{citation_alignment_quoted_spans, matched, total}` as Ragas returns it.
 pub fn citation_alignment(answer: Expr, sources: Expr, options: QuotedSpansOptions) -> Expr {
-    apply_multiple(
-        move |cols: &mut [Column]| {
-            let (answer, sources) = two_series("citation_alignment", cols)?;
-            columns::citation_alignment_series(answer, sources, &options, true).map(Column::from)
-        },
+    aggregate(
+        "citation_alignment",
         [answer, sources],
-        |_, _| {
-            Ok(Field::new(
-                "citation_alignment".into(),
-                columns::citation_alignment_dtype(),
-            ))
+        columns::citation_alignment_dtype(),
+        move |[answer, sources]| {
+            columns::citation_alignment_series(answer, sources, &options, true)
         },
-        true,
     )
-    .alias("citation_alignment")
 }
 
-fn two_series<'a>(metric: &str, cols: &'a [Column]) -> PolarsResult<(&'a Series, &'a Series)> {
-    match cols {
-        [a, b] => Ok((a.as_materialized_series(), b.as_materialized_series())),
-        _ => polars_bail!(InvalidOperation: "{metric}: expected 2 inputs, got {}", cols.len()),
-    }
+/// An elementwise metric expression named `id` over `N` input expressions.
+fn row_wise<const N: usize, F>(id: &'static str, inputs: [Expr; N], dtype: DataType, f: F) -> Expr
+where
+    F: Fn([&Series; N]) -> PolarsResult<Series> + Send + Sync + 'static,
+{
+    map_multiple(
+        move |cols: &mut [Column]| f(series_array(id, cols)?).map(Column::from),
+        inputs,
+        move |_, _| Ok(Field::new(id.into(), dtype.clone())),
+    )
+    .alias(id)
+}
+
+/// An aggregating metric expression named `id` (one row per column or group) over `N` inputs.
+fn aggregate<const N: usize, F>(id: &'static str, inputs: [Expr; N], dtype: DataType, f: F) -> Expr
+where
+    F: Fn([&Series; N]) -> PolarsResult<Series> + Send + Sync + 'static,
+{
+    apply_multiple(
+        move |cols: &mut [Column]| f(series_array(id, cols)?).map(Column::from),
+        inputs,
+        move |_, _| Ok(Field::new(id.into(), dtype.clone())),
+        true,
+    )
+    .alias(id)
+}
+
+/// The input columns as `N` series, or an error naming the metric when Polars passed another count.
+fn series_array<'a, const N: usize>(
+    metric: &str,
+    cols: &'a [Column],
+) -> PolarsResult<[&'a Series; N]> {
+    let series: Vec<&Series> = cols.iter().map(Column::as_materialized_series).collect();
+    series.try_into().map_err(
+        |got: Vec<&Series>| polars_err!(InvalidOperation: "{metric}: expected {N} inputs, got {}", got.len()),
+    )
 }

@@ -305,7 +305,7 @@ fn scan_candidates(
     let (lo, up) = (pivot.byte, pivot.byte.to_ascii_uppercase());
     let verbatim_is_match = !cased.contains('\u{3a3}');
     let (before, from_word) = key.split_at(pivot.key_offset);
-    let mut is_exotic = |e: &mut Option<bool>| {
+    let is_exotic = |e: &mut Option<bool>| {
         *e.get_or_insert_with(|| sources.iter().any(|s| has_context_dependent_lowercase(s)))
     };
     for (si, source) in sources.iter().enumerate() {

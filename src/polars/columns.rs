@@ -9,6 +9,48 @@ use crate::metrics::citation::{
     citation_alignment, QuotedSpans, QuotedSpansOptions, Scratch, SpanCounts,
 };
 
+/// Per-row results of a metric that compares each answer with its references: `references` is a
+/// `str` column (one reference) or `list[str]` (several; null items skipped). A null answer or null
+/// references give `None`; the kernel decides what an empty reference list gives.
+pub fn per_answer<T, F>(
+    metric: &str,
+    answer: &Series,
+    references: &Series,
+    parallel: bool,
+    score: F,
+) -> PolarsResult<Vec<Option<T>>>
+where
+    T: Send,
+    F: Fn(&str, &[&str]) -> Option<T> + Sync + Send,
+{
+    let answers = StrColumn::new(metric, "answer", answer)?;
+    let reference_lists = TextListColumn::new(metric, "references", references)?;
+    let len = output_len(
+        metric,
+        &[
+            (answer.name().as_str(), answers.len()),
+            (references.name().as_str(), reference_lists.len()),
+        ],
+    )?;
+    Ok(map_row_batches(len, parallel, |range| {
+        let answer_rows = answers.rows(range.clone());
+        let reference_rows = reference_lists.rows(range);
+        answer_rows
+            .iter()
+            .enumerate()
+            .map(|(i, answer)| {
+                let refs = reference_rows.get(i)?;
+                score((*answer)?, refs)
+            })
+            .collect()
+    }))
+}
+
+/// A `Float64` series named after its metric.
+pub fn float_series(metric: &str, values: Vec<Option<f64>>) -> Series {
+    Float64Chunked::from_iter_options(metric.into(), values.into_iter()).into_series()
+}
+
 /// Output dtype of `quoted_spans`: `struct{matched: u32, total: u32, score: f64}`.
 pub fn quoted_spans_dtype() -> DataType {
     DataType::Struct(vec![

@@ -28,6 +28,9 @@
 //! );
 //! ```
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
 use serde::{Deserialize, Serialize};
 
 use crate::text::porter::PorterStemmer;
@@ -68,12 +71,44 @@ pub fn tokenize(text: &str, tokenizer: RougeTokenizer, use_stemmer: bool) -> Vec
     out
 }
 
-/// Buffers reused between calls to [`for_each_token`].
+/// Buffers reused between calls to [`for_each_token`], and a cache of stems (a column's
+/// vocabulary repeats, and stemming is the costliest step of tokenization).
 #[derive(Default, Clone, Debug)]
 pub struct TokenScratch {
     token: Vec<u8>,
     stemmed: Vec<u8>,
     stemmer: PorterStemmer,
+    stems: HashMap<Box<[u8]>, Box<[u8]>, BuildHasherDefault<FxHasher>>,
+}
+
+/// Stems kept at most; the cache is emptied when it is full.
+const STEM_CACHE_MAX: usize = 1 << 16;
+
+/// A small multiplicative hasher for short byte strings.
+#[derive(Default, Clone, Copy, Debug)]
+struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut h = self.0;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+        }
+        self.0 = h;
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (self.0.rotate_left(5) ^ n as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
 }
 
 /// Calls `emit` with the UTF-8 bytes of every token of `text`, in order.
@@ -99,10 +134,22 @@ fn flush(use_stemmer: bool, scratch: &mut TokenScratch, emit: &mut impl FnMut(&[
     }
     // rouge_score stems tokens of more than three characters; the unicode mode only ASCII ones.
     if use_stemmer && tok.len() > 3 && tok.is_ascii() {
-        scratch.stemmed.clear();
-        scratch.stemmer.stem_ascii_into(tok, &mut scratch.stemmed);
-        if !scratch.stemmed.is_empty() {
-            emit(&scratch.stemmed);
+        if let Some(stem) = scratch.stems.get(tok.as_slice()) {
+            if !stem.is_empty() {
+                emit(stem);
+            }
+        } else {
+            scratch.stemmed.clear();
+            scratch.stemmer.stem_ascii_into(tok, &mut scratch.stemmed);
+            if !scratch.stemmed.is_empty() {
+                emit(&scratch.stemmed);
+            }
+            if scratch.stems.len() >= STEM_CACHE_MAX {
+                scratch.stems.clear();
+            }
+            scratch
+                .stems
+                .insert(tok.as_slice().into(), scratch.stemmed.as_slice().into());
         }
     } else {
         emit(tok);

@@ -740,6 +740,95 @@ mod tests {
         }
     }
 
+    /// rouge-score's full-table backtrack, for comparison with the bit-vector one.
+    fn naive_backtrack(r: &[u32], c: &[u32]) -> Vec<bool> {
+        let mut t = vec![vec![0usize; c.len() + 1]; r.len() + 1];
+        for i in 1..=r.len() {
+            for j in 1..=c.len() {
+                t[i][j] = if r[i - 1] == c[j - 1] {
+                    t[i - 1][j - 1] + 1
+                } else {
+                    t[i - 1][j].max(t[i][j - 1])
+                };
+            }
+        }
+        let mut marks = vec![false; r.len()];
+        let (mut i, mut j) = (r.len(), c.len());
+        while i > 0 && j > 0 {
+            if r[i - 1] == c[j - 1] {
+                marks[i - 1] = true;
+                i -= 1;
+                j -= 1;
+            } else if t[i][j - 1] > t[i - 1][j] {
+                j -= 1;
+            } else {
+                i -= 1;
+            }
+        }
+        marks
+    }
+
+    #[test]
+    fn bit_vector_backtrack_matches_table() {
+        let mut seed = 987654321u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut lcs = BitLcs::default();
+        for round in 0..400 {
+            let lr = (next() % 150) as usize;
+            let lc = (next() % 150) as usize;
+            let k = 1 + (round % 9) as u64;
+            let r: Vec<u32> = (0..lr).map(|_| (next() % k) as u32).collect();
+            let c: Vec<u32> = (0..lc).map(|_| (next() % k) as u32).collect();
+            let mut marks = vec![false; r.len()];
+            lcs.load_pattern(&c, k as usize);
+            lcs.mark_backtrack(&r, &c, &mut marks);
+            lcs.unload_pattern(&c);
+            assert_eq!(marks, naive_backtrack(&r, &c), "{r:?} {c:?}");
+        }
+    }
+
+    #[test]
+    fn arbitrary_text_does_not_panic() {
+        let mut seed = 42u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let alphabet: Vec<char> = "ab Ab\n\n.İ\u{212A}東京é\u{301}ΣσςßyY*d0 \t\r\u{0}\u{FFFF}😀ไทย"
+            .chars()
+            .collect();
+        let mut scratch = Scratch::default();
+        for _ in 0..500 {
+            let mut text = |n: usize| -> String {
+                (0..n)
+                    .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                    .collect()
+            };
+            let (p, r1, r2) = (text(40), text(60), text(5));
+            for tokenizer in [RougeTokenizer::RougeScore, RougeTokenizer::Unicode] {
+                for use_stemmer in [false, true] {
+                    let o = RougeOptions {
+                        use_stemmer,
+                        tokenizer,
+                    };
+                    let s = scratch.rouge(&p, &[&r1, &r2], &o);
+                    for prf in [s.rouge1, s.rouge2, s.rouge_l, s.rouge_lsum] {
+                        for x in [prf.precision, prf.recall, prf.fmeasure] {
+                            assert!((0.0..=1.0).contains(&x));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn empty_inputs() {
         let o = RougeOptions::default();

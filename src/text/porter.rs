@@ -143,7 +143,7 @@ fn is_consonant(w: &[char], i: usize) -> bool {
         negate = !negate;
         j -= 1;
     }
-    (!is_vowel(w[j])) != negate
+    is_vowel(w[j]) == negate
 }
 
 /// The measure m of `[C](VC){m}[V]`: the number of vowel→consonant transitions.
@@ -284,7 +284,7 @@ fn step1b(w: &mut Vec<char>) {
     }
 }
 
-fn step1c(w: &mut Vec<char>) {
+fn step1c(w: &mut [char]) {
     if ends_with(w, "y") {
         let n = w.len() - 1;
         if n > 1 && is_consonant(&w[..n], n - 1) {

@@ -2,3 +2,4 @@
 //! Rust API, the Python plugin and the CLI configuration share.
 
 pub mod citation;
+pub mod rouge;

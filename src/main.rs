@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use polars_rag::cli::config::ScoreConfig;
 use polars_rag::cli::demo_dir;
-use polars_rag::cli::score::{self, ScoreJob};
+use polars_rag::cli::score::{self, JobColumns, ScoreJob};
 use polars_rag::registry;
 use polars_rag::text::quotes::QuoteStyle;
 
@@ -14,6 +14,7 @@ const EXAMPLES: &str = "\
 Examples:
   polars-rag                                   score the bundled demo (datasets/demo)
   polars-rag score --run run.parquet --out scores.parquet
+  polars-rag score --golden golden.parquet --run run.parquet --metrics rouge,quoted_spans
   polars-rag score --run run.parquet --sources-col retrieved --quotes ragas --min-len 2
   polars-rag score --config job.toml           settings from TOML (flags override them)
   polars-rag metrics                           list the metric ids";
@@ -38,12 +39,17 @@ enum Command {
 
 #[derive(clap::Args, Default)]
 struct ScoreArgs {
-    /// TOML config file (keys: run, out, metrics, [columns], [quoted_spans]).
+    /// TOML config file (keys: run, golden, out, metrics, [columns], and one section of options
+    /// per metric: [quoted_spans], [rouge], ...).
     #[arg(long)]
     config: Option<PathBuf>,
     /// Run table (Parquet): query_id, answer, and sources or retrieved.
     #[arg(long)]
     run: Option<PathBuf>,
+    /// Golden table (Parquet) joined on the id column: reference answers, checks, metadata.
+    /// Output rows are then the golden questions.
+    #[arg(long)]
+    golden: Option<PathBuf>,
     /// Scores table to write (Parquet). Default: <run>.scores.parquet in the current directory.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -59,6 +65,15 @@ struct ScoreArgs {
     /// Sources column: list[str], str, or list[struct] with a `text` field.
     #[arg(long)]
     sources_col: Option<String>,
+    /// Reference answers column: str or list[str] (default reference_answers, else reference).
+    #[arg(long)]
+    references_col: Option<String>,
+    /// Declarative checks column: list[struct{kind, value, values, weight, name}].
+    #[arg(long)]
+    checks_col: Option<String>,
+    /// Negative answers column: str or list[str] (default negative_answers).
+    #[arg(long)]
+    negatives_col: Option<String>,
     /// Collapse whitespace and lowercase before matching quoted spans.
     #[arg(long)]
     casefold: Option<bool>,
@@ -83,7 +98,8 @@ fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
         .out
         .or(cfg.out)
         .unwrap_or_else(|| score::default_out(&run, std::path::Path::new(".")));
-    let mut quoted = cfg.quoted_spans;
+    let mut options = cfg.options;
+    let quoted = &mut options.quoted_spans;
     if let Some(c) = args.casefold {
         quoted.casefold = c;
     }
@@ -97,23 +113,21 @@ fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
             QuoteStyle::Standard
         };
     }
+    let columns = cfg.columns;
     Ok(ScoreJob {
         run,
+        golden: args.golden.or(cfg.golden),
         out,
-        metrics: args
-            .metrics
-            .or(cfg.metrics)
-            .unwrap_or_else(|| registry::ids().map(String::from).collect()),
-        id_col: args
-            .id_col
-            .or(cfg.columns.id)
-            .unwrap_or_else(|| "query_id".into()),
-        answer_col: args
-            .answer_col
-            .or(cfg.columns.answer)
-            .unwrap_or_else(|| "answer".into()),
-        sources_col: args.sources_col.or(cfg.columns.sources),
-        quoted_spans: quoted,
+        metrics: args.metrics.or(cfg.metrics),
+        columns: JobColumns {
+            id: args.id_col.or(columns.id),
+            answer: args.answer_col.or(columns.answer),
+            sources: args.sources_col.or(columns.sources),
+            references: args.references_col.or(columns.references),
+            checks: args.checks_col.or(columns.checks),
+            negatives: args.negatives_col.or(columns.negatives),
+        },
+        options,
     })
 }
 
@@ -130,6 +144,7 @@ fn demo() -> Result<(), String> {
         let run_path = dir.join(format!("{run}.parquet"));
         let job = job_from(ScoreArgs {
             run: Some(run_path.clone()),
+            golden: Some(dir.join("golden.parquet")),
             out: Some(score::default_out(&run_path, &out_dir)),
             ..Default::default()
         })?;

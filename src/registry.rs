@@ -10,6 +10,19 @@ pub enum MetricKind {
     Aggregate,
 }
 
+/// The columns a metric reads, besides its options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MetricInputs {
+    /// `answer` and its `sources` (passages the system was given).
+    AnswerSources,
+    /// `answer` and its `references` (one reference answer or several).
+    AnswerReferences,
+    /// `answer` alone.
+    Answer,
+    /// `answer` and the question's declarative `checks`.
+    AnswerChecks,
+}
+
 /// A metric known to every face.
 #[derive(Clone, Copy, Debug)]
 pub struct MetricInfo {
@@ -17,9 +30,12 @@ pub struct MetricInfo {
     pub id: &'static str,
     /// Row-wise or aggregate.
     pub kind: MetricKind,
+    /// The columns it reads.
+    pub inputs: MetricInputs,
     /// One line for `polars-rag metrics` and docs.
     pub summary: &'static str,
-    /// The reference implementation reproduced in compatibility mode.
+    /// The reference implementation reproduced in compatibility mode (empty when the metric is
+    /// specified by its documented examples rather than by a library).
     pub reference: &'static str,
 }
 
@@ -28,14 +44,23 @@ pub const METRICS: &[MetricInfo] = &[
     MetricInfo {
         id: "quoted_spans",
         kind: MetricKind::RowWise,
+        inputs: MetricInputs::AnswerSources,
         summary: "quoted spans of the answer found verbatim in its sources: matched, total, score",
         reference: "Ragas 0.4.3 quoted_spans_alignment (quotes=\"ragas\")",
     },
     MetricInfo {
         id: "citation_alignment",
         kind: MetricKind::Aggregate,
+        inputs: MetricInputs::AnswerSources,
         summary: "dataset citation alignment: Σ matched / Σ total quoted spans (0.0 when none)",
         reference: "Ragas 0.4.3 quoted_spans_alignment (quotes=\"ragas\")",
+    },
+    MetricInfo {
+        id: "rouge",
+        kind: MetricKind::RowWise,
+        inputs: MetricInputs::AnswerReferences,
+        summary: "ROUGE-1, ROUGE-2, ROUGE-L, ROUGE-Lsum precision / recall / F",
+        reference: "rouge-score 0.1.2 RougeScorer (score_multi for several references)",
     },
 ];
 

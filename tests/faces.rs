@@ -347,6 +347,7 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             "citation_alignment" => {
                 expr::citation_alignment(col("answer"), col("sources"), Default::default())
             }
+            "rouge" => expr::rouge(col("answer"), col("sources"), Default::default()),
             other => panic!("metric '{other}' has no Rust Expr builder"),
         };
         let out = df.clone().lazy().select([e]).collect().unwrap();
@@ -431,4 +432,169 @@ fn cli_reports_bad_input_clearly() {
     assert!(!ok && err.contains("unknown metric 'bleu_typo'"), "{err}");
     let (ok, err) = run(&["score", "--run", "/nonexistent.parquet"]);
     assert!(!ok && err.contains("not found"), "{err}");
+}
+
+/// `rouge` through the Expr builder equals the kernel, row for row: one reference (`str`),
+/// several (`list[str]`, combined as `score_multi`), nulls and empty reference lists.
+#[test]
+fn rouge_expr_equals_kernel_with_nulls_and_several_references() {
+    use polars_rag::metrics::rouge::{rouge, RougeOptions};
+    let answers = [
+        Some("the cat sat on the mat"),
+        None,
+        Some("a dog ran\nin the park"),
+        Some("x"),
+    ];
+    let refs = vec![
+        vec!["the cat is on the mat".to_string(), "a cat sat".to_string()],
+        vec!["anything".into()],
+        vec!["the dog ran\nin a park".into()],
+        vec![],
+    ];
+    let df = df!("answer" => answers)
+        .unwrap()
+        .hstack(&[list_of_strings("refs", &refs).into()])
+        .unwrap();
+    let opts = RougeOptions {
+        use_stemmer: true,
+        ..Default::default()
+    };
+    let out = df
+        .lazy()
+        .select([expr::rouge(col("answer"), col("refs"), opts.clone())])
+        .collect()
+        .unwrap();
+    let st = out.column("rouge").unwrap().struct_().unwrap().clone();
+    let field = |t: &str, f: &str| {
+        let inner = st.field_by_name(t).unwrap();
+        let v = inner.struct_().unwrap().field_by_name(f).unwrap();
+        v.f64().unwrap().iter().collect::<Vec<_>>()
+    };
+    for (row, answer) in answers.iter().enumerate() {
+        let r: Vec<&str> = refs[row].iter().map(String::as_str).collect();
+        match answer {
+            Some(a) if !r.is_empty() => {
+                let k = rouge(a, &r, &opts);
+                assert_eq!(field("rouge1", "fmeasure")[row], Some(k.rouge1.fmeasure));
+                assert_eq!(field("rouge2", "recall")[row], Some(k.rouge2.recall));
+                assert_eq!(field("rougeL", "precision")[row], Some(k.rouge_l.precision));
+                assert_eq!(
+                    field("rougeLsum", "fmeasure")[row],
+                    Some(k.rouge_lsum.fmeasure)
+                );
+            }
+            _ => assert_eq!(field("rouge1", "fmeasure")[row], None, "row {row} is null"),
+        }
+    }
+    assert_eq!(
+        out.column("rouge").unwrap().null_count(),
+        2,
+        "null answer and no reference"
+    );
+}
+
+/// With a golden table the CLI scores one row per golden question, flags questions the run did
+/// not answer and reports run rows whose id the golden table lacks.
+#[test]
+fn cli_joins_the_golden_table_and_reports_mismatches() {
+    let dir = std::env::temp_dir().join(format!("polars-rag-golden-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut golden = df!(
+        "query_id" => ["q1", "q2", "q3"],
+        "reference_answers" => ["the cat sat on the mat", "a dog", "birds fly"],
+        "segment" => ["a", "a", "b"],
+    )
+    .unwrap();
+    let mut run = df!(
+        "query_id" => ["q1", "q2", "zz"],
+        "answer" => ["the cat sat on a mat", "a dog", "extra"],
+        "sources" => ["s", "s", "s"],
+    )
+    .unwrap();
+    let (g, r, o) = (
+        dir.join("g.parquet"),
+        dir.join("r.parquet"),
+        dir.join("o.parquet"),
+    );
+    ParquetWriter::new(std::fs::File::create(&g).unwrap())
+        .finish(&mut golden)
+        .unwrap();
+    ParquetWriter::new(std::fs::File::create(&r).unwrap())
+        .finish(&mut run)
+        .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_polars-rag"))
+        .args([
+            "score",
+            "--golden",
+            g.to_str().unwrap(),
+            "--run",
+            r.to_str().unwrap(),
+        ])
+        .args(["--out", o.to_str().unwrap(), "--metrics", "rouge"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("1 rows have an id that is not in the golden table (e.g. zz)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("1 of 3 questions have no answer in the run"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("rouge|tok:rouge_score|stem:none"),
+        "{stdout}"
+    );
+    let df = LazyFrame::scan_parquet(o.to_string_lossy().as_ref().into(), Default::default())
+        .unwrap()
+        .collect()
+        .unwrap();
+    assert_eq!(df.height(), 3);
+    let in_run: Vec<Option<bool>> = df
+        .column("in_run")
+        .unwrap()
+        .bool()
+        .unwrap()
+        .iter()
+        .collect();
+    assert_eq!(in_run, [Some(true), Some(true), Some(false)]);
+    assert_eq!(
+        df.column("segment").unwrap().str().unwrap().get(2),
+        Some("b")
+    );
+    let r1 = df
+        .column("rouge")
+        .unwrap()
+        .struct_()
+        .unwrap()
+        .field_by_name("rouge1")
+        .unwrap();
+    let f = r1.struct_().unwrap().field_by_name("fmeasure").unwrap();
+    let f: Vec<Option<f64>> = f.f64().unwrap().iter().collect();
+    assert_eq!(f[1], Some(1.0));
+    assert_eq!(f[2], None);
+    // Asking for a metric whose inputs are missing is an error naming the metric.
+    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_polars-rag"))
+        .args([
+            "score",
+            "--run",
+            r.to_str().unwrap(),
+            "--out",
+            o.to_str().unwrap(),
+        ])
+        .args(["--metrics", "rouge"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        !bad.status.success() && err.contains("rouge: needs reference answers"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -9,6 +9,11 @@ lazy and streaming queries::
     df.with_columns(pr.quoted_spans("answer", "sources"))
     df.select(pr.citation_alignment("answer", "sources"))
     df.group_by("segment").agg(pr.citation_alignment("answer", "sources"))
+    df.with_columns(pr.rouge("answer", "reference_answers"))
+
+Answer metrics take the answer and its references: a ``str`` column (one reference) or a
+``list[str]`` column (several; how they combine is documented per metric). A null answer or a
+row with no reference gives null. :func:`signature` tells which settings produced a number.
 
 Importing the package also registers the ``.rag`` expression namespace, a thin forwarder:
 ``pl.col("answer").rag.quoted_spans(pl.col("sources"))``.
@@ -16,22 +21,27 @@ Importing the package also registers the ``.rag`` expression namespace, a thin f
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
-from typing import List, Literal, Union
+from typing import Any, Dict, List, Literal, Optional, Sequence, Union
 
 import polars as pl
 from polars.plugins import register_plugin_function
 
 from polars_rag._internal import __version__
 from polars_rag._internal import metric_ids as _metric_ids
+from polars_rag._internal import signature_of as _signature_of
 
 __all__ = [
     "__version__",
     "citation_alignment",
     "metric_ids",
     "quoted_spans",
-    "QuoteStyle",
+    "rouge",
+    "signature",
     "IntoExprColumn",
+    "QuoteStyle",
+    "RougeTokenizer",
 ]
 
 #: A column name or an expression.
@@ -40,7 +50,29 @@ IntoExprColumn = Union[pl.Expr, str]
 #: ``"ragas"`` (Ragas 0.4.3's four marks, reproduced bit for bit).
 QuoteStyle = Literal["standard", "ragas"]
 
+#: ``"rouge_score"`` (rouge-score 0.1.2 exactly: ASCII letters and digits) or ``"unicode"``
+#: (letters and digits of every script; CJK scored per character).
+RougeTokenizer = Literal["rouge_score", "unicode"]
+
 _PLUGIN_PATH = Path(__file__).parent
+
+
+def _plugin(
+    name: str,
+    args: Sequence[IntoExprColumn],
+    kwargs: Optional[Dict[str, Any]] = None,
+    *,
+    aggregate: bool = False,
+) -> pl.Expr:
+    """Calls the plugin function ``name``; its output column is named after the metric."""
+    return register_plugin_function(
+        plugin_path=_PLUGIN_PATH,
+        function_name=name,
+        args=list(args),
+        kwargs=kwargs or {},
+        is_elementwise=not aggregate,
+        returns_scalar=aggregate,
+    ).alias(name)
 
 
 def metric_ids() -> List[str]:
@@ -77,13 +109,11 @@ def quoted_spans(
         >>> df.select(pr.quoted_spans("answer", "sources")).unnest("quoted_spans").row(0)
         (1, 1, 1.0)
     """
-    return register_plugin_function(
-        plugin_path=_PLUGIN_PATH,
-        function_name="quoted_spans",
-        args=[answer, sources],
-        kwargs={"casefold": casefold, "min_len": min_len, "quotes": quotes},
-        is_elementwise=True,
-    ).alias("quoted_spans")
+    return _plugin(
+        "quoted_spans",
+        [answer, sources],
+        {"casefold": casefold, "min_len": min_len, "quotes": quotes},
+    )
 
 
 def citation_alignment(
@@ -101,14 +131,75 @@ def citation_alignment(
     Σ total, 0.0 when nothing is quoted), ``matched`` and ``total``. Options as in
     :func:`quoted_spans`; ``quotes="ragas"`` reproduces Ragas 0.4.3 exactly.
     """
-    return register_plugin_function(
-        plugin_path=_PLUGIN_PATH,
-        function_name="citation_alignment",
-        args=[answer, sources],
-        kwargs={"casefold": casefold, "min_len": min_len, "quotes": quotes},
-        is_elementwise=False,
-        returns_scalar=True,
-    ).alias("citation_alignment")
+    return _plugin(
+        "citation_alignment",
+        [answer, sources],
+        {"casefold": casefold, "min_len": min_len, "quotes": quotes},
+        aggregate=True,
+    )
+
+
+def signature(metric: str, **options: Any) -> str:
+    """The settings behind a metric's numbers, in sacrebleu's signature style.
+
+    Takes the same keyword options as the metric's function.
+
+    Example:
+        >>> import polars_rag as pr
+        >>> pr.signature("rouge", use_stemmer=True)
+        'rouge|tok:rouge_score|stem:porter|version:rouge-score-0.1.2'
+    """
+    return _signature_of(metric, pickle.dumps(options, protocol=4))
+
+
+
+
+
+
+
+
+
+
+def rouge(
+    answer: IntoExprColumn,
+    references: IntoExprColumn,
+    *,
+    use_stemmer: bool = False,
+    tokenizer: RougeTokenizer = "rouge_score",
+) -> pl.Expr:
+    """ROUGE-1, ROUGE-2, ROUGE-L and ROUGE-Lsum as rouge-score 0.1.2's ``RougeScorer``.
+
+    Returns a struct ``rouge`` with fields ``rouge1``, ``rouge2``, ``rougeL``, ``rougeLsum``,
+    each a struct of ``precision``, ``recall``, ``fmeasure``. Several references combine as
+    ``score_multi``: per ROUGE type, the reference with the highest F-measure. ``rougeLsum``
+    splits summaries on newlines. ``tokenizer="unicode"`` scores text of any script.
+
+    Example:
+        >>> import polars as pl, polars_rag as pr
+        >>> df = pl.DataFrame({"answer": ["the cat sat"], "ref": ["the cat sat down"]})
+        >>> df.select(pr.rouge("answer", "ref").struct.field("rouge1").struct.field("recall")).item()
+        0.75
+    """
+    return _plugin(
+        "rouge", [answer, references], {"use_stemmer": use_stemmer, "tokenizer": tokenizer}
+    )
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
 
 
 @pl.api.register_expr_namespace("rag")
@@ -141,3 +232,16 @@ class RagNamespace:
         return citation_alignment(
             self._expr, sources, casefold=casefold, min_len=min_len, quotes=quotes
         )
+
+
+
+
+    def rouge(
+        self,
+        references: IntoExprColumn,
+        *,
+        use_stemmer: bool = False,
+        tokenizer: RougeTokenizer = "rouge_score",
+    ) -> pl.Expr:
+        """See :func:`polars_rag.rouge`."""
+        return rouge(self._expr, references, use_stemmer=use_stemmer, tokenizer=tokenizer)

@@ -4,7 +4,10 @@
 
 use polars::prelude::*;
 use polars_rag::metrics::citation::QuotedSpansOptions;
+use polars_rag::metrics::rouge::RougeOptions;
+use polars_rag::metrics::MetricOptions;
 use polars_rag::polars::columns;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3_polars::derive::{polars_expr, CallerContext, DefaultKwargs};
 use serde::de::DeserializeOwned;
@@ -15,13 +18,14 @@ fn options<T: DeserializeOwned>(metric: &str, kwargs: DefaultKwargs) -> PolarsRe
         .map_err(|e| polars_err!(InvalidOperation: "{metric}: invalid options: {e}"))
 }
 
-/// The inputs a shim expects, checked so a wrong call is an error, never an index panic.
-fn arity<'a>(metric: &str, inputs: &'a [Series], n: usize) -> PolarsResult<&'a [Series]> {
-    polars_ensure!(
-        inputs.len() == n,
-        InvalidOperation: "{metric}: expected {n} input columns, got {}", inputs.len()
-    );
-    Ok(inputs)
+/// The `N` input columns of a call, or an error naming the metric: never an index panic.
+fn input_columns<'a, const N: usize>(
+    metric: &str,
+    series: &'a [Series],
+) -> PolarsResult<&'a [Series; N]> {
+    series.try_into().map_err(
+        |_| polars_err!(InvalidOperation: "{metric}: expected {N} input columns, got {}", series.len()),
+    )
 }
 
 fn quoted_spans_field(_: &[Field]) -> PolarsResult<Field> {
@@ -38,29 +42,51 @@ fn citation_alignment_field(_: &[Field]) -> PolarsResult<Field> {
     ))
 }
 
-#[polars_expr(output_type_func=quoted_spans_field)]
-fn quoted_spans(
-    inputs: &[Series],
-    context: CallerContext,
-    kwargs: DefaultKwargs,
-) -> PolarsResult<Series> {
-    let opts: QuotedSpansOptions = options("quoted_spans", kwargs)?;
-    let inputs = arity("quoted_spans", inputs, 2)?;
-    // When Polars already runs this call in parallel (streaming morsels, group_by), stay on
-    // this thread instead of nesting a second level of parallelism.
-    columns::quoted_spans(&inputs[0], &inputs[1], &opts, !context.parallel())
+fn rouge_field(_: &[Field]) -> PolarsResult<Field> {
+    Ok(Field::new("rouge".into(), columns::rouge_dtype()))
 }
 
-#[polars_expr(output_type_func=citation_alignment_field)]
-fn citation_alignment(
-    inputs: &[Series],
-    context: CallerContext,
-    kwargs: DefaultKwargs,
-) -> PolarsResult<Series> {
-    let opts: QuotedSpansOptions = options("citation_alignment", kwargs)?;
-    let inputs = arity("citation_alignment", inputs, 2)?;
-    columns::citation_alignment_series(&inputs[0], &inputs[1], &opts, !context.parallel())
+/// One shim per metric id: decode the options, take the inputs, call the columnar function.
+/// `parallel` is false when Polars already runs the call in parallel (streaming morsels,
+/// group_by), so the library does not nest a second level of parallelism.
+macro_rules! shim {
+    ($id:ident, $field:ident, $options:ty, [$($input:ident),+], |$opts:ident, $parallel:ident| $call:expr) => {
+        #[polars_expr(output_type_func = $field)]
+        fn $id(
+            series: &[Series],
+            context: CallerContext,
+            kwargs: DefaultKwargs,
+        ) -> PolarsResult<Series> {
+            let metric = stringify!($id);
+            let $opts: $options = options(metric, kwargs)?;
+            let [$($input),+] = input_columns(metric, series)?;
+            let $parallel = !context.parallel();
+            $call
+        }
+    };
 }
+
+shim!(
+    quoted_spans,
+    quoted_spans_field,
+    QuotedSpansOptions,
+    [answer, sources],
+    |o, parallel| columns::quoted_spans(answer, sources, &o, parallel)
+);
+shim!(
+    citation_alignment,
+    citation_alignment_field,
+    QuotedSpansOptions,
+    [answer, sources],
+    |o, parallel| columns::citation_alignment_series(answer, sources, &o, parallel)
+);
+shim!(
+    rouge,
+    rouge_field,
+    RougeOptions,
+    [answer, references],
+    |o, parallel| columns::rouge(answer, references, &o, parallel)
+);
 
 /// The metric ids this build exposes, from the library's registry.
 #[pyfunction]
@@ -68,9 +94,19 @@ fn metric_ids() -> Vec<&'static str> {
     polars_rag::registry::ids().collect()
 }
 
+/// The signature of `metric` under the pickled keyword options `options`.
+#[pyfunction]
+fn signature_of(metric: &str, options: &[u8]) -> PyResult<String> {
+    let mut decoder = serde_pickle::Deserializer::new(options, serde_pickle::DeOptions::default());
+    let opts = MetricOptions::for_metric(metric, &mut decoder).map_err(PyValueError::new_err)?;
+    opts.signature(metric)
+        .ok_or_else(|| PyValueError::new_err(format!("unknown metric '{metric}'")))
+}
+
 #[pymodule]
 fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(metric_ids, m)?)?;
+    m.add_function(wrap_pyfunction!(signature_of, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

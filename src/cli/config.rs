@@ -2,25 +2,47 @@
 //!
 //! ```toml
 //! run = "datasets/demo/run_a.parquet"
+//! golden = "datasets/demo/golden.parquet"   # optional: reference answers, checks, metadata
 //! out = "scores.parquet"
-//! metrics = ["quoted_spans", "citation_alignment"]
+//! metrics = ["quoted_spans", "citation_alignment", "bleu", "rouge"]
 //!
 //! [columns]
 //! id = "query_id"
 //! answer = "answer"
-//! sources = "sources"   # list[str], str, or list[struct{text, ...}] such as "retrieved"
+//! sources = "sources"              # list[str], str, or list[struct{text, ...}] such as "retrieved"
+//! references = "reference_answers" # str or list[str]
+//! checks = "checks"                # list[struct{kind, value, values, weight, name}]
+//! negatives = "negative_answers"   # str or list[str]
 //!
 //! [quoted_spans]        # options shared by quoted_spans and citation_alignment
 //! casefold = true
 //! min_len = 3
 //! quotes = "standard"   # or "ragas"
+//!
+//! [bleu]                # shared by bleu and corpus_bleu
+//! tokenize = "13a"      # none, intl, char
+//! smooth_method = "exp" # none, floor, add-k
+//! lowercase = false
+//!
+//! [chrf]
+//! word_order = 0        # 2 gives chrF++
+//!
+//! [rouge]
+//! use_stemmer = false
+//! tokenizer = "rouge_score"   # or "unicode"
+//!
+//! [string_similarity]
+//! distance = "levenshtein"    # hamming, jaro, jaro_winkler
+//!
+//! [citation_indicators]
+//! indicators = ["source:", "according to"]
 //! ```
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::metrics::citation::QuotedSpansOptions;
+use crate::metrics::MetricOptions;
 
 /// Column names of the run table.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -32,30 +54,73 @@ pub struct Columns {
     pub answer: Option<String>,
     /// Sources per answer (default `sources`, else `retrieved`).
     pub sources: Option<String>,
+    /// Reference answers (default `reference_answers`, else `reference`).
+    pub references: Option<String>,
+    /// Declarative checks per question (default `checks`).
+    pub checks: Option<String>,
+    /// Answers that must not be given (default `negative_answers`).
+    pub negatives: Option<String>,
 }
 
-/// Everything `score` needs, as read from a config file.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+/// Everything `score` needs, as read from a config file: the job's own keys plus one section of
+/// options per metric family ([`MetricOptions`]).
+#[derive(Clone, Debug, Default)]
 pub struct ScoreConfig {
     /// The run table (Parquet).
     pub run: Option<PathBuf>,
+    /// The golden table (Parquet), joined on the id column.
+    pub golden: Option<PathBuf>,
     /// Where to write the scores table (Parquet).
     pub out: Option<PathBuf>,
-    /// Metric ids to compute (default: all).
+    /// Metric ids to compute (default: all that the tables have inputs for).
     pub metrics: Option<Vec<String>>,
     /// Column names.
     pub columns: Columns,
-    /// Options of the quoted-span metrics.
-    pub quoted_spans: QuotedSpansOptions,
+    /// `[quoted_spans]`, `[bleu]`, `[rouge]`, ...
+    pub options: MetricOptions,
+}
+
+/// The job's own keys; everything else in the file is a metric section.
+#[derive(Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct JobKeys {
+    run: Option<PathBuf>,
+    golden: Option<PathBuf>,
+    out: Option<PathBuf>,
+    metrics: Option<Vec<String>>,
+    columns: Columns,
 }
 
 impl ScoreConfig {
-    /// Reads a TOML config file; unknown keys are errors, so typos do not pass silently.
+    /// Parses TOML text. Unknown keys, in the job or in a metric section, are errors, so typos
+    /// do not pass silently.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let mut table: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
+        let mut job = toml::Table::new();
+        for key in ["run", "golden", "out", "metrics", "columns"] {
+            if let Some(value) = table.remove(key) {
+                job.insert(key.to_string(), value);
+            }
+        }
+        let job: JobKeys = job.try_into().map_err(|e: toml::de::Error| e.to_string())?;
+        let options: MetricOptions = table
+            .try_into()
+            .map_err(|e: toml::de::Error| e.to_string())?;
+        Ok(ScoreConfig {
+            run: job.run,
+            golden: job.golden,
+            out: job.out,
+            metrics: job.metrics,
+            columns: job.columns,
+            options,
+        })
+    }
+
+    /// Reads a TOML config file.
     pub fn from_file(path: &Path) -> Result<Self, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
-        toml::from_str(&text).map_err(|e| format!("invalid config {}: {e}", path.display()))
+        Self::parse(&text).map_err(|e| format!("invalid config {}: {e}", path.display()))
     }
 }
 
@@ -66,7 +131,7 @@ mod tests {
 
     #[test]
     fn parses_the_documented_example() {
-        let cfg: ScoreConfig = toml::from_str(
+        let cfg = ScoreConfig::parse(
             r#"
             run = "r.parquet"
             metrics = ["quoted_spans"]
@@ -79,13 +144,15 @@ mod tests {
         )
         .unwrap();
         assert_eq!(cfg.columns.sources.as_deref(), Some("retrieved"));
-        assert_eq!(cfg.quoted_spans.quotes, QuoteStyle::Ragas);
-        assert_eq!(cfg.quoted_spans.min_len, 2);
-        assert!(cfg.quoted_spans.casefold);
+        assert_eq!(cfg.options.quoted_spans.quotes, QuoteStyle::Ragas);
+        assert_eq!(cfg.options.quoted_spans.min_len, 2);
+        assert!(cfg.options.quoted_spans.casefold);
     }
 
     #[test]
     fn rejects_unknown_keys() {
-        assert!(toml::from_str::<ScoreConfig>("[quoted_spans]\ncasefould = true").is_err());
+        assert!(ScoreConfig::parse("[quoted_spans]\ncasefould = true").is_err());
+        assert!(ScoreConfig::parse("rn = \"x.parquet\"").is_err());
+        assert!(ScoreConfig::parse("[bleu]\ntokenise = \"13a\"").is_err());
     }
 }

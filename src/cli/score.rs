@@ -1,32 +1,53 @@
-//! `polars-rag score`: read a run table, compute the requested metrics, write a scores table with
-//! one row per input row, and summarise.
+//! `polars-rag score`: read a run table (and optionally a golden table joined on the id column),
+//! compute the requested metrics, write a scores table and summarise.
+//!
+//! Rows: without a golden table, one output row per run row. With one, one row per golden row
+//! (a left join on the id), with `in_run` false where the run has no answer for the question;
+//! run rows whose id is not in the golden table, and ids that occur twice, are reported in the
+//! summary, never dropped silently.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
-use crate::metrics::citation::{citation_alignment, QuotedSpansOptions, SpanCounts};
+use crate::metrics::citation::{citation_alignment, SpanCounts};
+use crate::metrics::MetricOptions;
 use crate::polars::expr;
-use crate::registry::{self, MetricKind};
+use crate::registry::{self, MetricInputs, MetricKind};
+
+/// Column names of a job; `None` picks the documented defaults.
+#[derive(Clone, Debug, Default)]
+pub struct JobColumns {
+    /// Row key (default `query_id`).
+    pub id: Option<String>,
+    /// Answer text (default `answer`).
+    pub answer: Option<String>,
+    /// Sources per answer (default `sources`, else `retrieved`).
+    pub sources: Option<String>,
+    /// Reference answers (default `reference_answers`, else `reference`).
+    pub references: Option<String>,
+    /// Declarative checks (default `checks`).
+    pub checks: Option<String>,
+    /// Answers that must not be given (default `negative_answers`).
+    pub negatives: Option<String>,
+}
 
 /// A fully resolved `score` job.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct ScoreJob {
     /// Input run table.
     pub run: PathBuf,
+    /// Golden table joined on the id column.
+    pub golden: Option<PathBuf>,
     /// Output scores table.
     pub out: PathBuf,
-    /// Metric ids, validated against the registry.
-    pub metrics: Vec<String>,
-    /// Row key column.
-    pub id_col: String,
-    /// Answer column.
-    pub answer_col: String,
-    /// Sources column; `None` picks `sources`, else `retrieved`.
-    pub sources_col: Option<String>,
-    /// Options of the quoted-span metrics.
-    pub quoted_spans: QuotedSpansOptions,
+    /// Metric ids; `None` computes every metric whose inputs the tables have.
+    pub metrics: Option<Vec<String>>,
+    /// Column names.
+    pub columns: JobColumns,
+    /// Per-metric options.
+    pub options: MetricOptions,
 }
 
 /// What a job produced, for the summary.
@@ -55,67 +76,262 @@ pub fn validate_metrics(ids: &[String]) -> PolarsResult<()> {
     Ok(())
 }
 
-/// Runs the job: scan, score, write, summarise.
-pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
-    validate_metrics(&job.metrics)?;
-    let path = job.run.to_string_lossy().to_string();
-    if !job.run.is_file() {
-        return Err(err(format!("run table not found: {path}")));
+fn scan(path: &Path, what: &str) -> PolarsResult<LazyFrame> {
+    let name = path.to_string_lossy().to_string();
+    if !path.is_file() {
+        return Err(err(format!("{what} table not found: {name}")));
     }
-    let mut lf = LazyFrame::scan_parquet(path.as_str().into(), ScanArgsParquet::default())?;
-    let schema = lf.collect_schema()?;
-    let need = |name: &str, what: &str| -> PolarsResult<()> {
-        if schema.contains(name) {
-            Ok(())
-        } else {
-            let cols: Vec<&str> = schema.iter_names().map(|n| n.as_str()).collect();
-            Err(err(format!(
-                "{path}: no {what} column '{name}' (columns: {})",
-                cols.join(", ")
-            )))
-        }
-    };
-    need(&job.id_col, "id")?;
-    need(&job.answer_col, "answer")?;
-    let sources_col = match &job.sources_col {
-        Some(c) => c.clone(),
-        None if schema.contains("sources") => "sources".to_string(),
-        None if schema.contains("retrieved") => "retrieved".to_string(),
-        None => {
-            return Err(err(format!(
-                "{path}: no sources column: name one with --sources-col (list[str], str, or list[struct] with a 'text' field)"
-            )))
-        }
-    };
-    need(&sources_col, "sources")?;
+    LazyFrame::scan_parquet(name.as_str().into(), ScanArgsParquet::default())
+}
 
-    // Keep every input column except the (large) texts scored, so keys and metadata survive.
-    let mut keep: Vec<Expr> = schema
-        .iter_names()
-        .filter(|n| n.as_str() != job.answer_col && n.as_str() != sources_col)
-        .map(|n| col(n.clone()))
-        .collect();
-    let (answer, sources) = (col(job.answer_col.as_str()), col(sources_col.as_str()));
-    let row_metrics: Vec<&String> = job
-        .metrics
+/// The first of `names` that `schema` has.
+fn pick(schema: &Schema, explicit: &Option<String>, defaults: &[&str]) -> Option<String> {
+    match explicit {
+        Some(name) => Some(name.clone()),
+        None => defaults
+            .iter()
+            .find(|n| schema.contains(n))
+            .map(|n| n.to_string()),
+    }
+}
+
+fn require(schema: &Schema, table: &str, name: &str, what: &str) -> PolarsResult<()> {
+    if schema.contains(name) {
+        return Ok(());
+    }
+    let cols: Vec<&str> = schema.iter_names().map(|n| n.as_str()).collect();
+    Err(err(format!(
+        "{table}: no {what} column '{name}' (columns: {})",
+        cols.join(", ")
+    )))
+}
+
+/// Ids that occur more than once in `frame`: count and up to five examples.
+fn duplicates(frame: &DataFrame, id: &str) -> PolarsResult<(usize, Vec<String>)> {
+    let dup = frame
+        .clone()
+        .lazy()
+        .group_by([col(id)])
+        .agg([len().alias("n")])
+        .filter(col("n").gt(lit(1)))
+        .sort([id], Default::default())
+        .collect()?;
+    Ok((dup.height(), examples(&dup, id)?))
+}
+
+/// The id column as strings (ids may be of any type).
+fn id_strings(frame: &DataFrame, id: &str) -> PolarsResult<StringChunked> {
+    Ok(frame.column(id)?.cast(&DataType::String)?.str()?.clone())
+}
+
+fn examples(frame: &DataFrame, id: &str) -> PolarsResult<Vec<String>> {
+    let ids = frame.column(id)?.cast(&DataType::String)?;
+    Ok(ids
+        .str()?
         .iter()
-        .filter(|id| registry::find(id).is_some_and(|m| m.kind == MetricKind::RowWise))
-        .collect();
-    // citation_alignment is summarised from the per-row counts, so quoted_spans is computed
-    // whenever either is asked for.
-    let wants_spans = job
-        .metrics
-        .iter()
-        .any(|m| m == "quoted_spans" || m == "citation_alignment");
-    if wants_spans {
-        keep.push(expr::quoted_spans(
-            answer.clone(),
-            sources.clone(),
-            job.quoted_spans.clone(),
+        .take(5)
+        .map(|v| v.unwrap_or("null").to_string())
+        .collect())
+}
+
+/// The input table of a job (run, or golden ⋈ run) and what the join found.
+struct Inputs {
+    frame: DataFrame,
+    notes: Vec<String>,
+}
+
+fn load_inputs(job: &ScoreJob, id: &str, answer: &str) -> PolarsResult<Inputs> {
+    let run_name = job.run.display().to_string();
+    let mut run = scan(&job.run, "run")?;
+    let run_schema = run.collect_schema()?;
+    require(&run_schema, &run_name, id, "id")?;
+    require(&run_schema, &run_name, answer, "answer")?;
+    let run = run.collect()?;
+    let mut notes = Vec::new();
+    let (n, ex) = duplicates(&run, id)?;
+    if n > 0 {
+        notes.push(format!(
+            "run: {n} ids occur more than once (e.g. {}); each row is scored",
+            ex.join(", ")
         ));
     }
-    debug_assert!(row_metrics.iter().all(|m| m.as_str() == "quoted_spans"));
-    let mut scores = lf.select(keep).collect()?;
+    let Some(golden_path) = &job.golden else {
+        return Ok(Inputs { frame: run, notes });
+    };
+    let golden_name = golden_path.display().to_string();
+    let mut golden = scan(golden_path, "golden")?;
+    let golden_schema = golden.collect_schema()?;
+    require(&golden_schema, &golden_name, id, "id")?;
+    let golden = golden.collect()?;
+    let (n, ex) = duplicates(&golden, id)?;
+    if n > 0 {
+        notes.push(format!(
+            "golden: {n} ids occur more than once (e.g. {})",
+            ex.join(", ")
+        ));
+    }
+    let golden_ids = id_strings(&golden, id)?;
+    let known: std::collections::HashSet<Option<&str>> = golden_ids.iter().collect();
+    let run_ids = id_strings(&run, id)?;
+    let orphans: Vec<&str> = run_ids
+        .iter()
+        .filter(|v| !known.contains(v))
+        .map(|v| v.unwrap_or("null"))
+        .collect();
+    if !orphans.is_empty() {
+        notes.push(format!(
+            "run: {} rows have an id that is not in the golden table (e.g. {}); they are not scored",
+            orphans.len(),
+            orphans.iter().take(5).copied().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let frame = golden
+        .lazy()
+        .join(
+            run.lazy().with_column(lit(true).alias("in_run")),
+            [col(id)],
+            [col(id)],
+            JoinArgs::new(JoinType::Left).with_suffix(Some("_run".into())),
+        )
+        .with_column(col("in_run").fill_null(lit(false)))
+        .collect()?;
+    let answered = frame
+        .column("in_run")?
+        .bool()?
+        .sum()
+        .map_or(0, |n| n as usize);
+    let missing = frame.height() - answered;
+    if missing > 0 {
+        notes.push(format!(
+            "golden: {missing} of {} questions have no answer in the run (in_run = false; their scores are null)",
+            frame.height()
+        ));
+    }
+    Ok(Inputs { frame, notes })
+}
+
+/// Where each kind of metric input comes from in the joined table.
+struct Resolved {
+    answer: String,
+    sources: Option<String>,
+    references: Option<String>,
+    checks: Option<String>,
+    negatives: Option<String>,
+}
+
+impl Resolved {
+    fn column_for(&self, inputs: MetricInputs) -> Result<Option<&str>, &'static str> {
+        let (col, what) = match inputs {
+            MetricInputs::Answer => return Ok(None),
+            MetricInputs::AnswerSources => (&self.sources, "sources (--sources-col)"),
+            MetricInputs::AnswerReferences => (
+                &self.references,
+                "reference answers (--references-col, or a --golden table)",
+            ),
+            MetricInputs::AnswerChecks => (&self.checks, "checks (--checks-col)"),
+        };
+        col.as_deref().map(Some).ok_or(what)
+    }
+}
+
+/// The native expression of a row-wise metric.
+fn row_expr(id: &str, answer: Expr, other: Option<Expr>, o: &MetricOptions) -> Option<Expr> {
+    let other = || other.clone();
+    Some(match id {
+        "quoted_spans" => expr::quoted_spans(answer, other()?, o.quoted_spans.clone()),
+        "rouge" => expr::rouge(answer, other()?, o.rouge.clone()),
+        _ => return None,
+    })
+}
+
+/// Runs the job: read (and join), score, write, summarise.
+pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
+    if let Some(ids) = &job.metrics {
+        validate_metrics(ids)?;
+    }
+    let id = job.columns.id.clone().unwrap_or_else(|| "query_id".into());
+    let answer = job
+        .columns
+        .answer
+        .clone()
+        .unwrap_or_else(|| "answer".into());
+    let Inputs { frame, mut notes } = load_inputs(job, &id, &answer)?;
+    let schema = frame.schema().clone();
+    let table = job.run.display().to_string();
+    let resolved = Resolved {
+        answer: answer.clone(),
+        sources: pick(&schema, &job.columns.sources, &["sources", "retrieved"]),
+        references: pick(
+            &schema,
+            &job.columns.references,
+            &["reference_answers", "reference"],
+        ),
+        checks: pick(&schema, &job.columns.checks, &["checks"]),
+        negatives: pick(&schema, &job.columns.negatives, &["negative_answers"]),
+    };
+    for (name, what) in [
+        (&resolved.sources, "sources"),
+        (&resolved.references, "references"),
+        (&resolved.checks, "checks"),
+        (&resolved.negatives, "negatives"),
+    ] {
+        if let Some(name) = name {
+            require(&schema, &table, name, what)?;
+        }
+    }
+
+    // The metrics to compute: those asked for (each must have its inputs), or every metric whose
+    // inputs the tables have.
+    let mut chosen: Vec<(&'static registry::MetricInfo, Option<String>)> = Vec::new();
+    for info in registry::METRICS {
+        let asked = job.metrics.as_ref().map(|m| m.iter().any(|x| x == info.id));
+        if asked == Some(false) {
+            continue;
+        }
+        match resolved.column_for(info.inputs) {
+            Ok(other) => chosen.push((info, other.map(String::from))),
+            Err(what) if asked == Some(true) => {
+                return Err(err(format!("{}: needs {what}; {table} has none", info.id)))
+            }
+            Err(what) => notes.push(format!("{} skipped: no {what}", info.id)),
+        }
+    }
+
+    // Keep every input column except the (large) texts scored, so keys and metadata survive.
+    let scored_texts: Vec<&str> = std::iter::once(resolved.answer.as_str())
+        .chain(resolved.sources.as_deref())
+        .collect();
+    let mut select: Vec<Expr> = schema
+        .iter_names()
+        .filter(|n| !scored_texts.contains(&n.as_str()))
+        .map(|n| col(n.clone()))
+        .collect();
+    let answer_expr = col(resolved.answer.as_str());
+    let wants_spans = chosen
+        .iter()
+        .any(|(m, _)| m.id == "quoted_spans" || m.id == "citation_alignment");
+    for (info, other) in &chosen {
+        if info.kind != MetricKind::RowWise {
+            continue;
+        }
+        let other = other.as_deref().map(col);
+        if let Some(e) = row_expr(info.id, answer_expr.clone(), other, &job.options) {
+            select.push(e);
+        }
+    }
+    // citation_alignment is summarised from the per-row counts.
+    if wants_spans && !chosen.iter().any(|(m, _)| m.id == "quoted_spans") {
+        if let Some(sources) = &resolved.sources {
+            select.push(expr::quoted_spans(
+                answer_expr.clone(),
+                col(sources.as_str()),
+                job.options.quoted_spans.clone(),
+            ));
+        }
+    }
+    let mut scores = frame.clone().lazy().select(select).collect()?;
+
+    let aggregates: Vec<(String, f64)> = Vec::new();
 
     if let Some(parent) = job.out.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
@@ -125,75 +341,114 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         .map_err(|e| err(format!("cannot write {}: {e}", job.out.display())))?;
     ParquetWriter::new(file).finish(&mut scores)?;
 
-    let summary = summarise(job, &scores, wants_spans)?;
+    let ids: Vec<&str> = chosen.iter().map(|(m, _)| m.id).collect();
+    let summary = summarise(job, &scores, &ids, &aggregates, &notes)?;
     Ok(ScoreReport { scores, summary })
 }
 
-fn summarise(job: &ScoreJob, scores: &DataFrame, spans: bool) -> PolarsResult<String> {
+fn line(out: &mut String, name: &str, rows: usize, scored: &str, value: &str) {
+    out.push_str(&format!("{name:<26} {rows:>8} {scored:>8} {value:>10}\n"));
+}
+
+fn mean_line(out: &mut String, name: &str, values: &Float64Chunked) {
+    let scored = values.len() - values.null_count();
+    let mean = values.mean().map_or("-".to_string(), |m| format!("{m:.4}"));
+    line(out, name, values.len(), &scored.to_string(), &mean);
+}
+
+fn summarise(
+    job: &ScoreJob,
+    scores: &DataFrame,
+    metrics: &[&str],
+    aggregates: &[(String, f64)],
+    notes: &[String],
+) -> PolarsResult<String> {
     let mut out = String::new();
+    let source = match &job.golden {
+        Some(g) => format!("golden {} ⋈ run {}", g.display(), job.run.display()),
+        None => format!("run {}", job.run.display()),
+    };
     out.push_str(&format!(
-        "run {} ({} rows) -> {}\n",
-        job.run.display(),
+        "{source} ({} rows) -> {}\n",
         scores.height(),
         job.out.display()
     ));
+    for note in notes {
+        out.push_str(&format!("note: {note}\n"));
+    }
     out.push_str(&format!(
-        "{:<22} {:>8} {:>8} {:>10}\n",
-        "metric", "rows", "scored", "value"
+        "{:<26} {:>8} {:>8} {:>10}\n",
+        "metric", "rows", "scored", "mean"
     ));
-    if spans {
-        let st = scores.column("quoted_spans")?.struct_()?.clone();
-        let matched = st.field_by_name("matched")?;
-        let total = st.field_by_name("total")?;
-        let score = st.field_by_name("score")?;
-        let (matched, total, score) = (matched.u32()?, total.u32()?, score.f64()?);
-        let scored = score.len() - score.null_count();
-        let mean = score.mean();
+    for id in metrics {
+        match *id {
+            "quoted_spans" | "citation_alignment" | "corpus_bleu" => {}
+            "rouge" => {
+                let st = scores.column("rouge")?.struct_()?.clone();
+                for field in ["rouge1", "rouge2", "rougeL", "rougeLsum"] {
+                    let f = st.field_by_name(field)?;
+                    let f = f.struct_()?.field_by_name("fmeasure")?;
+                    mean_line(&mut out, &format!("rouge.{field}.fmeasure"), f.f64()?);
+                }
+            }
+            "checks" => {
+                let st = scores.column("checks")?.struct_()?.clone();
+                let f = st.field_by_name("score")?;
+                mean_line(&mut out, "checks.score", f.f64()?);
+            }
+            other => {
+                if let Ok(c) = scores.column(other) {
+                    mean_line(&mut out, other, c.f64()?);
+                }
+            }
+        }
+    }
+    if metrics.contains(&"quoted_spans") || metrics.contains(&"citation_alignment") {
+        if let Ok(c) = scores.column("quoted_spans") {
+            let st = c.struct_()?.clone();
+            let (matched, total, score) = (
+                st.field_by_name("matched")?,
+                st.field_by_name("total")?,
+                st.field_by_name("score")?,
+            );
+            mean_line(&mut out, "quoted_spans.score", score.f64()?);
+            // Null-answer rows carry zero counts, so they add nothing to the sums.
+            let counts = matched
+                .u32()?
+                .iter()
+                .zip(total.u32()?.iter())
+                .map(|(m, t)| SpanCounts {
+                    matched: m.unwrap_or(0),
+                    total: t.unwrap_or(0),
+                });
+            let agg = citation_alignment(counts);
+            out.push_str(&format!(
+                "{:<26} {:>8} {:>8} {:>10.4}   ({} of {} quoted spans found)\n",
+                "citation_alignment",
+                scores.height(),
+                "-",
+                agg.citation_alignment_quoted_spans,
+                agg.matched,
+                agg.total
+            ));
+        }
+    }
+    for (name, value) in aggregates {
+        line(&mut out, name, scores.height(), "-", &format!("{value:.4}"));
+    }
+    if let Ok(flag) = scores.column("closer_to_negative") {
+        let n = flag.bool()?.sum().unwrap_or(0);
         out.push_str(&format!(
-            "{:<22} {:>8} {:>8} {:>10}\n",
-            "quoted_spans.score",
-            scores.height(),
-            scored,
-            mean.map_or("-".to_string(), |m| format!("{m:.4}"))
+            "{n} answers are closer (chrF) to a negative answer than to the best reference\n"
         ));
-        // Null-answer rows carry zero counts, so they add nothing to the sums.
-        let counts = matched.iter().zip(total.iter()).map(|(m, t)| SpanCounts {
-            matched: m.unwrap_or(0),
-            total: t.unwrap_or(0),
-        });
-        let agg = citation_alignment(counts);
-        out.push_str(&format!(
-            "{:<22} {:>8} {:>8} {:>10.4}   ({} of {} quoted spans found)\n",
-            "citation_alignment",
-            scores.height(),
-            "-",
-            agg.citation_alignment_quoted_spans,
-            agg.matched,
-            agg.total
-        ));
-        out.push_str(&format!("signature: {}\n", signature(&job.quoted_spans)));
+    }
+    out.push_str("signatures:\n");
+    for id in metrics {
+        if let Some(sig) = job.options.signature(id) {
+            out.push_str(&format!("  {id:<22} {sig}\n"));
+        }
     }
     Ok(out)
-}
-
-/// A sacrebleu-style signature of the quoted-span settings, so a number can be reproduced.
-///
-/// ```
-/// use polars_rag::cli::score::signature;
-/// use polars_rag::metrics::citation::QuotedSpansOptions;
-/// assert!(signature(&QuotedSpansOptions::default()).starts_with("quotes:standard|casefold:yes|min_len:3|"));
-/// ```
-pub fn signature(o: &QuotedSpansOptions) -> String {
-    let quotes = match o.quotes {
-        crate::text::quotes::QuoteStyle::Standard => "standard",
-        crate::text::quotes::QuoteStyle::Ragas => "ragas",
-    };
-    format!(
-        "quotes:{quotes}|casefold:{}|min_len:{}|version:{}",
-        if o.casefold { "yes" } else { "no" },
-        o.min_len,
-        env!("CARGO_PKG_VERSION")
-    )
 }
 
 /// The output path used when none is given: `<run stem>.scores.parquet` beside the input's name

@@ -609,6 +609,25 @@ pub fn citation_alignment(counts: impl IntoIterator<Item = SpanCounts>) -> Citat
     }
 }
 
+/// A sacrebleu-style signature of the quoted-span settings, so a number can be reproduced.
+///
+/// ```
+/// use polars_rag::metrics::citation::{signature, QuotedSpansOptions};
+/// assert!(signature(&QuotedSpansOptions::default()).starts_with("quotes:standard|casefold:yes|min_len:3|"));
+/// ```
+pub fn signature(o: &QuotedSpansOptions) -> String {
+    let quotes = match o.quotes {
+        QuoteStyle::Standard => "standard",
+        QuoteStyle::Ragas => "ragas",
+    };
+    format!(
+        "quotes:{quotes}|casefold:{}|min_len:{}|version:polars-rag-{}",
+        if o.casefold { "yes" } else { "no" },
+        o.min_len,
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

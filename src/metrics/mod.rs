@@ -3,3 +3,69 @@
 
 pub mod citation;
 pub mod rouge;
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// The options of a metric that has none: only an empty set of keyword arguments is accepted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoOptions {}
+
+/// The options of every metric family, one section each, as the CLI's TOML file and a scoring
+/// job carry them.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MetricOptions {
+    /// `quoted_spans` and `citation_alignment`.
+    pub quoted_spans: citation::QuotedSpansOptions,
+    /// `rouge`.
+    pub rouge: rouge::RougeOptions,
+}
+
+impl MetricOptions {
+    /// Defaults everywhere, except the options of `metric` read from `options` (its keyword
+    /// arguments, in whatever format the deserializer reads).
+    ///
+    /// ```
+    /// use polars_rag::metrics::MetricOptions;
+    /// let o = MetricOptions::for_metric("rouge", serde_json::json!({"use_stemmer": true})).unwrap();
+    /// assert!(o.rouge.use_stemmer);
+    /// assert!(MetricOptions::for_metric("rouge", serde_json::json!({"stemmer": true})).is_err());
+    /// ```
+    pub fn for_metric<'de, D: Deserializer<'de>>(metric: &str, options: D) -> Result<Self, String> {
+        let mut all = MetricOptions::default();
+        let bad = |e: D::Error| format!("{metric}: invalid options: {e}");
+        match metric {
+            "quoted_spans" | "citation_alignment" => {
+                all.quoted_spans = Deserialize::deserialize(options).map_err(bad)?
+            }
+            "rouge" => all.rouge = Deserialize::deserialize(options).map_err(bad)?,
+            _ if crate::registry::find(metric).is_some() => {
+                let _: NoOptions = Deserialize::deserialize(options).map_err(bad)?;
+            }
+            _ => return Err(format!("unknown metric '{metric}'")),
+        }
+        Ok(all)
+    }
+
+    /// The signature of `metric` under these options, in sacrebleu's style (`key:value|...`),
+    /// ending with the version of the library or reference whose numbers it reproduces; `None`
+    /// for an unknown id.
+    ///
+    /// ```
+    /// use polars_rag::metrics::MetricOptions;
+    /// let sig = MetricOptions::default().signature("bleu").unwrap();
+    /// assert!(sig.contains("tok:13a") && sig.contains("smooth:exp"));
+    /// ```
+    pub fn signature(&self, metric: &str) -> Option<String> {
+        let version = env!("CARGO_PKG_VERSION");
+        Some(match metric {
+            "quoted_spans" | "citation_alignment" => citation::signature(&self.quoted_spans),
+            "rouge" => rouge::signature(&self.rouge),
+            _ => {
+                crate::registry::find(metric)?;
+                format!("{metric}|version:polars-rag-{version}")
+            }
+        })
+    }
+}

@@ -8,48 +8,7 @@ use super::driver::{map_row_batches, output_len, struct_series, StrColumn, TextL
 use crate::metrics::citation::{
     citation_alignment, QuotedSpans, QuotedSpansOptions, Scratch, SpanCounts,
 };
-
-/// Per-row results of a metric that compares each answer with its references: `references` is a
-/// `str` column (one reference) or `list[str]` (several; null items skipped). A null answer or null
-/// references give `None`; the kernel decides what an empty reference list gives.
-pub fn per_answer<T, F>(
-    metric: &str,
-    answer: &Series,
-    references: &Series,
-    parallel: bool,
-    score: F,
-) -> PolarsResult<Vec<Option<T>>>
-where
-    T: Send,
-    F: Fn(&str, &[&str]) -> Option<T> + Sync + Send,
-{
-    let answers = StrColumn::new(metric, "answer", answer)?;
-    let reference_lists = TextListColumn::new(metric, "references", references)?;
-    let len = output_len(
-        metric,
-        &[
-            (answer.name().as_str(), answers.len()),
-            (references.name().as_str(), reference_lists.len()),
-        ],
-    )?;
-    Ok(map_row_batches(len, parallel, |range| {
-        let answer_rows = answers.rows(range.clone());
-        let reference_rows = reference_lists.rows(range);
-        answer_rows
-            .iter()
-            .enumerate()
-            .map(|(i, answer)| {
-                let refs = reference_rows.get(i)?;
-                score((*answer)?, refs)
-            })
-            .collect()
-    }))
-}
-
-/// A `Float64` series named after its metric.
-pub fn float_series(metric: &str, values: Vec<Option<f64>>) -> Series {
-    Float64Chunked::from_iter_options(metric.into(), values.into_iter()).into_series()
-}
+use crate::metrics::rouge::{self, Prf, RougeOptions, RougeScores};
 
 /// Output dtype of `quoted_spans`: `struct{matched: u32, total: u32, score: f64}`.
 pub fn quoted_spans_dtype() -> DataType {
@@ -150,4 +109,130 @@ pub fn citation_alignment_series(
         Series::new("total".into(), [agg.total]),
     ];
     struct_series("citation_alignment", &fields, &[true])
+}
+
+// ------------------------------------------------------------------------- answer metrics
+
+/// Per-row results of a metric that compares each answer with its references: `references` is a
+/// `str` column (one reference) or `list[str]` (several; null items skipped). A null answer, null
+/// references or an empty reference list give `None`. `S` is per-thread scratch space.
+pub fn per_answer<T, S, F>(
+    metric: &str,
+    answer: &Series,
+    references: &Series,
+    parallel: bool,
+    score: F,
+) -> PolarsResult<Vec<Option<T>>>
+where
+    T: Send,
+    S: Default,
+    F: Fn(&mut S, &str, &[&str]) -> Option<T> + Sync + Send,
+{
+    let answers = StrColumn::new(metric, "answer", answer)?;
+    let reference_lists = TextListColumn::new(metric, "references", references)?;
+    let len = output_len(
+        metric,
+        &[
+            (answer.name().as_str(), answers.len()),
+            (references.name().as_str(), reference_lists.len()),
+        ],
+    )?;
+    Ok(map_row_batches(len, parallel, |range| {
+        let answer_rows = answers.rows(range.clone());
+        let reference_rows = reference_lists.rows(range);
+        let mut scratch = S::default();
+        answer_rows
+            .iter()
+            .enumerate()
+            .map(|(i, answer)| {
+                let refs = reference_rows.get(i).filter(|r| !r.is_empty())?;
+                score(&mut scratch, (*answer)?, refs)
+            })
+            .collect()
+    }))
+}
+
+/// A `Float64` series named after its metric.
+pub fn float_series(metric: &str, values: Vec<Option<f64>>) -> Series {
+    Float64Chunked::from_iter_options(metric.into(), values.into_iter()).into_series()
+}
+
+/// The best score of `answer` over its references (a metric defined for one reference).
+fn best_over<F: Fn(&str) -> Option<f64>>(refs: &[&str], score: F) -> Option<f64> {
+    refs.iter()
+        .filter_map(|r| score(r))
+        .fold(None, |best: Option<f64>, s| {
+            Some(best.map_or(s, |b| b.max(s)))
+        })
+}
+
+fn prf_dtype() -> DataType {
+    DataType::Struct(vec![
+        Field::new("precision".into(), DataType::Float64),
+        Field::new("recall".into(), DataType::Float64),
+        Field::new("fmeasure".into(), DataType::Float64),
+    ])
+}
+
+/// The four ROUGE types as named in rouge-score, in output order.
+const ROUGE_TYPES: [&str; 4] = ["rouge1", "rouge2", "rougeL", "rougeLsum"];
+
+/// Output dtype of `rouge`: `struct{rouge1, rouge2, rougeL, rougeLsum}` of
+/// `struct{precision, recall, fmeasure}`.
+pub fn rouge_dtype() -> DataType {
+    DataType::Struct(
+        ROUGE_TYPES
+            .iter()
+            .map(|t| Field::new((*t).into(), prf_dtype()))
+            .collect(),
+    )
+}
+
+/// Output dtype of `checks`: `struct{score: f64, failed: list[str]}`.
+pub fn checks_dtype() -> DataType {
+    DataType::Struct(vec![
+        Field::new("score".into(), DataType::Float64),
+        Field::new("failed".into(), DataType::List(Box::new(DataType::String))),
+    ])
+}
+
+/// `rouge` over columns: one `struct{rouge1, rouge2, rougeL, rougeLsum}` per row, each a
+/// `struct{precision, recall, fmeasure}`; several references combine as rouge-score's
+/// `score_multi` (per type, the reference with the highest F-measure). Null when the answer is
+/// null or the row has no reference.
+pub fn rouge(
+    answer: &Series,
+    references: &Series,
+    options: &RougeOptions,
+    parallel: bool,
+) -> PolarsResult<Series> {
+    let scores = per_answer(
+        "rouge",
+        answer,
+        references,
+        parallel,
+        |scratch: &mut rouge::Scratch, a, refs| Some(scratch.rouge(a, refs, options)),
+    )?;
+    let valid: Vec<bool> = scores.iter().map(Option::is_some).collect();
+    let pick: [fn(&RougeScores) -> Prf; 4] =
+        [|s| s.rouge1, |s| s.rouge2, |s| s.rouge_l, |s| s.rouge_lsum];
+    let mut types = Vec::with_capacity(4);
+    for (name, pick) in ROUGE_TYPES.iter().zip(pick) {
+        let part = |field: &str, get: fn(&Prf) -> f64| {
+            float_series(
+                field,
+                scores
+                    .iter()
+                    .map(|s| s.as_ref().map(|s| get(&pick(s))))
+                    .collect(),
+            )
+        };
+        let fields = [
+            part("precision", |p| p.precision),
+            part("recall", |p| p.recall),
+            part("fmeasure", |p| p.fmeasure),
+        ];
+        types.push(struct_series(name, &fields, &valid)?);
+    }
+    struct_series("rouge", &types, &valid)
 }

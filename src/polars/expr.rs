@@ -27,6 +27,7 @@ use polars::prelude::*;
 
 use super::columns;
 use crate::metrics::citation::QuotedSpansOptions;
+use crate::metrics::rouge::RougeOptions;
 
 /// Per-row `struct{matched: u32, total: u32, score: f64}`, named `quoted_spans`. Elementwise, so
 /// it runs in streaming queries. `sources` may be `list[str]`, `str`, or a list of structs with
@@ -50,6 +51,29 @@ pub fn citation_alignment(answer: Expr, sources: Expr, options: QuotedSpansOptio
         move |[answer, sources]| {
             columns::citation_alignment_series(answer, sources, &options, true)
         },
+    )
+}
+
+/// ROUGE-1/2/L/Lsum as rouge-score 0.1.2, named `rouge`: a struct of `rouge1`, `rouge2`,
+/// `rougeL`, `rougeLsum`, each `struct{precision, recall, fmeasure}`. `references` is a `str`
+/// column or a `list[str]` column (several references, combined as `score_multi`).
+///
+/// ```
+/// use polars::prelude::*;
+/// use polars_rag::metrics::rouge::RougeOptions;
+/// use polars_rag::polars::expr;
+/// let df = df!("answer" => ["the cat sat"], "reference" => ["the cat sat down"]).unwrap();
+/// let recall = expr::rouge(col("answer"), col("reference"), RougeOptions::default())
+///     .struct_().field_by_name("rouge1").struct_().field_by_name("recall");
+/// let out = df.lazy().select([recall]).collect().unwrap();
+/// assert_eq!(out.column("recall").unwrap().f64().unwrap().get(0), Some(0.75));
+/// ```
+pub fn rouge(answer: Expr, references: Expr, options: RougeOptions) -> Expr {
+    row_wise(
+        "rouge",
+        [answer, references],
+        columns::rouge_dtype(),
+        move |[answer, references]| columns::rouge(answer, references, &options, true),
     )
 }
 

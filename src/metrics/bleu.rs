@@ -1,0 +1,1 @@
+//! sacrebleu 2.6.0 BLEU.

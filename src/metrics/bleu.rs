@@ -20,7 +20,7 @@
 //!     &["The Eiffel Tower is located in Paris."],
 //!     &BleuOptions::default(),
 //! );
-//! assert_eq!(s.counts, [7, 6, 5, 4]);
+//! assert_eq!(s.counts, [7, 5, 4, 3]);
 //! assert_eq!(s.totals, [8, 7, 6, 5]);
 //! assert!((s.score - 0.7071067811865478).abs() < 1e-15);
 //! ```
@@ -168,7 +168,7 @@ pub struct BleuScore {
 /// use polars_rag::metrics::bleu::{bleu, BleuOptions};
 /// let s = bleu("the cat sat", &["the cat sat on the mat"], &BleuOptions::default());
 /// assert_eq!(s.bp, (1.0f64 - 6.0 / 3.0).exp());
-/// assert_eq!(s.precisions, [100.0; 4]);
+/// assert_eq!(s.precisions, [100.0, 100.0, 100.0, 0.0]);
 /// ```
 pub fn bleu(hyp: &str, refs: &[&str], opts: &BleuOptions) -> BleuScore {
     Scratch::default().bleu(hyp, refs, opts)

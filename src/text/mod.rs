@@ -7,3 +7,4 @@ pub mod normalize;
 pub mod porter;
 pub mod quotes;
 pub mod rouge_tokenize;
+pub mod sacrebleu;

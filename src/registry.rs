@@ -56,6 +56,27 @@ pub const METRICS: &[MetricInfo] = &[
         reference: "Ragas 0.4.3 quoted_spans_alignment (quotes=\"ragas\")",
     },
     MetricInfo {
+        id: "bleu",
+        kind: MetricKind::RowWise,
+        inputs: MetricInputs::AnswerReferences,
+        summary: "sentence BLEU in [0, 1] (13a tokens, exp smoothing, effective order)",
+        reference: "sacrebleu 2.6.0 sentence_bleu / 100",
+    },
+    MetricInfo {
+        id: "corpus_bleu",
+        kind: MetricKind::Aggregate,
+        inputs: MetricInputs::AnswerReferences,
+        summary: "corpus BLEU in [0, 1] over a column or group",
+        reference: "sacrebleu 2.6.0 corpus_bleu / 100",
+    },
+    MetricInfo {
+        id: "chrf",
+        kind: MetricKind::RowWise,
+        inputs: MetricInputs::AnswerReferences,
+        summary: "character n-gram F-score in [0, 1] (chrF; word_order=2 gives chrF++)",
+        reference: "sacrebleu 2.6.0 sentence_chrf / 100",
+    },
+    MetricInfo {
         id: "rouge",
         kind: MetricKind::RowWise,
         inputs: MetricInputs::AnswerReferences,

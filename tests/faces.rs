@@ -348,6 +348,9 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
                 expr::citation_alignment(col("answer"), col("sources"), Default::default())
             }
             "rouge" => expr::rouge(col("answer"), col("sources"), Default::default()),
+            "bleu" => expr::bleu(col("answer"), col("sources"), Default::default()),
+            "corpus_bleu" => expr::corpus_bleu(col("answer"), col("sources"), Default::default()),
+            "chrf" => expr::chrf(col("answer"), col("sources"), Default::default()),
             other => panic!("metric '{other}' has no Rust Expr builder"),
         };
         let out = df.clone().lazy().select([e]).collect().unwrap();
@@ -597,4 +600,73 @@ fn cli_joins_the_golden_table_and_reports_mismatches() {
         "{err}"
     );
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// BLEU, corpus BLEU and chrF through the Expr builders equal the kernels; corpus BLEU per group
+/// equals the kernel over that group's summed statistics.
+#[test]
+fn bleu_and_chrf_exprs_equal_kernels_overall_and_per_group() {
+    use polars_rag::metrics::{bleu, chrf};
+    let answers = [
+        "the cat sat on the mat",
+        "a dog ran in the park",
+        "hello there",
+        "mat the on",
+    ];
+    let refs = [
+        vec![
+            "the cat is on the mat".to_string(),
+            "a cat sat on a mat".to_string(),
+        ],
+        vec!["the dog ran in the park".into()],
+        vec!["general kenobi".into()],
+        vec!["the cat sat on the mat".into()],
+    ];
+    let df = df!("answer" => answers, "g" => [1, 2, 1, 2])
+        .unwrap()
+        .hstack(&[list_of_strings("refs", &refs).into()])
+        .unwrap();
+    let out = df
+        .clone()
+        .lazy()
+        .select([
+            expr::bleu(col("answer"), col("refs"), Default::default()),
+            expr::chrf(col("answer"), col("refs"), Default::default()),
+        ])
+        .collect()
+        .unwrap();
+    let b: Vec<Option<f64>> = out.column("bleu").unwrap().f64().unwrap().iter().collect();
+    let c: Vec<Option<f64>> = out.column("chrf").unwrap().f64().unwrap().iter().collect();
+    for (i, a) in answers.iter().enumerate() {
+        let r: Vec<&str> = refs[i].iter().map(String::as_str).collect();
+        assert_eq!(b[i], Some(bleu::bleu(a, &r, &Default::default()).score));
+        assert_eq!(c[i], Some(chrf::chrf(a, &r, &Default::default())));
+    }
+    let per_group = df
+        .lazy()
+        .group_by([col("g")])
+        .agg([expr::corpus_bleu(
+            col("answer"),
+            col("refs"),
+            bleu::BleuOptions::corpus(),
+        )])
+        .sort(["g"], Default::default())
+        .collect()
+        .unwrap();
+    let got: Vec<Option<f64>> = per_group
+        .column("corpus_bleu")
+        .unwrap()
+        .f64()
+        .unwrap()
+        .iter()
+        .collect();
+    let opts = bleu::BleuOptions::corpus();
+    for (k, rows) in [(0, [0usize, 2]), (1, [1, 3])] {
+        let mut total = bleu::BleuStats::default();
+        for i in rows {
+            let r: Vec<&str> = refs[i].iter().map(String::as_str).collect();
+            total.add(&bleu::stats(answers[i], &r, &opts));
+        }
+        assert_eq!(got[k], Some(bleu::score_from_stats(&total, &opts).score));
+    }
 }

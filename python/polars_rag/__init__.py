@@ -9,7 +9,8 @@ lazy and streaming queries::
     df.with_columns(pr.quoted_spans("answer", "sources"))
     df.select(pr.citation_alignment("answer", "sources"))
     df.group_by("segment").agg(pr.citation_alignment("answer", "sources"))
-    df.with_columns(pr.rouge("answer", "reference_answers"))
+    df.with_columns(pr.bleu("answer", "reference_answers"), pr.rouge("answer", "reference_answers"))
+    df.group_by("segment").agg(pr.corpus_bleu("answer", "reference_answers"))
 
 Answer metrics take the answer and its references: a ``str`` column (one reference) or a
 ``list[str]`` column (several; how they combine is documented per metric). A null answer or a
@@ -34,6 +35,11 @@ from polars_rag._internal import signature_of as _signature_of
 
 __all__ = [
     "__version__",
+    "bleu",
+    "chrf",
+    "corpus_bleu",
+    "BleuTokenizer",
+    "SmoothMethod",
     "citation_alignment",
     "metric_ids",
     "quoted_spans",
@@ -50,6 +56,10 @@ IntoExprColumn = Union[pl.Expr, str]
 #: ``"ragas"`` (Ragas 0.4.3's four marks, reproduced bit for bit).
 QuoteStyle = Literal["standard", "ragas"]
 
+#: sacrebleu's tokenizers: ``"13a"`` (default), ``"none"``, ``"char"``.
+BleuTokenizer = Literal["13a", "none", "char"]
+#: sacrebleu's BLEU smoothing methods.
+SmoothMethod = Literal["exp", "none", "floor", "add-k"]
 #: ``"rouge_score"`` (rouge-score 0.1.2 exactly: ASCII letters and digits) or ``"unicode"``
 #: (letters and digits of every script; CJK scored per character).
 RougeTokenizer = Literal["rouge_score", "unicode"]
@@ -160,6 +170,97 @@ def signature(metric: str, **options: Any) -> str:
 
 
 
+
+def _bleu_options(tokenize, smooth_method, smooth_value, lowercase, use_effective_order):
+    return {
+        "tokenize": tokenize,
+        "smooth_method": smooth_method,
+        "smooth_value": smooth_value,
+        "lowercase": lowercase,
+        "use_effective_order": use_effective_order,
+    }
+
+
+def bleu(
+    answer: IntoExprColumn,
+    references: IntoExprColumn,
+    *,
+    tokenize: BleuTokenizer = "13a",
+    smooth_method: SmoothMethod = "exp",
+    smooth_value: Optional[float] = None,
+    lowercase: bool = False,
+    use_effective_order: bool = True,
+) -> pl.Expr:
+    """Sentence BLEU in [0, 1]: sacrebleu 2.6.0 ``sentence_bleu(answer, refs).score / 100``.
+
+    Several references combine as in sacrebleu: n-gram counts are clipped by the maximum count
+    over the references and the closest reference length gives the brevity penalty.
+    ``smooth_value`` defaults to sacrebleu's (0.1 for ``floor``, 1 for ``add-k``).
+
+    Example:
+        >>> import polars as pl, polars_rag as pr
+        >>> df = pl.DataFrame({"answer": ["the cat sat on the mat"], "ref": ["the cat sat on the mat"]})
+        >>> round(df.select(pr.bleu("answer", "ref")).item(), 6)
+        1.0
+    """
+    return _plugin(
+        "bleu",
+        [answer, references],
+        _bleu_options(tokenize, smooth_method, smooth_value, lowercase, use_effective_order),
+    )
+
+
+def corpus_bleu(
+    answer: IntoExprColumn,
+    references: IntoExprColumn,
+    *,
+    tokenize: BleuTokenizer = "13a",
+    smooth_method: SmoothMethod = "exp",
+    smooth_value: Optional[float] = None,
+    lowercase: bool = False,
+    use_effective_order: bool = False,
+) -> pl.Expr:
+    """Corpus BLEU in [0, 1] over a column or a group: sacrebleu ``corpus_bleu(...).score / 100``.
+
+    An aggregation (``select`` or ``group_by().agg()``). Statistics are summed over the rows,
+    as sacrebleu does; rows with a null answer or no reference are left out.
+    """
+    return _plugin(
+        "corpus_bleu",
+        [answer, references],
+        _bleu_options(tokenize, smooth_method, smooth_value, lowercase, use_effective_order),
+        aggregate=True,
+    )
+
+
+def chrf(
+    answer: IntoExprColumn,
+    references: IntoExprColumn,
+    *,
+    char_order: int = 6,
+    word_order: int = 0,
+    beta: int = 2,
+    lowercase: bool = False,
+    whitespace: bool = False,
+    eps_smoothing: bool = False,
+) -> pl.Expr:
+    """chrF in [0, 1] (``word_order=2`` gives chrF++): sacrebleu ``sentence_chrf(...).score / 100``.
+
+    With several references the best-scoring one counts, as in sacrebleu.
+    """
+    return _plugin(
+        "chrf",
+        [answer, references],
+        {
+            "char_order": char_order,
+            "word_order": word_order,
+            "beta": beta,
+            "lowercase": lowercase,
+            "whitespace": whitespace,
+            "eps_smoothing": eps_smoothing,
+        },
+    )
+
 def rouge(
     answer: IntoExprColumn,
     references: IntoExprColumn,
@@ -245,3 +346,68 @@ class RagNamespace:
     ) -> pl.Expr:
         """See :func:`polars_rag.rouge`."""
         return rouge(self._expr, references, use_stemmer=use_stemmer, tokenizer=tokenizer)
+
+    def bleu(
+        self,
+        references: IntoExprColumn,
+        *,
+        tokenize: BleuTokenizer = "13a",
+        smooth_method: SmoothMethod = "exp",
+        smooth_value: Optional[float] = None,
+        lowercase: bool = False,
+        use_effective_order: bool = True,
+    ) -> pl.Expr:
+        """See :func:`polars_rag.bleu`."""
+        return bleu(
+            self._expr,
+            references,
+            tokenize=tokenize,
+            smooth_method=smooth_method,
+            smooth_value=smooth_value,
+            lowercase=lowercase,
+            use_effective_order=use_effective_order,
+        )
+
+    def corpus_bleu(
+        self,
+        references: IntoExprColumn,
+        *,
+        tokenize: BleuTokenizer = "13a",
+        smooth_method: SmoothMethod = "exp",
+        smooth_value: Optional[float] = None,
+        lowercase: bool = False,
+        use_effective_order: bool = False,
+    ) -> pl.Expr:
+        """See :func:`polars_rag.corpus_bleu`."""
+        return corpus_bleu(
+            self._expr,
+            references,
+            tokenize=tokenize,
+            smooth_method=smooth_method,
+            smooth_value=smooth_value,
+            lowercase=lowercase,
+            use_effective_order=use_effective_order,
+        )
+
+    def chrf(
+        self,
+        references: IntoExprColumn,
+        *,
+        char_order: int = 6,
+        word_order: int = 0,
+        beta: int = 2,
+        lowercase: bool = False,
+        whitespace: bool = False,
+        eps_smoothing: bool = False,
+    ) -> pl.Expr:
+        """See :func:`polars_rag.chrf`."""
+        return chrf(
+            self._expr,
+            references,
+            char_order=char_order,
+            word_order=word_order,
+            beta=beta,
+            lowercase=lowercase,
+            whitespace=whitespace,
+            eps_smoothing=eps_smoothing,
+        )

@@ -3,6 +3,8 @@
 //! and calls the columnar function the Rust API and the CLI also call.
 
 use polars::prelude::*;
+use polars_rag::metrics::bleu::BleuOptions;
+use polars_rag::metrics::chrf::ChrfOptions;
 use polars_rag::metrics::citation::QuotedSpansOptions;
 use polars_rag::metrics::rouge::RougeOptions;
 use polars_rag::metrics::MetricOptions;
@@ -42,6 +44,13 @@ fn citation_alignment_field(_: &[Field]) -> PolarsResult<Field> {
     ))
 }
 
+fn float_field(fields: &[Field]) -> PolarsResult<Field> {
+    let name = fields
+        .first()
+        .map_or_else(|| "score".into(), |f| f.name().clone());
+    Ok(Field::new(name, DataType::Float64))
+}
+
 fn rouge_field(_: &[Field]) -> PolarsResult<Field> {
     Ok(Field::new("rouge".into(), columns::rouge_dtype()))
 }
@@ -79,6 +88,27 @@ shim!(
     QuotedSpansOptions,
     [answer, sources],
     |o, parallel| columns::citation_alignment_series(answer, sources, &o, parallel)
+);
+shim!(
+    bleu,
+    float_field,
+    BleuOptions,
+    [answer, references],
+    |o, parallel| { columns::bleu(answer, references, &o, parallel) }
+);
+shim!(
+    corpus_bleu,
+    float_field,
+    BleuOptions,
+    [answer, references],
+    |o, parallel| { columns::corpus_bleu(answer, references, &o, parallel) }
+);
+shim!(
+    chrf,
+    float_field,
+    ChrfOptions,
+    [answer, references],
+    |o, parallel| { columns::chrf(answer, references, &o, parallel) }
 );
 shim!(
     rouge,

@@ -239,6 +239,8 @@ fn row_expr(id: &str, answer: Expr, other: Option<Expr>, o: &MetricOptions) -> O
     let other = || other.clone();
     Some(match id {
         "quoted_spans" => expr::quoted_spans(answer, other()?, o.quoted_spans.clone()),
+        "bleu" => expr::bleu(answer, other()?, o.bleu.clone()),
+        "chrf" => expr::chrf(answer, other()?, o.chrf.clone()),
         "rouge" => expr::rouge(answer, other()?, o.rouge.clone()),
         _ => return None,
     })
@@ -329,9 +331,39 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
             ));
         }
     }
+    // Negative references: how close each answer is to an answer it must not give (chrF), and
+    // whether that is closer than to the best reference.
+    if let (Some(negatives), Some(references)) = (&resolved.negatives, &resolved.references) {
+        let chrf =
+            |other: &str| expr::chrf(answer_expr.clone(), col(other), job.options.chrf.clone());
+        select.push(chrf(negatives).alias("negative_chrf"));
+        select.push(
+            chrf(negatives)
+                .gt(chrf(references))
+                .alias("closer_to_negative"),
+        );
+    }
     let mut scores = frame.clone().lazy().select(select).collect()?;
 
-    let aggregates: Vec<(String, f64)> = Vec::new();
+    // Aggregates over the whole table.
+    let mut aggregates: Vec<(String, f64)> = Vec::new();
+    for (info, other) in &chosen {
+        if info.id == "corpus_bleu" {
+            if let Some(refs) = other {
+                let value = frame
+                    .clone()
+                    .lazy()
+                    .select([expr::corpus_bleu(
+                        answer_expr.clone(),
+                        col(refs.as_str()),
+                        job.options.corpus_bleu.clone(),
+                    )])
+                    .collect()?;
+                let v = value.column("corpus_bleu")?.f64()?.get(0);
+                aggregates.push(("corpus_bleu".into(), v.unwrap_or(f64::NAN)));
+            }
+        }
+    }
 
     if let Some(parent) = job.out.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)

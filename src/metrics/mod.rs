@@ -20,6 +20,13 @@ pub struct NoOptions {}
 pub struct MetricOptions {
     /// `quoted_spans` and `citation_alignment`.
     pub quoted_spans: citation::QuotedSpansOptions,
+    /// `bleu`.
+    pub bleu: bleu::BleuOptions,
+    /// `corpus_bleu` (sacrebleu's corpus defaults: no effective order).
+    #[serde(default = "bleu::BleuOptions::corpus")]
+    pub corpus_bleu: bleu::BleuOptions,
+    /// `chrf`.
+    pub chrf: chrf::ChrfOptions,
     /// `rouge`.
     pub rouge: rouge::RougeOptions,
 }
@@ -41,6 +48,9 @@ impl MetricOptions {
             "quoted_spans" | "citation_alignment" => {
                 all.quoted_spans = Deserialize::deserialize(options).map_err(bad)?
             }
+            "bleu" => all.bleu = Deserialize::deserialize(options).map_err(bad)?,
+            "corpus_bleu" => all.corpus_bleu = Deserialize::deserialize(options).map_err(bad)?,
+            "chrf" => all.chrf = Deserialize::deserialize(options).map_err(bad)?,
             "rouge" => all.rouge = Deserialize::deserialize(options).map_err(bad)?,
             _ if crate::registry::find(metric).is_some() => {
                 let _: NoOptions = Deserialize::deserialize(options).map_err(bad)?;
@@ -63,6 +73,9 @@ impl MetricOptions {
         let version = env!("CARGO_PKG_VERSION");
         Some(match metric {
             "quoted_spans" | "citation_alignment" => citation::signature(&self.quoted_spans),
+            "bleu" => bleu::signature(&self.bleu),
+            "corpus_bleu" => bleu::signature(&self.corpus_bleu),
+            "chrf" => chrf::signature(&self.chrf),
             "rouge" => rouge::signature(&self.rouge),
             _ => {
                 crate::registry::find(metric)?;

@@ -5,6 +5,8 @@
 use polars::prelude::*;
 
 use super::driver::{map_row_batches, output_len, struct_series, StrColumn, TextListColumn};
+use crate::metrics::bleu::{self, BleuOptions, BleuStats};
+use crate::metrics::chrf::{self, ChrfOptions};
 use crate::metrics::citation::{
     citation_alignment, QuotedSpans, QuotedSpansOptions, Scratch, SpanCounts,
 };
@@ -235,4 +237,64 @@ pub fn rouge(
         types.push(struct_series(name, &fields, &valid)?);
     }
     struct_series("rouge", &types, &valid)
+}
+
+/// `bleu` over columns: sentence BLEU in [0, 1] per row (sacrebleu's `sentence_bleu / 100`);
+/// several references clip n-gram counts by their maximum and the closest length sets the
+/// brevity penalty, as in sacrebleu. Null when the answer is null or the row has no reference.
+pub fn bleu(
+    answer: &Series,
+    references: &Series,
+    options: &BleuOptions,
+    parallel: bool,
+) -> PolarsResult<Series> {
+    let scores = per_answer(
+        "bleu",
+        answer,
+        references,
+        parallel,
+        |scratch: &mut bleu::Scratch, a, refs| Some(scratch.bleu(a, refs, options).score),
+    )?;
+    Ok(float_series("bleu", scores))
+}
+
+/// `corpus_bleu` over columns: one value, sacrebleu's `corpus_bleu / 100`: n-gram statistics are
+/// summed over the rows and scored once. Rows with a null answer or no reference are left out.
+pub fn corpus_bleu(
+    answer: &Series,
+    references: &Series,
+    options: &BleuOptions,
+    parallel: bool,
+) -> PolarsResult<Series> {
+    let stats = per_answer(
+        "corpus_bleu",
+        answer,
+        references,
+        parallel,
+        |scratch: &mut bleu::Scratch, a, refs| Some(scratch.stats(a, refs, options)),
+    )?;
+    let mut total = BleuStats::default();
+    for row in stats.iter().flatten() {
+        total.add(row);
+    }
+    let score = bleu::score_from_stats(&total, options).score;
+    Ok(float_series("corpus_bleu", vec![Some(score)]))
+}
+
+/// `chrf` over columns: chrF (chrF++ with `word_order = 2`) in [0, 1] per row, sacrebleu's
+/// `sentence_chrf / 100`; with several references the best-scoring one counts.
+pub fn chrf(
+    answer: &Series,
+    references: &Series,
+    options: &ChrfOptions,
+    parallel: bool,
+) -> PolarsResult<Series> {
+    let scores = per_answer(
+        "chrf",
+        answer,
+        references,
+        parallel,
+        |scratch: &mut chrf::Scratch, a, refs| Some(scratch.chrf(a, refs, options)),
+    )?;
+    Ok(float_series("chrf", scores))
 }

@@ -26,6 +26,8 @@
 use polars::prelude::*;
 
 use super::columns;
+use crate::metrics::bleu::BleuOptions;
+use crate::metrics::chrf::ChrfOptions;
 use crate::metrics::citation::QuotedSpansOptions;
 use crate::metrics::rouge::RougeOptions;
 
@@ -51,6 +53,47 @@ pub fn citation_alignment(answer: Expr, sources: Expr, options: QuotedSpansOptio
         move |[answer, sources]| {
             columns::citation_alignment_series(answer, sources, &options, true)
         },
+    )
+}
+
+/// Sentence BLEU in [0, 1] (`Float64` named `bleu`), as sacrebleu 2.6.0 `sentence_bleu / 100`.
+/// `references` is a `str` column or a `list[str]` column (several references, combined as
+/// sacrebleu does).
+///
+/// ```
+/// use polars::prelude::*;
+/// use polars_rag::metrics::bleu::BleuOptions;
+/// let df = df!("answer" => ["the cat sat on the mat"], "ref" => ["the cat sat on the mat"]).unwrap();
+/// let out = df.lazy().select([polars_rag::polars::expr::bleu(col("answer"), col("ref"), BleuOptions::default())])
+///     .collect().unwrap();
+/// assert!((out.column("bleu").unwrap().f64().unwrap().get(0).unwrap() - 1.0).abs() < 1e-12);
+/// ```
+pub fn bleu(answer: Expr, references: Expr, options: BleuOptions) -> Expr {
+    row_wise(
+        "bleu",
+        [answer, references],
+        DataType::Float64,
+        move |[a, r]| columns::bleu(a, r, &options, true),
+    )
+}
+
+/// Corpus BLEU in [0, 1] over a column or group (`returns_scalar`), as sacrebleu's `corpus_bleu`.
+pub fn corpus_bleu(answer: Expr, references: Expr, options: BleuOptions) -> Expr {
+    aggregate(
+        "corpus_bleu",
+        [answer, references],
+        DataType::Float64,
+        move |[a, r]| columns::corpus_bleu(a, r, &options, true),
+    )
+}
+
+/// chrF (chrF++ with `word_order = 2`) in [0, 1], as sacrebleu's `sentence_chrf / 100`.
+pub fn chrf(answer: Expr, references: Expr, options: ChrfOptions) -> Expr {
+    row_wise(
+        "chrf",
+        [answer, references],
+        DataType::Float64,
+        move |[a, r]| columns::chrf(a, r, &options, true),
     )
 }
 

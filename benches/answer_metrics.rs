@@ -9,7 +9,9 @@ use polars_rag::metrics::{bleu, chrf, rouge};
 /// Deterministic pairs: 60 words each, the answer a shifted and half-shuffled copy of the
 /// reference so scores spread.
 fn pairs(n: usize) -> Vec<(String, String)> {
-    let vocabulary: Vec<String> = (0..2_000).map(|i| format!("w{}x{}", i % 97, i / 97)).collect();
+    let vocabulary: Vec<String> = (0..2_000)
+        .map(|i| format!("w{}x{}", i % 97, i / 97))
+        .collect();
     let mut state = 0x2545_f491_4f6c_dd1du64;
     let mut next = move || {
         state ^= state << 13;
@@ -17,7 +19,9 @@ fn pairs(n: usize) -> Vec<(String, String)> {
         state ^= state << 17;
         state as usize
     };
-    let text: Vec<&str> = (0..50_000).map(|_| vocabulary[next() % vocabulary.len()].as_str()).collect();
+    let text: Vec<&str> = (0..50_000)
+        .map(|_| vocabulary[next() % vocabulary.len()].as_str())
+        .collect();
     (0..n)
         .map(|_| {
             let start = next() % (text.len() - 100);
@@ -42,7 +46,11 @@ fn bench(c: &mut Criterion) {
         let mut scratch = bleu::Scratch::default();
         b.iter(|| {
             data.iter()
-                .map(|(a, r)| scratch.bleu(black_box(a), &[r.as_str()], &bleu_options).score)
+                .map(|(a, r)| {
+                    scratch
+                        .bleu(black_box(a), &[r.as_str()], &bleu_options)
+                        .score
+                })
                 .sum::<f64>()
         })
     });
@@ -63,7 +71,12 @@ fn bench(c: &mut Criterion) {
         let mut scratch = rouge::Scratch::default();
         b.iter(|| {
             data.iter()
-                .map(|(a, r)| scratch.rouge(black_box(a), &[r.as_str()], &rouge_options).rouge_l.fmeasure)
+                .map(|(a, r)| {
+                    scratch
+                        .rouge(black_box(a), &[r.as_str()], &rouge_options)
+                        .rouge_l
+                        .fmeasure
+                })
                 .sum::<f64>()
         })
     });

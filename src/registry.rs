@@ -83,6 +83,27 @@ pub const METRICS: &[MetricInfo] = &[
         summary: "ROUGE-1, ROUGE-2, ROUGE-L, ROUGE-Lsum precision / recall / F",
         reference: "rouge-score 0.1.2 RougeScorer (score_multi for several references)",
     },
+    MetricInfo {
+        id: "exact_match",
+        kind: MetricKind::RowWise,
+        inputs: MetricInputs::AnswerReferences,
+        summary: "1.0 when the answer equals a reference after lowercasing and collapsing whitespace",
+        reference: "",
+    },
+    MetricInfo {
+        id: "string_similarity",
+        kind: MetricKind::RowWise,
+        inputs: MetricInputs::AnswerReferences,
+        summary: "1 − normalised edit distance to the closest reference (levenshtein, hamming, jaro, jaro_winkler)",
+        reference: "rapidfuzz 3.14.6; Ragas 0.4.3 NonLLMStringSimilarity",
+    },
+    MetricInfo {
+        id: "string_presence",
+        kind: MetricKind::RowWise,
+        inputs: MetricInputs::AnswerReferences,
+        summary: "1.0 when a reference occurs verbatim in the answer",
+        reference: "Ragas 0.4.3 StringPresence",
+    },
 ];
 
 /// Looks a metric up by id.

@@ -351,6 +351,11 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             "bleu" => expr::bleu(col("answer"), col("sources"), Default::default()),
             "corpus_bleu" => expr::corpus_bleu(col("answer"), col("sources"), Default::default()),
             "chrf" => expr::chrf(col("answer"), col("sources"), Default::default()),
+            "exact_match" => expr::exact_match(col("answer"), col("sources")),
+            "string_similarity" => {
+                expr::string_similarity(col("answer"), col("sources"), Default::default())
+            }
+            "string_presence" => expr::string_presence(col("answer"), col("sources")),
             other => panic!("metric '{other}' has no Rust Expr builder"),
         };
         let out = df.clone().lazy().select([e]).collect().unwrap();

@@ -35,6 +35,10 @@ from polars_rag._internal import signature_of as _signature_of
 
 __all__ = [
     "__version__",
+    "exact_match",
+    "string_presence",
+    "string_similarity",
+    "Distance",
     "bleu",
     "chrf",
     "corpus_bleu",
@@ -63,6 +67,9 @@ SmoothMethod = Literal["exp", "none", "floor", "add-k"]
 #: ``"rouge_score"`` (rouge-score 0.1.2 exactly: ASCII letters and digits) or ``"unicode"``
 #: (letters and digits of every script; CJK scored per character).
 RougeTokenizer = Literal["rouge_score", "unicode"]
+
+#: Edit distances of :func:`string_similarity` (rapidfuzz's).
+Distance = Literal["levenshtein", "hamming", "jaro", "jaro_winkler"]
 
 _PLUGIN_PATH = Path(__file__).parent
 
@@ -303,6 +310,29 @@ def rouge(
 
 
 
+
+def exact_match(answer: IntoExprColumn, references: IntoExprColumn) -> pl.Expr:
+    """1.0 when the answer equals a reference after lowercasing and collapsing whitespace, else 0.0."""
+    return _plugin("exact_match", [answer, references])
+
+
+def string_similarity(
+    answer: IntoExprColumn,
+    references: IntoExprColumn,
+    *,
+    distance: Distance = "levenshtein",
+) -> pl.Expr:
+    """1 − rapidfuzz's normalised distance between answer and reference (best reference).
+
+    Equal to Ragas' ``NonLLMStringSimilarity`` and to rapidfuzz 3.14.6.
+    """
+    return _plugin("string_similarity", [answer, references], {"distance": distance})
+
+
+def string_presence(answer: IntoExprColumn, references: IntoExprColumn) -> pl.Expr:
+    """1.0 when a reference occurs verbatim in the answer (Ragas ``StringPresence``), else 0.0."""
+    return _plugin("string_presence", [answer, references])
+
 @pl.api.register_expr_namespace("rag")
 class RagNamespace:
     """``pl.col("answer").rag.<metric>(...)``: forwards to the typed functions."""
@@ -411,3 +441,17 @@ class RagNamespace:
             whitespace=whitespace,
             eps_smoothing=eps_smoothing,
         )
+
+    def exact_match(self, references: IntoExprColumn) -> pl.Expr:
+        """See :func:`polars_rag.exact_match`."""
+        return exact_match(self._expr, references)
+
+    def string_similarity(
+        self, references: IntoExprColumn, *, distance: Distance = "levenshtein"
+    ) -> pl.Expr:
+        """See :func:`polars_rag.string_similarity`."""
+        return string_similarity(self._expr, references, distance=distance)
+
+    def string_presence(self, references: IntoExprColumn) -> pl.Expr:
+        """See :func:`polars_rag.string_presence`."""
+        return string_presence(self._expr, references)

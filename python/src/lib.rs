@@ -7,6 +7,7 @@ use polars_rag::metrics::bleu::BleuOptions;
 use polars_rag::metrics::chrf::ChrfOptions;
 use polars_rag::metrics::citation::QuotedSpansOptions;
 use polars_rag::metrics::rouge::RougeOptions;
+use polars_rag::metrics::similarity::StringSimilarityOptions;
 use polars_rag::metrics::MetricOptions;
 use polars_rag::polars::columns;
 use pyo3::exceptions::PyValueError;
@@ -59,6 +60,15 @@ fn rouge_field(_: &[Field]) -> PolarsResult<Field> {
 /// `parallel` is false when Polars already runs the call in parallel (streaming morsels,
 /// group_by), so the library does not nest a second level of parallelism.
 macro_rules! shim {
+    // Metrics without options take no keyword arguments (Polars sends none for an empty dict).
+    ($id:ident, $field:ident, [$($input:ident),+], |$parallel:ident| $call:expr) => {
+        #[polars_expr(output_type_func = $field)]
+        fn $id(series: &[Series], context: CallerContext) -> PolarsResult<Series> {
+            let [$($input),+] = input_columns(stringify!($id), series)?;
+            let $parallel = !context.parallel();
+            $call
+        }
+    };
     ($id:ident, $field:ident, $options:ty, [$($input:ident),+], |$opts:ident, $parallel:ident| $call:expr) => {
         #[polars_expr(output_type_func = $field)]
         fn $id(
@@ -94,21 +104,21 @@ shim!(
     float_field,
     BleuOptions,
     [answer, references],
-    |o, parallel| { columns::bleu(answer, references, &o, parallel) }
+    |o, parallel| columns::bleu(answer, references, &o, parallel)
 );
 shim!(
     corpus_bleu,
     float_field,
     BleuOptions,
     [answer, references],
-    |o, parallel| { columns::corpus_bleu(answer, references, &o, parallel) }
+    |o, parallel| columns::corpus_bleu(answer, references, &o, parallel)
 );
 shim!(
     chrf,
     float_field,
     ChrfOptions,
     [answer, references],
-    |o, parallel| { columns::chrf(answer, references, &o, parallel) }
+    |o, parallel| columns::chrf(answer, references, &o, parallel)
 );
 shim!(
     rouge,
@@ -116,6 +126,23 @@ shim!(
     RougeOptions,
     [answer, references],
     |o, parallel| columns::rouge(answer, references, &o, parallel)
+);
+
+shim!(exact_match, float_field, [answer, references], |parallel| {
+    columns::exact_match(answer, references, parallel)
+});
+shim!(
+    string_similarity,
+    float_field,
+    StringSimilarityOptions,
+    [answer, references],
+    |o, parallel| columns::string_similarity(answer, references, &o, parallel)
+);
+shim!(
+    string_presence,
+    float_field,
+    [answer, references],
+    |parallel| columns::string_presence(answer, references, parallel)
 );
 
 /// The metric ids this build exposes, from the library's registry.

@@ -242,6 +242,9 @@ fn row_expr(id: &str, answer: Expr, other: Option<Expr>, o: &MetricOptions) -> O
         "bleu" => expr::bleu(answer, other()?, o.bleu.clone()),
         "chrf" => expr::chrf(answer, other()?, o.chrf.clone()),
         "rouge" => expr::rouge(answer, other()?, o.rouge.clone()),
+        "exact_match" => expr::exact_match(answer, other()?),
+        "string_similarity" => expr::string_similarity(answer, other()?, o.string_similarity),
+        "string_presence" => expr::string_presence(answer, other()?),
         _ => return None,
     })
 }

@@ -5,6 +5,7 @@ pub mod bleu;
 pub mod chrf;
 pub mod citation;
 pub mod rouge;
+pub mod similarity;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -29,6 +30,8 @@ pub struct MetricOptions {
     pub chrf: chrf::ChrfOptions,
     /// `rouge`.
     pub rouge: rouge::RougeOptions,
+    /// `string_similarity`.
+    pub string_similarity: similarity::StringSimilarityOptions,
 }
 
 impl MetricOptions {
@@ -52,6 +55,9 @@ impl MetricOptions {
             "corpus_bleu" => all.corpus_bleu = Deserialize::deserialize(options).map_err(bad)?,
             "chrf" => all.chrf = Deserialize::deserialize(options).map_err(bad)?,
             "rouge" => all.rouge = Deserialize::deserialize(options).map_err(bad)?,
+            "string_similarity" => {
+                all.string_similarity = Deserialize::deserialize(options).map_err(bad)?
+            }
             _ if crate::registry::find(metric).is_some() => {
                 let _: NoOptions = Deserialize::deserialize(options).map_err(bad)?;
             }
@@ -77,6 +83,7 @@ impl MetricOptions {
             "corpus_bleu" => bleu::signature(&self.corpus_bleu),
             "chrf" => chrf::signature(&self.chrf),
             "rouge" => rouge::signature(&self.rouge),
+            "string_similarity" => similarity::signature(&self.string_similarity),
             _ => {
                 crate::registry::find(metric)?;
                 format!("{metric}|version:polars-rag-{version}")

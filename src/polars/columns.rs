@@ -11,6 +11,7 @@ use crate::metrics::citation::{
     citation_alignment, QuotedSpans, QuotedSpansOptions, Scratch, SpanCounts,
 };
 use crate::metrics::rouge::{self, Prf, RougeOptions, RougeScores};
+use crate::metrics::similarity::{self, StringSimilarityOptions};
 
 /// Output dtype of `quoted_spans`: `struct{matched: u32, total: u32, score: f64}`.
 pub fn quoted_spans_dtype() -> DataType {
@@ -160,7 +161,7 @@ pub fn float_series(metric: &str, values: Vec<Option<f64>>) -> Series {
 }
 
 /// The best score of `answer` over its references (a metric defined for one reference).
-fn best_over<F: Fn(&str) -> Option<f64>>(refs: &[&str], score: F) -> Option<f64> {
+fn best_over<F: FnMut(&str) -> Option<f64>>(refs: &[&str], mut score: F) -> Option<f64> {
     refs.iter()
         .filter_map(|r| score(r))
         .fold(None, |best: Option<f64>, s| {
@@ -297,4 +298,53 @@ pub fn chrf(
         |scratch: &mut chrf::Scratch, a, refs| Some(scratch.chrf(a, refs, options)),
     )?;
     Ok(float_series("chrf", scores))
+}
+
+/// `string_similarity` over columns: 1 − rapidfuzz's normalised distance between the answer and
+/// its closest reference.
+pub fn string_similarity(
+    answer: &Series,
+    references: &Series,
+    options: &StringSimilarityOptions,
+    parallel: bool,
+) -> PolarsResult<Series> {
+    let scores = per_answer(
+        "string_similarity",
+        answer,
+        references,
+        parallel,
+        |scratch: &mut similarity::Scratch, a, refs| {
+            best_over(refs, |r| Some(scratch.similarity(a, r, options.distance)))
+        },
+    )?;
+    Ok(float_series("string_similarity", scores))
+}
+
+/// `string_presence` over columns: 1.0 when any reference occurs verbatim in the answer.
+pub fn string_presence(
+    answer: &Series,
+    references: &Series,
+    parallel: bool,
+) -> PolarsResult<Series> {
+    let scores = per_answer(
+        "string_presence",
+        answer,
+        references,
+        parallel,
+        |_: &mut (), a, refs| best_over(refs, |r| Some(similarity::string_presence(a, r))),
+    )?;
+    Ok(float_series("string_presence", scores))
+}
+
+/// `exact_match` over columns: 1.0 when the answer equals any reference after lowercasing and
+/// collapsing whitespace.
+pub fn exact_match(answer: &Series, references: &Series, parallel: bool) -> PolarsResult<Series> {
+    let scores = per_answer(
+        "exact_match",
+        answer,
+        references,
+        parallel,
+        |_: &mut (), a, refs| best_over(refs, |r| Some(similarity::exact_match(a, r))),
+    )?;
+    Ok(float_series("exact_match", scores))
 }

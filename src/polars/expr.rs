@@ -30,6 +30,7 @@ use crate::metrics::bleu::BleuOptions;
 use crate::metrics::chrf::ChrfOptions;
 use crate::metrics::citation::QuotedSpansOptions;
 use crate::metrics::rouge::RougeOptions;
+use crate::metrics::similarity::StringSimilarityOptions;
 
 /// Per-row `struct{matched: u32, total: u32, score: f64}`, named `quoted_spans`. Elementwise, so
 /// it runs in streaming queries. `sources` may be `list[str]`, `str`, or a list of structs with
@@ -117,6 +118,47 @@ pub fn rouge(answer: Expr, references: Expr, options: RougeOptions) -> Expr {
         [answer, references],
         columns::rouge_dtype(),
         move |[answer, references]| columns::rouge(answer, references, &options, true),
+    )
+}
+
+/// 1 − normalised edit distance between the answer and its closest reference, named
+/// `string_similarity` (rapidfuzz 3.14.6 distances; Ragas' `NonLLMStringSimilarity`).
+pub fn string_similarity(answer: Expr, references: Expr, options: StringSimilarityOptions) -> Expr {
+    row_wise(
+        "string_similarity",
+        [answer, references],
+        DataType::Float64,
+        move |[answer, references]| columns::string_similarity(answer, references, &options, true),
+    )
+}
+
+/// 1.0 when any reference occurs verbatim in the answer (Ragas' `StringPresence`), named
+/// `string_presence`.
+pub fn string_presence(answer: Expr, references: Expr) -> Expr {
+    row_wise(
+        "string_presence",
+        [answer, references],
+        DataType::Float64,
+        |[answer, references]| columns::string_presence(answer, references, true),
+    )
+}
+
+/// 1.0 when the answer equals any reference after lowercasing and collapsing whitespace, named
+/// `exact_match`.
+///
+/// ```
+/// use polars::prelude::*;
+/// use polars_rag::polars::expr;
+/// let df = df!("answer" => ["  PARIS "], "reference" => ["paris"]).unwrap();
+/// let out = df.lazy().select([expr::exact_match(col("answer"), col("reference"))]).collect().unwrap();
+/// assert_eq!(out.column("exact_match").unwrap().f64().unwrap().get(0), Some(1.0));
+/// ```
+pub fn exact_match(answer: Expr, references: Expr) -> Expr {
+    row_wise(
+        "exact_match",
+        [answer, references],
+        DataType::Float64,
+        |[answer, references]| columns::exact_match(answer, references, true),
     )
 }
 

@@ -19,8 +19,6 @@ pub enum MetricInputs {
     AnswerReferences,
     /// `answer` alone.
     Answer,
-    /// `answer` and the question's declarative `checks`.
-    AnswerChecks,
 }
 
 /// A metric known to every face.

@@ -3,7 +3,7 @@
 //! and calls the columnar function the Rust API and the CLI also call.
 
 use polars::prelude::*;
-use polars_rag::metrics::bleu::BleuOptions;
+use polars_rag::metrics::bleu::{BleuOptions, CorpusBleuOptions};
 use polars_rag::metrics::chrf::ChrfOptions;
 use polars_rag::metrics::citation::QuotedSpansOptions;
 use polars_rag::metrics::rouge::RougeOptions;
@@ -109,9 +109,9 @@ shim!(
 shim!(
     corpus_bleu,
     float_field,
-    BleuOptions,
+    CorpusBleuOptions,
     [answer, references],
-    |o, parallel| columns::corpus_bleu(answer, references, &o, parallel)
+    |o, parallel| columns::corpus_bleu(answer, references, &o.0, parallel)
 );
 shim!(
     chrf,

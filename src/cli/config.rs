@@ -2,7 +2,7 @@
 //!
 //! ```toml
 //! run = "datasets/demo/run_a.parquet"
-//! golden = "datasets/demo/golden.parquet"   # optional: reference answers, checks, metadata
+//! golden = "datasets/demo/golden.parquet"   # optional: reference answers, metadata
 //! out = "scores.parquet"
 //! metrics = ["quoted_spans", "citation_alignment", "bleu", "rouge"]
 //!
@@ -11,7 +11,6 @@
 //! answer = "answer"
 //! sources = "sources"              # list[str], str, or list[struct{text, ...}] such as "retrieved"
 //! references = "reference_answers" # str or list[str]
-//! checks = "checks"                # list[struct{kind, value, values, weight, name}]
 //! negatives = "negative_answers"   # str or list[str]
 //!
 //! [quoted_spans]        # options shared by quoted_spans and citation_alignment
@@ -19,10 +18,12 @@
 //! min_len = 3
 //! quotes = "standard"   # or "ragas"
 //!
-//! [bleu]                # shared by bleu and corpus_bleu
-//! tokenize = "13a"      # none, intl, char
+//! [bleu]                # sentence BLEU (sacrebleu's sentence defaults)
+//! tokenize = "13a"      # none, char
 //! smooth_method = "exp" # none, floor, add-k
 //! lowercase = false
+//!
+//! [corpus_bleu]         # same keys; sacrebleu's corpus defaults (effective_order = false)
 //!
 //! [chrf]
 //! word_order = 0        # 2 gives chrF++
@@ -33,9 +34,6 @@
 //!
 //! [string_similarity]
 //! distance = "levenshtein"    # hamming, jaro, jaro_winkler
-//!
-//! [citation_indicators]
-//! indicators = ["source:", "according to"]
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -56,8 +54,6 @@ pub struct Columns {
     pub sources: Option<String>,
     /// Reference answers (default `reference_answers`, else `reference`).
     pub references: Option<String>,
-    /// Declarative checks per question (default `checks`).
-    pub checks: Option<String>,
     /// Answers that must not be given (default `negative_answers`).
     pub negatives: Option<String>,
 }
@@ -147,6 +143,19 @@ mod tests {
         assert_eq!(cfg.options.quoted_spans.quotes, QuoteStyle::Ragas);
         assert_eq!(cfg.options.quoted_spans.min_len, 2);
         assert!(cfg.options.quoted_spans.casefold);
+    }
+
+    #[test]
+    fn corpus_bleu_keeps_its_corpus_defaults_when_a_section_sets_other_keys() {
+        let cfg = ScoreConfig::parse("[corpus_bleu]\nlowercase = true\n[bleu]\nlowercase = true")
+            .unwrap();
+        assert!(cfg.options.corpus_bleu.0.lowercase && !cfg.options.corpus_bleu.0.effective_order);
+        assert!(cfg.options.bleu.lowercase && cfg.options.bleu.effective_order);
+        assert!(ScoreConfig::default()
+            .options
+            .signature("corpus_bleu")
+            .unwrap()
+            .contains("eff:no"));
     }
 
     #[test]

@@ -27,8 +27,6 @@ pub struct JobColumns {
     pub sources: Option<String>,
     /// Reference answers (default `reference_answers`, else `reference`).
     pub references: Option<String>,
-    /// Declarative checks (default `checks`).
-    pub checks: Option<String>,
     /// Answers that must not be given (default `negative_answers`).
     pub negatives: Option<String>,
 }
@@ -215,7 +213,6 @@ struct Resolved {
     answer: String,
     sources: Option<String>,
     references: Option<String>,
-    checks: Option<String>,
     negatives: Option<String>,
 }
 
@@ -228,7 +225,6 @@ impl Resolved {
                 &self.references,
                 "reference answers (--references-col, or a --golden table)",
             ),
-            MetricInputs::AnswerChecks => (&self.checks, "checks (--checks-col)"),
         };
         col.as_deref().map(Some).ok_or(what)
     }
@@ -271,13 +267,11 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
             &job.columns.references,
             &["reference_answers", "reference"],
         ),
-        checks: pick(&schema, &job.columns.checks, &["checks"]),
         negatives: pick(&schema, &job.columns.negatives, &["negative_answers"]),
     };
     for (name, what) in [
         (&resolved.sources, "sources"),
         (&resolved.references, "references"),
-        (&resolved.checks, "checks"),
         (&resolved.negatives, "negatives"),
     ] {
         if let Some(name) = name {
@@ -359,7 +353,7 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
                     .select([expr::corpus_bleu(
                         answer_expr.clone(),
                         col(refs.as_str()),
-                        job.options.corpus_bleu.clone(),
+                        job.options.corpus_bleu.0,
                     )])
                     .collect()?;
                 let v = value.column("corpus_bleu")?.f64()?.get(0);
@@ -425,11 +419,6 @@ fn summarise(
                     let f = f.struct_()?.field_by_name("fmeasure")?;
                     mean_line(&mut out, &format!("rouge.{field}.fmeasure"), f.f64()?);
                 }
-            }
-            "checks" => {
-                let st = scores.column("checks")?.struct_()?.clone();
-                let f = st.field_by_name("score")?;
-                mean_line(&mut out, "checks.score", f.f64()?);
             }
             other => {
                 if let Ok(c) = scores.column(other) {

@@ -120,6 +120,47 @@ impl BleuOptions {
     }
 }
 
+/// The options of `corpus_bleu` as a configuration section or keyword arguments: the fields of
+/// [`BleuOptions`], with sacrebleu's corpus default of no effective order for any field left out.
+///
+/// ```
+/// use polars_rag::metrics::bleu::CorpusBleuOptions;
+/// let o: CorpusBleuOptions = serde_json::from_str(r#"{"lowercase": true}"#).unwrap();
+/// assert!(o.0.lowercase && !o.0.effective_order);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CorpusBleuOptions(#[serde(deserialize_with = "corpus_fields")] pub BleuOptions);
+
+impl Default for CorpusBleuOptions {
+    fn default() -> Self {
+        CorpusBleuOptions(BleuOptions::corpus())
+    }
+}
+
+/// Reads [`BleuOptions`] fields over the corpus defaults.
+fn corpus_fields<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BleuOptions, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Given {
+        tokenize: Option<BleuTokenizer>,
+        smooth_method: Option<SmoothMethod>,
+        smooth_value: Option<f64>,
+        lowercase: Option<bool>,
+        #[serde(alias = "use_effective_order")]
+        effective_order: Option<bool>,
+    }
+    let given = Given::deserialize(d)?;
+    let base = BleuOptions::corpus();
+    Ok(BleuOptions {
+        tokenize: given.tokenize.unwrap_or(base.tokenize),
+        smooth_method: given.smooth_method.unwrap_or(base.smooth_method),
+        smooth_value: given.smooth_value.or(base.smooth_value),
+        lowercase: given.lowercase.unwrap_or(base.lowercase),
+        effective_order: given.effective_order.unwrap_or(base.effective_order),
+    })
+}
+
 /// BLEU's sufficient statistics; corpus BLEU sums them over segments.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BleuStats {

@@ -24,8 +24,7 @@ pub struct MetricOptions {
     /// `bleu`.
     pub bleu: bleu::BleuOptions,
     /// `corpus_bleu` (sacrebleu's corpus defaults: no effective order).
-    #[serde(default = "bleu::BleuOptions::corpus")]
-    pub corpus_bleu: bleu::BleuOptions,
+    pub corpus_bleu: bleu::CorpusBleuOptions,
     /// `chrf`.
     pub chrf: chrf::ChrfOptions,
     /// `rouge`.
@@ -73,14 +72,15 @@ impl MetricOptions {
     /// ```
     /// use polars_rag::metrics::MetricOptions;
     /// let sig = MetricOptions::default().signature("bleu").unwrap();
-    /// assert!(sig.contains("tok:13a") && sig.contains("smooth:exp"));
+    /// assert!(sig.contains("tok:13a") && sig.contains("smooth:exp") && sig.contains("eff:yes"));
+    /// assert!(MetricOptions::default().signature("corpus_bleu").unwrap().contains("eff:no"));
     /// ```
     pub fn signature(&self, metric: &str) -> Option<String> {
         let version = env!("CARGO_PKG_VERSION");
         Some(match metric {
             "quoted_spans" | "citation_alignment" => citation::signature(&self.quoted_spans),
             "bleu" => bleu::signature(&self.bleu),
-            "corpus_bleu" => bleu::signature(&self.corpus_bleu),
+            "corpus_bleu" => bleu::signature(&self.corpus_bleu.0),
             "chrf" => chrf::signature(&self.chrf),
             "rouge" => rouge::signature(&self.rouge),
             "string_similarity" => similarity::signature(&self.string_similarity),

@@ -126,4 +126,5 @@ def test_bleu_nulls_errors_lazy_streaming_namespace_and_signature(tmp_path):
     one_ref = scorer.get_signature().format()
     assert pr.signature("bleu") == one_ref.replace("nrefs:1", "nrefs:var")
     assert "tok:char" in pr.signature("bleu", tokenize="char")
+    assert "eff:no" in pr.signature("corpus_bleu") and "eff:yes" in pr.signature("bleu")
     assert "nw:2" in pr.signature("chrf", word_order=2)

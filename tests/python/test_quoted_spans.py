@@ -156,18 +156,11 @@ def test_every_metric_id_is_a_function_and_a_namespace_method():
     df = _frame(["“a b c”"], [["a b c"]])
     ids = pr.metric_ids()
     assert ids[:2] == ["quoted_spans", "citation_alignment"] and len(set(ids)) == len(ids)
-    one_input = {"citation_indicators"}  # metrics that read the answer alone
     for metric in ids:
         fn = getattr(pr, metric)
         ns = getattr(pl.col("answer").rag, metric)
-        if metric in one_input:
-            out, via_ns = df.select(fn("answer")), df.select(ns())
-        elif metric == "checks":
-            checks = pl.lit([{"kind": "contains", "value": "a"}]).alias("checks")
-            df2 = df.with_columns(checks)
-            out, via_ns = df2.select(fn("answer", "checks")), df2.select(ns(pl.col("checks")))
-        else:  # the sources column doubles as a list of references
-            out, via_ns = df.select(fn("answer", "sources")), df.select(ns(pl.col("sources")))
+        # Every metric reads the answer and a list of texts: sources, or references.
+        out, via_ns = df.select(fn("answer", "sources")), df.select(ns(pl.col("sources")))
         assert out.columns == [metric]
         assert via_ns.equals(out)
 

@@ -510,6 +510,7 @@ fn cli_joins_the_golden_table_and_reports_mismatches() {
     let mut golden = df!(
         "query_id" => ["q1", "q2", "q3"],
         "reference_answers" => ["the cat sat on the mat", "a dog", "birds fly"],
+        "negative_answers" => ["the cat sat on a mat", "a cat", "fish swim"],
         "segment" => ["a", "a", "b"],
     )
     .unwrap();
@@ -587,6 +588,14 @@ fn cli_joins_the_golden_table_and_reports_mismatches() {
     let f: Vec<Option<f64>> = f.f64().unwrap().iter().collect();
     assert_eq!(f[1], Some(1.0));
     assert_eq!(f[2], None);
+    let closer: Vec<Option<bool>> = df
+        .column("closer_to_negative")
+        .unwrap()
+        .bool()
+        .unwrap()
+        .iter()
+        .collect();
+    assert_eq!(closer, [Some(true), Some(false), None]);
     // Asking for a metric whose inputs are missing is an error naming the metric.
     let bad = std::process::Command::new(env!("CARGO_BIN_EXE_polars-rag"))
         .args([

@@ -102,6 +102,34 @@ pub const METRICS: &[MetricInfo] = &[
         summary: "1.0 when a reference occurs verbatim in the answer",
         reference: "Ragas 0.4.3 StringPresence",
     },
+    MetricInfo {
+        id: "keyword_coverage",
+        kind: MetricKind::RowWise,
+        inputs: MetricInputs::AnswerReferences,
+        summary: "share of the reference's keywords (names, numbers, content words) found in the answer",
+        reference: "",
+    },
+    MetricInfo {
+        id: "number_match",
+        kind: MetricKind::RowWise,
+        inputs: MetricInputs::AnswerReferences,
+        summary: "share of the reference's numbers found in the answer, compared as numbers",
+        reference: "",
+    },
+    MetricInfo {
+        id: "answer_completeness",
+        kind: MetricKind::RowWise,
+        inputs: MetricInputs::AnswerReferences,
+        summary: "mean of the length ratio (capped at 1) and keyword coverage",
+        reference: "",
+    },
+    MetricInfo {
+        id: "citation_indicators",
+        kind: MetricKind::RowWise,
+        inputs: MetricInputs::Answer,
+        summary: "min(citation phrases found / 3, 1): does the answer say where it comes from",
+        reference: "",
+    },
 ];
 
 /// Looks a metric up by id.

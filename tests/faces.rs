@@ -356,6 +356,10 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
                 expr::string_similarity(col("answer"), col("sources"), Default::default())
             }
             "string_presence" => expr::string_presence(col("answer"), col("sources")),
+            "keyword_coverage" => expr::keyword_coverage(col("answer"), col("sources")),
+            "number_match" => expr::number_match(col("answer"), col("sources")),
+            "answer_completeness" => expr::answer_completeness(col("answer"), col("sources")),
+            "citation_indicators" => expr::citation_indicators(col("answer"), Default::default()),
             other => panic!("metric '{other}' has no Rust Expr builder"),
         };
         let out = df.clone().lazy().select([e]).collect().unwrap();

@@ -35,6 +35,10 @@ from polars_rag._internal import signature_of as _signature_of
 
 __all__ = [
     "__version__",
+    "answer_completeness",
+    "citation_indicators",
+    "keyword_coverage",
+    "number_match",
     "exact_match",
     "string_presence",
     "string_similarity",
@@ -333,6 +337,43 @@ def string_presence(answer: IntoExprColumn, references: IntoExprColumn) -> pl.Ex
     """1.0 when a reference occurs verbatim in the answer (Ragas ``StringPresence``), else 0.0."""
     return _plugin("string_presence", [answer, references])
 
+
+def keyword_coverage(answer: IntoExprColumn, references: IntoExprColumn) -> pl.Expr:
+    """Share of the reference's keywords found in the answer (best reference).
+
+    Keywords are capitalised phrases ("Territory 118", "Rule C-1"), numbers with their sign,
+    currency and percent ("293", "0.305%", "$604", "-0.133%"), and words of 4+ letters that are
+    not stop words. Null when the reference has no keywords.
+    """
+    return _plugin("keyword_coverage", [answer, references])
+
+
+def number_match(answer: IntoExprColumn, references: IntoExprColumn) -> pl.Expr:
+    """Share of the reference's numbers present in the answer, compared as numbers (best reference).
+
+    "$604" and "604" match, "1,000" and "1000" match, "604." is 604. Null when the reference
+    has no numbers.
+    """
+    return _plugin("number_match", [answer, references])
+
+
+def answer_completeness(answer: IntoExprColumn, references: IntoExprColumn) -> pl.Expr:
+    """Mean of min(answer words / reference words, 1) and :func:`keyword_coverage` (best reference)."""
+    return _plugin("answer_completeness", [answer, references])
+
+
+def citation_indicators(
+    answer: IntoExprColumn, *, indicators: Optional[Sequence[str]] = None
+) -> pl.Expr:
+    """min(citation phrases found / 3, 1): does the answer say where its facts come from.
+
+    The default phrases are "source:", "table:", "page", "document", "pdf", "according to",
+    "based on" and "from", matched case-insensitively; pass ``indicators`` to replace them.
+    """
+    # None selects the default list; the key is always sent so the plugin gets its options.
+    kwargs = {"indicators": None if indicators is None else list(indicators)}
+    return _plugin("citation_indicators", [answer], kwargs)
+
 @pl.api.register_expr_namespace("rag")
 class RagNamespace:
     """``pl.col("answer").rag.<metric>(...)``: forwards to the typed functions."""
@@ -455,3 +496,19 @@ class RagNamespace:
     def string_presence(self, references: IntoExprColumn) -> pl.Expr:
         """See :func:`polars_rag.string_presence`."""
         return string_presence(self._expr, references)
+
+    def keyword_coverage(self, references: IntoExprColumn) -> pl.Expr:
+        """See :func:`polars_rag.keyword_coverage`."""
+        return keyword_coverage(self._expr, references)
+
+    def number_match(self, references: IntoExprColumn) -> pl.Expr:
+        """See :func:`polars_rag.number_match`."""
+        return number_match(self._expr, references)
+
+    def answer_completeness(self, references: IntoExprColumn) -> pl.Expr:
+        """See :func:`polars_rag.answer_completeness`."""
+        return answer_completeness(self._expr, references)
+
+    def citation_indicators(self, *, indicators: Optional[Sequence[str]] = None) -> pl.Expr:
+        """See :func:`polars_rag.citation_indicators`."""
+        return citation_indicators(self._expr, indicators=indicators)

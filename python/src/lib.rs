@@ -6,6 +6,7 @@ use polars::prelude::*;
 use polars_rag::metrics::bleu::{BleuOptions, CorpusBleuOptions};
 use polars_rag::metrics::chrf::ChrfOptions;
 use polars_rag::metrics::citation::QuotedSpansOptions;
+use polars_rag::metrics::lexical::CitationIndicatorOptions;
 use polars_rag::metrics::rouge::RougeOptions;
 use polars_rag::metrics::similarity::StringSimilarityOptions;
 use polars_rag::metrics::MetricOptions;
@@ -143,6 +144,32 @@ shim!(
     float_field,
     [answer, references],
     |parallel| columns::string_presence(answer, references, parallel)
+);
+
+shim!(
+    keyword_coverage,
+    float_field,
+    [answer, references],
+    |parallel| columns::keyword_coverage(answer, references, parallel)
+);
+shim!(
+    number_match,
+    float_field,
+    [answer, references],
+    |parallel| columns::number_match(answer, references, parallel)
+);
+shim!(
+    answer_completeness,
+    float_field,
+    [answer, references],
+    |parallel| columns::answer_completeness(answer, references, parallel)
+);
+shim!(
+    citation_indicators,
+    float_field,
+    CitationIndicatorOptions,
+    [answer],
+    |o, parallel| columns::citation_indicators(answer, &o, parallel)
 );
 
 /// The metric ids this build exposes, from the library's registry.

@@ -34,6 +34,9 @@
 //!
 //! [string_similarity]
 //! distance = "levenshtein"    # hamming, jaro, jaro_winkler
+//!
+//! [citation_indicators]
+//! indicators = ["source:", "according to"]
 //! ```
 
 use std::path::{Path, PathBuf};

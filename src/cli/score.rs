@@ -241,6 +241,10 @@ fn row_expr(id: &str, answer: Expr, other: Option<Expr>, o: &MetricOptions) -> O
         "exact_match" => expr::exact_match(answer, other()?),
         "string_similarity" => expr::string_similarity(answer, other()?, o.string_similarity),
         "string_presence" => expr::string_presence(answer, other()?),
+        "keyword_coverage" => expr::keyword_coverage(answer, other()?),
+        "number_match" => expr::number_match(answer, other()?),
+        "answer_completeness" => expr::answer_completeness(answer, other()?),
+        "citation_indicators" => expr::citation_indicators(answer, o.citation_indicators.clone()),
         _ => return None,
     })
 }

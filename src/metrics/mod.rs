@@ -4,6 +4,7 @@
 pub mod bleu;
 pub mod chrf;
 pub mod citation;
+pub mod lexical;
 pub mod rouge;
 pub mod similarity;
 
@@ -31,6 +32,8 @@ pub struct MetricOptions {
     pub rouge: rouge::RougeOptions,
     /// `string_similarity`.
     pub string_similarity: similarity::StringSimilarityOptions,
+    /// `citation_indicators`.
+    pub citation_indicators: lexical::CitationIndicatorOptions,
 }
 
 impl MetricOptions {
@@ -56,6 +59,9 @@ impl MetricOptions {
             "rouge" => all.rouge = Deserialize::deserialize(options).map_err(bad)?,
             "string_similarity" => {
                 all.string_similarity = Deserialize::deserialize(options).map_err(bad)?
+            }
+            "citation_indicators" => {
+                all.citation_indicators = Deserialize::deserialize(options).map_err(bad)?
             }
             _ if crate::registry::find(metric).is_some() => {
                 let _: NoOptions = Deserialize::deserialize(options).map_err(bad)?;
@@ -84,6 +90,9 @@ impl MetricOptions {
             "chrf" => chrf::signature(&self.chrf),
             "rouge" => rouge::signature(&self.rouge),
             "string_similarity" => similarity::signature(&self.string_similarity),
+            "citation_indicators" => {
+                lexical::citation_indicators_signature(&self.citation_indicators)
+            }
             _ => {
                 crate::registry::find(metric)?;
                 format!("{metric}|version:polars-rag-{version}")

@@ -10,6 +10,7 @@ use crate::metrics::chrf::{self, ChrfOptions};
 use crate::metrics::citation::{
     citation_alignment, QuotedSpans, QuotedSpansOptions, Scratch, SpanCounts,
 };
+use crate::metrics::lexical::{self, CitationIndicatorOptions};
 use crate::metrics::rouge::{self, Prf, RougeOptions, RougeScores};
 use crate::metrics::similarity::{self, StringSimilarityOptions};
 
@@ -347,4 +348,82 @@ pub fn exact_match(answer: &Series, references: &Series, parallel: bool) -> Pola
         |_: &mut (), a, refs| best_over(refs, |r| Some(similarity::exact_match(a, r))),
     )?;
     Ok(float_series("exact_match", scores))
+}
+
+/// The lexical answer checks against the best reference: `Float64` named after the metric,
+/// null when the answer is null, the row has no reference, or no reference has anything to
+/// check (no keywords, no numbers).
+fn best_lexical(
+    metric: &str,
+    answer: &Series,
+    references: &Series,
+    parallel: bool,
+    check: fn(&str, &str) -> Option<f64>,
+) -> PolarsResult<Series> {
+    let scores = per_answer(
+        metric,
+        answer,
+        references,
+        parallel,
+        |_: &mut (), a, refs| best_over(refs, |r| check(a, r)),
+    )?;
+    Ok(float_series(metric, scores))
+}
+
+/// `keyword_coverage` over columns (see [`lexical::keyword_coverage`]).
+pub fn keyword_coverage(
+    answer: &Series,
+    references: &Series,
+    parallel: bool,
+) -> PolarsResult<Series> {
+    best_lexical(
+        "keyword_coverage",
+        answer,
+        references,
+        parallel,
+        lexical::keyword_coverage,
+    )
+}
+
+/// `number_match` over columns (see [`lexical::number_match`]).
+pub fn number_match(answer: &Series, references: &Series, parallel: bool) -> PolarsResult<Series> {
+    best_lexical(
+        "number_match",
+        answer,
+        references,
+        parallel,
+        lexical::number_match,
+    )
+}
+
+/// `answer_completeness` over columns (see [`lexical::answer_completeness`]).
+pub fn answer_completeness(
+    answer: &Series,
+    references: &Series,
+    parallel: bool,
+) -> PolarsResult<Series> {
+    best_lexical(
+        "answer_completeness",
+        answer,
+        references,
+        parallel,
+        lexical::answer_completeness,
+    )
+}
+
+/// `citation_indicators` over a column of answers: null where the answer is null.
+pub fn citation_indicators(
+    answer: &Series,
+    options: &CitationIndicatorOptions,
+    parallel: bool,
+) -> PolarsResult<Series> {
+    let answers = StrColumn::new("citation_indicators", "answer", answer)?;
+    let scores = map_row_batches(answers.len(), parallel, |range| {
+        answers
+            .rows(range)
+            .iter()
+            .map(|a| a.map(|a| lexical::citation_indicators(a, options)))
+            .collect()
+    });
+    Ok(float_series("citation_indicators", scores))
 }

@@ -29,6 +29,7 @@ use super::columns;
 use crate::metrics::bleu::BleuOptions;
 use crate::metrics::chrf::ChrfOptions;
 use crate::metrics::citation::QuotedSpansOptions;
+use crate::metrics::lexical::CitationIndicatorOptions;
 use crate::metrics::rouge::RougeOptions;
 use crate::metrics::similarity::StringSimilarityOptions;
 
@@ -161,6 +162,41 @@ pub fn exact_match(answer: Expr, references: Expr) -> Expr {
         |[answer, references]| columns::exact_match(answer, references, true),
     )
 }
+
+/// How many citation phrases the answer uses, as min(found / 3, 1), named
+/// `citation_indicators`.
+pub fn citation_indicators(answer: Expr, options: CitationIndicatorOptions) -> Expr {
+    row_wise(
+        "citation_indicators",
+        [answer],
+        DataType::Float64,
+        move |[answer]| columns::citation_indicators(answer, &options, true),
+    )
+}
+
+/// Lexical checks of the answer against its best reference, `Float64` named after the metric.
+macro_rules! lexical_expr {
+    ($($(#[$doc:meta])* $id:ident),+ $(,)?) => {$(
+        $(#[$doc])*
+        pub fn $id(answer: Expr, references: Expr) -> Expr {
+            row_wise(stringify!($id), [answer, references], DataType::Float64, |[a, r]| {
+                columns::$id(a, r, true)
+            })
+        }
+    )+};
+}
+
+lexical_expr!(
+    /// Share of the reference's keywords found in the answer (best reference), named
+    /// `keyword_coverage`.
+    keyword_coverage,
+    /// Share of the reference's numbers found in the answer, compared as numbers (best
+    /// reference), named `number_match`.
+    number_match,
+    /// Mean of the length ratio (capped at 1) and keyword coverage (best reference), named
+    /// `answer_completeness`.
+    answer_completeness,
+);
 
 /// An elementwise metric expression named `id` over `N` input expressions.
 fn row_wise<const N: usize, F>(id: &'static str, inputs: [Expr; N], dtype: DataType, f: F) -> Expr

@@ -88,3 +88,25 @@ def test_exact_match_and_nulls():
         df.select(pr.string_similarity("answer", "ref", distance="cosine"))  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="invalid options"):
         pr.signature("exact_match", casefold=True)
+
+
+def test_lexical_examples():
+    df = pl.DataFrame(
+        {
+            "answer": ["  The answer is   PARIS ", "Territory 118 paid $604 (1000 units), 0.305%", "no numbers here"],
+            "ref": ["the answer is paris", "In Territory 118 the fee was 604, for 1,000 units, 0.305%", "It cost 604."],
+        }
+    )
+    out = df.select(
+        pr.exact_match("answer", "ref"), pr.number_match("answer", "ref"), pr.keyword_coverage("answer", "ref")
+    )
+    assert out["exact_match"].to_list() == [1.0, 0.0, 0.0]
+    assert out["number_match"].to_list() == [None, 1.0, 0.0]  # the first reference has no number
+    # territory 118, territory, 118, units, 604, 1,000, 0.305%: all in the answer
+    assert out["keyword_coverage"].to_list() == [1.0, 1.0, 0.0]
+    completeness = df.select(pr.answer_completeness("answer", "ref"))["answer_completeness"].to_list()
+    assert completeness[1] == pytest.approx((7 / 11 + 1.0) / 2)  # 7 of 11 words, every keyword
+    cites = pl.DataFrame({"a": ["According to the source: page 4 of the PDF", "It is so."]})
+    assert cites.select(pr.citation_indicators("a"))["citation_indicators"].to_list() == [1.0, 0.0]
+    custom = cites.select(pr.citation_indicators("a", indicators=["so."]))["citation_indicators"].to_list()
+    assert custom == [0.0, pytest.approx(1 / 3)]

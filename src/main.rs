@@ -68,6 +68,9 @@ struct ScoreArgs {
     /// Reference answers column: str or list[str] (default reference_answers, else reference).
     #[arg(long)]
     references_col: Option<String>,
+    /// Declarative checks column: list[struct{kind, value, values, weight, name}].
+    #[arg(long)]
+    checks_col: Option<String>,
     /// Negative answers column: str or list[str] (default negative_answers).
     #[arg(long)]
     negatives_col: Option<String>,
@@ -121,6 +124,7 @@ fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
             answer: args.answer_col.or(columns.answer),
             sources: args.sources_col.or(columns.sources),
             references: args.references_col.or(columns.references),
+            checks: args.checks_col.or(columns.checks),
             negatives: args.negatives_col.or(columns.negatives),
         },
         options,

@@ -19,6 +19,8 @@ pub enum MetricInputs {
     AnswerReferences,
     /// `answer` alone.
     Answer,
+    /// `answer` and the question's declarative `checks`.
+    AnswerChecks,
 }
 
 /// A metric known to every face.
@@ -128,6 +130,13 @@ pub const METRICS: &[MetricInfo] = &[
         kind: MetricKind::RowWise,
         inputs: MetricInputs::Answer,
         summary: "min(citation phrases found / 3, 1): does the answer say where it comes from",
+        reference: "",
+    },
+    MetricInfo {
+        id: "checks",
+        kind: MetricKind::RowWise,
+        inputs: MetricInputs::AnswerChecks,
+        summary: "weighted share of the question's declarative checks passed, and the names of those failed",
         reference: "",
     },
 ];

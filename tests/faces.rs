@@ -337,10 +337,69 @@ fn parallel_equals_sequential_equals_kernel() {
     }
 }
 
+/// A `list[struct{kind, value}]` column holding one check per row.
+fn checks_column(name: &str, rows: usize, kind: &str, value: &str) -> Series {
+    let one = |_| {
+        let fields = [
+            Series::new("kind".into(), [kind]),
+            Series::new("value".into(), [value]),
+        ];
+        StructChunked::from_series("check".into(), 1, fields.iter())
+            .unwrap()
+            .into_series()
+    };
+    let list: ListChunked = (0..rows).map(|i| Some(one(i))).collect();
+    list.with_name(name.into()).into_series()
+}
+
+/// Checks through the Expr builder: scores, failures, nulls, and an invalid regex reported
+/// before anything is scored, naming the row and the check.
+#[test]
+fn checks_expr_scores_and_validates_first() {
+    let mut df = df!("answer" => [Some("Paris is big"), Some("Lyon"), None])
+        .unwrap()
+        .hstack(&[checks_column("checks", 3, "contains", "paris").into()])
+        .unwrap();
+    let out = df
+        .clone()
+        .lazy()
+        .select([expr::checks(col("answer"), col("checks"))])
+        .collect()
+        .unwrap();
+    let st = out.column("checks").unwrap().struct_().unwrap().clone();
+    let score: Vec<Option<f64>> = st
+        .field_by_name("score")
+        .unwrap()
+        .f64()
+        .unwrap()
+        .iter()
+        .collect();
+    assert_eq!(score, [Some(1.0), Some(0.0), None]);
+    let failed = st.field_by_name("failed").unwrap();
+    let second = failed.list().unwrap().get_as_series(1).unwrap();
+    assert_eq!(second.str().unwrap().get(0), Some("contains:paris"));
+    let bad = df
+        .with_column(checks_column("checks", 3, "regex", "(open").into())
+        .unwrap()
+        .clone()
+        .lazy()
+        .select([expr::checks(col("answer"), col("checks"))])
+        .collect()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        bad.contains("checks: row 0: check #1 (regex): invalid regex"),
+        "{bad}"
+    );
+}
+
 /// Every registered id is exposed by the Rust `Expr` face and the CLI.
 #[test]
 fn every_metric_id_is_on_the_rust_and_cli_faces() {
     let df = demo_frame();
+    let df = df
+        .hstack(&[checks_column("checks", df.height(), "contains", "a").into()])
+        .unwrap();
     for id in registry::ids() {
         let e = match id {
             "quoted_spans" => expr::quoted_spans(col("answer"), col("sources"), Default::default()),
@@ -360,6 +419,7 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             "number_match" => expr::number_match(col("answer"), col("sources")),
             "answer_completeness" => expr::answer_completeness(col("answer"), col("sources")),
             "citation_indicators" => expr::citation_indicators(col("answer"), Default::default()),
+            "checks" => expr::checks(col("answer"), col("checks")),
             other => panic!("metric '{other}' has no Rust Expr builder"),
         };
         let out = df.clone().lazy().select([e]).collect().unwrap();

@@ -35,6 +35,7 @@ from polars_rag._internal import signature_of as _signature_of
 
 __all__ = [
     "__version__",
+    "checks",
     "answer_completeness",
     "citation_indicators",
     "keyword_coverage",
@@ -374,6 +375,17 @@ def citation_indicators(
     kwargs = {"indicators": None if indicators is None else list(indicators)}
     return _plugin("citation_indicators", [answer], kwargs)
 
+def checks(answer: IntoExprColumn, checks: IntoExprColumn) -> pl.Expr:
+    """Declarative per-question checks stored as data.
+
+    ``checks`` is a ``list[struct{kind, value, values, weight, name}]`` column; ``kind`` is one of
+    ``contains``, ``not_contains``, ``regex``, ``number``, ``any_of``, ``list_items``. Returns a
+    struct ``checks`` with ``score`` (weighted share passed, null when a row has no checks) and
+    ``failed`` (names of the failed checks). Every check of every row is validated before
+    scoring: an invalid regex is an error naming the row and the check.
+    """
+    return _plugin("checks", [answer, checks])
+
 @pl.api.register_expr_namespace("rag")
 class RagNamespace:
     """``pl.col("answer").rag.<metric>(...)``: forwards to the typed functions."""
@@ -512,3 +524,8 @@ class RagNamespace:
     def citation_indicators(self, *, indicators: Optional[Sequence[str]] = None) -> pl.Expr:
         """See :func:`polars_rag.citation_indicators`."""
         return citation_indicators(self._expr, indicators=indicators)
+
+    def checks(self, checks_column: IntoExprColumn) -> pl.Expr:
+        """See :func:`polars_rag.checks`."""
+        return checks(self._expr, checks_column)
+

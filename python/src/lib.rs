@@ -53,6 +53,10 @@ fn float_field(fields: &[Field]) -> PolarsResult<Field> {
     Ok(Field::new(name, DataType::Float64))
 }
 
+fn checks_field(_: &[Field]) -> PolarsResult<Field> {
+    Ok(Field::new("checks".into(), columns::checks_dtype()))
+}
+
 fn rouge_field(_: &[Field]) -> PolarsResult<Field> {
     Ok(Field::new("rouge".into(), columns::rouge_dtype()))
 }
@@ -171,6 +175,10 @@ shim!(
     [answer],
     |o, parallel| columns::citation_indicators(answer, &o, parallel)
 );
+
+shim!(checks, checks_field, [answer, checks], |parallel| {
+    columns::checks(answer, checks, parallel)
+});
 
 /// The metric ids this build exposes, from the library's registry.
 #[pyfunction]

@@ -11,6 +11,7 @@
 //! answer = "answer"
 //! sources = "sources"              # list[str], str, or list[struct{text, ...}] such as "retrieved"
 //! references = "reference_answers" # str or list[str]
+//! checks = "checks"                # list[struct{kind, value, values, weight, name}]
 //! negatives = "negative_answers"   # str or list[str]
 //!
 //! [quoted_spans]        # options shared by quoted_spans and citation_alignment
@@ -57,6 +58,8 @@ pub struct Columns {
     pub sources: Option<String>,
     /// Reference answers (default `reference_answers`, else `reference`).
     pub references: Option<String>,
+    /// Declarative checks per question (default `checks`).
+    pub checks: Option<String>,
     /// Answers that must not be given (default `negative_answers`).
     pub negatives: Option<String>,
 }

@@ -27,6 +27,8 @@ pub struct JobColumns {
     pub sources: Option<String>,
     /// Reference answers (default `reference_answers`, else `reference`).
     pub references: Option<String>,
+    /// Declarative checks (default `checks`).
+    pub checks: Option<String>,
     /// Answers that must not be given (default `negative_answers`).
     pub negatives: Option<String>,
 }
@@ -213,6 +215,7 @@ struct Resolved {
     answer: String,
     sources: Option<String>,
     references: Option<String>,
+    checks: Option<String>,
     negatives: Option<String>,
 }
 
@@ -221,6 +224,7 @@ impl Resolved {
         let (col, what) = match inputs {
             MetricInputs::Answer => return Ok(None),
             MetricInputs::AnswerSources => (&self.sources, "sources (--sources-col)"),
+            MetricInputs::AnswerChecks => (&self.checks, "checks (--checks-col)"),
             MetricInputs::AnswerReferences => (
                 &self.references,
                 "reference answers (--references-col, or a --golden table)",
@@ -244,6 +248,7 @@ fn row_expr(id: &str, answer: Expr, other: Option<Expr>, o: &MetricOptions) -> O
         "keyword_coverage" => expr::keyword_coverage(answer, other()?),
         "number_match" => expr::number_match(answer, other()?),
         "answer_completeness" => expr::answer_completeness(answer, other()?),
+        "checks" => expr::checks(answer, other()?),
         "citation_indicators" => expr::citation_indicators(answer, o.citation_indicators.clone()),
         _ => return None,
     })
@@ -271,11 +276,13 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
             &job.columns.references,
             &["reference_answers", "reference"],
         ),
+        checks: pick(&schema, &job.columns.checks, &["checks"]),
         negatives: pick(&schema, &job.columns.negatives, &["negative_answers"]),
     };
     for (name, what) in [
         (&resolved.sources, "sources"),
         (&resolved.references, "references"),
+        (&resolved.checks, "checks"),
         (&resolved.negatives, "negatives"),
     ] {
         if let Some(name) = name {
@@ -416,6 +423,11 @@ fn summarise(
     for id in metrics {
         match *id {
             "quoted_spans" | "citation_alignment" | "corpus_bleu" => {}
+            "checks" => {
+                let st = scores.column("checks")?.struct_()?.clone();
+                let f = st.field_by_name("score")?;
+                mean_line(&mut out, "checks.score", f.f64()?);
+            }
             "rouge" => {
                 let st = scores.column("rouge")?.struct_()?.clone();
                 for field in ["rouge1", "rouge2", "rougeL", "rougeLsum"] {

@@ -485,6 +485,257 @@ pub fn citation_indicators_signature(options: &CitationIndicatorOptions) -> Stri
     )
 }
 
+// ------------------------------------------------------------------------------------------
+// Declarative checks
+
+/// What a [`Check`] tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckKind {
+    /// `value` occurs in the answer, ignoring case.
+    Contains,
+    /// `value` does not occur in the answer, ignoring case.
+    NotContains,
+    /// The regular expression `value` matches somewhere in the answer (Rust `regex` syntax,
+    /// case-sensitive unless it starts with `(?i)`).
+    Regex,
+    /// The answer has the number `value`, compared as a number (see [`numbers`]).
+    Number,
+    /// At least one of `values` occurs in the answer, ignoring case.
+    AnyOf,
+    /// Every item of `values` occurs in the answer (partial credit: the share found). With only
+    /// `value`, the items are its markdown list lines (`- `, `* `, `• `, `1. `).
+    ListItems,
+}
+
+impl CheckKind {
+    fn name(self) -> &'static str {
+        match self {
+            CheckKind::Contains => "contains",
+            CheckKind::NotContains => "not_contains",
+            CheckKind::Regex => "regex",
+            CheckKind::Number => "number",
+            CheckKind::AnyOf => "any_of",
+            CheckKind::ListItems => "list_items",
+        }
+    }
+}
+
+/// One fact a golden question expects of its answer, stored as data.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    /// What is tested.
+    pub kind: CheckKind,
+    /// The text, pattern or number.
+    #[serde(default)]
+    pub value: Option<String>,
+    /// The alternatives (`any_of`) or items (`list_items`).
+    #[serde(default)]
+    pub values: Option<Vec<String>>,
+    /// Weight in the score (default 1).
+    #[serde(default)]
+    pub weight: Option<f64>,
+    /// Name reported when the check fails (default `kind:value`).
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+/// A validated check, ready to run.
+#[derive(Clone, Debug)]
+struct Prepared {
+    label: String,
+    weight: f64,
+    test: Test,
+}
+
+#[derive(Clone, Debug)]
+enum Test {
+    Contains(String),
+    NotContains(String),
+    Regex(regex::Regex),
+    Number(f64),
+    AnyOf(Vec<String>),
+    Items(Vec<String>),
+}
+
+/// The checks of one question, validated once and run on its answer.
+#[derive(Clone, Debug, Default)]
+pub struct PreparedChecks {
+    checks: Vec<Prepared>,
+}
+
+/// The result of running a question's checks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckOutcome {
+    /// Σ weight × credit / Σ weight; `None` when the question has no checks.
+    pub score: Option<f64>,
+    /// The names of the checks that did not fully pass, in order.
+    pub failed: Vec<String>,
+}
+
+/// The markdown list items of `text`: lines starting with `-`, `*`, `•` or `1.`.
+fn list_items(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|line| {
+            let line = line.trim_start();
+            let rest = ["- ", "* ", "• "]
+                .iter()
+                .find_map(|b| line.strip_prefix(b))
+                .or_else(|| {
+                    let digits =
+                        line.len() - line.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+                    (digits > 0)
+                        .then(|| {
+                            line[digits..]
+                                .strip_prefix(". ")
+                                .or(line[digits..].strip_prefix(") "))
+                        })
+                        .flatten()
+                })?;
+            let item = rest.trim();
+            (!item.is_empty()).then(|| item.to_lowercase())
+        })
+        .collect()
+}
+
+impl PreparedChecks {
+    /// Validates `checks`: every check needs what its kind reads, weights must be finite and
+    /// non-negative, regexes must compile, numbers must parse. The error names the check (its
+    /// `name`, else its position and kind) and the problem.
+    ///
+    /// ```
+    /// use polars_rag::metrics::lexical::{Check, CheckKind, PreparedChecks};
+    /// let check = |kind, value: &str| Check {
+    ///     kind, value: Some(value.into()), values: None, weight: None, name: None,
+    /// };
+    /// let prepared = PreparedChecks::new(&[
+    ///     check(CheckKind::Contains, "territory 118"),
+    ///     check(CheckKind::Number, "$604"),
+    ///     check(CheckKind::Regex, r"Rule C-\d"),
+    /// ]).unwrap();
+    /// let outcome = prepared.run("Territory 118 pays 604 under Rule C-2.");
+    /// assert_eq!(outcome.score, Some(1.0));
+    /// let outcome = prepared.run("Territory 118 pays 605.");
+    /// assert_eq!(outcome.failed, ["number:$604", "regex:Rule C-\\d"]);
+    /// let err = PreparedChecks::new(&[check(CheckKind::Regex, "(open")]).unwrap_err();
+    /// assert!(err.starts_with("check #1 (regex): invalid regex"), "{err}");
+    /// ```
+    pub fn new(checks: &[Check]) -> Result<PreparedChecks, String> {
+        let mut prepared = Vec::with_capacity(checks.len());
+        for (i, check) in checks.iter().enumerate() {
+            let kind = check.kind.name();
+            let who = match &check.name {
+                Some(name) => format!("check '{name}'"),
+                None => format!("check #{} ({kind})", i + 1),
+            };
+            let value = || {
+                check
+                    .value
+                    .as_deref()
+                    .filter(|v| !v.is_empty())
+                    .ok_or_else(|| format!("{who}: needs a non-empty value"))
+            };
+            let values = || match &check.values {
+                Some(v) if !v.is_empty() => Ok(v.iter().map(|x| x.to_lowercase()).collect()),
+                _ => Err(format!("{who}: needs a non-empty list of values")),
+            };
+            let weight = check.weight.unwrap_or(1.0);
+            if !weight.is_finite() || weight < 0.0 {
+                return Err(format!(
+                    "{who}: weight must be a finite number ≥ 0, got {weight}"
+                ));
+            }
+            let test = match check.kind {
+                CheckKind::Contains => Test::Contains(value()?.to_lowercase()),
+                CheckKind::NotContains => Test::NotContains(value()?.to_lowercase()),
+                CheckKind::Regex => Test::Regex(
+                    regex::Regex::new(value()?)
+                        .map_err(|e| format!("{who}: invalid regex: {e}"))?,
+                ),
+                CheckKind::Number => {
+                    let v = value()?;
+                    match numbers(v).as_slice() {
+                        [n] => Test::Number(*n),
+                        _ => return Err(format!("{who}: value '{v}' is not one number")),
+                    }
+                }
+                CheckKind::AnyOf => Test::AnyOf(values()?),
+                CheckKind::ListItems => match &check.values {
+                    Some(_) => Test::Items(values()?),
+                    None => {
+                        let items = list_items(value()?);
+                        if items.is_empty() {
+                            return Err(format!("{who}: value has no markdown list items"));
+                        }
+                        Test::Items(items)
+                    }
+                },
+            };
+            let label = check
+                .name
+                .clone()
+                .unwrap_or_else(|| match (&check.value, &check.values) {
+                    (Some(v), _) => format!("{kind}:{v}"),
+                    (None, Some(vs)) => format!("{kind}:{}", vs.join("|")),
+                    (None, None) => kind.to_string(),
+                });
+            prepared.push(Prepared {
+                label,
+                weight,
+                test,
+            });
+        }
+        Ok(PreparedChecks { checks: prepared })
+    }
+
+    /// Runs the checks on `answer`.
+    pub fn run(&self, answer: &str) -> CheckOutcome {
+        if self.checks.is_empty() {
+            return CheckOutcome {
+                score: None,
+                failed: Vec::new(),
+            };
+        }
+        let lower = answer.to_lowercase();
+        let mut have: Option<Vec<f64>> = None;
+        let (mut earned, mut total) = (0.0, 0.0);
+        let mut failed = Vec::new();
+        for check in &self.checks {
+            let credit = match &check.test {
+                Test::Contains(v) => f64::from(u8::from(lower.contains(v.as_str()))),
+                Test::NotContains(v) => f64::from(u8::from(!lower.contains(v.as_str()))),
+                Test::Regex(re) => f64::from(u8::from(re.is_match(answer))),
+                Test::Number(n) => {
+                    let have = have.get_or_insert_with(|| numbers(answer));
+                    f64::from(u8::from(have.iter().any(|h| same_number(*h, *n))))
+                }
+                Test::AnyOf(vs) => {
+                    f64::from(u8::from(vs.iter().any(|v| lower.contains(v.as_str()))))
+                }
+                Test::Items(items) => {
+                    let found = items.iter().filter(|v| lower.contains(v.as_str())).count();
+                    found as f64 / items.len() as f64
+                }
+            };
+            if credit < 1.0 {
+                failed.push(check.label.clone());
+            }
+            earned += check.weight * credit;
+            total += check.weight;
+        }
+        // All weights zero: every check counts the same.
+        let score = if total > 0.0 {
+            earned / total
+        } else {
+            (self.checks.len() - failed.len()) as f64 / self.checks.len() as f64
+        };
+        CheckOutcome {
+            score: Some(score),
+            failed,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -530,6 +781,59 @@ mod tests {
 
     fn exact_words(t: &str) -> usize {
         keywords(t).len()
+    }
+
+    fn check(
+        kind: CheckKind,
+        value: Option<&str>,
+        values: Option<&[&str]>,
+        weight: Option<f64>,
+    ) -> Check {
+        Check {
+            kind,
+            value: value.map(String::from),
+            values: values.map(|v| v.iter().map(|s| s.to_string()).collect()),
+            weight,
+            name: None,
+        }
+    }
+
+    #[test]
+    fn checks_weigh_credit_and_report_failures() {
+        let prepared = PreparedChecks::new(&[
+            check(CheckKind::Contains, Some("Paris"), None, Some(2.0)),
+            check(CheckKind::NotContains, Some("london"), None, None),
+            check(CheckKind::AnyOf, None, Some(&["capital", "seat"]), None),
+            check(
+                CheckKind::ListItems,
+                Some("Items:\n- apples\n* pears\n1. plums"),
+                None,
+                Some(3.0),
+            ),
+        ])
+        .unwrap();
+        let out = prepared.run("Paris is the capital; it sells apples and plums, not London's.");
+        // 2 + 0 + 1 + 3 × 2/3 over 7
+        assert_eq!(out.score, Some(5.0 / 7.0));
+        assert_eq!(out.failed.len(), 2);
+        assert!(out.failed[0].starts_with("not_contains:london"));
+        assert!(out.failed[1].starts_with("list_items:"));
+        assert_eq!(PreparedChecks::new(&[]).unwrap().run("x").score, None);
+    }
+
+    #[test]
+    fn invalid_checks_are_named_errors() {
+        let err = |c: Check| PreparedChecks::new(&[c]).unwrap_err();
+        assert!(
+            err(check(CheckKind::Contains, None, None, None)).contains("needs a non-empty value")
+        );
+        assert!(err(check(CheckKind::AnyOf, None, Some(&[]), None)).contains("list of values"));
+        assert!(err(check(CheckKind::Number, Some("many"), None, None)).contains("not one number"));
+        assert!(err(check(CheckKind::Contains, Some("x"), None, Some(-1.0))).contains("weight"));
+        let mut named = check(CheckKind::Regex, Some("[a-"), None, None);
+        named.name = Some("fee rule".into());
+        assert!(err(named).starts_with("check 'fee rule': invalid regex"));
+        assert!(err(check(CheckKind::ListItems, Some("no list"), None, None)).contains("markdown"));
     }
 
     #[test]

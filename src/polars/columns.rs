@@ -10,7 +10,9 @@ use crate::metrics::chrf::{self, ChrfOptions};
 use crate::metrics::citation::{
     citation_alignment, QuotedSpans, QuotedSpansOptions, Scratch, SpanCounts,
 };
-use crate::metrics::lexical::{self, CitationIndicatorOptions};
+use crate::metrics::lexical::{
+    self, Check, CheckKind, CheckOutcome, CitationIndicatorOptions, PreparedChecks,
+};
 use crate::metrics::rouge::{self, Prf, RougeOptions, RougeScores};
 use crate::metrics::similarity::{self, StringSimilarityOptions};
 
@@ -190,14 +192,6 @@ pub fn rouge_dtype() -> DataType {
             .map(|t| Field::new((*t).into(), prf_dtype()))
             .collect(),
     )
-}
-
-/// Output dtype of `checks`: `struct{score: f64, failed: list[str]}`.
-pub fn checks_dtype() -> DataType {
-    DataType::Struct(vec![
-        Field::new("score".into(), DataType::Float64),
-        Field::new("failed".into(), DataType::List(Box::new(DataType::String))),
-    ])
 }
 
 /// `rouge` over columns: one `struct{rouge1, rouge2, rougeL, rougeLsum}` per row, each a
@@ -426,4 +420,137 @@ pub fn citation_indicators(
             .collect()
     });
     Ok(float_series("citation_indicators", scores))
+}
+
+/// Output dtype of `checks`: `struct{score: f64, failed: list[str]}`.
+pub fn checks_dtype() -> DataType {
+    DataType::Struct(vec![
+        Field::new("score".into(), DataType::Float64),
+        Field::new("failed".into(), DataType::List(Box::new(DataType::String))),
+    ])
+}
+
+/// The checks of one row: a `struct{kind, value, values, weight, name}` series (missing fields
+/// mean "not given"; `value` and `weight` may be of any type that casts to text and number).
+fn row_checks(item: &Series) -> PolarsResult<Vec<Check>> {
+    if item.is_empty() || item.dtype() == &DataType::Null {
+        return Ok(Vec::new());
+    }
+    let st = item.struct_()?;
+    let field = |name: &str, dtype: &DataType| -> PolarsResult<Option<Series>> {
+        match st.field_by_name(name) {
+            Ok(f) => Ok(Some(f.cast(dtype)?)),
+            Err(_) => Ok(None),
+        }
+    };
+    let text = DataType::String;
+    let kinds = field("kind", &text)?
+        .ok_or_else(|| polars_err!(SchemaMismatch: "the check structs have no 'kind' field"))?;
+    let value = field("value", &text)?;
+    let name = field("name", &text)?;
+    let weight = field("weight", &DataType::Float64)?;
+    let values = field("values", &DataType::List(Box::new(DataType::String)))?;
+    let mut out = Vec::with_capacity(item.len());
+    for i in 0..item.len() {
+        let kind = kinds
+            .str()?
+            .get(i)
+            .ok_or_else(|| polars_err!(ComputeError: "check #{} has no kind", i + 1))?;
+        let kind: CheckKind = serde::Deserialize::deserialize(
+            serde::de::IntoDeserializer::<serde::de::value::Error>::into_deserializer(kind),
+        )
+        .map_err(|_| {
+            polars_err!(ComputeError: "check #{}: unknown kind '{kind}' (contains, not_contains, regex, number, any_of, list_items)", i + 1)
+        })?;
+        let string_at = |s: &Option<Series>| -> PolarsResult<Option<String>> {
+            Ok(match s {
+                Some(s) => s.str()?.get(i).map(String::from),
+                None => None,
+            })
+        };
+        let list = match &values {
+            Some(v) => v
+                .list()?
+                .get_as_series(i)
+                .map(|items| -> PolarsResult<Vec<String>> {
+                    Ok(items.str()?.iter().flatten().map(String::from).collect())
+                }),
+            None => None,
+        }
+        .transpose()?;
+        out.push(Check {
+            kind,
+            value: string_at(&value)?,
+            values: list,
+            weight: match &weight {
+                Some(w) => w.f64()?.get(i),
+                None => None,
+            },
+            name: string_at(&name)?,
+        });
+    }
+    Ok(out)
+}
+
+/// `checks` over columns: each row's declarative checks (a `list[struct{kind, value, values,
+/// weight, name}]` column) run on its answer, giving `struct{score, failed}`. Every row's checks
+/// are validated before any is run; an invalid one is an error naming the row and the check.
+/// Null answer or null checks → null row; an empty list → null score, nothing failed.
+pub fn checks(answer: &Series, checks: &Series, parallel: bool) -> PolarsResult<Series> {
+    let metric = "checks";
+    let answers = StrColumn::new(metric, "answer", answer)?;
+    let lists = match checks.dtype() {
+        DataType::List(inner) if matches!(inner.as_ref(), DataType::Struct(_) | DataType::Null) => {
+            checks.list()?
+        }
+        other => polars_bail!(
+            SchemaMismatch: "{metric}: column '{}' must be list[struct{{kind, value, values, weight, name}}], got {other}",
+            checks.name()
+        ),
+    };
+    let len = output_len(
+        metric,
+        &[
+            (answer.name().as_str(), answers.len()),
+            (checks.name().as_str(), lists.len()),
+        ],
+    )?;
+    let mut prepared: Vec<Option<PreparedChecks>> = Vec::with_capacity(lists.len());
+    for row in 0..lists.len() {
+        let Some(item) = lists.get_as_series(row) else {
+            prepared.push(None);
+            continue;
+        };
+        let parsed =
+            row_checks(&item).map_err(|e| polars_err!(ComputeError: "{metric}: row {row}: {e}"))?;
+        let ready = PreparedChecks::new(&parsed)
+            .map_err(|e| polars_err!(ComputeError: "{metric}: row {row}: {e}"))?;
+        prepared.push(Some(ready));
+    }
+    let outcomes: Vec<Option<CheckOutcome>> = map_row_batches(len, parallel, |range| {
+        let answer_rows = answers.rows(range.clone());
+        range
+            .zip(answer_rows)
+            .map(|(i, answer)| {
+                let row = if prepared.len() == 1 { 0 } else { i };
+                Some(prepared.get(row)?.as_ref()?.run(answer?))
+            })
+            .collect()
+    });
+    let valid: Vec<bool> = outcomes.iter().map(Option::is_some).collect();
+    let score = float_series(
+        "score",
+        outcomes
+            .iter()
+            .map(|o| o.as_ref().and_then(|o| o.score))
+            .collect(),
+    );
+    let mut failed = ListStringChunkedBuilder::new("failed".into(), len, len);
+    for outcome in &outcomes {
+        match outcome {
+            Some(o) => failed.append_values_iter(o.failed.iter().map(String::as_str)),
+            None => failed.append_null(),
+        }
+    }
+    struct_series(metric, &[score, failed.finish().into_series()], &valid)
 }

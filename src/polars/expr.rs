@@ -174,6 +174,17 @@ pub fn citation_indicators(answer: Expr, options: CitationIndicatorOptions) -> E
     )
 }
 
+/// The question's declarative checks run on its answer, named `checks`:
+/// `struct{score: f64, failed: list[str]}` (see [`crate::metrics::lexical::PreparedChecks`]).
+pub fn checks(answer: Expr, checks: Expr) -> Expr {
+    row_wise(
+        "checks",
+        [answer, checks],
+        columns::checks_dtype(),
+        |[answer, checks]| columns::checks(answer, checks, true),
+    )
+}
+
 /// Lexical checks of the answer against its best reference, `Float64` named after the metric.
 macro_rules! lexical_expr {
     ($($(#[$doc:meta])* $id:ident),+ $(,)?) => {$(

@@ -161,6 +161,10 @@ def test_every_metric_id_is_a_function_and_a_namespace_method():
         ns = getattr(pl.col("answer").rag, metric)
         if metric == "citation_indicators":  # reads the answer alone
             out, via_ns = df.select(fn("answer")), df.select(ns())
+        elif metric == "checks":  # the answer and a list of check structs
+            with_checks = df.with_columns(pl.lit([{"kind": "contains", "value": "a"}]).alias("checks"))
+            out = with_checks.select(fn("answer", "checks"))
+            via_ns = with_checks.select(ns(pl.col("checks")))
         else:  # the answer and a list of texts: sources, or references
             out, via_ns = df.select(fn("answer", "sources")), df.select(ns(pl.col("sources")))
         assert out.columns == [metric]

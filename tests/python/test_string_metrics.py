@@ -110,3 +110,34 @@ def test_lexical_examples():
     assert cites.select(pr.citation_indicators("a"))["citation_indicators"].to_list() == [1.0, 0.0]
     custom = cites.select(pr.citation_indicators("a", indicators=["so."]))["citation_indicators"].to_list()
     assert custom == [0.0, pytest.approx(1 / 3)]
+
+
+def test_checks_scores_and_reports_failures():
+    checks_type = pl.List(
+        pl.Struct({"kind": pl.String, "value": pl.String, "values": pl.List(pl.String), "weight": pl.Float64, "name": pl.String})
+    )
+    df = pl.DataFrame(
+        {
+            "answer": ["The fee is $604 and applies to Territory 118.", "Nothing useful.", None],
+            "checks": [
+                [
+                    {"kind": "contains", "value": "territory 118", "values": None, "weight": 1.0, "name": "territory"},
+                    {"kind": "number", "value": "604", "values": None, "weight": 2.0, "name": "fee"},
+                    {"kind": "regex", "value": r"\bRule C-\d\b", "values": None, "weight": 1.0, "name": "rule"},
+                ],
+                [{"kind": "not_contains", "value": "useful", "values": None, "weight": None, "name": None}],
+                [],
+            ],
+        },
+        schema={"answer": pl.String, "checks": checks_type},
+    )
+    out = df.select(pr.checks("answer", "checks"))["checks"].to_list()
+    assert out[0]["score"] == pytest.approx(3 / 4)
+    assert out[0]["failed"] == ["rule"]
+    assert out[1]["score"] == 0.0 and len(out[1]["failed"]) == 1
+    assert out[2] is None
+    bad = df.with_columns(
+        pl.lit([{"kind": "regex", "value": "(unclosed", "values": None, "weight": 1.0, "name": "broken"}], dtype=checks_type).alias("checks")
+    )
+    with pytest.raises(Exception, match=r"checks.*broken"):
+        bad.select(pr.checks("answer", "checks"))

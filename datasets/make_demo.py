@@ -8,7 +8,9 @@ with the shared data beside it:
 Tables written (offsets are Unicode code points, end exclusive):
 
 * corpus.parquet: file, text
-* golden.parquet: query_id, query, reference_answers, relevant_spans, relevant_chunks, segment
+* golden.parquet: query_id, query, reference_answers, relevant_spans, relevant_chunks, segment,
+  checks (list[struct{kind, value, values, weight, name}]), negative_answers (list[str]: the next
+  question's reference answer, a plausible wrong answer)
 * run_a.parquet, run_b.parquet: query_id, answer, sources (list[str]), retrieved
   (list[struct{file, start, end, text, id, score}])
 
@@ -76,6 +78,21 @@ def answer_for(rng: random.Random, kind: str, content: str) -> str:
     return f"In short, {frag.lower()}."
 
 
+def checks_for(content: str, invented: str) -> list[dict]:
+    """Declarative checks of a golden answer: its opening words, its first number if any, and
+    that it does not claim an invented fact."""
+    check = lambda kind, value, weight, name: {  # noqa: E731
+        "kind": kind, "value": value, "values": None, "weight": weight, "name": name
+    }
+    words = content.split()
+    checks = [check("contains", " ".join(words[:4]), 1.0, "opening words")]
+    number = next((w.strip(".,;:()") for w in words if any(c.isdigit() for c in w)), None)
+    if number:
+        checks.append(check("number", number, 2.0, "figure"))
+    checks.append(check("not_contains", invented, 1.0, "no invented claim"))
+    return checks
+
+
 def main() -> None:
     src = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT.parent.parent / "shared/datasets/chroma-general"
     texts = {f: (src / "corpora" / f).read_text(encoding="utf-8") for f in FILES}
@@ -105,6 +122,7 @@ def main() -> None:
                     "relevant_spans": spans,
                     "relevant_chunks": [r["content"] for r in refs],
                     "segment": file.removesuffix(".md"),
+                    "checks": checks_for(refs[0]["content"], INVENTED[qid % len(INVENTED)]),
                 }
             )
             for run, run_kinds in kinds.items():
@@ -139,6 +157,10 @@ def main() -> None:
                         "answer_kind": kind,
                     }
                 )
+
+    # A plausible wrong answer to each question: the reference answer of the next question.
+    for i, row in enumerate(golden_rows):
+        row["negative_answers"] = golden_rows[(i + 1) % len(golden_rows)]["reference_answers"]
 
     out = ROOT / "demo"
     out.mkdir(exist_ok=True)

@@ -459,6 +459,24 @@ fn cli_runs_the_demo_with_no_arguments() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("citation_alignment"), "{stdout}");
+    // The demo golden table gives every answer metric its inputs.
+    for line in [
+        "bleu ",
+        "corpus_bleu ",
+        "rouge.rougeL.fmeasure",
+        "checks.score",
+        "number_match",
+    ] {
+        assert!(stdout.contains(line), "demo summary lacks {line}: {stdout}");
+    }
+    assert!(
+        stdout.contains("closer (chrF) to a negative answer"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("1 of 24 questions have no answer in the run"),
+        "{stdout}"
+    );
     let scores = dir.join("demo-output/run_a.scores.parquet");
     let df = LazyFrame::scan_parquet(scores.to_string_lossy().as_ref().into(), Default::default())
         .unwrap()

@@ -308,14 +308,30 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     }
 
     // Keep every input column except the (large) texts scored, so keys and metadata survive.
+    // (The checks column too: its output column has the same name.)
     let scored_texts: Vec<&str> = std::iter::once(resolved.answer.as_str())
         .chain(resolved.sources.as_deref())
+        .chain(resolved.checks.as_deref())
         .collect();
-    let mut select: Vec<Expr> = schema
-        .iter_names()
-        .filter(|n| !scored_texts.contains(&n.as_str()))
-        .map(|n| col(n.clone()))
+    let outputs: Vec<&str> = chosen
+        .iter()
+        .filter(|(m, _)| m.kind == MetricKind::RowWise)
+        .map(|(m, _)| m.id)
+        .chain(["quoted_spans", "negative_chrf", "closer_to_negative"])
         .collect();
+    let mut select: Vec<Expr> = Vec::new();
+    for name in schema.iter_names().map(|n| n.as_str()) {
+        if scored_texts.contains(&name) {
+            continue;
+        }
+        if outputs.contains(&name) {
+            notes.push(format!(
+                "input column '{name}' is replaced by the score of the same name"
+            ));
+            continue;
+        }
+        select.push(col(name));
+    }
     let answer_expr = col(resolved.answer.as_str());
     let wants_spans = chosen
         .iter()

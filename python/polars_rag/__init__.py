@@ -65,8 +65,8 @@ IntoExprColumn = Union[pl.Expr, str]
 #: ``"ragas"`` (Ragas 0.4.3's four marks, reproduced bit for bit).
 QuoteStyle = Literal["standard", "ragas"]
 
-#: sacrebleu's tokenizers: ``"13a"`` (default), ``"none"``, ``"char"``.
-BleuTokenizer = Literal["13a", "none", "char"]
+#: sacrebleu's tokenizers: ``"13a"`` (default), ``"none"``, ``"char"``, ``"intl"``.
+BleuTokenizer = Literal["13a", "none", "char", "intl"]
 #: sacrebleu's BLEU smoothing methods.
 SmoothMethod = Literal["exp", "none", "floor", "add-k"]
 #: ``"rouge_score"`` (rouge-score 0.1.2 exactly: ASCII letters and digits) or ``"unicode"``

@@ -20,7 +20,7 @@
 //! quotes = "standard"   # or "ragas"
 //!
 //! [bleu]                # sentence BLEU (sacrebleu's sentence defaults)
-//! tokenize = "13a"      # none, char
+//! tokenize = "13a"      # none, char, intl
 //! smooth_method = "exp" # none, floor, add-k
 //! lowercase = false
 //!

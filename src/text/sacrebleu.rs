@@ -41,10 +41,14 @@ pub enum BleuTokenizer {
     /// Every character is a token.
     #[serde(rename = "char")]
     Char,
+    /// mteval-v14 international: Unicode punctuation and symbols become tokens, except
+    /// punctuation between digits (sacrebleu's `intl`).
+    #[serde(rename = "intl")]
+    Intl,
 }
 
 impl BleuTokenizer {
-    /// The name sacrebleu prints in signatures (`13a`, `none`, `char`).
+    /// The name sacrebleu prints in signatures (`13a`, `none`, `char`, `intl`).
     ///
     /// ```
     /// use polars_rag::text::sacrebleu::BleuTokenizer;
@@ -55,6 +59,7 @@ impl BleuTokenizer {
             BleuTokenizer::Tok13a => "13a",
             BleuTokenizer::None => "none",
             BleuTokenizer::Char => "char",
+            BleuTokenizer::Intl => "intl",
         }
     }
 
@@ -88,7 +93,45 @@ impl BleuTokenizer {
                 }
             }
             BleuTokenizer::Tok13a => tokenize_13a(text, out, tmp),
+            BleuTokenizer::Intl => tokenize_intl(text, out),
         }
+    }
+}
+
+/// sacrebleu's `TokenizerV14International` rules, in order: `(\P{N})(\p{P})` → `$1 $2 `,
+/// `(\p{P})(\P{N})` → ` $1 $2`, `(\p{S})` → ` $1 `, then whitespace runs collapsed.
+fn intl_rules() -> Option<&'static [(regex::Regex, &'static str); 3]> {
+    static RULES: std::sync::OnceLock<Option<[(regex::Regex, &'static str); 3]>> =
+        std::sync::OnceLock::new();
+    RULES
+        .get_or_init(|| {
+            Some([
+                (regex::Regex::new(r"(\P{N})(\p{P})").ok()?, "${1} ${2} "),
+                (regex::Regex::new(r"(\p{P})(\P{N})").ok()?, " ${1} ${2}"),
+                (regex::Regex::new(r"(\p{S})").ok()?, " ${1} "),
+            ])
+        })
+        .as_ref()
+}
+
+fn tokenize_intl(text: &str, out: &mut String) {
+    out.clear();
+    let mut line = std::borrow::Cow::Borrowed(text);
+    // The patterns are constants that compile; without them the text is left as it is.
+    if let Some(rules) = intl_rules() {
+        for (re, replacement) in rules {
+            let replaced = re.replace_all(&line, *replacement).into_owned();
+            line = std::borrow::Cow::Owned(replaced);
+        }
+    }
+    for tok in line.split(|c| Whitespace::Python.is_space(c)) {
+        if tok.is_empty() {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(tok);
     }
 }
 
@@ -221,6 +264,13 @@ mod tests {
         let mut out = String::new();
         BleuTokenizer::Tok13a.tokenize_into(s, &mut out);
         out
+    }
+
+    #[test]
+    fn intl_splits_unicode_punctuation_and_symbols_but_not_numbers() {
+        let mut out = String::new();
+        BleuTokenizer::Intl.tokenize_into("«Bonjour», dit-il: 3,14 € — fin.", &mut out);
+        assert_eq!(out, "« Bonjour » , dit - il : 3,14 € — fin ."); // as sacrebleu 2.6.0
     }
 
     #[test]

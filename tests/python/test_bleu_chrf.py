@@ -50,6 +50,7 @@ def close(a, b, tol=1e-12):
         {},
         {"tokenize": "none"},
         {"tokenize": "char"},
+        {"tokenize": "intl"},
         {"lowercase": True},
         {"smooth_method": "none"},
         {"smooth_method": "floor"},

@@ -4,9 +4,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use polars_rag::cli::config::Columns;
 use polars_rag::cli::config::ScoreConfig;
 use polars_rag::cli::demo_dir;
-use polars_rag::cli::score::{self, JobColumns, ScoreJob};
+use polars_rag::cli::score::{self, ScoreJob};
 use polars_rag::registry;
 use polars_rag::text::quotes::QuoteStyle;
 
@@ -119,7 +120,7 @@ fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
         golden: args.golden.or(cfg.golden),
         out,
         metrics: args.metrics.or(cfg.metrics),
-        columns: JobColumns {
+        columns: Columns {
             id: args.id_col.or(columns.id),
             answer: args.answer_col.or(columns.answer),
             sources: args.sources_col.or(columns.sources),

@@ -46,7 +46,7 @@ use serde::Deserialize;
 
 use crate::metrics::MetricOptions;
 
-/// Column names of the run table.
+/// Column names of the run and golden tables; `None` picks the documented default.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Columns {

@@ -11,27 +11,11 @@ use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
+use crate::cli::config::Columns;
 use crate::metrics::citation::{citation_alignment, SpanCounts};
 use crate::metrics::MetricOptions;
 use crate::polars::expr;
 use crate::registry::{self, MetricInputs, MetricKind};
-
-/// Column names of a job; `None` picks the documented defaults.
-#[derive(Clone, Debug, Default)]
-pub struct JobColumns {
-    /// Row key (default `query_id`).
-    pub id: Option<String>,
-    /// Answer text (default `answer`).
-    pub answer: Option<String>,
-    /// Sources per answer (default `sources`, else `retrieved`).
-    pub sources: Option<String>,
-    /// Reference answers (default `reference_answers`, else `reference`).
-    pub references: Option<String>,
-    /// Declarative checks (default `checks`).
-    pub checks: Option<String>,
-    /// Answers that must not be given (default `negative_answers`).
-    pub negatives: Option<String>,
-}
 
 /// A fully resolved `score` job.
 #[derive(Clone, Debug, Default)]
@@ -44,8 +28,8 @@ pub struct ScoreJob {
     pub out: PathBuf,
     /// Metric ids; `None` computes every metric whose inputs the tables have.
     pub metrics: Option<Vec<String>>,
-    /// Column names.
-    pub columns: JobColumns,
+    /// Column names; `None` picks the documented defaults.
+    pub columns: Columns,
     /// Per-metric options.
     pub options: MetricOptions,
 }

@@ -1,45 +1,18 @@
 """BLEU, corpus BLEU and chrF through the Python plugin, checked against the reference libraries themselves
-(sacrebleu 2.6.0, installed from PyPI in the test environment) on generated data, and against the recorded reference vectors."""
+(sacrebleu 2.6.0, installed from PyPI in the test environment),
+on generated data (answer_data.py), and against the recorded reference vectors."""
 
 from __future__ import annotations
 
-import math
 import random
 
 import polars as pl
 import pytest
 
 import polars_rag as pr
+from answer_data import close, pairs, sentence
 
 sacrebleu = pytest.importorskip("sacrebleu")
-
-WORDS = (
-    "the a cat dog sat ran on in over mat park house tree river quickly slowly big small "
-    "running runs runner jumped jumps happily Paris France 2023 3.14 1,000 $604 -0.133% "
-    "e-mail it's don't U.S. café naïve über 東京 北京 大学 , . ! ? ; : ( ) \" ' -"
-).split()
-
-
-def sentence(rng: random.Random, n: int) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(n))
-
-
-def pairs(n: int, seed: int = 5):
-    rng = random.Random(seed)
-    out = []
-    for _ in range(n):
-        ref = sentence(rng, rng.randint(0, 25))
-        words = ref.split()
-        # Hypotheses share material with the reference, so scores cover the whole range.
-        kept = [w for w in words if rng.random() < 0.7] + [rng.choice(WORDS) for _ in range(rng.randint(0, 5))]
-        rng.shuffle(kept) if rng.random() < 0.3 else None
-        out.append((" ".join(kept), ref))
-    return out
-
-
-def close(a, b, tol=1e-12):
-    return (a is None and b is None) or (a is not None and b is not None and abs(a - b) <= tol)
-
 
 # ------------------------------------------------------------------------------------- BLEU
 

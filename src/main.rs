@@ -7,7 +7,9 @@ use clap::{Parser, Subcommand};
 use polars_rag::cli::config::Columns;
 use polars_rag::cli::config::ScoreConfig;
 use polars_rag::cli::demo_dir;
-use polars_rag::cli::score::{self, ScoreJob};
+use polars_rag::cli::corpus::SpanUnit;
+use polars_rag::cli::score::{self, InvalidSpans, ScoreJob};
+use polars_rag::cli::validate::{self, ValidateJob};
 use polars_rag::registry;
 use polars_rag::text::quotes::QuoteStyle;
 
@@ -18,6 +20,11 @@ Examples:
   polars-rag score --golden golden.parquet --run run.parquet --metrics rouge,quoted_spans
   polars-rag score --run run.parquet --sources-col retrieved --quotes ragas --min-len 2
   polars-rag score --config job.toml           settings from TOML (flags override them)
+  polars-rag score --golden golden.parquet --run run.parquet --corpus corpus.parquet --by segment
+                                               retrieval metrics on spans checked against the corpus
+  polars-rag score --golden qrels.parquet --run trec_run.parquet --metrics precision_at_k,mrr --k 10
+                                               a long run (query_id, doc_id, rank, score) vs relevant_ids
+  polars-rag validate --golden golden.parquet --corpus corpus_dir/
   polars-rag metrics                           list the metric ids";
 
 #[derive(Parser)]
@@ -36,6 +43,25 @@ enum Command {
     Demo,
     /// List the metric ids.
     Metrics,
+    /// Check a golden dataset: spans inside their documents, stored span text equal to the
+    /// corpus, unique ids, no empty ground truth. Exit status 1 when a problem is found.
+    Validate(ValidateArgs),
+}
+
+#[derive(clap::Args)]
+struct ValidateArgs {
+    /// Golden table (Parquet).
+    #[arg(long)]
+    golden: PathBuf,
+    /// Corpus: Parquet (file, text) or a directory of UTF-8 files.
+    #[arg(long)]
+    corpus: Option<PathBuf>,
+    /// Row key column.
+    #[arg(long, default_value = "query_id")]
+    id_col: String,
+    /// Unit of the span offsets.
+    #[arg(long, value_parser = ["codepoints", "bytes"], default_value = "codepoints")]
+    unit: String,
 }
 
 #[derive(clap::Args, Default)]
@@ -84,6 +110,30 @@ struct ScoreArgs {
     /// Quotation marks: standard (paired typographic quotes) or ragas (Ragas 0.4.3 exactly).
     #[arg(long, value_parser = ["standard", "ragas"])]
     quotes: Option<String>,
+    /// Retrieved items column, in rank order (default retrieved). A run with one row per item
+    /// (query_id, doc_id, optional rank, score, text, file, start, end) is collapsed into it.
+    #[arg(long)]
+    retrieved_col: Option<String>,
+    /// Ground truth of the ranked metrics (default relevant_spans, relevant_ids, relevant_chunks).
+    #[arg(long)]
+    relevant_col: Option<String>,
+    /// Cutoff of every ranked metric (overrides the config's sections).
+    #[arg(long)]
+    k: Option<i64>,
+    /// Corpus (Parquet file, text; or a directory of UTF-8 files): spans are checked against it
+    /// and retrieved spans without text get their text.
+    #[arg(long)]
+    corpus: Option<PathBuf>,
+    /// Unit of the span offsets in the tables (converted to code points through the corpus).
+    #[arg(long, value_parser = ["codepoints", "bytes"])]
+    unit: Option<String>,
+    /// A span that does not fit the corpus: error (default) or null (that query's span metrics
+    /// are null, the reason in span_issues).
+    #[arg(long, value_parser = ["error", "null"])]
+    invalid_spans: Option<String>,
+    /// Break the summary down by this column (e.g. segment).
+    #[arg(long)]
+    by: Option<String>,
 }
 
 fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
@@ -114,6 +164,23 @@ fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
             QuoteStyle::Standard
         };
     }
+    if let Some(k) = args.k {
+        for id in registry::ids() {
+            if let Some(o) = options.retrieval_mut(id) {
+                o.k = Some(k);
+            }
+        }
+    }
+    let unit = match args.unit.as_deref().or(cfg.unit.as_deref()) {
+        Some("bytes") => SpanUnit::Bytes,
+        Some("codepoints") | None => SpanUnit::CodePoints,
+        Some(other) => return Err(format!("unit must be codepoints or bytes, got '{other}'")),
+    };
+    let invalid_spans = match args.invalid_spans.as_deref().or(cfg.invalid_spans.as_deref()) {
+        Some("null") => InvalidSpans::Null,
+        Some("error") | None => InvalidSpans::Error,
+        Some(other) => return Err(format!("invalid_spans must be error or null, got '{other}'")),
+    };
     let columns = cfg.columns;
     Ok(ScoreJob {
         run,
@@ -127,8 +194,14 @@ fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
             references: args.references_col.or(columns.references),
             checks: args.checks_col.or(columns.checks),
             negatives: args.negatives_col.or(columns.negatives),
+            retrieved: args.retrieved_col.or(columns.retrieved),
+            relevant: args.relevant_col.or(columns.relevant),
         },
         options,
+        corpus: args.corpus.or(cfg.corpus),
+        unit,
+        invalid_spans,
+        by: args.by.or(cfg.by),
     })
 }
 
@@ -147,6 +220,8 @@ fn demo() -> Result<(), String> {
             run: Some(run_path.clone()),
             golden: Some(dir.join("golden.parquet")),
             out: Some(score::default_out(&run_path, &out_dir)),
+            corpus: Some(dir.join("corpus.parquet")),
+            by: Some("segment".into()),
             ..Default::default()
         })?;
         run_job(&job)?;
@@ -160,6 +235,24 @@ fn main() -> ExitCode {
     let result = match cli.command {
         None | Some(Command::Demo) => demo(),
         Some(Command::Score(args)) => job_from(args).and_then(|job| run_job(&job)),
+        Some(Command::Validate(args)) => {
+            let job = ValidateJob {
+                golden: args.golden,
+                corpus: args.corpus,
+                id: args.id_col,
+                unit: if args.unit == "bytes" { SpanUnit::Bytes } else { SpanUnit::CodePoints },
+            };
+            match validate::run(&job) {
+                Ok(report) => {
+                    print!("{}", report.text);
+                    if !report.problems.is_empty() {
+                        return ExitCode::FAILURE;
+                    }
+                    Ok(())
+                }
+                Err(e) => Err(e.to_string()),
+            }
+        }
         Some(Command::Metrics) => {
             for m in registry::METRICS {
                 println!("{:<20} {:?}  {}", m.id, m.kind, m.summary);

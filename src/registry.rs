@@ -21,6 +21,11 @@ pub enum MetricInputs {
     Answer,
     /// `answer` and the question's declarative `checks`.
     AnswerChecks,
+    /// The `retrieved` list and the question's ground truth (`relevant_ids`, `relevant_chunks`,
+    /// `relevant_spans` or embeddings).
+    RetrievedGroundTruth,
+    /// The `retrieved` spans and the question's `relevant_spans`.
+    RetrievedSpans,
 }
 
 /// A metric known to every face.
@@ -138,6 +143,90 @@ pub const METRICS: &[MetricInfo] = &[
         inputs: MetricInputs::AnswerChecks,
         summary: "weighted share of the question's declarative checks passed, and the names of those failed",
         reference: "",
+    },
+    MetricInfo {
+        id: "precision_at_k",
+        kind: MetricKind::RowWise,
+        inputs: MetricInputs::RetrievedGroundTruth,
+        summary: "relevant items in the top k / k",
+        reference: "trec_eval P_k (pytrec_eval); datapizza precision_at_k (compat)",
+    },
+    MetricInfo {
+        id: "recall_at_k",
+        kind: MetricKind::RowWise,
+        inputs: MetricInputs::RetrievedGroundTruth,
+        summary: "relevant ground-truth items found in the top k / all relevant",
+        reference: "trec_eval recall_k; datapizza recall_at_k (compat)",
+    },
+    MetricInfo {
+        id: "f1_at_k",
+        kind: MetricKind::RowWise,
+        inputs: MetricInputs::RetrievedGroundTruth,
+        summary: "harmonic mean of precision_at_k and recall_at_k",
+        reference: "datapizza f1_at_k (compat)",
+    },
+    MetricInfo {
+        id: "hybrid_log_rank",
+        kind: MetricKind::RowWise,
+        inputs: MetricInputs::RetrievedGroundTruth,
+        summary: "alpha * recall + (1 - alpha) * mean log-rank score of the ground truth",
+        reference: "datapizza hybrid_log_rank_score (compat)",
+    },
+    MetricInfo {
+        id: "hit_rate_at_k",
+        kind: MetricKind::RowWise,
+        inputs: MetricInputs::RetrievedGroundTruth,
+        summary: "1 when a relevant item is in the top k",
+        reference: "trec_eval success_k",
+    },
+    MetricInfo {
+        id: "mrr",
+        kind: MetricKind::RowWise,
+        inputs: MetricInputs::RetrievedGroundTruth,
+        summary: "reciprocal rank of the first relevant item",
+        reference: "trec_eval recip_rank",
+    },
+    MetricInfo {
+        id: "average_precision",
+        kind: MetricKind::RowWise,
+        inputs: MetricInputs::RetrievedGroundTruth,
+        summary: "mean of the precisions at each relevant item's rank (MAP per query)",
+        reference: "trec_eval map",
+    },
+    MetricInfo {
+        id: "ndcg_at_k",
+        kind: MetricKind::RowWise,
+        inputs: MetricInputs::RetrievedGroundTruth,
+        summary: "normalised discounted cumulative gain at k (graded, linear gains)",
+        reference: "trec_eval ndcg_cut_k",
+    },
+    MetricInfo {
+        id: "r_precision",
+        kind: MetricKind::RowWise,
+        inputs: MetricInputs::RetrievedGroundTruth,
+        summary: "precision at R, R = number of relevant items",
+        reference: "trec_eval Rprec",
+    },
+    MetricInfo {
+        id: "span_precision",
+        kind: MetricKind::RowWise,
+        inputs: MetricInputs::RetrievedSpans,
+        summary: "retrieved characters inside golden spans / retrieved characters (merged, nothing counted twice)",
+        reference: "Chroma chunking_evaluation precision (compat=\"chroma\")",
+    },
+    MetricInfo {
+        id: "span_recall",
+        kind: MetricKind::RowWise,
+        inputs: MetricInputs::RetrievedSpans,
+        summary: "golden characters retrieved / golden characters",
+        reference: "Chroma chunking_evaluation recall (compat=\"chroma\")",
+    },
+    MetricInfo {
+        id: "span_iou",
+        kind: MetricKind::RowWise,
+        inputs: MetricInputs::RetrievedSpans,
+        summary: "retrieved ∩ golden characters / retrieved ∪ golden characters",
+        reference: "Chroma chunking_evaluation IoU (compat=\"chroma\")",
     },
 ];
 

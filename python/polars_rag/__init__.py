@@ -34,6 +34,22 @@ from polars_rag._internal import metric_ids as _metric_ids
 from polars_rag._internal import signature_of as _signature_of
 
 __all__ = [
+    "precision_at_k",
+    "recall_at_k",
+    "f1_at_k",
+    "hit_rate_at_k",
+    "ndcg_at_k",
+    "mrr",
+    "average_precision",
+    "r_precision",
+    "hybrid_log_rank",
+    "span_precision",
+    "span_recall",
+    "span_iou",
+    "Relevance",
+    "RankBy",
+    "RetrievalCompat",
+    "SpanCompat",
     "__version__",
     "checks",
     "answer_completeness",
@@ -174,15 +190,6 @@ def signature(metric: str, **options: Any) -> str:
     return _signature_of(metric, pickle.dumps(options, protocol=4))
 
 
-
-
-
-
-
-
-
-
-
 def _bleu_options(tokenize, smooth_method, smooth_value, lowercase, use_effective_order):
     return {
         "tokenize": tokenize,
@@ -298,24 +305,6 @@ def rouge(
     )
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 def exact_match(answer: IntoExprColumn, references: IntoExprColumn) -> pl.Expr:
     """1.0 when the answer equals a reference after lowercasing and collapsing whitespace, else 0.0."""
     return _plugin("exact_match", [answer, references])
@@ -386,6 +375,263 @@ def checks(answer: IntoExprColumn, checks: IntoExprColumn) -> pl.Expr:
     """
     return _plugin("checks", [answer, checks])
 
+# ------------------------------------------------------------------------------ retrieval
+
+#: How a retrieved item is judged relevant: ``"auto"`` (from the column shapes), ``"text"``
+#: (exact text), ``"id"``, ``"span"`` (character overlap in the same file) or ``"embedding"``
+#: (cosine similarity).
+Relevance = Literal["auto", "text", "id", "span", "embedding"]
+#: Rank order: ``"order"`` (list order), ``"score"`` (score descending, ties keep list order),
+#: ``"trec"`` (trec_eval's: score descending as float32, ties by id descending).
+RankBy = Literal["order", "score", "trec"]
+#: ``"standard"`` (trec_eval's definitions) or ``"datapizza"`` (datapizza-ai's metrics.py).
+RetrievalCompat = Literal["standard", "datapizza"]
+#: ``"standard"`` (merged intervals) or ``"chroma"`` (Chroma chunking_evaluation's formulas).
+SpanCompat = Literal["standard", "chroma"]
+
+
+def _ranked(
+    name: str,
+    retrieved: IntoExprColumn,
+    relevant: IntoExprColumn,
+    k: Optional[int],
+    relevance: Relevance,
+    min_overlap: int,
+    min_overlap_fraction: float,
+    similarity_threshold: float,
+    rank_by: RankBy,
+    compat: RetrievalCompat,
+    alpha: float = 0.5,
+    gamma: float = 1.0,
+) -> pl.Expr:
+    return _plugin(
+        name,
+        [retrieved, relevant],
+        {
+            "k": k,
+            "relevance": relevance,
+            "min_overlap": min_overlap,
+            "min_overlap_fraction": float(min_overlap_fraction),
+            "similarity_threshold": float(similarity_threshold),
+            "rank_by": rank_by,
+            "compat": compat,
+            "alpha": float(alpha),
+            "gamma": float(gamma),
+        },
+    )
+
+
+def precision_at_k(
+    retrieved: IntoExprColumn,
+    relevant: IntoExprColumn,
+    *,
+    k: int = 10,
+    relevance: Relevance = "auto",
+    min_overlap: int = 1,
+    min_overlap_fraction: float = 0.0,
+    similarity_threshold: float = 0.8,
+    rank_by: RankBy = "order",
+    compat: RetrievalCompat = "standard",
+) -> pl.Expr:
+    """Relevant items among the first ``k`` retrieved, divided by ``k`` (trec_eval ``P_k``).
+
+    ``retrieved`` is a list per row in rank order: ``list[str]`` (texts or ids), a list of
+    structs with ``text`` / ``id`` / ``file``, ``start``, ``end`` / ``score`` fields, or a list of
+    embeddings. ``relevant`` is the question's ground truth in the same shapes (structs may carry
+    a ``grade``). Null when a side is null or nothing is relevant; ``compat="datapizza"``
+    reproduces datapizza-ai (null where it raises).
+
+    Example:
+        >>> import polars as pl, polars_rag as pr
+        >>> df = pl.DataFrame({"retrieved": [["a", "b", "c", "d"]], "relevant": [["a", "c", "e"]]})
+        >>> df.select(pr.precision_at_k("retrieved", "relevant", k=2)).item()
+        0.5
+    """
+    return _ranked("precision_at_k", retrieved, relevant, k, relevance, min_overlap,
+                   min_overlap_fraction, similarity_threshold, rank_by, compat)
+
+
+def recall_at_k(
+    retrieved: IntoExprColumn,
+    relevant: IntoExprColumn,
+    *,
+    k: int = 10,
+    relevance: Relevance = "auto",
+    min_overlap: int = 1,
+    min_overlap_fraction: float = 0.0,
+    similarity_threshold: float = 0.8,
+    rank_by: RankBy = "order",
+    compat: RetrievalCompat = "standard",
+) -> pl.Expr:
+    """Relevant ground-truth items found among the first ``k`` retrieved / all relevant items.
+
+    Equal to trec_eval ``recall_k``. Inputs and options as :func:`precision_at_k`.
+    """
+    return _ranked("recall_at_k", retrieved, relevant, k, relevance, min_overlap,
+                   min_overlap_fraction, similarity_threshold, rank_by, compat)
+
+
+def f1_at_k(
+    retrieved: IntoExprColumn,
+    relevant: IntoExprColumn,
+    *,
+    k: int = 10,
+    relevance: Relevance = "auto",
+    min_overlap: int = 1,
+    min_overlap_fraction: float = 0.0,
+    similarity_threshold: float = 0.8,
+    rank_by: RankBy = "order",
+    compat: RetrievalCompat = "standard",
+) -> pl.Expr:
+    """Harmonic mean of :func:`precision_at_k` and :func:`recall_at_k` (0 when both are 0)."""
+    return _ranked("f1_at_k", retrieved, relevant, k, relevance, min_overlap,
+                   min_overlap_fraction, similarity_threshold, rank_by, compat)
+
+
+def hit_rate_at_k(
+    retrieved: IntoExprColumn,
+    relevant: IntoExprColumn,
+    *,
+    k: int = 10,
+    relevance: Relevance = "auto",
+    min_overlap: int = 1,
+    min_overlap_fraction: float = 0.0,
+    similarity_threshold: float = 0.8,
+    rank_by: RankBy = "order",
+) -> pl.Expr:
+    """1.0 when a relevant item is among the first ``k`` retrieved, else 0.0."""
+    return _ranked("hit_rate_at_k", retrieved, relevant, k, relevance, min_overlap,
+                   min_overlap_fraction, similarity_threshold, rank_by, "standard")
+
+
+def ndcg_at_k(
+    retrieved: IntoExprColumn,
+    relevant: IntoExprColumn,
+    *,
+    k: int = 10,
+    relevance: Relevance = "auto",
+    min_overlap: int = 1,
+    min_overlap_fraction: float = 0.0,
+    similarity_threshold: float = 0.8,
+    rank_by: RankBy = "order",
+) -> pl.Expr:
+    """nDCG over the first ``k`` ranks with linear gains (trec_eval ``ndcg_cut_k``).
+
+    Grades come from a ``grade`` field of the ground-truth structs (1 when absent).
+    """
+    return _ranked("ndcg_at_k", retrieved, relevant, k, relevance, min_overlap,
+                   min_overlap_fraction, similarity_threshold, rank_by, "standard")
+
+
+def mrr(
+    retrieved: IntoExprColumn,
+    relevant: IntoExprColumn,
+    *,
+    k: Optional[int] = None,
+    relevance: Relevance = "auto",
+    min_overlap: int = 1,
+    min_overlap_fraction: float = 0.0,
+    similarity_threshold: float = 0.8,
+    rank_by: RankBy = "order",
+) -> pl.Expr:
+    """1 / rank of the first relevant item, 0 when none (trec_eval ``recip_rank``).
+
+    Average it over queries for MRR; ``k`` cuts the list first.
+    """
+    return _ranked("mrr", retrieved, relevant, k, relevance, min_overlap,
+                   min_overlap_fraction, similarity_threshold, rank_by, "standard")
+
+
+def average_precision(
+    retrieved: IntoExprColumn,
+    relevant: IntoExprColumn,
+    *,
+    k: Optional[int] = None,
+    relevance: Relevance = "auto",
+    min_overlap: int = 1,
+    min_overlap_fraction: float = 0.0,
+    similarity_threshold: float = 0.8,
+    rank_by: RankBy = "order",
+) -> pl.Expr:
+    """Average precision of each query (trec_eval ``map``); average it over queries for MAP."""
+    return _ranked("average_precision", retrieved, relevant, k, relevance, min_overlap,
+                   min_overlap_fraction, similarity_threshold, rank_by, "standard")
+
+
+def r_precision(
+    retrieved: IntoExprColumn,
+    relevant: IntoExprColumn,
+    *,
+    k: Optional[int] = None,
+    relevance: Relevance = "auto",
+    min_overlap: int = 1,
+    min_overlap_fraction: float = 0.0,
+    similarity_threshold: float = 0.8,
+    rank_by: RankBy = "order",
+) -> pl.Expr:
+    """Precision at R, R the number of relevant items (trec_eval ``Rprec``)."""
+    return _ranked("r_precision", retrieved, relevant, k, relevance, min_overlap,
+                   min_overlap_fraction, similarity_threshold, rank_by, "standard")
+
+
+def hybrid_log_rank(
+    retrieved: IntoExprColumn,
+    relevant: IntoExprColumn,
+    *,
+    alpha: float = 0.5,
+    gamma: float = 1.0,
+    k: Optional[int] = None,
+    relevance: Relevance = "auto",
+    min_overlap: int = 1,
+    min_overlap_fraction: float = 0.0,
+    similarity_threshold: float = 0.8,
+    rank_by: RankBy = "order",
+    compat: RetrievalCompat = "standard",
+) -> pl.Expr:
+    """``alpha * recall + (1 - alpha) * rank quality``, datapizza's hybrid log-rank score.
+
+    Rank quality is the mean over relevant ground-truth items of
+    ``1 - ln(1 + gamma (r - 1)) / ln(1 + gamma (n - 1))`` at each item's first rank ``r`` among
+    the ``n`` retrieved (0 when not found).
+    """
+    return _ranked("hybrid_log_rank", retrieved, relevant, k, relevance, min_overlap,
+                   min_overlap_fraction, similarity_threshold, rank_by, compat, alpha, gamma)
+
+
+def span_precision(
+    retrieved: IntoExprColumn, relevant_spans: IntoExprColumn, *, compat: SpanCompat = "standard"
+) -> pl.Expr:
+    """Retrieved characters inside golden spans / retrieved characters.
+
+    Both columns are ``list[struct{file, start, end}]`` (code points, end exclusive). Spans are
+    merged per file first, so overlapping chunks never count twice; ``compat="chroma"``
+    reproduces Chroma's chunking evaluation, which counts them twice.
+
+    Example:
+        >>> import polars as pl, polars_rag as pr
+        >>> span = lambda f, s, e: {"file": f, "start": s, "end": e}
+        >>> df = pl.DataFrame({"retrieved": [[span("a", 0, 15), span("a", 5, 25)]],
+        ...                    "relevant_spans": [[span("a", 10, 20)]]})
+        >>> df.select(pr.span_precision("retrieved", "relevant_spans")).item()
+        0.4
+    """
+    return _plugin("span_precision", [retrieved, relevant_spans], {"compat": compat})
+
+
+def span_recall(
+    retrieved: IntoExprColumn, relevant_spans: IntoExprColumn, *, compat: SpanCompat = "standard"
+) -> pl.Expr:
+    """Golden characters retrieved / golden characters (see :func:`span_precision`)."""
+    return _plugin("span_recall", [retrieved, relevant_spans], {"compat": compat})
+
+
+def span_iou(
+    retrieved: IntoExprColumn, relevant_spans: IntoExprColumn, *, compat: SpanCompat = "standard"
+) -> pl.Expr:
+    """Characters both cover / characters either covers (see :func:`span_precision`)."""
+    return _plugin("span_iou", [retrieved, relevant_spans], {"compat": compat})
+
+
 @pl.api.register_expr_namespace("rag")
 class RagNamespace:
     """``pl.col("answer").rag.<metric>(...)``: forwards to the typed functions."""
@@ -416,8 +662,6 @@ class RagNamespace:
         return citation_alignment(
             self._expr, sources, casefold=casefold, min_len=min_len, quotes=quotes
         )
-
-
 
 
     def rouge(
@@ -529,3 +773,50 @@ class RagNamespace:
         """See :func:`polars_rag.checks`."""
         return checks(self._expr, checks_column)
 
+    def precision_at_k(self, relevant: IntoExprColumn, **options: Any) -> pl.Expr:
+        """See :func:`polars_rag.precision_at_k` (``pl.col("retrieved").rag.precision_at_k(...)``)."""
+        return precision_at_k(self._expr, relevant, **options)
+
+    def recall_at_k(self, relevant: IntoExprColumn, **options: Any) -> pl.Expr:
+        """See :func:`polars_rag.recall_at_k` (``pl.col("retrieved").rag.recall_at_k(...)``)."""
+        return recall_at_k(self._expr, relevant, **options)
+
+    def f1_at_k(self, relevant: IntoExprColumn, **options: Any) -> pl.Expr:
+        """See :func:`polars_rag.f1_at_k` (``pl.col("retrieved").rag.f1_at_k(...)``)."""
+        return f1_at_k(self._expr, relevant, **options)
+
+    def hit_rate_at_k(self, relevant: IntoExprColumn, **options: Any) -> pl.Expr:
+        """See :func:`polars_rag.hit_rate_at_k` (``pl.col("retrieved").rag.hit_rate_at_k(...)``)."""
+        return hit_rate_at_k(self._expr, relevant, **options)
+
+    def ndcg_at_k(self, relevant: IntoExprColumn, **options: Any) -> pl.Expr:
+        """See :func:`polars_rag.ndcg_at_k` (``pl.col("retrieved").rag.ndcg_at_k(...)``)."""
+        return ndcg_at_k(self._expr, relevant, **options)
+
+    def mrr(self, relevant: IntoExprColumn, **options: Any) -> pl.Expr:
+        """See :func:`polars_rag.mrr` (``pl.col("retrieved").rag.mrr(...)``)."""
+        return mrr(self._expr, relevant, **options)
+
+    def average_precision(self, relevant: IntoExprColumn, **options: Any) -> pl.Expr:
+        """See :func:`polars_rag.average_precision` (``pl.col("retrieved").rag.average_precision(...)``)."""
+        return average_precision(self._expr, relevant, **options)
+
+    def r_precision(self, relevant: IntoExprColumn, **options: Any) -> pl.Expr:
+        """See :func:`polars_rag.r_precision` (``pl.col("retrieved").rag.r_precision(...)``)."""
+        return r_precision(self._expr, relevant, **options)
+
+    def hybrid_log_rank(self, relevant: IntoExprColumn, **options: Any) -> pl.Expr:
+        """See :func:`polars_rag.hybrid_log_rank` (``pl.col("retrieved").rag.hybrid_log_rank(...)``)."""
+        return hybrid_log_rank(self._expr, relevant, **options)
+
+    def span_precision(self, relevant_spans: IntoExprColumn, *, compat: SpanCompat = "standard") -> pl.Expr:
+        """See :func:`polars_rag.span_precision`."""
+        return span_precision(self._expr, relevant_spans, compat=compat)
+
+    def span_recall(self, relevant_spans: IntoExprColumn, *, compat: SpanCompat = "standard") -> pl.Expr:
+        """See :func:`polars_rag.span_recall`."""
+        return span_recall(self._expr, relevant_spans, compat=compat)
+
+    def span_iou(self, relevant_spans: IntoExprColumn, *, compat: SpanCompat = "standard") -> pl.Expr:
+        """See :func:`polars_rag.span_iou`."""
+        return span_iou(self._expr, relevant_spans, compat=compat)

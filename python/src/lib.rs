@@ -10,7 +10,10 @@ use polars_rag::metrics::lexical::CitationIndicatorOptions;
 use polars_rag::metrics::rouge::RougeOptions;
 use polars_rag::metrics::similarity::StringSimilarityOptions;
 use polars_rag::metrics::MetricOptions;
+use polars_rag::metrics::retrieval::{RankedMetric, RetrievalOptions};
+use polars_rag::metrics::spans::SpanOptions;
 use polars_rag::polars::columns;
+use polars_rag::polars::retrieval::{self, SpanMetric};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3_polars::derive::{polars_expr, CallerContext, DefaultKwargs};
@@ -179,6 +182,92 @@ shim!(
 shim!(checks, checks_field, [answer, checks], |parallel| {
     columns::checks(answer, checks, parallel)
 });
+
+// Retrieval: ranked lists (judged by text, id, span or embedding) and character spans.
+shim!(
+    precision_at_k,
+    float_field,
+    RetrievalOptions,
+    [retrieved, ground_truth],
+    |o, parallel| retrieval::ranked_metric(RankedMetric::PrecisionAtK, retrieved, ground_truth, &o, parallel)
+);
+shim!(
+    recall_at_k,
+    float_field,
+    RetrievalOptions,
+    [retrieved, ground_truth],
+    |o, parallel| retrieval::ranked_metric(RankedMetric::RecallAtK, retrieved, ground_truth, &o, parallel)
+);
+shim!(
+    f1_at_k,
+    float_field,
+    RetrievalOptions,
+    [retrieved, ground_truth],
+    |o, parallel| retrieval::ranked_metric(RankedMetric::F1AtK, retrieved, ground_truth, &o, parallel)
+);
+shim!(
+    hybrid_log_rank,
+    float_field,
+    RetrievalOptions,
+    [retrieved, ground_truth],
+    |o, parallel| retrieval::ranked_metric(RankedMetric::HybridLogRank, retrieved, ground_truth, &o, parallel)
+);
+shim!(
+    hit_rate_at_k,
+    float_field,
+    RetrievalOptions,
+    [retrieved, ground_truth],
+    |o, parallel| retrieval::ranked_metric(RankedMetric::HitRateAtK, retrieved, ground_truth, &o, parallel)
+);
+shim!(
+    mrr,
+    float_field,
+    RetrievalOptions,
+    [retrieved, ground_truth],
+    |o, parallel| retrieval::ranked_metric(RankedMetric::Mrr, retrieved, ground_truth, &o, parallel)
+);
+shim!(
+    average_precision,
+    float_field,
+    RetrievalOptions,
+    [retrieved, ground_truth],
+    |o, parallel| retrieval::ranked_metric(RankedMetric::AveragePrecision, retrieved, ground_truth, &o, parallel)
+);
+shim!(
+    ndcg_at_k,
+    float_field,
+    RetrievalOptions,
+    [retrieved, ground_truth],
+    |o, parallel| retrieval::ranked_metric(RankedMetric::NdcgAtK, retrieved, ground_truth, &o, parallel)
+);
+shim!(
+    r_precision,
+    float_field,
+    RetrievalOptions,
+    [retrieved, ground_truth],
+    |o, parallel| retrieval::ranked_metric(RankedMetric::RPrecision, retrieved, ground_truth, &o, parallel)
+);
+shim!(
+    span_precision,
+    float_field,
+    SpanOptions,
+    [retrieved, golden],
+    |o, parallel| retrieval::span_metric(SpanMetric::Precision, retrieved, golden, &o, parallel)
+);
+shim!(
+    span_recall,
+    float_field,
+    SpanOptions,
+    [retrieved, golden],
+    |o, parallel| retrieval::span_metric(SpanMetric::Recall, retrieved, golden, &o, parallel)
+);
+shim!(
+    span_iou,
+    float_field,
+    SpanOptions,
+    [retrieved, golden],
+    |o, parallel| retrieval::span_metric(SpanMetric::Iou, retrieved, golden, &o, parallel)
+);
 
 /// The metric ids this build exposes, from the library's registry.
 #[pyfunction]

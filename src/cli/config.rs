@@ -4,6 +4,10 @@
 //! run = "datasets/demo/run_a.parquet"
 //! golden = "datasets/demo/golden.parquet"   # optional: reference answers, metadata
 //! out = "scores.parquet"
+//! corpus = "datasets/demo/corpus.parquet"  # optional: spans checked, retrieved texts filled
+//! unit = "codepoints"                      # or "bytes": the tables' span offsets
+//! invalid_spans = "error"                  # or "null"
+//! by = "segment"                           # optional: summary per segment
 //! metrics = ["quoted_spans", "citation_alignment", "bleu", "rouge"]
 //!
 //! [columns]
@@ -13,6 +17,8 @@
 //! references = "reference_answers" # str or list[str]
 //! checks = "checks"                # list[struct{kind, value, values, weight, name}]
 //! negatives = "negative_answers"   # str or list[str]
+//! retrieved = "retrieved"          # list[struct{file, start, end, text, id, score}] in rank order
+//! relevant = "relevant_spans"      # or relevant_ids, relevant_chunks
 //!
 //! [quoted_spans]        # options shared by quoted_spans and citation_alignment
 //! casefold = true
@@ -38,6 +44,15 @@
 //!
 //! [citation_indicators]
 //! indicators = ["source:", "according to"]
+//!
+//! [precision_at_k]      # one section per ranked metric: recall_at_k, ndcg_at_k, mrr, ...
+//! k = 10
+//! relevance = "span"    # auto, text, id, span, embedding
+//! min_overlap = 1       # span relevance: characters shared with a golden span
+//! rank_by = "order"     # score, trec
+//!
+//! [span_iou]            # span_precision, span_recall, span_iou
+//! compat = "standard"   # or "chroma"
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -62,6 +77,11 @@ pub struct Columns {
     pub checks: Option<String>,
     /// Answers that must not be given (default `negative_answers`).
     pub negatives: Option<String>,
+    /// Retrieved items per query, in rank order (default `retrieved`).
+    pub retrieved: Option<String>,
+    /// Ground truth of the ranked retrieval metrics (default `relevant_spans` when the retrieved
+    /// items are spans, else `relevant_ids`, else `relevant_chunks`).
+    pub relevant: Option<String>,
 }
 
 /// Everything `score` needs, as read from a config file: the job's own keys plus one section of
@@ -80,6 +100,14 @@ pub struct ScoreConfig {
     pub columns: Columns,
     /// `[quoted_spans]`, `[bleu]`, `[rouge]`, ...
     pub options: MetricOptions,
+    /// The corpus spans point into.
+    pub corpus: Option<PathBuf>,
+    /// `codepoints` or `bytes`.
+    pub unit: Option<String>,
+    /// `error` or `null`.
+    pub invalid_spans: Option<String>,
+    /// The column to break the summary down by.
+    pub by: Option<String>,
 }
 
 /// The job's own keys; everything else in the file is a metric section.
@@ -91,6 +119,10 @@ struct JobKeys {
     out: Option<PathBuf>,
     metrics: Option<Vec<String>>,
     columns: Columns,
+    corpus: Option<PathBuf>,
+    unit: Option<String>,
+    invalid_spans: Option<String>,
+    by: Option<String>,
 }
 
 impl ScoreConfig {
@@ -99,7 +131,17 @@ impl ScoreConfig {
     pub fn parse(text: &str) -> Result<Self, String> {
         let mut table: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
         let mut job = toml::Table::new();
-        for key in ["run", "golden", "out", "metrics", "columns"] {
+        for key in [
+            "run",
+            "golden",
+            "out",
+            "metrics",
+            "columns",
+            "corpus",
+            "unit",
+            "invalid_spans",
+            "by",
+        ] {
             if let Some(value) = table.remove(key) {
                 job.insert(key.to_string(), value);
             }
@@ -115,6 +157,10 @@ impl ScoreConfig {
             metrics: job.metrics,
             columns: job.columns,
             options,
+            corpus: job.corpus,
+            unit: job.unit,
+            invalid_spans: job.invalid_spans,
+            by: job.by,
         })
     }
 

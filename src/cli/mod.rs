@@ -4,7 +4,9 @@
 //! ([`crate::polars::expr`]); it holds no metric logic.
 
 pub mod config;
+pub mod corpus;
 pub mod score;
+pub mod validate;
 
 use std::path::{Path, PathBuf};
 

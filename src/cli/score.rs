@@ -12,8 +12,11 @@ use std::path::{Path, PathBuf};
 use polars::prelude::*;
 
 use crate::cli::config::Columns;
+use crate::cli::corpus::{check_spans, Corpus, SpanUnit};
 use crate::metrics::citation::{citation_alignment, SpanCounts};
+use crate::metrics::retrieval::{RankedMetric, Relevance};
 use crate::metrics::MetricOptions;
+use crate::polars::retrieval::SpanMetric;
 use crate::polars::expr;
 use crate::registry::{self, MetricInputs, MetricKind};
 
@@ -32,6 +35,25 @@ pub struct ScoreJob {
     pub columns: Columns,
     /// Per-metric options.
     pub options: MetricOptions,
+    /// The documents spans point into (Parquet `file`, `text`, or a directory): spans are
+    /// checked against it and retrieved spans without text get their text.
+    pub corpus: Option<PathBuf>,
+    /// The unit of the tables' span offsets (converted to code points with the corpus).
+    pub unit: SpanUnit,
+    /// What to do with a span that does not fit the corpus.
+    pub invalid_spans: InvalidSpans,
+    /// A column (of the golden or run table) to break the summary down by.
+    pub by: Option<String>,
+}
+
+/// What `score` does with a span that does not fit its corpus.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum InvalidSpans {
+    /// Stop with an error naming the query and the span (the default).
+    #[default]
+    Error,
+    /// Score that query's span-based metrics as null and say why in `span_issues`.
+    Null,
 }
 
 /// What a job produced, for the summary.
@@ -124,14 +146,59 @@ struct Inputs {
     notes: Vec<String>,
 }
 
-fn load_inputs(job: &ScoreJob, id: &str, answer: &str) -> PolarsResult<Inputs> {
+/// Item columns of a long run table (one row per retrieved item), as `retrieved` struct fields.
+const LONG_RUN_FIELDS: [(&str, &str); 6] = [
+    ("doc_id", "id"),
+    ("text", "text"),
+    ("file", "file"),
+    ("start", "start"),
+    ("end", "end"),
+    ("score", "score"),
+];
+
+/// Collapses a long run table (`query_id`, `doc_id`, optional `rank`, `score`, `text`, `file`,
+/// `start`, `end`: one row per retrieved item, TREC style) into one row per query with a
+/// `retrieved` list in rank order (by `rank` when present, else the row order). Other columns
+/// keep their first value per query.
+fn collapse_long_run(run: LazyFrame, schema: &Schema, id: &str) -> LazyFrame {
+    let fields: Vec<Expr> = LONG_RUN_FIELDS
+        .iter()
+        .filter(|(c, _)| schema.contains(c))
+        .map(|(c, f)| col(*c).alias(*f))
+        .collect();
+    let item_cols: Vec<&str> = LONG_RUN_FIELDS.iter().map(|(c, _)| *c).chain(["rank"]).collect();
+    let mut aggs = vec![as_struct(fields).alias("retrieved")];
+    for name in schema.iter_names().map(|n| n.as_str()) {
+        if name != id && !item_cols.contains(&name) {
+            aggs.push(col(name).first());
+        }
+    }
+    let run = if schema.contains("rank") {
+        run.sort(["rank"], SortMultipleOptions::default().with_maintain_order(true))
+    } else {
+        run
+    };
+    run.group_by_stable([col(id)]).agg(aggs)
+}
+
+fn load_inputs(job: &ScoreJob, id: &str) -> PolarsResult<Inputs> {
     let run_name = job.run.display().to_string();
     let mut run = scan(&job.run, "run")?;
     let run_schema = run.collect_schema()?;
     require(&run_schema, &run_name, id, "id")?;
-    require(&run_schema, &run_name, answer, "answer")?;
-    let run = run.collect()?;
     let mut notes = Vec::new();
+    let retrieved_name = job.columns.retrieved.as_deref().unwrap_or("retrieved");
+    let run = if !run_schema.contains(retrieved_name) && run_schema.contains("doc_id") {
+        notes.push(format!(
+            "run: one row per retrieved item (doc_id); collapsed into a '{retrieved_name}' list per query{}",
+            if run_schema.contains("rank") { ", ordered by rank" } else { ", in row order" }
+        ));
+        collapse_long_run(run, &run_schema, id)
+            .rename(["retrieved"], [retrieved_name], true)
+            .collect()?
+    } else {
+        run.collect()?
+    };
     let (n, ex) = duplicates(&run, id)?;
     if n > 0 {
         notes.push(format!(
@@ -196,31 +263,82 @@ fn load_inputs(job: &ScoreJob, id: &str, answer: &str) -> PolarsResult<Inputs> {
 
 /// Where each kind of metric input comes from in the joined table.
 struct Resolved {
-    answer: String,
+    answer: Option<String>,
     sources: Option<String>,
     references: Option<String>,
     checks: Option<String>,
     negatives: Option<String>,
+    retrieved: Option<String>,
+    /// Ground truth of the ranked metrics, and how its name says to judge it.
+    relevant: Option<(String, Relevance)>,
+    /// Golden spans, when the retrieved items are spans too.
+    spans: Option<String>,
 }
 
 impl Resolved {
-    fn column_for(&self, inputs: MetricInputs) -> Result<Option<&str>, &'static str> {
-        let (col, what) = match inputs {
-            MetricInputs::Answer => return Ok(None),
-            MetricInputs::AnswerSources => (&self.sources, "sources (--sources-col)"),
-            MetricInputs::AnswerChecks => (&self.checks, "checks (--checks-col)"),
-            MetricInputs::AnswerReferences => (
-                &self.references,
-                "reference answers (--references-col, or a --golden table)",
-            ),
-        };
-        col.as_deref().map(Some).ok_or(what)
+    /// The columns a metric reads, in argument order, or what is missing.
+    fn inputs_for(&self, inputs: MetricInputs) -> Result<Vec<&str>, &'static str> {
+        fn need<'a>(c: &'a Option<String>, what: &'static str) -> Result<&'a str, &'static str> {
+            c.as_deref().ok_or(what)
+        }
+        let answer = need(&self.answer, "answer (--answer-col)");
+        Ok(match inputs {
+            MetricInputs::Answer => vec![answer?],
+            MetricInputs::AnswerSources => {
+                vec![answer?, need(&self.sources, "sources (--sources-col)")?]
+            }
+            MetricInputs::AnswerChecks => vec![answer?, need(&self.checks, "checks (--checks-col)")?],
+            MetricInputs::AnswerReferences => vec![
+                answer?,
+                need(
+                    &self.references,
+                    "reference answers (--references-col, or a --golden table)",
+                )?,
+            ],
+            MetricInputs::RetrievedGroundTruth => vec![
+                need(&self.retrieved, "retrieved items (--retrieved-col)")?,
+                self.relevant
+                    .as_ref()
+                    .map(|(c, _)| c.as_str())
+                    .ok_or("ground truth (relevant_ids, relevant_chunks or relevant_spans; --relevant-col)")?,
+            ],
+            MetricInputs::RetrievedSpans => vec![
+                need(&self.retrieved, "retrieved spans (--retrieved-col)")?,
+                need(&self.spans, "golden spans (relevant_spans) and retrieved items with file, start, end")?,
+            ],
+        })
+    }
+
+    fn relevance_hint(&self) -> Relevance {
+        self.relevant.as_ref().map_or(Relevance::Auto, |(_, r)| *r)
     }
 }
 
-/// The native expression of a row-wise metric.
-fn row_expr(id: &str, answer: Expr, other: Option<Expr>, o: &MetricOptions) -> Option<Expr> {
-    let other = || other.clone();
+/// Whether a column holds a list of spans (structs with `file`, `start` and `end`).
+fn holds_spans(schema: &Schema, name: &str) -> bool {
+    match schema.get(name) {
+        Some(DataType::List(inner)) => match inner.as_ref() {
+            DataType::Struct(fields) => ["file", "start", "end"]
+                .iter()
+                .all(|f| fields.iter().any(|x| x.name().as_str() == *f)),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// The native expression of a row-wise metric over its input columns (in
+/// [`Resolved::inputs_for`] order).
+fn metric_expr(id: &str, inputs: &[Expr], o: &MetricOptions) -> Option<Expr> {
+    let arg = |i: usize| inputs.get(i).cloned();
+    if let Some(metric) = RankedMetric::from_id(id) {
+        return Some(expr::ranked(metric, arg(0)?, arg(1)?, *o.retrieval(id)?));
+    }
+    if let Some(metric) = SpanMetric::from_id(id) {
+        return Some(expr::span(metric, arg(0)?, arg(1)?, *o.span(id)?));
+    }
+    let answer = arg(0)?;
+    let other = || arg(1);
     Some(match id {
         "quoted_spans" => expr::quoted_spans(answer, other()?, o.quoted_spans.clone()),
         "bleu" => expr::bleu(answer, other()?, o.bleu.clone()),
@@ -238,22 +356,123 @@ fn row_expr(id: &str, answer: Expr, other: Option<Expr>, o: &MetricOptions) -> O
     })
 }
 
+/// Checks the span columns against the corpus (converting byte offsets, filling retrieved
+/// texts); on a bad span, stops or nulls that row's spans as the job says.
+fn apply_corpus(
+    job: &ScoreJob,
+    frame: DataFrame,
+    id: &str,
+    resolved: &Resolved,
+    notes: &mut Vec<String>,
+) -> PolarsResult<DataFrame> {
+    let Some(path) = &job.corpus else {
+        return Ok(frame);
+    };
+    let corpus = Corpus::load(path).map_err(err)?;
+    let schema = frame.schema().clone();
+    let mut frame = frame;
+    let mut span_columns: Vec<(&str, bool)> = Vec::new();
+    if let Some(r) = resolved.retrieved.as_deref().filter(|r| holds_spans(&schema, r)) {
+        span_columns.push((r, true));
+    }
+    if let Some(g) = resolved.spans.as_deref() {
+        span_columns.push((g, false));
+    }
+    let mut bad_rows: std::collections::BTreeMap<usize, Vec<String>> = Default::default();
+    for (name, fill) in span_columns {
+        let checked = check_spans(&frame, id, name, &corpus, job.unit, fill)?;
+        if !checked.text_mismatches.is_empty() {
+            notes.push(format!(
+                "{name}: {} spans' stored text differs from the corpus (e.g. {})",
+                checked.text_mismatches.len(),
+                checked.text_mismatches[0]
+            ));
+        }
+        if !checked.issues.is_empty() && job.invalid_spans == InvalidSpans::Error {
+            let shown: Vec<String> = checked.issues.iter().take(5).map(|i| i.to_string()).collect();
+            return Err(err(format!(
+                "{name}: {} spans do not fit the corpus {} ({}); pass --invalid-spans null to score those queries' span metrics as null",
+                checked.issues.len(),
+                path.display(),
+                shown.join("; ")
+            )));
+        }
+        for issue in &checked.issues {
+            bad_rows
+                .entry(issue.row)
+                .or_default()
+                .push(format!("{name}: {issue}"));
+        }
+        frame.with_column(checked.column.into_column())?;
+    }
+    notes.push(format!(
+        "corpus {}: {} documents; spans checked{}",
+        path.display(),
+        corpus.len(),
+        if job.unit == SpanUnit::Bytes { " and converted from bytes to code points" } else { "" }
+    ));
+    if !bad_rows.is_empty() {
+        notes.push(format!(
+            "{} queries have spans that do not fit the corpus: their span-based metrics are null (see span_issues)",
+            bad_rows.len()
+        ));
+        let reasons: StringChunked = (0..frame.height())
+            .map(|row| bad_rows.get(&row).map(|r| r.join("; ")))
+            .collect();
+        let valid: BooleanChunked = (0..frame.height()).map(|row| Some(!bad_rows.contains_key(&row))).collect();
+        let mut exprs: Vec<Expr> = Vec::new();
+        for name in [resolved.retrieved.as_deref(), resolved.spans.as_deref()].into_iter().flatten() {
+            exprs.push(
+                when(col("__span_ok"))
+                    .then(col(name))
+                    .otherwise(lit(NULL).cast(schema.get(name).cloned().unwrap_or(DataType::Null)))
+                    .alias(name),
+            );
+        }
+        frame = frame
+            .hstack(&[valid.with_name("__span_ok".into()).into_column()])?
+            .lazy()
+            .with_columns(exprs)
+            .collect()?
+            .drop("__span_ok")?;
+        frame.with_column(reasons.with_name("span_issues".into()).into_column())?;
+    }
+    Ok(frame)
+}
+
 /// Runs the job: read (and join), score, write, summarise.
 pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     if let Some(ids) = &job.metrics {
         validate_metrics(ids)?;
     }
     let id = job.columns.id.clone().unwrap_or_else(|| "query_id".into());
-    let answer = job
-        .columns
-        .answer
-        .clone()
-        .unwrap_or_else(|| "answer".into());
-    let Inputs { frame, mut notes } = load_inputs(job, &id, &answer)?;
+    let Inputs { frame, mut notes } = load_inputs(job, &id)?;
     let schema = frame.schema().clone();
     let table = job.run.display().to_string();
+    let answer = job.columns.answer.clone().unwrap_or_else(|| "answer".into());
+    let retrieved = pick(&schema, &job.columns.retrieved, &["retrieved"]);
+    let retrieved_spans = retrieved.as_deref().is_some_and(|r| holds_spans(&schema, r));
+    let relevant = match &job.columns.relevant {
+        Some(name) => Some(name.clone()),
+        None => ["relevant_spans", "relevant_ids", "relevant_chunks"]
+            .into_iter()
+            .filter(|c| *c != "relevant_spans" || retrieved_spans)
+            .find(|c| schema.contains(c))
+            .map(String::from),
+    };
+    let relevant = relevant.map(|name| {
+        let hint = match name.as_str() {
+            "relevant_spans" => Relevance::Span,
+            "relevant_ids" => Relevance::Id,
+            "relevant_chunks" => Relevance::Text,
+            _ => Relevance::Auto,
+        };
+        (name, hint)
+    });
+    let spans = pick(&schema, &None, &["relevant_spans"])
+        .filter(|g| retrieved_spans && holds_spans(&schema, g));
     let resolved = Resolved {
-        answer: answer.clone(),
+        answer: (job.columns.answer.is_some() || schema.contains(&answer)).then_some(answer),
         sources: pick(&schema, &job.columns.sources, &["sources", "retrieved"]),
         references: pick(
             &schema,
@@ -262,28 +481,49 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         ),
         checks: pick(&schema, &job.columns.checks, &["checks"]),
         negatives: pick(&schema, &job.columns.negatives, &["negative_answers"]),
+        retrieved,
+        relevant,
+        spans,
     };
     for (name, what) in [
+        (&resolved.answer, "answer"),
         (&resolved.sources, "sources"),
         (&resolved.references, "references"),
         (&resolved.checks, "checks"),
         (&resolved.negatives, "negatives"),
+        (&resolved.retrieved, "retrieved"),
+        (&resolved.relevant.as_ref().map(|r| r.0.clone()), "ground truth"),
     ] {
         if let Some(name) = name {
             require(&schema, &table, name, what)?;
         }
     }
+    if let Some(by) = &job.by {
+        require(&schema, &table, by, "segment (--by)")?;
+    }
+    // The relevance a ground-truth column's name implies, unless a metric's section says otherwise;
+    // set in the options so the signatures show what was used.
+    let mut options = job.options.clone();
+    for info in registry::METRICS {
+        if let Some(o) = options.retrieval_mut(info.id) {
+            if o.relevance == Relevance::Auto {
+                o.relevance = resolved.relevance_hint();
+            }
+        }
+    }
+    let frame = apply_corpus(job, frame, &id, &resolved, &mut notes)?;
+    let schema = frame.schema().clone();
 
     // The metrics to compute: those asked for (each must have its inputs), or every metric whose
     // inputs the tables have.
-    let mut chosen: Vec<(&'static registry::MetricInfo, Option<String>)> = Vec::new();
+    let mut chosen: Vec<(&'static registry::MetricInfo, Vec<String>)> = Vec::new();
     for info in registry::METRICS {
         let asked = job.metrics.as_ref().map(|m| m.iter().any(|x| x == info.id));
         if asked == Some(false) {
             continue;
         }
-        match resolved.column_for(info.inputs) {
-            Ok(other) => chosen.push((info, other.map(String::from))),
+        match resolved.inputs_for(info.inputs) {
+            Ok(cols) => chosen.push((info, cols.into_iter().map(String::from).collect())),
             Err(what) if asked == Some(true) => {
                 return Err(err(format!("{}: needs {what}; {table} has none", info.id)))
             }
@@ -293,7 +533,10 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
 
     // Keep every input column except the (large) texts scored, so keys and metadata survive.
     // (The checks column too: its output column has the same name.)
-    let scored_texts: Vec<&str> = std::iter::once(resolved.answer.as_str())
+    let scored_texts: Vec<&str> = resolved
+        .answer
+        .as_deref()
+        .into_iter()
         .chain(resolved.sources.as_deref())
         .chain(resolved.checks.as_deref())
         .collect();
@@ -316,22 +559,22 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         }
         select.push(col(name));
     }
-    let answer_expr = col(resolved.answer.as_str());
+    let answer_expr = col(resolved.answer.as_deref().unwrap_or("answer"));
     let wants_spans = chosen
         .iter()
         .any(|(m, _)| m.id == "quoted_spans" || m.id == "citation_alignment");
-    for (info, other) in &chosen {
+    for (info, inputs) in &chosen {
         if info.kind != MetricKind::RowWise {
             continue;
         }
-        let other = other.as_deref().map(col);
-        if let Some(e) = row_expr(info.id, answer_expr.clone(), other, &job.options) {
+        let inputs: Vec<Expr> = inputs.iter().map(|c| col(c.as_str())).collect();
+        if let Some(e) = metric_expr(info.id, &inputs, &options) {
             select.push(e);
         }
     }
     // citation_alignment is summarised from the per-row counts.
     if wants_spans && !chosen.iter().any(|(m, _)| m.id == "quoted_spans") {
-        if let Some(sources) = &resolved.sources {
+        if let (Some(sources), Some(_)) = (&resolved.sources, &resolved.answer) {
             select.push(expr::quoted_spans(
                 answer_expr.clone(),
                 col(sources.as_str()),
@@ -341,7 +584,9 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     }
     // Negative references: how close each answer is to an answer it must not give (chrF), and
     // whether that is closer than to the best reference.
-    if let (Some(negatives), Some(references)) = (&resolved.negatives, &resolved.references) {
+    if let (Some(negatives), Some(references), Some(_)) =
+        (&resolved.negatives, &resolved.references, &resolved.answer)
+    {
         let chrf =
             |other: &str| expr::chrf(answer_expr.clone(), col(other), job.options.chrf.clone());
         select.push(chrf(negatives).alias("negative_chrf"));
@@ -355,9 +600,9 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
 
     // Aggregates over the whole table.
     let mut aggregates: Vec<(String, f64)> = Vec::new();
-    for (info, other) in &chosen {
+    for (info, inputs) in &chosen {
         if info.id == "corpus_bleu" {
-            if let Some(refs) = other {
+            if let Some(refs) = inputs.get(1) {
                 let value = frame
                     .clone()
                     .lazy()
@@ -382,7 +627,7 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     ParquetWriter::new(file).finish(&mut scores)?;
 
     let ids: Vec<&str> = chosen.iter().map(|(m, _)| m.id).collect();
-    let summary = summarise(job, &scores, &ids, &aggregates, &notes)?;
+    let summary = summarise(job, &options, &scores, &ids, &aggregates, &notes)?;
     Ok(ScoreReport { scores, summary })
 }
 
@@ -398,6 +643,7 @@ fn mean_line(out: &mut String, name: &str, values: &Float64Chunked) {
 
 fn summarise(
     job: &ScoreJob,
+    options: &MetricOptions,
     scores: &DataFrame,
     metrics: &[&str],
     aggregates: &[(String, f64)],
@@ -476,6 +722,9 @@ fn summarise(
     for (name, value) in aggregates {
         line(&mut out, name, scores.height(), "-", &format!("{value:.4}"));
     }
+    if let Some(by) = &job.by {
+        out.push_str(&by_segment(scores, metrics, by)?);
+    }
     if let Ok(flag) = scores.column("closer_to_negative") {
         let n = flag.bool()?.sum().unwrap_or(0);
         out.push_str(&format!(
@@ -484,7 +733,7 @@ fn summarise(
     }
     out.push_str("signatures:\n");
     for id in metrics {
-        if let Some(sig) = job.options.signature(id) {
+        if let Some(sig) = options.signature(id) {
             out.push_str(&format!("  {id:<22} {sig}\n"));
         }
     }
@@ -498,4 +747,85 @@ pub fn default_out(run: &Path, dir: &Path) -> PathBuf {
         .file_stem()
         .map_or("run".into(), |s| s.to_string_lossy().to_string());
     dir.join(format!("{stem}.scores.parquet"))
+}
+
+/// The per-row values the summary averages, as (label, expression) pairs.
+fn summary_columns(scores: &DataFrame, metrics: &[&str]) -> Vec<(String, Expr)> {
+    let mut out = Vec::new();
+    for id in metrics {
+        match *id {
+            "citation_alignment" | "corpus_bleu" => {}
+            "quoted_spans" => out.push((
+                "quoted_spans.score".to_string(),
+                col("quoted_spans").struct_().field_by_name("score"),
+            )),
+            "checks" => out.push((
+                "checks.score".to_string(),
+                col("checks").struct_().field_by_name("score"),
+            )),
+            "rouge" => {
+                for t in ["rouge1", "rouge2", "rougeL", "rougeLsum"] {
+                    out.push((
+                        format!("rouge.{t}.fmeasure"),
+                        col("rouge")
+                            .struct_()
+                            .field_by_name(t)
+                            .struct_()
+                            .field_by_name("fmeasure"),
+                    ));
+                }
+            }
+            other if scores.column(other).is_ok() => {
+                out.push((other.to_string(), col(other).cast(DataType::Float64)))
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A metric × segment table of means (one column per value of `by`, nulls skipped).
+fn by_segment(scores: &DataFrame, metrics: &[&str], by: &str) -> PolarsResult<String> {
+    let columns = summary_columns(scores, metrics);
+    let aggs: Vec<Expr> = columns
+        .iter()
+        .enumerate()
+        .map(|(i, (_, e))| e.clone().mean().alias(format!("m{i}")))
+        .chain([len().alias("__rows")])
+        .collect();
+    let table = scores
+        .clone()
+        .lazy()
+        .group_by([col(by).cast(DataType::String).alias("__segment")])
+        .agg(aggs)
+        .sort(["__segment"], SortMultipleOptions::default().with_nulls_last(true))
+        .collect()?;
+    let segments: Vec<String> = table
+        .column("__segment")?
+        .str()?
+        .iter()
+        .map(|v| v.unwrap_or("(null)").to_string())
+        .collect();
+    let rows = table.column("__rows")?.cast(&DataType::Int64)?;
+    let width = segments.iter().map(|s| s.chars().count()).max().unwrap_or(0).clamp(8, 24);
+    let mut out = format!("by {by}:\n{:<26}", "metric");
+    for seg in &segments {
+        let shown: String = seg.chars().take(width).collect();
+        out.push_str(&format!(" {shown:>width$}"));
+    }
+    out.push_str(&format!("\n{:<26}", "rows"));
+    for n in rows.i64()?.iter() {
+        out.push_str(&format!(" {:>width$}", n.unwrap_or(0)));
+    }
+    out.push('\n');
+    for (i, (label, _)) in columns.iter().enumerate() {
+        out.push_str(&format!("{label:<26}"));
+        let values = table.column(&format!("m{i}"))?.cast(&DataType::Float64)?;
+        for v in values.f64()?.iter() {
+            let cell = v.map_or("-".to_string(), |v| format!("{v:.4}"));
+            out.push_str(&format!(" {cell:>width$}"));
+        }
+        out.push('\n');
+    }
+    Ok(out)
 }

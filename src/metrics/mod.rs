@@ -8,6 +8,7 @@ pub mod lexical;
 pub mod retrieval;
 pub mod rouge;
 pub mod similarity;
+pub mod spans;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -35,6 +36,30 @@ pub struct MetricOptions {
     pub string_similarity: similarity::StringSimilarityOptions,
     /// `citation_indicators`.
     pub citation_indicators: lexical::CitationIndicatorOptions,
+    /// `precision_at_k`.
+    pub precision_at_k: retrieval::RetrievalOptions,
+    /// `recall_at_k`.
+    pub recall_at_k: retrieval::RetrievalOptions,
+    /// `f1_at_k`.
+    pub f1_at_k: retrieval::RetrievalOptions,
+    /// `hybrid_log_rank`.
+    pub hybrid_log_rank: retrieval::RetrievalOptions,
+    /// `hit_rate_at_k`.
+    pub hit_rate_at_k: retrieval::RetrievalOptions,
+    /// `mrr`.
+    pub mrr: retrieval::RetrievalOptions,
+    /// `average_precision`.
+    pub average_precision: retrieval::RetrievalOptions,
+    /// `ndcg_at_k`.
+    pub ndcg_at_k: retrieval::RetrievalOptions,
+    /// `r_precision`.
+    pub r_precision: retrieval::RetrievalOptions,
+    /// `span_precision`.
+    pub span_precision: spans::SpanOptions,
+    /// `span_recall`.
+    pub span_recall: spans::SpanOptions,
+    /// `span_iou`.
+    pub span_iou: spans::SpanOptions,
 }
 
 impl MetricOptions {
@@ -63,6 +88,18 @@ impl MetricOptions {
             }
             "citation_indicators" => {
                 all.citation_indicators = Deserialize::deserialize(options).map_err(bad)?
+            }
+            _ if all.retrieval_mut(metric).is_some() => {
+                let parsed = Deserialize::deserialize(options).map_err(bad)?;
+                if let Some(slot) = all.retrieval_mut(metric) {
+                    *slot = parsed;
+                }
+            }
+            _ if all.span_mut(metric).is_some() => {
+                let parsed = Deserialize::deserialize(options).map_err(bad)?;
+                if let Some(slot) = all.span_mut(metric) {
+                    *slot = parsed;
+                }
             }
             _ if crate::registry::find(metric).is_some() => {
                 let _: NoOptions = Deserialize::deserialize(options).map_err(bad)?;
@@ -94,10 +131,67 @@ impl MetricOptions {
             "citation_indicators" => {
                 lexical::citation_indicators_signature(&self.citation_indicators)
             }
+            _ if self.retrieval(metric).is_some() => retrieval::signature(
+                retrieval::RankedMetric::from_id(metric)?,
+                self.retrieval(metric)?,
+            ),
+            _ if self.span(metric).is_some() => spans::signature(self.span(metric)?),
             _ => {
                 crate::registry::find(metric)?;
                 format!("{metric}|version:polars-rag-{version}")
             }
+        })
+    }
+
+    /// The options of a ranked-list metric (`precision_at_k`, ..., `r_precision`).
+    pub fn retrieval(&self, metric: &str) -> Option<&retrieval::RetrievalOptions> {
+        Some(match metric {
+            "precision_at_k" => &self.precision_at_k,
+            "recall_at_k" => &self.recall_at_k,
+            "f1_at_k" => &self.f1_at_k,
+            "hybrid_log_rank" => &self.hybrid_log_rank,
+            "hit_rate_at_k" => &self.hit_rate_at_k,
+            "mrr" => &self.mrr,
+            "average_precision" => &self.average_precision,
+            "ndcg_at_k" => &self.ndcg_at_k,
+            "r_precision" => &self.r_precision,
+            _ => return None,
+        })
+    }
+
+    /// Mutable [`MetricOptions::retrieval`].
+    pub fn retrieval_mut(&mut self, metric: &str) -> Option<&mut retrieval::RetrievalOptions> {
+        Some(match metric {
+            "precision_at_k" => &mut self.precision_at_k,
+            "recall_at_k" => &mut self.recall_at_k,
+            "f1_at_k" => &mut self.f1_at_k,
+            "hybrid_log_rank" => &mut self.hybrid_log_rank,
+            "hit_rate_at_k" => &mut self.hit_rate_at_k,
+            "mrr" => &mut self.mrr,
+            "average_precision" => &mut self.average_precision,
+            "ndcg_at_k" => &mut self.ndcg_at_k,
+            "r_precision" => &mut self.r_precision,
+            _ => return None,
+        })
+    }
+
+    /// The options of a span metric (`span_precision`, `span_recall`, `span_iou`).
+    pub fn span(&self, metric: &str) -> Option<&spans::SpanOptions> {
+        Some(match metric {
+            "span_precision" => &self.span_precision,
+            "span_recall" => &self.span_recall,
+            "span_iou" => &self.span_iou,
+            _ => return None,
+        })
+    }
+
+    /// Mutable [`MetricOptions::span`].
+    pub fn span_mut(&mut self, metric: &str) -> Option<&mut spans::SpanOptions> {
+        Some(match metric {
+            "span_precision" => &mut self.span_precision,
+            "span_recall" => &mut self.span_recall,
+            "span_iou" => &mut self.span_iou,
+            _ => return None,
         })
     }
 }

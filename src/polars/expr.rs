@@ -26,6 +26,9 @@
 use polars::prelude::*;
 
 use super::columns;
+use super::retrieval::{self, SpanMetric};
+use crate::metrics::retrieval::{RankedMetric, RetrievalOptions};
+use crate::metrics::spans::SpanOptions;
 use crate::metrics::bleu::BleuOptions;
 use crate::metrics::chrf::ChrfOptions;
 use crate::metrics::citation::QuotedSpansOptions;
@@ -208,6 +211,94 @@ lexical_expr!(
     /// `answer_completeness`.
     answer_completeness,
 );
+
+/// A ranked-list retrieval metric, named after its id: `retrieved` (texts, ids, spans or
+/// embeddings per row, in rank order) against the question's ground truth. See
+/// [`crate::metrics::retrieval`] for the definitions and [`super::retrieval`] for the shapes.
+///
+/// ```
+/// use polars::prelude::*;
+/// use polars_rag::metrics::retrieval::{RankedMetric, RetrievalOptions};
+/// use polars_rag::polars::expr;
+/// let retrieved = Series::new("retrieved".into(), [Series::new("".into(), ["a", "b", "c"])]);
+/// let relevant = Series::new("relevant".into(), [Series::new("".into(), ["c", "z"])]);
+/// let df = DataFrame::new_infer_height(vec![retrieved.into(), relevant.into()]).unwrap();
+/// let out = df.lazy().select([
+///     expr::ranked(RankedMetric::Mrr, col("retrieved"), col("relevant"), RetrievalOptions::default()),
+///     expr::recall_at_k(col("retrieved"), col("relevant"), RetrievalOptions { k: Some(3), ..Default::default() }),
+/// ]).collect().unwrap();
+/// assert_eq!(out.column("mrr").unwrap().f64().unwrap().get(0), Some(1.0 / 3.0));
+/// assert_eq!(out.column("recall_at_k").unwrap().f64().unwrap().get(0), Some(0.5));
+/// ```
+pub fn ranked(
+    metric: RankedMetric,
+    retrieved: Expr,
+    ground_truth: Expr,
+    options: RetrievalOptions,
+) -> Expr {
+    row_wise(
+        metric.id(),
+        [retrieved, ground_truth],
+        DataType::Float64,
+        move |[r, g]| retrieval::ranked_metric(metric, r, g, &options, true),
+    )
+}
+
+macro_rules! ranked_expr {
+    ($($(#[$doc:meta])* $name:ident => $metric:ident,)+) => {$(
+        $(#[$doc])*
+        pub fn $name(retrieved: Expr, ground_truth: Expr, options: RetrievalOptions) -> Expr {
+            ranked(RankedMetric::$metric, retrieved, ground_truth, options)
+        }
+    )+};
+}
+
+ranked_expr!(
+    /// Relevant items in the top k / k (trec_eval `P_k`), named `precision_at_k`.
+    precision_at_k => PrecisionAtK,
+    /// Relevant ground-truth items found in the top k / all relevant (trec_eval `recall_k`).
+    recall_at_k => RecallAtK,
+    /// Harmonic mean of precision and recall at k.
+    f1_at_k => F1AtK,
+    /// α · recall + (1 − α) · mean log-rank score of the ground truth.
+    hybrid_log_rank => HybridLogRank,
+    /// 1 when a relevant item is in the top k.
+    hit_rate_at_k => HitRateAtK,
+    /// Reciprocal rank of the first relevant item (trec_eval `recip_rank`).
+    mrr => Mrr,
+    /// Average precision of one query (trec_eval `map`).
+    average_precision => AveragePrecision,
+    /// nDCG at k with linear gains (trec_eval `ndcg_cut_k`).
+    ndcg_at_k => NdcgAtK,
+    /// Precision at R, R the number of relevant items (trec_eval `Rprec`).
+    r_precision => RPrecision,
+);
+
+/// A span metric (`span_precision`, `span_recall`, `span_iou`) of retrieved spans against golden
+/// spans, both lists of `struct{file, start, end}`.
+pub fn span(metric: SpanMetric, retrieved: Expr, golden: Expr, options: SpanOptions) -> Expr {
+    row_wise(
+        metric.id(),
+        [retrieved, golden],
+        DataType::Float64,
+        move |[r, g]| retrieval::span_metric(metric, r, g, &options, true),
+    )
+}
+
+/// Retrieved characters inside golden spans / retrieved characters, named `span_precision`.
+pub fn span_precision(retrieved: Expr, golden: Expr, options: SpanOptions) -> Expr {
+    span(SpanMetric::Precision, retrieved, golden, options)
+}
+
+/// Golden characters retrieved / golden characters, named `span_recall`.
+pub fn span_recall(retrieved: Expr, golden: Expr, options: SpanOptions) -> Expr {
+    span(SpanMetric::Recall, retrieved, golden, options)
+}
+
+/// Shared characters / characters of either, named `span_iou`.
+pub fn span_iou(retrieved: Expr, golden: Expr, options: SpanOptions) -> Expr {
+    span(SpanMetric::Iou, retrieved, golden, options)
+}
 
 /// An elementwise metric expression named `id` over `N` input expressions.
 fn row_wise<const N: usize, F>(id: &'static str, inputs: [Expr; N], dtype: DataType, f: F) -> Expr

@@ -8,5 +8,6 @@
 
 pub mod columns;
 pub mod driver;
+pub mod retrieval;
 #[cfg(feature = "lazy")]
 pub mod expr;

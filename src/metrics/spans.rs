@@ -1,0 +1,290 @@
+//! Character-span retrieval metrics: `span_precision`, `span_recall`, `span_iou`.
+//!
+//! Per query, the retrieved spans and the golden spans are each merged into disjoint code-point
+//! intervals per file; then, with ∩ the characters both cover,
+//!
+//! * `span_precision` = |retrieved ∩ golden| / |retrieved|,
+//! * `span_recall` = |retrieved ∩ golden| / |golden|,
+//! * `span_iou` = |retrieved ∩ golden| / |retrieved ∪ golden|.
+//!
+//! Overlapping retrieved chunks never count twice. A query with no golden characters gives
+//! `None` (nothing to find); one that retrieved nothing scores 0.
+//!
+//! `compat = "chroma"` reproduces Chroma's `chunking_evaluation` (`base_evaluation.py`), whose
+//! denominators add up the retrieved chunks' lengths without merging them (so overlapping chunks
+//! count twice) and include chunks of other documents; see [`chroma_scores`].
+//!
+//! ```
+//! use polars_rag::metrics::retrieval::Span;
+//! use polars_rag::metrics::spans::span_scores;
+//! let golden = [Span { file: "a.md", start: 10, end: 20 }];
+//! // Two overlapping chunks: 0..15 and 5..25 cover 0..25 once.
+//! let chunks = [Span { file: "a.md", start: 0, end: 15 }, Span { file: "a.md", start: 5, end: 25 }];
+//! let s = span_scores(&chunks, &golden).unwrap();
+//! assert_eq!((s.precision, s.recall, s.iou), (10.0 / 25.0, 1.0, 10.0 / 25.0));
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+use super::retrieval::Span;
+
+/// Which definitions to use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SpanCompat {
+    /// Merged intervals: nothing counts twice.
+    #[default]
+    Standard,
+    /// Chroma `chunking_evaluation`'s formulas, double counting included.
+    Chroma,
+}
+
+/// Options of the span metrics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SpanOptions {
+    /// Standard or Chroma definitions.
+    pub compat: SpanCompat,
+}
+
+/// The settings behind a span-metric number.
+///
+/// ```
+/// use polars_rag::metrics::spans::{signature, SpanOptions};
+/// assert_eq!(signature(&SpanOptions::default()), "unit:codepoints|merge:yes|version:polars-rag");
+/// ```
+pub fn signature(options: &SpanOptions) -> String {
+    match options.compat {
+        SpanCompat::Standard => "unit:codepoints|merge:yes|version:polars-rag".into(),
+        SpanCompat::Chroma => "unit:codepoints|merge:no|version:chunking_evaluation-d451fc4".into(),
+    }
+}
+
+/// Span precision, recall and intersection over union of one query.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SpanScores {
+    /// |retrieved ∩ golden| / |retrieved|.
+    pub precision: f64,
+    /// |retrieved ∩ golden| / |golden|.
+    pub recall: f64,
+    /// |retrieved ∩ golden| / |retrieved ∪ golden|.
+    pub iou: f64,
+}
+
+/// Disjoint, sorted intervals per file: overlapping or touching spans merged.
+pub fn merge<'a>(spans: &[Span<'a>]) -> Vec<Span<'a>> {
+    let mut sorted: Vec<Span<'a>> = spans.iter().copied().filter(|s| !s.is_empty()).collect();
+    sorted.sort_unstable();
+    let mut out: Vec<Span<'a>> = Vec::with_capacity(sorted.len());
+    for s in sorted {
+        match out.last_mut() {
+            Some(last) if last.file == s.file && s.start <= last.end => {
+                last.end = last.end.max(s.end);
+            }
+            _ => out.push(s),
+        }
+    }
+    out
+}
+
+fn total(merged: &[Span<'_>]) -> u64 {
+    merged.iter().map(Span::len).sum()
+}
+
+/// Characters covered by both merged lists (two pointers over the sorted intervals).
+fn intersection(a: &[Span<'_>], b: &[Span<'_>]) -> u64 {
+    let (mut i, mut j, mut shared) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        shared += x.overlap(&y);
+        // Advance whichever interval ends first (in (file, end) order).
+        if (x.file, x.end) <= (y.file, y.end) {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    shared
+}
+
+/// The standard span scores of one query; `None` when the golden spans cover no character.
+pub fn span_scores(retrieved: &[Span<'_>], golden: &[Span<'_>]) -> Option<SpanScores> {
+    let golden = merge(golden);
+    let golden_len = total(&golden);
+    if golden_len == 0 {
+        return None;
+    }
+    let retrieved = merge(retrieved);
+    let retrieved_len = total(&retrieved);
+    let shared = intersection(&retrieved, &golden);
+    let union = retrieved_len + golden_len - shared;
+    Some(SpanScores {
+        precision: if retrieved_len == 0 {
+            0.0
+        } else {
+            shared as f64 / retrieved_len as f64
+        },
+        recall: shared as f64 / golden_len as f64,
+        iou: shared as f64 / union as f64,
+    })
+}
+
+type Range = (u64, u64);
+
+/// Chroma's `union_ranges`: stable sort by start, merge when a range starts at or before the
+/// previous end.
+fn chroma_union(mut ranges: Vec<Range>) -> Vec<Range> {
+    ranges.sort_by_key(|r| r.0);
+    let mut out: Vec<Range> = Vec::with_capacity(ranges.len());
+    for (s, e) in ranges {
+        match out.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
+/// Chroma's `intersect_two_ranges`: touching ranges intersect in an empty range.
+fn chroma_intersect(a: Range, b: Range) -> Option<Range> {
+    let s = a.0.max(b.0);
+    let e = a.1.min(b.1);
+    (s <= e).then_some((s, e))
+}
+
+/// Chroma's `difference(ranges, target)`.
+fn chroma_difference(ranges: &[Range], (ts, te): Range) -> Vec<Range> {
+    let mut out = Vec::with_capacity(ranges.len() + 1);
+    for &(s, e) in ranges {
+        if e < ts || s > te {
+            out.push((s, e));
+        } else if s < ts && e > te {
+            out.push((s, ts));
+            out.push((te, e));
+        } else if s < ts {
+            out.push((s, ts));
+        } else if e > te {
+            out.push((te, e));
+        }
+    }
+    out
+}
+
+/// Chroma `chunking_evaluation`'s per-question scores, for the retrieved chunks as given (cut to
+/// the number retrieved beforehand):
+///
+/// * numerator: the union of every (retrieved chunk ∩ golden span) of the same document;
+/// * recall denominator: the golden spans' lengths, summed without merging;
+/// * precision denominator: every retrieved chunk's length, summed without merging and whatever
+///   its document (overlapping chunks count twice);
+/// * IoU denominator: the precision denominator plus the golden characters no chunk touched.
+///
+/// `Err` where Chroma divides by zero (no golden or no retrieved characters).
+///
+/// ```
+/// use polars_rag::metrics::retrieval::Span;
+/// use polars_rag::metrics::spans::chroma_scores;
+/// let golden = [Span { file: "a", start: 10, end: 20 }];
+/// let chunks = [Span { file: "a", start: 0, end: 15 }, Span { file: "a", start: 5, end: 25 }];
+/// let s = chroma_scores(&chunks, &golden).unwrap();
+/// assert_eq!(s.precision, 10.0 / 35.0); // 15 + 20 retrieved characters: 5..15 counted twice
+/// ```
+pub fn chroma_scores(retrieved: &[Span<'_>], golden: &[Span<'_>]) -> Result<SpanScores, String> {
+    // Per document: unused golden ranges and the union of intersections.
+    let mut files: Vec<&str> = Vec::new();
+    for g in golden {
+        if !files.contains(&g.file) {
+            files.push(g.file);
+        }
+    }
+    let mut shared = 0u64;
+    let mut unused_len = 0u64;
+    for file in &files {
+        let refs: Vec<Range> = golden
+            .iter()
+            .filter(|g| g.file == *file)
+            .map(|g| (g.start, g.end))
+            .collect();
+        let mut unused = refs.clone();
+        let mut numerator: Vec<Range> = Vec::new();
+        for chunk in retrieved.iter().filter(|c| c.file == *file) {
+            for &r in &refs {
+                if let Some(hit) = chroma_intersect((chunk.start, chunk.end), r) {
+                    unused = chroma_difference(&unused, hit);
+                    numerator.push(hit);
+                    numerator = chroma_union(numerator);
+                }
+            }
+        }
+        shared += numerator.iter().map(|(s, e)| e - s).sum::<u64>();
+        unused_len += unused.iter().map(|(s, e)| e.saturating_sub(*s)).sum::<u64>();
+    }
+    let recall_den: u64 = golden.iter().map(Span::len).sum();
+    let precision_den: u64 = retrieved.iter().map(Span::len).sum();
+    let iou_den = precision_den + unused_len;
+    let divide = |num: u64, den: u64, what: &str| -> Result<f64, String> {
+        if den == 0 {
+            Err(format!(
+                "ZeroDivisionError: division by zero ({what} has no characters)"
+            ))
+        } else {
+            Ok(num as f64 / den as f64)
+        }
+    };
+    Ok(SpanScores {
+        recall: divide(shared, recall_den, "the golden spans")?,
+        precision: divide(shared, precision_den, "the retrieved chunks")?,
+        iou: divide(shared, iou_den, "the retrieved chunks and unmatched golden spans")?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sp(file: &str, start: u64, end: u64) -> Span<'_> {
+        Span { file, start, end }
+    }
+
+    #[test]
+    fn merged_intervals_count_once() {
+        let golden = [sp("a", 0, 10), sp("a", 5, 15), sp("b", 0, 4)];
+        let retrieved = [sp("a", 0, 10), sp("a", 0, 10), sp("b", 2, 8), sp("c", 0, 3)];
+        let s = span_scores(&retrieved, &golden).unwrap();
+        // golden: a 0..15 (15) + b 0..4 (4) = 19; retrieved: a 0..10, b 2..8, c 0..3 = 19;
+        // shared: 10 + 2 = 12.
+        assert_eq!(s.precision, 12.0 / 19.0);
+        assert_eq!(s.recall, 12.0 / 19.0);
+        assert_eq!(s.iou, 12.0 / 26.0);
+    }
+
+    #[test]
+    fn empty_golden_is_none_and_empty_retrieved_is_zero() {
+        assert_eq!(span_scores(&[sp("a", 0, 3)], &[]), None);
+        let s = span_scores(&[], &[sp("a", 0, 3)]).unwrap();
+        assert_eq!((s.precision, s.recall, s.iou), (0.0, 0.0, 0.0));
+    }
+
+    #[test]
+    fn chroma_counts_overlapping_chunks_twice() {
+        let golden = [sp("a", 10, 20)];
+        let chunks = [sp("a", 0, 15), sp("a", 5, 25), sp("b", 0, 100)];
+        let s = chroma_scores(&chunks, &golden).unwrap();
+        assert_eq!(s.recall, 1.0);
+        assert_eq!(s.precision, 10.0 / 135.0);
+        assert_eq!(s.iou, 10.0 / 135.0);
+        let standard = span_scores(&chunks, &golden).unwrap();
+        assert_eq!(standard.precision, 10.0 / 125.0);
+        assert!(chroma_scores(&[], &golden).is_err());
+    }
+
+    #[test]
+    fn chroma_unused_golden_characters_enlarge_the_iou_denominator() {
+        let golden = [sp("a", 0, 10), sp("a", 20, 30)];
+        let chunks = [sp("a", 5, 12)];
+        let s = chroma_scores(&chunks, &golden).unwrap();
+        // shared 5..10 = 5; unused 0..5 and 20..30 = 15; retrieved 7.
+        assert_eq!(s.iou, 5.0 / 22.0);
+        assert_eq!(s.recall, 5.0 / 20.0);
+    }
+}

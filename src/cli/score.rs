@@ -517,6 +517,7 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     // The metrics to compute: those asked for (each must have its inputs), or every metric whose
     // inputs the tables have.
     let mut chosen: Vec<(&'static registry::MetricInfo, Vec<String>)> = Vec::new();
+    let mut skipped: Vec<(&'static str, Vec<&'static str>)> = Vec::new();
     for info in registry::METRICS {
         let asked = job.metrics.as_ref().map(|m| m.iter().any(|x| x == info.id));
         if asked == Some(false) {
@@ -527,8 +528,14 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
             Err(what) if asked == Some(true) => {
                 return Err(err(format!("{}: needs {what}; {table} has none", info.id)))
             }
-            Err(what) => notes.push(format!("{} skipped: no {what}", info.id)),
+            Err(what) => match skipped.iter_mut().find(|(w, _)| *w == what) {
+                Some((_, ids)) => ids.push(info.id),
+                None => skipped.push((what, vec![info.id])),
+            },
         }
+    }
+    for (what, ids) in skipped {
+        notes.push(format!("skipped (no {what}): {}", ids.join(", ")));
     }
 
     // Keep every input column except the (large) texts scored, so keys and metadata survive.

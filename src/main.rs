@@ -134,6 +134,9 @@ struct ScoreArgs {
     /// Break the summary down by this column (e.g. segment).
     #[arg(long)]
     by: Option<String>,
+    /// Print how long each stage took (read and join, corpus, score, write).
+    #[arg(long)]
+    timings: bool,
 }
 
 fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
@@ -202,6 +205,7 @@ fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
         unit,
         invalid_spans,
         by: args.by.or(cfg.by),
+        timings: args.timings,
     })
 }
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import pickle
 from pathlib import Path
-from typing import Any, Dict, List, Literal, Optional, Sequence, Union
+from typing import Any, Dict, List, Literal, NamedTuple, Optional, Sequence, Tuple, Union
 
 import polars as pl
 from polars.plugins import register_plugin_function
@@ -34,6 +34,11 @@ from polars_rag._internal import metric_ids as _metric_ids
 from polars_rag._internal import signature_of as _signature_of
 
 __all__ = [
+    "validate_golden",
+    "check_spans",
+    "collapse_run",
+    "join_golden",
+    "GoldenJoin",
     "precision_at_k",
     "recall_at_k",
     "f1_at_k",
@@ -630,6 +635,135 @@ def span_iou(
 ) -> pl.Expr:
     """Characters both cover / characters either covers (see :func:`span_precision`)."""
     return _plugin("span_iou", [retrieved, relevant_spans], {"compat": compat})
+
+
+# ------------------------------------------------------------------------- golden datasets
+
+FrameLike = Union[pl.DataFrame, pl.LazyFrame]
+
+#: Item columns of a long (TREC-style) run and the ``retrieved`` struct fields they become.
+_LONG_RUN_FIELDS = {"doc_id": "id", "text": "text", "file": "file", "start": "start", "end": "end", "score": "score"}
+
+
+def _frame(frame: FrameLike) -> pl.DataFrame:
+    return frame.collect() if isinstance(frame, pl.LazyFrame) else frame
+
+
+def _corpus_frame(corpus: Union[FrameLike, Dict[str, str]]) -> pl.DataFrame:
+    if isinstance(corpus, dict):
+        return pl.DataFrame({"file": list(corpus), "text": list(corpus.values())}, schema={"file": pl.String, "text": pl.String})
+    return _frame(corpus).select("file", "text")
+
+
+def validate_golden(
+    golden: FrameLike,
+    corpus: Optional[Union[FrameLike, Dict[str, str]]] = None,
+    *,
+    id: str = "query_id",
+    unit: Literal["codepoints", "bytes"] = "codepoints",
+) -> pl.DataFrame:
+    """Checks a golden dataset, as ``polars-rag validate`` does: one row per problem.
+
+    Columns ``check`` (``duplicate_id``, ``null_id``, ``empty_ground_truth``,
+    ``span_outside_document``, ``span_text_mismatch``), ``query_id``, ``column``, ``detail``.
+    Spans (``relevant_spans``) are checked only when a corpus is given: a ``file``, ``text``
+    frame or a ``{file: text}`` dict. An empty frame means no problem was found.
+
+    Example:
+        >>> import polars as pl, polars_rag as pr
+        >>> golden = pl.DataFrame({"query_id": ["q1", "q1"], "relevant_spans": [
+        ...     [{"file": "a.md", "start": 0, "end": 5}], [{"file": "a.md", "start": 3, "end": 99}]]})
+        >>> pr.validate_golden(golden, {"a.md": "Paris is nice."})["check"].to_list()
+        ['duplicate_id', 'span_outside_document']
+    """
+    from polars_rag._internal import validate_golden as _validate
+
+    corpus_df = None if corpus is None else _corpus_frame(corpus)
+    return _validate(_frame(golden), corpus_df, id, unit)
+
+
+def check_spans(
+    frame: FrameLike,
+    column: str,
+    corpus: Union[FrameLike, Dict[str, str]],
+    *,
+    id: str = "query_id",
+    unit: Literal["codepoints", "bytes"] = "codepoints",
+    fill_text: bool = False,
+) -> Tuple[pl.DataFrame, pl.DataFrame]:
+    """Checks the spans of ``column`` (``list[struct{file, start, end, ...}]``) against a corpus.
+
+    Returns the frame with the column's offsets in code points (converted from UTF-8 bytes when
+    ``unit="bytes"``) and, with ``fill_text=True``, a ``text`` field holding each span's text;
+    and a problems frame as :func:`validate_golden` gives (unknown file, offsets outside the
+    document or inside a character, stored text that differs from the corpus).
+    """
+    from polars_rag._internal import check_spans as _check
+
+    return _check(_frame(frame), column, _corpus_frame(corpus), id, unit, fill_text)
+
+
+def collapse_run(run: FrameLike, *, id: str = "query_id") -> pl.DataFrame:
+    """A long run (one row per retrieved item: ``doc_id`` and any of ``rank``, ``score``,
+    ``text``, ``file``, ``start``, ``end``) as one row per query with a ``retrieved`` list in
+    rank order (by ``rank`` when present, else row order); other columns keep their first value.
+    """
+    df = _frame(run)
+    fields = [pl.col(c).alias(f) for c, f in _LONG_RUN_FIELDS.items() if c in df.columns]
+    others = [c for c in df.columns if c != id and c not in _LONG_RUN_FIELDS and c != "rank"]
+    if "rank" in df.columns:
+        df = df.sort("rank", maintain_order=True)
+    return df.group_by(id, maintain_order=True).agg(
+        pl.struct(fields).alias("retrieved"), *[pl.col(c).first() for c in others]
+    )
+
+
+class GoldenJoin(NamedTuple):
+    """The golden table joined with a run, and what the join found."""
+
+    #: One row per golden question, ``in_run`` false where the run has no row for it.
+    frame: pl.DataFrame
+    #: Golden questions with no run row.
+    missing: List[Any]
+    #: Run ids that are not in the golden table (their rows are not in ``frame``).
+    unknown: List[Any]
+    #: Ids that occur more than once in the golden table.
+    duplicate_golden: List[Any]
+    #: Ids that occur more than once in the run (each row is kept).
+    duplicate_run: List[Any]
+
+
+def join_golden(golden: FrameLike, run: FrameLike, *, id: str = "query_id") -> GoldenJoin:
+    """Joins a run to its golden table as the CLI does, reporting instead of dropping silently.
+
+    A long run (``doc_id`` per row, no ``retrieved`` column) is collapsed first
+    (:func:`collapse_run`). Columns the run shares with the golden table get a ``_run`` suffix.
+
+    Example:
+        >>> import polars as pl, polars_rag as pr
+        >>> golden = pl.DataFrame({"query_id": ["q1", "q2"], "relevant_ids": [["a"], ["b"]]})
+        >>> run = pl.DataFrame({"query_id": ["q1", "q1", "zz"], "doc_id": ["a", "c", "b"], "rank": [1, 2, 1]})
+        >>> joined = pr.join_golden(golden, run)
+        >>> joined.missing, joined.unknown
+        (['q2'], ['zz'])
+        >>> joined.frame.select(pr.mrr("retrieved", "relevant_ids"))["mrr"].to_list()
+        [1.0, None]
+    """
+    g = _frame(golden)
+    r = _frame(run)
+    if "retrieved" not in r.columns and "doc_id" in r.columns:
+        r = collapse_run(r, id=id)
+    dup = lambda df: df.group_by(id).len().filter(pl.col("len") > 1).sort(id)[id].to_list()  # noqa: E731
+    frame = g.join(r.with_columns(pl.lit(True).alias("in_run")), on=id, how="left", suffix="_run").with_columns(
+        pl.col("in_run").fill_null(False)
+    )
+    return GoldenJoin(
+        frame=frame,
+        missing=frame.filter(~pl.col("in_run"))[id].to_list(),
+        unknown=r.filter(~pl.col(id).is_in(g[id].implode()))[id].to_list(),
+        duplicate_golden=dup(g),
+        duplicate_run=dup(r),
+    )
 
 
 @pl.api.register_expr_namespace("rag")

@@ -1,6 +1,12 @@
-from typing import List
+from typing import List, Optional, Tuple
+
+import polars as pl
 
 __version__: str
 
 def metric_ids() -> List[str]: ...
 def signature_of(metric: str, options: bytes) -> str: ...
+def validate_golden(golden: pl.DataFrame, corpus: Optional[pl.DataFrame], id: str, unit: str) -> pl.DataFrame: ...
+def check_spans(
+    frame: pl.DataFrame, column: str, corpus: pl.DataFrame, id: str, unit: str, fill_text: bool
+) -> Tuple[pl.DataFrame, pl.DataFrame]: ...

@@ -13,6 +13,9 @@ use polars_rag::metrics::MetricOptions;
 use polars_rag::metrics::retrieval::{RankedMetric, RetrievalOptions};
 use polars_rag::metrics::spans::SpanOptions;
 use polars_rag::polars::columns;
+use polars_rag::polars::corpus::{self, Corpus, SpanUnit};
+use polars_rag::polars::golden;
+use pyo3_polars::PyDataFrame;
 use polars_rag::polars::retrieval::{self, SpanMetric};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -284,9 +287,71 @@ fn signature_of(metric: &str, options: &[u8]) -> PyResult<String> {
         .ok_or_else(|| PyValueError::new_err(format!("unknown metric '{metric}'")))
 }
 
+fn py_err(e: impl std::fmt::Display) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+fn span_unit(unit: &str) -> PyResult<SpanUnit> {
+    match unit {
+        "codepoints" => Ok(SpanUnit::CodePoints),
+        "bytes" => Ok(SpanUnit::Bytes),
+        other => Err(py_err(format!("unit must be 'codepoints' or 'bytes', got '{other}'"))),
+    }
+}
+
+/// The golden-dataset checks (`polars-rag validate`) on a DataFrame: one row per problem.
+#[pyfunction]
+#[pyo3(signature = (golden, corpus, id, unit))]
+fn validate_golden(
+    golden: PyDataFrame,
+    corpus: Option<PyDataFrame>,
+    id: &str,
+    unit: &str,
+) -> PyResult<PyDataFrame> {
+    let corpus = corpus.map(|c| Corpus::from_frame(&c.0)).transpose().map_err(py_err)?;
+    let found = golden::validate_golden(&golden.0, id, corpus.as_ref(), span_unit(unit)?)
+        .map_err(py_err)?;
+    Ok(PyDataFrame(golden::problems_frame(&found.problems).map_err(py_err)?))
+}
+
+/// A span column checked against a corpus: the frame with the column converted to code points
+/// (and texts filled when asked), and one row per problem.
+#[pyfunction]
+#[pyo3(signature = (frame, column, corpus, id, unit, fill_text))]
+fn check_spans(
+    frame: PyDataFrame,
+    column: &str,
+    corpus: PyDataFrame,
+    id: &str,
+    unit: &str,
+    fill_text: bool,
+) -> PyResult<(PyDataFrame, PyDataFrame)> {
+    let corpus = Corpus::from_frame(&corpus.0).map_err(py_err)?;
+    let mut df = frame.0;
+    let checked = corpus::check_spans(&df, id, column, &corpus, span_unit(unit)?, fill_text)
+        .map_err(py_err)?;
+    df.with_column(checked.column.into_column()).map_err(py_err)?;
+    let problems: Vec<golden::Problem> = checked
+        .issues
+        .iter()
+        .map(|i| ("span_outside_document", i))
+        .chain(checked.text_mismatches.iter().map(|i| ("span_text_mismatch", i)))
+        .map(|(check, i)| golden::Problem {
+            check,
+            query_id: Some(i.query.clone()),
+            column: column.to_string(),
+            detail: format!("span #{}: {}", i.index, i.problem),
+        })
+        .collect();
+    let problems = golden::problems_frame(&problems).map_err(py_err)?;
+    Ok((PyDataFrame(df), PyDataFrame(problems)))
+}
+
 #[pymodule]
 fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(metric_ids, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_golden, m)?)?;
+    m.add_function(wrap_pyfunction!(check_spans, m)?)?;
     m.add_function(wrap_pyfunction!(signature_of, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use polars::prelude::*;
 
 use crate::cli::config::Columns;
-use crate::cli::corpus::{check_spans, Corpus, SpanUnit};
+use crate::cli::corpus::{check_spans, SpanUnit};
 use crate::metrics::citation::{citation_alignment, SpanCounts};
 use crate::metrics::retrieval::{RankedMetric, Relevance};
 use crate::metrics::MetricOptions;
@@ -44,6 +44,8 @@ pub struct ScoreJob {
     pub invalid_spans: InvalidSpans,
     /// A column (of the golden or run table) to break the summary down by.
     pub by: Option<String>,
+    /// Print the time each stage took.
+    pub timings: bool,
 }
 
 /// What `score` does with a span that does not fit its corpus.
@@ -173,7 +175,16 @@ fn collapse_long_run(run: LazyFrame, schema: &Schema, id: &str) -> LazyFrame {
             aggs.push(col(name).first());
         }
     }
-    let run = if schema.contains("rank") {
+    // Runs usually list each query's items by rank already: sort only when they do not.
+    let in_rank_order = || -> PolarsResult<bool> {
+        let step_ok = col("rank")
+            .gt_eq(col("rank").shift(lit(1)))
+            .or(col(id).neq(col(id).shift(lit(1))))
+            .fill_null(lit(true));
+        let checked = run.clone().select([step_ok.all(true).alias("ok")]).collect()?;
+        Ok(checked.column("ok")?.bool()?.get(0).unwrap_or(false))
+    };
+    let run = if schema.contains("rank") && !in_rank_order().unwrap_or(false) {
         run.sort(["rank"], SortMultipleOptions::default().with_maintain_order(true))
     } else {
         run
@@ -368,7 +379,7 @@ fn apply_corpus(
     let Some(path) = &job.corpus else {
         return Ok(frame);
     };
-    let corpus = Corpus::load(path).map_err(err)?;
+    let corpus = super::corpus::load(path).map_err(err)?;
     let schema = frame.schema().clone();
     let mut frame = frame;
     let mut span_columns: Vec<(&str, bool)> = Vec::new();
@@ -446,7 +457,18 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         validate_metrics(ids)?;
     }
     let id = job.columns.id.clone().unwrap_or_else(|| "query_id".into());
+    let started = std::time::Instant::now();
+    let mut stages: Vec<(&str, f64)> = Vec::new();
+    let mut lap = {
+        let mut last = started;
+        move |name: &'static str, stages: &mut Vec<(&'static str, f64)>| {
+            let now = std::time::Instant::now();
+            stages.push((name, (now - last).as_secs_f64()));
+            last = now;
+        }
+    };
     let Inputs { frame, mut notes } = load_inputs(job, &id)?;
+    lap("read and join", &mut stages);
     let schema = frame.schema().clone();
     let table = job.run.display().to_string();
     let answer = job.columns.answer.clone().unwrap_or_else(|| "answer".into());
@@ -512,6 +534,7 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         }
     }
     let frame = apply_corpus(job, frame, &id, &resolved, &mut notes)?;
+    lap("corpus", &mut stages);
     let schema = frame.schema().clone();
 
     // The metrics to compute: those asked for (each must have its inputs), or every metric whose
@@ -545,6 +568,7 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         .as_deref()
         .into_iter()
         .chain(resolved.sources.as_deref())
+        .chain(resolved.retrieved.as_deref())
         .chain(resolved.checks.as_deref())
         .collect();
     let outputs: Vec<&str> = chosen
@@ -604,6 +628,7 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         );
     }
     let mut scores = frame.clone().lazy().select(select).collect()?;
+    lap("score", &mut stages);
 
     // Aggregates over the whole table.
     let mut aggregates: Vec<(String, f64)> = Vec::new();
@@ -632,9 +657,17 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     let file = File::create(&job.out)
         .map_err(|e| err(format!("cannot write {}: {e}", job.out.display())))?;
     ParquetWriter::new(file).finish(&mut scores)?;
+    lap("aggregates and write", &mut stages);
 
     let ids: Vec<&str> = chosen.iter().map(|(m, _)| m.id).collect();
-    let summary = summarise(job, &options, &scores, &ids, &aggregates, &notes)?;
+    let mut summary = summarise(job, &options, &scores, &ids, &aggregates, &notes)?;
+    if job.timings {
+        summary.push_str("timings:");
+        for (name, secs) in &stages {
+            summary.push_str(&format!(" {name} {secs:.3} s;"));
+        }
+        summary.push_str(&format!(" total {:.3} s\n", started.elapsed().as_secs_f64()));
+    }
     Ok(ScoreReport { scores, summary })
 }
 

@@ -1,16 +1,12 @@
-//! `polars-rag validate`: checks a golden dataset before anyone scores against it.
-//!
-//! * every golden span lies inside its document (known file, 0 ≤ start ≤ end ≤ length);
-//! * a span's stored `text` / `content` equals the corpus text at its offsets;
-//! * query ids are unique and not null;
-//! * no question has empty ground truth: `reference_answers`, `relevant_spans`, `relevant_ids`,
-//!   `relevant_chunks` (whichever the table has) null, empty, or holding only empty strings.
+//! `polars-rag validate`: the golden-dataset checks of [`crate::polars::golden`] on a Parquet
+//! table and a corpus on disk, reported as counts with examples.
 
 use std::path::PathBuf;
 
 use polars::prelude::*;
 
-use super::corpus::{check_spans, Corpus, SpanUnit};
+use super::corpus::SpanUnit;
+use crate::polars::golden::{validate_golden, Problem};
 
 /// A `validate` job.
 #[derive(Clone, Debug)]
@@ -27,138 +23,54 @@ pub struct ValidateJob {
 
 /// What `validate` found.
 pub struct ValidateReport {
-    /// One line per problem kind, with counts and examples.
-    pub problems: Vec<String>,
+    /// Every problem.
+    pub problems: Vec<Problem>,
     /// The human-readable report.
     pub text: String,
 }
 
-const GROUND_TRUTH: [&str; 4] = [
-    "reference_answers",
-    "relevant_spans",
-    "relevant_ids",
-    "relevant_chunks",
-];
-
-fn examples(items: &[String]) -> String {
-    let shown: Vec<&str> = items.iter().take(5).map(String::as_str).collect();
-    let more = if items.len() > 5 { ", ..." } else { "" };
-    format!("{}{more}", shown.join("; "))
-}
-
-/// Runs the checks.
+/// Runs the checks and words the report: one line per (check, column) with a count and up to
+/// five examples.
 pub fn run(job: &ValidateJob) -> PolarsResult<ValidateReport> {
     let name = job.golden.display().to_string();
     if !job.golden.is_file() {
         polars_bail!(ComputeError: "golden table not found: {name}");
     }
-    let file = std::fs::File::open(&job.golden)?;
-    let golden = ParquetReader::new(file).finish()?;
-    let id = job.id.as_str();
-    if golden.column(id).is_err() {
-        polars_bail!(ColumnNotFound: "{name}: no id column '{id}' (columns: {:?})", golden.get_column_names());
+    let golden = ParquetReader::new(std::fs::File::open(&job.golden)?).finish()?;
+    let corpus = match &job.corpus {
+        Some(path) => Some(super::corpus::load(path).map_err(|e| polars_err!(ComputeError: "{e}"))?),
+        None => None,
+    };
+    let found = validate_golden(&golden, &job.id, corpus.as_ref(), job.unit)?;
+    let mut text = format!("golden {name}\n");
+    for line in &found.checked {
+        text.push_str(&format!("  {line}\n"));
     }
-    let ids = golden.column(id)?.cast(&DataType::String)?;
-    let ids = ids.str()?;
-    let mut problems = Vec::new();
-    let mut lines = vec![format!("golden {name}: {} questions", golden.height())];
-
-    let nulls = ids.null_count();
-    if nulls > 0 {
-        problems.push(format!("{nulls} questions have a null {id}"));
+    let mut groups: Vec<(&str, &str, Vec<&Problem>)> = Vec::new();
+    for p in &found.problems {
+        match groups.iter_mut().find(|(c, col, _)| *c == p.check && *col == p.column) {
+            Some((_, _, list)) => list.push(p),
+            None => groups.push((p.check, &p.column, vec![p])),
+        }
     }
-    let mut seen = std::collections::HashMap::new();
-    for v in ids.iter().flatten() {
-        *seen.entry(v).or_insert(0usize) += 1;
+    if groups.is_empty() {
+        text.push_str("no problems found\n");
     }
-    let mut dup: Vec<String> = seen
-        .iter()
-        .filter(|(_, n)| **n > 1)
-        .map(|(k, n)| format!("{k} ({n}×)"))
-        .collect();
-    dup.sort();
-    if !dup.is_empty() {
-        problems.push(format!(
-            "{} ids occur more than once: {}",
-            dup.len(),
-            examples(&dup)
+    for (check, column, list) in groups {
+        let examples: Vec<String> = list
+            .iter()
+            .take(5)
+            .map(|p| format!("{} {}", p.query_id.as_deref().unwrap_or("null"), p.detail))
+            .collect();
+        let more = if list.len() > 5 { "; ..." } else { "" };
+        text.push_str(&format!(
+            "problem: {check} in {column}: {} (e.g. {}{more})\n",
+            list.len(),
+            examples.join("; ")
         ));
     }
-
-    for column in GROUND_TRUTH {
-        let Ok(c) = golden.column(column) else {
-            continue;
-        };
-        let s = c.as_materialized_series();
-        let mut empty = Vec::new();
-        for row in 0..s.len() {
-            let is_empty = match s.get(row)? {
-                AnyValue::Null => true,
-                AnyValue::String(t) => t.trim().is_empty(),
-                AnyValue::List(items) => {
-                    items.is_empty()
-                        || (items.dtype() == &DataType::String
-                            && items.str()?.iter().all(|t| t.is_none_or(|t| t.trim().is_empty())))
-                }
-                _ => false,
-            };
-            if is_empty {
-                empty.push(ids.get(row).unwrap_or("null").to_string());
-            }
-        }
-        if empty.is_empty() {
-            lines.push(format!("{column}: present for every question"));
-        } else {
-            problems.push(format!(
-                "{column}: {} questions have none (e.g. {})",
-                empty.len(),
-                examples(&empty)
-            ));
-        }
-    }
-
-    match (&job.corpus, golden.column("relevant_spans").is_ok()) {
-        (Some(path), true) => {
-            let corpus = Corpus::load(path).map_err(|e| polars_err!(ComputeError: "{e}"))?;
-            let checked = check_spans(&golden, id, "relevant_spans", &corpus, job.unit, false)?;
-            let n = checked.spans;
-            lines.push(format!(
-                "relevant_spans: {n} spans checked against {} ({} documents)",
-                path.display(),
-                corpus.len()
-            ));
-            if !checked.issues.is_empty() {
-                let all: Vec<String> = checked.issues.iter().map(|i| i.to_string()).collect();
-                problems.push(format!(
-                    "relevant_spans: {} spans do not fit their documents: {}",
-                    all.len(),
-                    examples(&all)
-                ));
-            }
-            if !checked.text_mismatches.is_empty() {
-                let all: Vec<String> = checked
-                    .text_mismatches
-                    .iter()
-                    .map(|i| i.to_string())
-                    .collect();
-                problems.push(format!(
-                    "relevant_spans: {} spans' stored text differs from the corpus: {}",
-                    all.len(),
-                    examples(&all)
-                ));
-            }
-        }
-        (None, true) => lines.push("relevant_spans: not checked (no --corpus)".into()),
-        _ => {}
-    }
-    let mut text = lines.join("\n");
-    text.push('\n');
-    if problems.is_empty() {
-        text.push_str("no problems found\n");
-    } else {
-        for p in &problems {
-            text.push_str(&format!("problem: {p}\n"));
-        }
-    }
-    Ok(ValidateReport { problems, text })
+    Ok(ValidateReport {
+        problems: found.problems,
+        text,
+    })
 }

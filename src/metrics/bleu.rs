@@ -403,44 +403,281 @@ impl Interner {
     }
 }
 
-/// Key of the n-gram `ids` (1 ≤ n ≤ 4): ids + 1 in 32-bit lanes from the top.
+/// "Not an n-gram of the hypothesis".
+const NONE: u32 = u32::MAX;
+
+/// Per-call state of one hypothesis n-gram (any order); indexed by its id.
+#[derive(Default, Clone, Copy, Debug)]
+struct Counts {
+    /// Occurrences in the hypothesis.
+    hyp: u32,
+    /// Largest count in any reference seen so far.
+    best: u32,
+    /// Count in the current reference (valid when `stamp` is that reference's).
+    cur: u32,
+    stamp: u32,
+}
+
+/// 64-bit multiply folded to 64 bits: a fast mixer whose low bits depend on every input bit.
 #[inline]
-fn key(ids: &[u32]) -> u128 {
-    let mut k = 0u128;
-    for (i, &id) in ids.iter().enumerate() {
-        k |= ((id as u128) + 1) << (32 * (3 - i));
+fn fold_mul(x: u64, k: u64) -> u64 {
+    let m = (x as u128) * (k as u128);
+    (m as u64) ^ ((m >> 64) as u64)
+}
+
+const SEED: u64 = 0x9e37_79b9_7f4a_7c15;
+const MUL: u64 = 0xa076_1d64_78bd_642f;
+
+#[inline]
+fn le64(b: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[..8]);
+    u64::from_le_bytes(a)
+}
+
+#[inline]
+fn le32(b: &[u8]) -> u64 {
+    let mut a = [0u8; 4];
+    a.copy_from_slice(&b[..4]);
+    u32::from_le_bytes(a) as u64
+}
+
+/// Hash of a token's bytes. Tokens are mostly shorter than 8 bytes, so those are read in at
+/// most two overlapping loads instead of byte by byte; equal hashes are confirmed by comparing
+/// the bytes.
+#[inline]
+fn hash_token(b: &[u8]) -> u64 {
+    let n = b.len();
+    let mut h = SEED ^ n as u64;
+    if n >= 8 {
+        let mut rest = b;
+        while rest.len() > 8 {
+            h = fold_mul(h ^ le64(rest), MUL);
+            rest = &rest[8..];
+        }
+        h = fold_mul(h ^ le64(&b[n - 8..]), MUL);
+    } else if n >= 4 {
+        h = fold_mul(h ^ (le32(b) | le32(&b[n - 4..]) << 32), MUL);
+    } else if n > 0 {
+        let w = b[0] as u64 | (b[n / 2] as u64) << 8 | (b[n - 1] as u64) << 16;
+        h = fold_mul(h ^ w, MUL);
     }
-    k
+    fold_mul(h, SEED)
 }
 
-/// The order n of a key made by [`key`].
-#[inline]
-fn order(k: u128) -> usize {
-    4 - (k.trailing_zeros() / 32) as usize
+/// Slot of [`Vocab`]: empty unless `gen` is the table's current generation.
+#[derive(Default, Clone, Copy, Debug)]
+struct TokSlot {
+    gen: u32,
+    id: u32,
+    tag: u32,
+    start: u32,
+    len: u32,
 }
 
-/// All 1..4-gram keys of `ids`, sorted.
-fn ngram_keys(ids: &[u32], out: &mut Vec<u128>) {
-    out.clear();
-    for n in 1..=4usize {
-        if ids.len() >= n {
-            out.extend(ids.windows(n).map(key));
+/// The hypothesis tokens of one call (open addressing, linear probing), their bytes copied
+/// into `arena` so the table outlives the buffers they came from. Bumping the generation empties
+/// it without touching the slots.
+#[derive(Default, Clone, Debug)]
+struct Vocab {
+    slots: Vec<TokSlot>,
+    len: usize,
+    gen: u32,
+    arena: Vec<u8>,
+}
+
+impl Vocab {
+    fn start(&mut self) {
+        self.len = 0;
+        self.arena.clear();
+        self.gen = self.gen.wrapping_add(1);
+        if self.gen == 0 {
+            self.slots.iter_mut().for_each(|s| s.gen = 0);
+            self.gen = 1;
+        }
+        if self.slots.is_empty() {
+            self.slots = vec![TokSlot::default(); 256];
         }
     }
-    out.sort_unstable();
+
+    /// Slot holding `tok`, or the empty slot where it belongs.
+    #[inline]
+    fn find(&self, tok: &[u8], h: u64) -> usize {
+        let mask = self.slots.len() - 1;
+        let tag = (h >> 32) as u32;
+        let mut i = h as usize & mask;
+        loop {
+            let s = &self.slots[i];
+            if s.gen != self.gen
+                || (s.tag == tag
+                    && s.len as usize == tok.len()
+                    && &self.arena[s.start as usize..s.start as usize + tok.len()] == tok)
+            {
+                return i;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Id of `tok`, or [`NONE`] when the hypothesis does not hold it.
+    #[inline]
+    fn get(&self, tok: &[u8]) -> u32 {
+        let s = &self.slots[self.find(tok, hash_token(tok))];
+        if s.gen == self.gen {
+            s.id
+        } else {
+            NONE
+        }
+    }
+
+    /// Id of `tok`, giving it the next id (a new entry of `counts`) if it is new.
+    #[inline]
+    fn intern(&mut self, tok: &[u8], counts: &mut Vec<Counts>) -> u32 {
+        let h = hash_token(tok);
+        let i = self.find(tok, h);
+        if self.slots[i].gen == self.gen {
+            return self.slots[i].id;
+        }
+        let id = counts.len() as u32;
+        counts.push(Counts::default());
+        self.slots[i] = TokSlot {
+            gen: self.gen,
+            id,
+            tag: (h >> 32) as u32,
+            start: self.arena.len() as u32,
+            len: tok.len() as u32,
+        };
+        self.arena.extend_from_slice(tok);
+        self.len += 1;
+        if 2 * self.len > self.slots.len() {
+            self.grow();
+        }
+        id
+    }
+
+    fn grow(&mut self) {
+        let old = std::mem::take(&mut self.slots);
+        self.slots = vec![TokSlot::default(); old.len() * 2];
+        let mask = self.slots.len() - 1;
+        for s in old.into_iter().filter(|s| s.gen == self.gen) {
+            let tok = &self.arena[s.start as usize..(s.start + s.len) as usize];
+            let mut i = hash_token(tok) as usize & mask;
+            while self.slots[i].gen == self.gen {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = s;
+        }
+    }
 }
 
-/// Run-length encode sorted keys into `(key, count)` pairs appended to `out`.
-fn rle(keys: &[u128], out: &mut Vec<(u128, u32)>) {
-    let mut i = 0;
-    while i < keys.len() {
-        let k = keys[i];
-        let mut j = i + 1;
-        while j < keys.len() && keys[j] == k {
-            j += 1;
+/// Slot of [`NgramTable`].
+#[derive(Default, Clone, Copy, Debug)]
+struct NgramSlot {
+    gen: u32,
+    id: u32,
+    key: u64,
+}
+
+/// The hypothesis n-grams of orders 2..4 of one call as a trie: the n-gram `w1..wn` is the key
+/// `(id of w1..w(n-1), id of wn)`. Tokens and n-grams share one id space, so keys of different
+/// orders never collide.
+#[derive(Default, Clone, Debug)]
+struct NgramTable {
+    slots: Vec<NgramSlot>,
+    len: usize,
+    gen: u32,
+}
+
+#[inline]
+fn ngram_key(prefix: u32, last: u32) -> u64 {
+    (prefix as u64) << 32 | last as u64
+}
+
+impl NgramTable {
+    fn start(&mut self) {
+        self.len = 0;
+        self.gen = self.gen.wrapping_add(1);
+        if self.gen == 0 {
+            self.slots.iter_mut().for_each(|s| s.gen = 0);
+            self.gen = 1;
         }
-        out.push((k, (j - i) as u32));
-        i = j;
+        if self.slots.is_empty() {
+            self.slots = vec![NgramSlot::default(); 1024];
+        }
+    }
+
+    #[inline]
+    fn find(&self, key: u64) -> usize {
+        let mask = self.slots.len() - 1;
+        let mut i = fold_mul(key ^ SEED, MUL) as usize & mask;
+        loop {
+            let s = &self.slots[i];
+            if s.gen != self.gen || s.key == key {
+                return i;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    #[inline]
+    fn get(&self, key: u64) -> u32 {
+        let s = &self.slots[self.find(key)];
+        if s.gen == self.gen {
+            s.id
+        } else {
+            NONE
+        }
+    }
+
+    #[inline]
+    fn intern(&mut self, key: u64, counts: &mut Vec<Counts>) -> u32 {
+        let i = self.find(key);
+        if self.slots[i].gen == self.gen {
+            return self.slots[i].id;
+        }
+        let id = counts.len() as u32;
+        counts.push(Counts::default());
+        self.slots[i] = NgramSlot {
+            gen: self.gen,
+            id,
+            key,
+        };
+        self.len += 1;
+        if 2 * self.len > self.slots.len() {
+            self.grow();
+        }
+        id
+    }
+
+    fn grow(&mut self) {
+        let old = std::mem::take(&mut self.slots);
+        self.slots = vec![NgramSlot::default(); old.len() * 2];
+        let mask = self.slots.len() - 1;
+        for s in old.into_iter().filter(|s| s.gen == self.gen) {
+            let mut i = fold_mul(s.key ^ SEED, MUL) as usize & mask;
+            while self.slots[i].gen == self.gen {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = s;
+        }
+    }
+}
+
+/// One more occurrence in reference `stamp` of a hypothesis n-gram; adds to `matched` while the
+/// running maximum over references stays within the hypothesis count, so that `matched` ends
+/// as the sum of `min(hyp count, max reference count)` (sacrebleu's clipped counts).
+#[inline]
+fn reference_hit(c: &mut Counts, stamp: u32, matched: &mut u64) {
+    if c.stamp != stamp {
+        c.stamp = stamp;
+        c.cur = 0;
+    }
+    c.cur += 1;
+    if c.cur > c.best {
+        c.best = c.cur;
+        if c.cur <= c.hyp {
+            *matched += 1;
+        }
     }
 }
 
@@ -449,14 +686,11 @@ fn rle(keys: &[u128], out: &mut Vec<(u128, u32)>) {
 pub struct Scratch {
     lower: String,
     tok: String,
-    tmp: String,
-    interner: Interner,
-    ids: Vec<u32>,
-    keys: Vec<u128>,
-    /// Reference n-grams with their maximum count over the references, sorted by key.
-    ref_counts: Vec<(u128, u32)>,
-    pairs: Vec<(u128, u32)>,
-    hyp_counts: Vec<(u128, u32)>,
+    clean: String,
+    spare: String,
+    vocab: Vocab,
+    ngrams: NgramTable,
+    counts: Vec<Counts>,
 }
 
 impl Scratch {
@@ -467,81 +701,121 @@ impl Scratch {
     }
 
     /// [`stats`] with reused buffers.
+    ///
+    /// The hypothesis n-grams go into per-call tables as they are read (a token's n-grams are
+    /// found from the ids of the 1..3-grams ending just before it); each reference is then only
+    /// looked up, n-gram by n-gram, and stops extending an n-gram as soon as it is not in the
+    /// hypothesis (nor is any longer one containing it).
     pub fn stats(&mut self, hyp: &str, refs: &[&str], opts: &BleuOptions) -> BleuStats {
-        self.interner.reset_if_large();
         let mut st = BleuStats::default();
-        // Hypothesis.
-        self.token_ids(hyp, opts);
-        let hyp_len = self.ids.len() as u64;
-        st.sys_len = hyp_len;
-        ngram_keys(&self.ids, &mut self.keys);
-        self.hyp_counts.clear();
-        rle(&self.keys, &mut self.hyp_counts);
-        // References: max count per n-gram, closest length (shorter on ties).
-        self.ref_counts.clear();
-        self.pairs.clear();
+        self.vocab.start();
+        self.ngrams.start();
+        self.counts.clear();
+        let Scratch {
+            lower,
+            tok,
+            clean,
+            spare,
+            vocab,
+            ngrams,
+            counts,
+        } = self;
+        // Hypothesis. `prev[k]` is the id of the (k+1)-gram ending at the previous token.
+        let mut sys_len = 0u64;
+        let mut prev = [NONE; 3];
+        each_token(hyp, opts, lower, tok, clean, spare, |t| {
+            sys_len += 1;
+            let id = vocab.intern(t.as_bytes(), counts);
+            counts[id as usize].hyp += 1;
+            let mut here = [id, NONE, NONE];
+            for n in 1..4 {
+                if prev[n - 1] == NONE {
+                    break;
+                }
+                let g = ngrams.intern(ngram_key(prev[n - 1], id), counts);
+                counts[g as usize].hyp += 1;
+                if n < 3 {
+                    here[n] = g;
+                }
+            }
+            prev = here;
+        });
+        st.sys_len = sys_len;
+        for (n, total) in st.totals.iter_mut().enumerate() {
+            *total = sys_len.saturating_sub(n as u64);
+        }
+        // References: clipped matches and the closest length (shorter on ties).
         let mut closest: Option<(u64, u64)> = None;
         for (r, text) in refs.iter().enumerate() {
-            self.token_ids(text, opts);
-            let len = self.ids.len() as u64;
-            let diff = hyp_len.abs_diff(len);
+            let stamp = r as u32 + 1;
+            let mut len = 0u64;
+            let mut prev = [NONE; 3];
+            let matched = &mut st.counts;
+            each_token(text, opts, lower, tok, clean, spare, |t| {
+                len += 1;
+                let id = vocab.get(t.as_bytes());
+                let mut here = [id, NONE, NONE];
+                if id != NONE {
+                    reference_hit(&mut counts[id as usize], stamp, &mut matched[0]);
+                    for n in 1..4 {
+                        if prev[n - 1] == NONE {
+                            break;
+                        }
+                        let g = ngrams.get(ngram_key(prev[n - 1], id));
+                        if g == NONE {
+                            break;
+                        }
+                        reference_hit(&mut counts[g as usize], stamp, &mut matched[n]);
+                        if n < 3 {
+                            here[n] = g;
+                        }
+                    }
+                }
+                prev = here;
+            });
+            let diff = sys_len.abs_diff(len);
             closest = match closest {
                 Some((d, l)) if d < diff || (d == diff && l <= len) => Some((d, l)),
                 _ => Some((diff, len)),
             };
-            ngram_keys(&self.ids, &mut self.keys);
-            if r == 0 {
-                rle(&self.keys, &mut self.ref_counts);
-            } else {
-                if r == 1 {
-                    self.pairs.extend_from_slice(&self.ref_counts);
-                }
-                rle(&self.keys, &mut self.pairs);
-            }
-        }
-        if refs.len() > 1 {
-            self.pairs.sort_unstable();
-            self.ref_counts.clear();
-            // Sorted by (key, count): the last pair of each key holds its maximum.
-            for i in 0..self.pairs.len() {
-                let last = i + 1 == self.pairs.len() || self.pairs[i + 1].0 != self.pairs[i].0;
-                if last {
-                    self.ref_counts.push(self.pairs[i]);
-                }
-            }
         }
         st.ref_len = closest.map_or(0, |(_, l)| l);
-        // Clip the hypothesis counts.
-        let mut j = 0;
-        for &(k, hc) in &self.hyp_counts {
-            let n = order(k) - 1;
-            st.totals[n] += hc as u64;
-            while j < self.ref_counts.len() && self.ref_counts[j].0 < k {
-                j += 1;
-            }
-            if j < self.ref_counts.len() && self.ref_counts[j].0 == k {
-                st.counts[n] += hc.min(self.ref_counts[j].1) as u64;
-            }
-        }
         st
     }
+}
 
-    /// sacrebleu's `_preprocess_segment` followed by `str.split()`, as token ids in `self.ids`.
-    fn token_ids(&mut self, text: &str, opts: &BleuOptions) {
-        let text = if opts.lowercase {
-            // Python's `str.lower()`, final sigma included.
-            self.lower = text.to_lowercase();
-            self.lower.as_str()
+/// sacrebleu's `_preprocess_segment` followed by `str.split()`: calls `f` on each token.
+fn each_token(
+    text: &str,
+    opts: &BleuOptions,
+    lower: &mut String,
+    tok: &mut String,
+    clean: &mut String,
+    spare: &mut String,
+    mut f: impl FnMut(&str),
+) {
+    let text = if opts.lowercase {
+        // Python's `str.lower()`, final sigma included; on ASCII both are the ASCII mapping.
+        if text.is_ascii() {
+            lower.clear();
+            lower.push_str(text);
+            lower.make_ascii_lowercase();
         } else {
-            text
-        };
-        let text = text.trim_end_matches(|c| Whitespace::Python.is_space(c));
-        opts.tokenize
-            .tokenize_with(text, &mut self.tok, &mut self.tmp);
-        self.ids.clear();
-        for t in self.tok.split(|c| Whitespace::Python.is_space(c)) {
-            if !t.is_empty() {
-                self.ids.push(self.interner.intern(t));
+            *lower = text.to_lowercase();
+        }
+        lower.as_str()
+    } else {
+        text
+    };
+    let text = text.trim_end_matches(|c| Whitespace::Python.is_space(c));
+    match opts.tokenize {
+        BleuTokenizer::Tok13a => crate::text::sacrebleu::tokens_13a(text, clean, spare, f),
+        other => {
+            other.tokenize_with(text, tok, spare);
+            for t in tok.split(|c| Whitespace::Python.is_space(c)) {
+                if !t.is_empty() {
+                    f(t);
+                }
             }
         }
     }
@@ -571,6 +845,117 @@ mod tests {
         assert_eq!(st.ref_len, 2);
         let st = stats("a b c", &["a b", "a b c d"], &BleuOptions::default());
         assert_eq!(st.ref_len, 2);
+    }
+
+    /// sacrebleu's counting done plainly: every n-gram in a map, clipped by the per-reference
+    /// maximum, on the pass-by-pass tokenizer.
+    fn naive_stats(hyp: &str, refs: &[&str], opts: &BleuOptions) -> BleuStats {
+        fn tokens(text: &str, opts: &BleuOptions) -> Vec<String> {
+            let text = if opts.lowercase {
+                text.to_lowercase()
+            } else {
+                text.to_owned()
+            };
+            let text = text.trim_end_matches(|c| Whitespace::Python.is_space(c));
+            let (mut out, mut tmp) = (String::new(), String::new());
+            match opts.tokenize {
+                BleuTokenizer::Tok13a => {
+                    crate::text::sacrebleu::reference::tokenize_13a(text, &mut out, &mut tmp)
+                }
+                other => other.tokenize_into(text, &mut out),
+            }
+            out.split(|c| Whitespace::Python.is_space(c))
+                .filter(|t| !t.is_empty())
+                .map(str::to_owned)
+                .collect()
+        }
+        fn ngrams(toks: &[String]) -> HashMap<&[String], u64> {
+            let mut m = HashMap::new();
+            for n in 1..=4 {
+                for w in toks.windows(n) {
+                    *m.entry(w).or_insert(0) += 1;
+                }
+            }
+            m
+        }
+        let h = tokens(hyp, opts);
+        let hyp_counts = ngrams(&h);
+        let mut max_ref: HashMap<&[String], u64> = HashMap::new();
+        let ref_toks: Vec<Vec<String>> = refs.iter().map(|r| tokens(r, opts)).collect();
+        let mut closest: Option<(u64, u64)> = None;
+        for r in &ref_toks {
+            let len = r.len() as u64;
+            let diff = (h.len() as u64).abs_diff(len);
+            closest = match closest {
+                Some((d, l)) if d < diff || (d == diff && l <= len) => Some((d, l)),
+                _ => Some((diff, len)),
+            };
+            for (g, c) in ngrams(r) {
+                let e = max_ref.entry(g).or_insert(0);
+                *e = (*e).max(c);
+            }
+        }
+        let mut st = BleuStats {
+            sys_len: h.len() as u64,
+            ref_len: closest.map_or(0, |(_, l)| l),
+            ..Default::default()
+        };
+        for (g, c) in hyp_counts {
+            st.totals[g.len() - 1] += c;
+            st.counts[g.len() - 1] += c.min(max_ref.get(g).copied().unwrap_or(0));
+        }
+        st
+    }
+
+    #[test]
+    fn stats_equal_plain_counting_on_random_segments() {
+        // A small vocabulary so n-grams repeat within and across texts.
+        let words = [
+            "a", "b", "c", "the", "1", "2.5", "x,", "-", "3-4", "é", "&amp;", "Ab",
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let mut sc = Scratch::default();
+        for round in 0..3_000 {
+            let text = |next: &mut dyn FnMut(usize) -> usize| {
+                let k = next(25);
+                (0..k)
+                    .map(|_| words[next(words.len())])
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            let hyp = text(&mut next);
+            let refs: Vec<String> = (0..next(4)).map(|_| text(&mut next)).collect();
+            let refs: Vec<&str> = refs.iter().map(String::as_str).collect();
+            let opts = BleuOptions {
+                lowercase: round % 2 == 1,
+                tokenize: [BleuTokenizer::Tok13a, BleuTokenizer::None][round % 5 / 4],
+                ..BleuOptions::default()
+            };
+            let want = naive_stats(&hyp, &refs, &opts);
+            assert_eq!(sc.stats(&hyp, &refs, &opts), want, "{hyp:?} {refs:?}");
+            assert_eq!(stats(&hyp, &refs, &opts), want);
+        }
+    }
+
+    #[test]
+    fn long_texts_grow_the_tables() {
+        let hyp: Vec<String> = (0..5_000).map(|i| format!("t{}", i % 1_500)).collect();
+        let hyp = hyp.join(" ");
+        let r = hyp.replace("t7 ", "u7 ");
+        let mut sc = Scratch::default();
+        for _ in 0..2 {
+            let want = naive_stats(&hyp, &[&r, "t1 t2"], &BleuOptions::default());
+            assert_eq!(
+                sc.stats(&hyp, &[&r, "t1 t2"], &BleuOptions::default()),
+                want
+            );
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod retrieval;
 pub mod rouge;
 pub mod similarity;
 pub mod spans;
+pub mod stats;
 
 use serde::{Deserialize, Deserializer, Serialize};
 

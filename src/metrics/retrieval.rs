@@ -750,13 +750,16 @@ pub fn score(
 /// let scores = [Some(0.5), Some(0.9), Some(0.5), None];
 /// assert_eq!(rank_order(RankBy::Score, &scores, &["a", "b", "c", "d"]), vec![1, 0, 2, 3]);
 /// assert_eq!(rank_order(RankBy::Trec, &scores, &["a", "b", "c", "d"]), vec![1, 2, 0, 3]);
+/// // 0.0 and -0.0 are the same score: the tie goes to the larger id.
+/// assert_eq!(rank_order(RankBy::Trec, &[Some(0.0), Some(-0.0)], &["a", "b"]), vec![1, 0]);
 /// ```
 pub fn rank_order(rule: RankBy, scores: &[Option<f64>], names: &[&str]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..scores.len()).collect();
     let by_score = |a: &usize, b: &usize| {
         let (sa, sb) = (scores[*a], scores[*b]);
         match (sa, sb) {
-            (Some(x), Some(y)) => y.total_cmp(&x),
+            // partial_cmp: 0.0 and -0.0 tie, as in trec_eval (NaN ties with everything).
+            (Some(x), Some(y)) => y.partial_cmp(&x).unwrap_or(std::cmp::Ordering::Equal),
             (Some(_), None) => std::cmp::Ordering::Less,
             (None, Some(_)) => std::cmp::Ordering::Greater,
             (None, None) => std::cmp::Ordering::Equal,

@@ -7,7 +7,9 @@
 //! * [`expr`] (feature `lazy`): native `Expr` builders over [`columns`].
 
 pub mod columns;
+pub mod corpus;
 pub mod driver;
+pub mod golden;
 pub mod retrieval;
 #[cfg(feature = "lazy")]
 pub mod expr;

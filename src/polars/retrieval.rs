@@ -99,7 +99,15 @@ impl ItemColumn {
         };
         // A plain str column is one item per row.
         let s = match s.dtype() {
-            DataType::String | DataType::Null => s.cast(&DataType::List(Box::new(DataType::String)))?,
+            DataType::String => {
+                let one_each: ListChunked = s
+                    .str()?
+                    .iter()
+                    .map(|v| v.map(|v| Series::new(PlSmallStr::EMPTY, [v])))
+                    .collect();
+                one_each.into_series()
+            }
+            DataType::Null => s.cast(&DataType::List(Box::new(DataType::String)))?,
             DataType::List(_) => s.clone(),
             other => return Err(bad(other)),
         };
@@ -241,6 +249,9 @@ fn resolve_relevance(
             } else if both(ItemColumn::has_spans) {
                 Relevance::Span
             } else if retrieved.id.is_some() && truth.id.is_some() {
+                Relevance::Id
+            } else if truth.id.is_some() && retrieved.id.is_none() && retrieved.file.is_none() && retrieved.text.is_some() {
+                // Plain strings against id structs (qrels with grades): the strings are ids.
                 Relevance::Id
             } else if retrieved.text.is_some() && truth.text.is_some() && truth.id.is_none() && retrieved.id.is_none() {
                 Relevance::Text

@@ -13,7 +13,9 @@
 //! 3. the result is split on Python whitespace and joined with single spaces.
 //!
 //! Every rule of step 2 matches ASCII characters only, so they run on bytes: a multi-byte
-//! character behaves exactly as the single "non-digit" character Python's `re` sees.
+//! character behaves exactly as the single "non-digit" character Python's `re` sees. Steps 2
+//! and 3 run as one scan that finds the token boundaries directly (the reasoning is on
+//! `scan_13a` and `split_word_13a`); the tests check it against the pass-by-pass version.
 //!
 //! ```
 //! use polars_rag::text::sacrebleu::BleuTokenizer;
@@ -155,103 +157,314 @@ fn replace_step(a: &mut String, b: &mut String, pat: &str, rep: &str) {
     }
 }
 
+/// Step 1 of `13a` into `dst` (`spare` is the second buffer of the replacement chain).
+///
+/// Each replacement runs over the whole result of the previous one, exactly as the chained
+/// `str.replace` calls do (so `-<skipped>\n` disappears and `&amp;lt;` becomes `<`).
+fn clean_13a(text: &str, dst: &mut String, spare: &mut String) {
+    dst.clear();
+    dst.push_str(text);
+    replace_step(dst, spare, "<skipped>", "");
+    replace_step(dst, spare, "-\n", "");
+    replace_step(dst, spare, "\n", " ");
+    if dst.contains('&') {
+        replace_step(dst, spare, "&quot;", "\"");
+        replace_step(dst, spare, "&amp;", "&");
+        replace_step(dst, spare, "&lt;", "<");
+        replace_step(dst, spare, "&gt;", ">");
+    }
+}
+
 fn tokenize_13a(text: &str, out: &mut String, tmp: &mut String) {
-    // Step 1 in `out` (with `tmp` as the second buffer), padded with one space on each side.
     out.clear();
-    out.push(' ');
-    out.push_str(text);
-    out.push(' ');
-    replace_step(out, tmp, "<skipped>", "");
-    replace_step(out, tmp, "-\n", "");
-    replace_step(out, tmp, "\n", " ");
-    if out.contains('&') {
-        replace_step(out, tmp, "&quot;", "\"");
-        replace_step(out, tmp, "&amp;", "&");
-        replace_step(out, tmp, "&lt;", "<");
-        replace_step(out, tmp, "&gt;", ">");
-    }
-    // Step 2 on bytes. Every pass only inserts ASCII spaces next to ASCII bytes, so the byte
-    // buffers stay valid UTF-8.
-    let mut a = std::mem::take(out).into_bytes();
-    let mut b = std::mem::take(tmp).into_bytes();
-    // Rule 1: pad the ASCII symbols.
-    b.clear();
-    for &c in &a {
-        if is_13a_symbol(c) {
-            b.extend_from_slice(&[b' ', c, b' ']);
-        } else {
-            b.push(c);
-        }
-    }
-    std::mem::swap(&mut a, &mut b);
-    // Rule 2: `([^0-9])([\.,])` -> `\1 \2 `.
-    pair_pass(
-        &a,
-        &mut b,
-        |x, y| !x.is_ascii_digit() && is_dot_comma(y),
-        |o, x, y| o.extend_from_slice(&[x, b' ', y, b' ']),
-    );
-    std::mem::swap(&mut a, &mut b);
-    // Rule 3: `([\.,])([^0-9])` -> ` \1 \2`.
-    pair_pass(
-        &a,
-        &mut b,
-        |x, y| is_dot_comma(x) && !y.is_ascii_digit(),
-        |o, x, y| o.extend_from_slice(&[b' ', x, b' ', y]),
-    );
-    std::mem::swap(&mut a, &mut b);
-    // Rule 4: `([0-9])(-)` -> `\1 \2 `.
-    pair_pass(
-        &a,
-        &mut b,
-        |x, y| x.is_ascii_digit() && y == b'-',
-        |o, x, y| o.extend_from_slice(&[x, b' ', y, b' ']),
-    );
-    // Step 3: split on Python whitespace, join with single spaces.
-    let spaced = String::from_utf8(b).unwrap_or_default();
-    out.clear();
-    for tok in spaced.split(|c| Whitespace::Python.is_space(c)) {
-        if tok.is_empty() {
-            continue;
-        }
+    let mut spare = String::new();
+    tokens_13a(text, tmp, &mut spare, |tok| {
         if !out.is_empty() {
             out.push(' ');
         }
         out.push_str(tok);
+    });
+}
+
+/// Calls `f` on each token of the `13a` tokenization of `text`, in order: the pieces that
+/// [`BleuTokenizer::Tok13a`]'s output would hold between single spaces. `clean` and `spare`
+/// hold the cleaned text when step 1 changes anything.
+///
+/// Step 1 can only change a text holding `<`, `\n` or `&`; any other text is scanned as it
+/// is. Steps 2 and 3 are one left-to-right scan (see [`scan_13a`]).
+pub(crate) fn tokens_13a(
+    text: &str,
+    clean: &mut String,
+    spare: &mut String,
+    mut f: impl FnMut(&str),
+) {
+    if memchr::memchr3(b'<', b'\n', b'&', text.as_bytes()).is_some() {
+        clean_13a(text, clean, spare);
+        scan_13a(clean, &mut f);
+    } else {
+        scan_13a(text, &mut f);
     }
-    a.clear();
-    *tmp = String::from_utf8(a).unwrap_or_default();
+}
+
+// Byte classes of the fused scan.
+/// Part of a word and inert for rules 2-4: letters, digits, `'`, controls, UTF-8 bytes that
+/// cannot start a whitespace character.
+const PLAIN: u8 = 0;
+/// ASCII whitespace in Python's sense (`str.split()`).
+const SPACE: u8 = 1;
+/// A rule-1 symbol: always a token of its own.
+const SYMBOL: u8 = 2;
+/// `.`, `,` or `-`: the word needs rules 2-4.
+const PUNCT: u8 = 3;
+/// First byte of a UTF-8 sequence that may be Python whitespace (U+0085, U+00A0, U+1680,
+/// U+2000..U+205F, U+3000); the character is decoded to decide.
+const MAYBE_SPACE: u8 = 4;
+
+const CLASS_13A: [u8; 256] = {
+    let mut t = [PLAIN; 256];
+    let mut i = 0;
+    while i < 256 {
+        let c = i as u8;
+        t[i] = if matches!(c, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ' | 0x1c..=0x1f) {
+            SPACE
+        } else if is_13a_symbol(c) {
+            SYMBOL
+        } else if matches!(c, b'.' | b',' | b'-') {
+            PUNCT
+        } else if matches!(c, 0xc2 | 0xe1 | 0xe2 | 0xe3) {
+            MAYBE_SPACE
+        } else {
+            PLAIN
+        };
+        i += 1;
+    }
+    t
+};
+
+/// Steps 2 and 3 of `13a` on cleaned text, in one pass.
+///
+/// Rule 1 surrounds every symbol with spaces, so symbols are tokens and, with whitespace,
+/// cut the text into words. Rules 2-4 act on a word independently of its surroundings: every
+/// character they look at across a word's edge is a space or a symbol, which is neither a digit,
+/// `.`, `,` nor `-`, so it behaves exactly like the padding space of a lone word. Words without
+/// `.`, `,` or `-` are left whole by rules 2-4 (every one of their patterns needs such a
+/// character); the others go through [`split_word_13a`].
+fn scan_13a(text: &str, f: &mut impl FnMut(&str)) {
+    let b = text.as_bytes();
+    let n = b.len();
+    let mut i = 0;
+    let mut word = 0;
+    let mut punct = false;
+    while i < n {
+        match CLASS_13A[b[i] as usize] {
+            PLAIN => i += 1,
+            PUNCT => {
+                punct = true;
+                i += 1;
+            }
+            SPACE => {
+                emit_word_13a(&text[word..i], punct, f);
+                punct = false;
+                i += 1;
+                word = i;
+            }
+            SYMBOL => {
+                emit_word_13a(&text[word..i], punct, f);
+                punct = false;
+                f(&text[i..i + 1]);
+                i += 1;
+                word = i;
+            }
+            _ => {
+                // A lead byte: `i` is a character boundary.
+                let c = text[i..].chars().next().unwrap_or('\0');
+                if Whitespace::Python.is_space(c) {
+                    emit_word_13a(&text[word..i], punct, f);
+                    punct = false;
+                    i += c.len_utf8();
+                    word = i;
+                } else {
+                    i += 1;
+                }
+            }
+        }
+    }
+    emit_word_13a(&text[word..], punct, f);
 }
 
 #[inline]
-fn is_dot_comma(c: u8) -> bool {
-    c == b'.' || c == b','
+fn emit_word_13a(word: &str, punct: bool, f: &mut impl FnMut(&str)) {
+    if word.is_empty() {
+        return;
+    }
+    if punct {
+        split_word_13a(word, f);
+    } else {
+        f(word);
+    }
+}
+
+/// Rules 2-4 on one word (no whitespace, no symbol), as the token pieces they leave.
+///
+/// What the three sequential `re.sub` passes do, worked out per character (a "gap" is a place
+/// where some pass inserts a space; `D` is an ASCII digit, `P` is `.` or `,`):
+///
+/// * A maximal run of `k` P's: rule 2 pairs the character before the run with the first P when
+///   that character is not a digit, then pairs the following P's two by two; either way every P
+///   of the run is separated from its neighbours inside the run. It also leaves a gap after the
+///   run's last P exactly when the run has an odd length after a non-digit or an even length
+///   after a digit.
+/// * After rule 2 no two P's touch, so rule 3 tests every P against the character that now
+///   follows it: a space (a rule-2 gap) or the original next character. If that is not a digit
+///   it puts gaps on both sides of the P. Hence every P of a run of two or more is cut out, and
+///   the last one is cut from what follows unless that is a digit with no rule-2 gap before it.
+/// * Rules 2 and 3 only insert spaces next to P's, so rule 4 sees every original `D-` pair
+///   (and `-` is never the first character of its pattern, so no match hides another): each
+///   `-` after a digit is cut out.
+fn split_word_13a(w: &str, f: &mut impl FnMut(&str)) {
+    let s = w.as_bytes();
+    let n = s.len();
+    let mut start = 0;
+    let mut cut = |g: usize, start: &mut usize| {
+        if g > *start {
+            f(&w[*start..g]);
+        }
+        *start = g;
+    };
+    let mut i = 0;
+    while i < n {
+        let c = s[i];
+        if c == b'.' || c == b',' {
+            let a = i;
+            while i < n && (s[i] == b'.' || s[i] == b',') {
+                i += 1;
+            }
+            let k = i - a;
+            let after_digit = a > 0 && s[a - 1].is_ascii_digit();
+            let rule2_after = (k % 2 == 1) != after_digit;
+            let last_cut = rule2_after || i == n || !s[i].is_ascii_digit();
+            if k >= 2 || !after_digit || last_cut {
+                cut(a, &mut start);
+            }
+            for j in a + 1..i {
+                cut(j, &mut start);
+            }
+            if last_cut {
+                cut(i, &mut start);
+            }
+        } else if c == b'-' && i > 0 && s[i - 1].is_ascii_digit() {
+            cut(i, &mut start);
+            cut(i + 1, &mut start);
+            i += 1;
+        } else {
+            i += 1;
+        }
+    }
+    cut(n, &mut start);
 }
 
 /// `[\{-\~\[-\` -\&\(-\+\:-\@\/]`.
 #[inline]
-fn is_13a_symbol(c: u8) -> bool {
+const fn is_13a_symbol(c: u8) -> bool {
     matches!(c, b'{'..=b'~' | b'['..=b'`' | b' '..=b'&' | b'('..=b'+' | b':'..=b'@' | b'/')
 }
 
-/// One `re.sub` of a two-character pattern: scan left to right, replacing each match and
-/// resuming after it.
-#[inline]
-fn pair_pass(
-    src: &[u8],
-    dst: &mut Vec<u8>,
-    matches: impl Fn(u8, u8) -> bool,
-    emit: impl Fn(&mut Vec<u8>, u8, u8),
-) {
-    dst.clear();
-    let mut i = 0;
-    while i < src.len() {
-        if i + 1 < src.len() && matches(src[i], src[i + 1]) {
-            emit(dst, src[i], src[i + 1]);
-            i += 2;
-        } else {
-            dst.push(src[i]);
-            i += 1;
+/// The straightforward `13a`: padding, the chained replacements and one full pass per rule,
+/// kept to check the fused scan against.
+#[cfg(test)]
+pub(crate) mod reference {
+    use super::*;
+
+    pub(crate) fn tokenize_13a(text: &str, out: &mut String, tmp: &mut String) {
+        // Step 1 in `out` (with `tmp` as the second buffer), padded with one space on each side.
+        out.clear();
+        out.push(' ');
+        out.push_str(text);
+        out.push(' ');
+        replace_step(out, tmp, "<skipped>", "");
+        replace_step(out, tmp, "-\n", "");
+        replace_step(out, tmp, "\n", " ");
+        if out.contains('&') {
+            replace_step(out, tmp, "&quot;", "\"");
+            replace_step(out, tmp, "&amp;", "&");
+            replace_step(out, tmp, "&lt;", "<");
+            replace_step(out, tmp, "&gt;", ">");
+        }
+        // Step 2 on bytes. Every pass only inserts ASCII spaces next to ASCII bytes, so the
+        // byte buffers stay valid UTF-8.
+        let mut a = std::mem::take(out).into_bytes();
+        let mut b = std::mem::take(tmp).into_bytes();
+        // Rule 1: pad the ASCII symbols.
+        b.clear();
+        for &c in &a {
+            if is_13a_symbol(c) {
+                b.extend_from_slice(&[b' ', c, b' ']);
+            } else {
+                b.push(c);
+            }
+        }
+        std::mem::swap(&mut a, &mut b);
+        // Rule 2: `([^0-9])([\.,])` -> `\1 \2 `.
+        pair_pass(
+            &a,
+            &mut b,
+            |x, y| !x.is_ascii_digit() && is_dot_comma(y),
+            |o, x, y| o.extend_from_slice(&[x, b' ', y, b' ']),
+        );
+        std::mem::swap(&mut a, &mut b);
+        // Rule 3: `([\.,])([^0-9])` -> ` \1 \2`.
+        pair_pass(
+            &a,
+            &mut b,
+            |x, y| is_dot_comma(x) && !y.is_ascii_digit(),
+            |o, x, y| o.extend_from_slice(&[b' ', x, b' ', y]),
+        );
+        std::mem::swap(&mut a, &mut b);
+        // Rule 4: `([0-9])(-)` -> `\1 \2 `.
+        pair_pass(
+            &a,
+            &mut b,
+            |x, y| x.is_ascii_digit() && y == b'-',
+            |o, x, y| o.extend_from_slice(&[x, b' ', y, b' ']),
+        );
+        // Step 3: split on Python whitespace, join with single spaces.
+        let spaced = String::from_utf8(b).unwrap_or_default();
+        out.clear();
+        for tok in spaced.split(|c| Whitespace::Python.is_space(c)) {
+            if tok.is_empty() {
+                continue;
+            }
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(tok);
+        }
+        a.clear();
+        *tmp = String::from_utf8(a).unwrap_or_default();
+    }
+
+    fn is_dot_comma(c: u8) -> bool {
+        c == b'.' || c == b','
+    }
+
+    /// One `re.sub` of a two-character pattern: scan left to right, replacing each match and
+    /// resuming after it.
+    fn pair_pass(
+        src: &[u8],
+        dst: &mut Vec<u8>,
+        matches: impl Fn(u8, u8) -> bool,
+        emit: impl Fn(&mut Vec<u8>, u8, u8),
+    ) {
+        dst.clear();
+        let mut i = 0;
+        while i < src.len() {
+            if i + 1 < src.len() && matches(src[i], src[i + 1]) {
+                emit(dst, src[i], src[i + 1]);
+                i += 2;
+            } else {
+                dst.push(src[i]);
+                i += 1;
+            }
         }
     }
 }
@@ -285,5 +498,159 @@ mod tests {
         assert_eq!(t("&amp;lt;"), "<");
         assert_eq!(t("été.Ça,"), "été . Ça ,");
         assert_eq!(t(".5"), ". 5");
+    }
+
+    fn t_ref(s: &str) -> String {
+        let (mut out, mut tmp) = (String::new(), String::new());
+        reference::tokenize_13a(s, &mut out, &mut tmp);
+        out
+    }
+
+    /// Pieces the random strings are made of: everything the rules treat specially.
+    const PIECES: &[&str] = &[
+        "a",
+        "Z",
+        "w1x2",
+        "'",
+        "7",
+        "0",
+        "42",
+        ".",
+        ",",
+        "-",
+        "--",
+        "..",
+        ".,",
+        " ",
+        "  ",
+        "\t",
+        "\r",
+        "\n",
+        "-\n",
+        "\u{b}",
+        "\u{c}",
+        "\u{1c}",
+        "\u{1f}",
+        "\u{85}",
+        "\u{a0}",
+        "\u{1680}",
+        "\u{2003}",
+        "\u{2028}",
+        "\u{202f}",
+        "\u{205f}",
+        "\u{3000}",
+        "\u{200b}",
+        "é",
+        "Ça",
+        "日本",
+        "ß",
+        "\u{a9}",
+        "\u{e000}",
+        "🙂",
+        "\u{7f}",
+        "\u{0}",
+        "&",
+        ";",
+        "&quot;",
+        "&amp;",
+        "&lt;",
+        "&gt;",
+        "&amp;lt;",
+        "&amp;quot;",
+        "<skipped>",
+        "<skip",
+        "ped>",
+        "<",
+        ">",
+        "!",
+        "\"",
+        "#",
+        "$",
+        "%",
+        "(",
+        ")",
+        "*",
+        "+",
+        "/",
+        ":",
+        "=",
+        "?",
+        "@",
+        "[",
+        "\\",
+        "]",
+        "^",
+        "_",
+        "`",
+        "{",
+        "|",
+        "}",
+        "~",
+    ];
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    #[test]
+    fn fused_13a_equals_reference_on_random_strings() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        // Without `<`, `&` and newlines step 1 is skipped: a third of the strings take that path.
+        let no_step1: Vec<&str> = PIECES
+            .iter()
+            .copied()
+            .filter(|p| !p.contains(['<', '&', '\n']))
+            .collect();
+        let mut s = String::new();
+        for round in 0..60_000 {
+            s.clear();
+            // Every third string uses only digits and `.,-`, where the rules interact most.
+            let pieces: &[&str] = match round % 3 {
+                0 => &["1", "2", ".", ",", "-", "a", " ", "é"],
+                1 => &no_step1,
+                _ => PIECES,
+            };
+            for _ in 0..rng.below(30) {
+                s.push_str(pieces[rng.below(pieces.len())]);
+            }
+            assert_eq!(t(&s), t_ref(&s), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn fused_13a_equals_reference_on_all_short_strings() {
+        let alphabet = ['1', 'a', '.', ',', '-', ' ', '\u{a0}'];
+        let mut s = String::new();
+        for len in 0..=6u32 {
+            for mut code in 0..alphabet.len().pow(len) {
+                s.clear();
+                for _ in 0..len {
+                    s.push(alphabet[code % alphabet.len()]);
+                    code /= alphabet.len();
+                }
+                assert_eq!(t(&s), t_ref(&s), "{s:?}");
+            }
+        }
+    }
+
+    /// The scan decodes only characters starting with the bytes marked `MAYBE_SPACE`.
+    #[test]
+    fn every_non_ascii_python_space_starts_with_a_maybe_space_byte() {
+        let mut buf = [0u8; 4];
+        for c in (0x80..=0x10ffffu32).filter_map(char::from_u32) {
+            if Whitespace::Python.is_space(c) {
+                let first = c.encode_utf8(&mut buf).as_bytes()[0];
+                assert_eq!(CLASS_13A[first as usize], MAYBE_SPACE, "{c:?}");
+            }
+        }
     }
 }

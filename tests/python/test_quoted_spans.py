@@ -165,7 +165,12 @@ def test_every_metric_id_is_a_function_and_a_namespace_method():
             with_checks = df.with_columns(pl.lit([{"kind": "contains", "value": "a"}]).alias("checks"))
             out = with_checks.select(fn("answer", "checks"))
             via_ns = with_checks.select(ns(pl.col("checks")))
-        else:  # the answer and a list of texts: sources, or references
+        elif metric.startswith("span_"):  # retrieved spans against golden spans
+            span = [{"file": "a", "start": 0, "end": 3}]
+            spans = pl.DataFrame({"retrieved": [span], "golden": [span]})
+            out = spans.select(fn("retrieved", "golden"))
+            via_ns = spans.select(getattr(pl.col("retrieved").rag, metric)(pl.col("golden")))
+        else:  # the answer and a list of texts: sources, references, or ground truth
             out, via_ns = df.select(fn("answer", "sources")), df.select(ns(pl.col("sources")))
         assert out.columns == [metric]
         assert via_ns.equals(out)

@@ -54,6 +54,25 @@ fn bench(c: &mut Criterion) {
                 .sum::<f64>()
         })
     });
+    // The pairs of `benches/compare_answer_metrics.py` (or any others), one `answer\treference`
+    // per line, when `POLARS_RAG_BENCH_PAIRS` names such a file.
+    if let Some(file) = std::env::var_os("POLARS_RAG_BENCH_PAIRS") {
+        let text = std::fs::read_to_string(file).expect("POLARS_RAG_BENCH_PAIRS: unreadable");
+        let file_pairs: Vec<(&str, &str)> = text
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .take(data.len())
+            .collect();
+        let mut scratch = bleu::Scratch::default();
+        group.bench_function("bleu (pairs file)", |b| {
+            b.iter(|| {
+                file_pairs
+                    .iter()
+                    .map(|&(a, r)| scratch.bleu(black_box(a), &[r], &bleu_options).score)
+                    .sum::<f64>()
+            })
+        });
+    }
     let chrf_options = chrf::ChrfOptions::default();
     group.bench_function("chrf", |b| {
         let mut scratch = chrf::Scratch::default();

@@ -94,6 +94,17 @@ fn ranked_columns_equal_the_kernel_in_parallel_and_sequentially() {
         assert_eq!(got, want, "{metric:?}");
         assert_eq!(par.name().as_str(), metric.id());
     }
+    // All metrics in one pass (shared judging, different cutoffs) equal each metric alone.
+    let plan: Vec<(RankedMetric, RetrievalOptions)> = RankedMetric::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (*m, RetrievalOptions { k: Some(1 + i as i64), ..Default::default() }))
+        .collect();
+    let together = polars_rag::polars::retrieval::ranked_metrics(&plan, &run_s, &truth_s, true).unwrap();
+    for ((metric, options), got) in plan.iter().zip(&together) {
+        let alone = ranked_metric(*metric, &run_s, &truth_s, options, false).unwrap();
+        assert!(got.equals_missing(&alone), "{metric:?}");
+    }
 }
 
 #[test]

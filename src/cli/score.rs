@@ -594,8 +594,24 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     let wants_spans = chosen
         .iter()
         .any(|(m, _)| m.id == "quoted_spans" || m.id == "citation_alignment");
+    // The ranked retrieval metrics all read the same two columns: one pass computes them all.
+    let ranked: Vec<(RankedMetric, crate::metrics::retrieval::RetrievalOptions)> = chosen
+        .iter()
+        .filter_map(|(info, _)| {
+            let metric = RankedMetric::from_id(info.id)?;
+            Some((metric, *options.retrieval(info.id)?))
+        })
+        .collect();
+    let mut unnest_retrieval = false;
+    if let (Some((_, inputs)), false) = (
+        chosen.iter().find(|(info, _)| RankedMetric::from_id(info.id).is_some()),
+        ranked.is_empty(),
+    ) {
+        select.push(expr::ranked_many(ranked, col(inputs[0].as_str()), col(inputs[1].as_str())));
+        unnest_retrieval = true;
+    }
     for (info, inputs) in &chosen {
-        if info.kind != MetricKind::RowWise {
+        if info.kind != MetricKind::RowWise || RankedMetric::from_id(info.id).is_some() {
             continue;
         }
         let inputs: Vec<Expr> = inputs.iter().map(|c| col(c.as_str())).collect();
@@ -628,6 +644,9 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         );
     }
     let mut scores = frame.clone().lazy().select(select).collect()?;
+    if unnest_retrieval {
+        scores = scores.unnest(["retrieval"], None)?;
+    }
     lap("score", &mut stages);
 
     // Aggregates over the whole table.

@@ -244,6 +244,27 @@ pub fn ranked(
     )
 }
 
+/// Several ranked-list metrics over the same two columns in one pass (the columns are read and
+/// relevance judged once per row): a struct named `retrieval` with one `Float64` field per
+/// metric id, equal to the metrics' own expressions. Unnest it to get the columns.
+pub fn ranked_many(
+    metrics: Vec<(RankedMetric, RetrievalOptions)>,
+    retrieved: Expr,
+    ground_truth: Expr,
+) -> Expr {
+    let dtype = DataType::Struct(
+        metrics
+            .iter()
+            .map(|(m, _)| Field::new(m.id().into(), DataType::Float64))
+            .collect(),
+    );
+    row_wise("retrieval", [retrieved, ground_truth], dtype, move |[r, g]| {
+        let fields = retrieval::ranked_metrics(&metrics, r, g, true)?;
+        let valid = vec![true; fields.first().map_or(r.len().max(g.len()), |f| f.len())];
+        super::driver::struct_series("retrieval", &fields, &valid)
+    })
+}
+
 macro_rules! ranked_expr {
     ($($(#[$doc:meta])* $name:ident => $metric:ident,)+) => {$(
         $(#[$doc])*

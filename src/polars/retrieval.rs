@@ -90,8 +90,51 @@ fn is_float(dtype: &DataType) -> bool {
     matches!(dtype, DataType::Float32 | DataType::Float64)
 }
 
+/// Which struct fields a computation reads (the others are not materialised).
+#[derive(Clone, Copy, Debug)]
+struct Needs {
+    text: bool,
+    id: bool,
+    spans: bool,
+    score: bool,
+    grade: bool,
+}
+
+impl Needs {
+    const ALL: Needs = Needs {
+        text: true,
+        id: true,
+        spans: true,
+        score: true,
+        grade: true,
+    };
+
+    /// What judging with `options` reads; `Auto` needs every field to decide.
+    fn for_options(options: &RetrievalOptions) -> Needs {
+        let (text, id, spans) = match options.relevance {
+            Relevance::Auto => (true, true, true),
+            Relevance::Text => (true, false, false),
+            // Plain strings stand for ids, so the text field is read too.
+            Relevance::Id => (true, true, false),
+            Relevance::Span => (false, false, true),
+            Relevance::Embedding => (false, false, false),
+        };
+        Needs {
+            text,
+            id: id || (options.rank_by == RankBy::Trec),
+            spans,
+            score: options.rank_by != RankBy::Order,
+            grade: true,
+        }
+    }
+}
+
 impl ItemColumn {
     fn new(metric: &str, role: &str, s: &Series) -> PolarsResult<Self> {
+        Self::reading(metric, role, s, Needs::ALL)
+    }
+
+    fn reading(metric: &str, role: &str, s: &Series, needs: Needs) -> PolarsResult<Self> {
         let name = s.name().to_string();
         let bad = |dtype: &DataType| {
             polars_err!(SchemaMismatch:
@@ -141,21 +184,21 @@ impl ItemColumn {
                 let st = inner.struct_()?;
                 let has = |f: &str| fields.iter().any(|x| x.name().as_str() == f);
                 let field = |f: &str| st.field_by_name(f);
-                if has("text") {
+                if has("text") && needs.text {
                     col.text = Some(single_chunk_str(&field("text")?)?);
                 }
-                if has("id") {
+                if has("id") && needs.id {
                     col.id = Some(single_chunk_str(&field("id")?)?);
                 }
-                if has("file") && has("start") && has("end") {
+                if has("file") && has("start") && has("end") && needs.spans {
                     col.file = Some(single_chunk_str(&field("file")?)?);
                     col.start = Some(ints(&field("start")?)?);
                     col.end = Some(ints(&field("end")?)?);
                 }
-                if has("score") {
+                if has("score") && needs.score {
                     col.score = Some(floats(&field("score")?)?);
                 }
-                if has("grade") {
+                if has("grade") && needs.grade {
                     col.grade = Some(floats(&field("grade")?)?);
                 }
             }
@@ -325,113 +368,253 @@ pub fn ranked_metric(
     options: &RetrievalOptions,
     parallel: bool,
 ) -> PolarsResult<Series> {
-    let id = metric.id();
-    options
-        .validate(metric)
-        .map_err(|e| polars_err!(InvalidOperation: "{e}"))?;
-    let run = ItemColumn::new(id, "retrieved", retrieved)?;
-    let truth = ItemColumn::new(id, "ground truth", ground_truth)?;
+    let mut out = ranked_metrics(&[(metric, *options)], retrieved, ground_truth, parallel)?;
+    Ok(out.remove(0))
+}
+
+/// Whether two option sets judge relevance the same way (they may differ in cutoff, α, γ), so
+/// one judging per row serves both.
+fn same_judging(a: &RetrievalOptions, b: &RetrievalOptions) -> bool {
+    a.relevance == b.relevance
+        && a.min_overlap == b.min_overlap
+        && a.min_overlap_fraction == b.min_overlap_fraction
+        && a.similarity_threshold == b.similarity_threshold
+        && a.rank_by == b.rank_by
+        && a.compat == RetrievalCompat::Standard
+        && b.compat == RetrievalCompat::Standard
+}
+
+/// Several ranked-list metrics over the same two columns, read once; metrics whose options
+/// judge relevance the same way share one judging per row. One `Float64` series per metric, in
+/// order, each equal to what [`ranked_metric`] gives alone.
+pub fn ranked_metrics(
+    metrics: &[(RankedMetric, RetrievalOptions)],
+    retrieved: &Series,
+    ground_truth: &Series,
+    parallel: bool,
+) -> PolarsResult<Vec<Series>> {
+    let Some((first, _)) = metrics.first() else {
+        return Ok(Vec::new());
+    };
+    let names: Vec<&str> = metrics.iter().map(|(m, _)| m.id()).collect();
+    let id = if metrics.len() == 1 { first.id() } else { "retrieval metrics" };
+    let mut needs = Needs {
+        text: false,
+        id: false,
+        spans: false,
+        score: false,
+        grade: true,
+    };
+    for (metric, options) in metrics {
+        options
+            .validate(*metric)
+            .map_err(|e| polars_err!(InvalidOperation: "{e}"))?;
+        let n = Needs::for_options(options);
+        needs = Needs {
+            text: needs.text || n.text,
+            id: needs.id || n.id,
+            spans: needs.spans || n.spans,
+            score: needs.score || n.score,
+            grade: true,
+        };
+    }
+    let run = ItemColumn::reading(id, "retrieved", retrieved, needs)?;
+    let truth = ItemColumn::reading(id, "ground truth", ground_truth, needs)?;
     let len = output_len(id, &[(run.name.as_str(), run.len), (truth.name.as_str(), truth.len)])?;
-    let relevance = resolve_relevance(id, options.relevance, &run, &truth)?;
-    if relevance == Relevance::Span {
-        run.validate_spans(id)?;
-        truth.validate_spans(id)?;
-    }
-    let datapizza_mode = options.compat == RetrievalCompat::Datapizza;
-    if datapizza_mode {
-        if relevance == Relevance::Span {
-            polars_bail!(InvalidOperation: "{id}: compat=\"datapizza\" judges by exact text or by embeddings, not by spans");
+    // Per metric: its resolved relevance, and the judging group it belongs to (the index of the
+    // first metric judging the same way).
+    let mut plans: Vec<(RankedMetric, RetrievalOptions, Relevance, usize)> = Vec::new();
+    let mut spans_checked = false;
+    for (i, (metric, options)) in metrics.iter().enumerate() {
+        let mid = metric.id();
+        let relevance = resolve_relevance(mid, options.relevance, &run, &truth)?;
+        if relevance == Relevance::Span && !spans_checked {
+            run.validate_spans(mid)?;
+            truth.validate_spans(mid)?;
+            spans_checked = true;
         }
-        if !matches!(metric, RankedMetric::PrecisionAtK | RankedMetric::RecallAtK | RankedMetric::F1AtK | RankedMetric::HybridLogRank) {
-            polars_bail!(InvalidOperation: "{id}: datapizza has no such metric (it has precision_at_k, recall_at_k, f1_at_k and hybrid_log_rank)");
+        if options.compat == RetrievalCompat::Datapizza {
+            if relevance == Relevance::Span {
+                polars_bail!(InvalidOperation: "{mid}: compat=\"datapizza\" judges by exact text or by embeddings, not by spans");
+            }
+            if !matches!(metric, RankedMetric::PrecisionAtK | RankedMetric::RecallAtK | RankedMetric::F1AtK | RankedMetric::HybridLogRank) {
+                polars_bail!(InvalidOperation: "{mid}: datapizza has no such metric (it has precision_at_k, recall_at_k, f1_at_k and hybrid_log_rank)");
+            }
         }
+        let group = plans
+            .iter()
+            .position(|(_, o, r, _)| *r == relevance && same_judging(o, options))
+            .map_or(i, |j| plans[j].3);
+        plans.push((*metric, *options, relevance, group));
     }
-    let k = options.cutoff(metric);
-    let params = ScoreParams::from(options);
     let row_of = |col: &ItemColumn, i: usize| if col.len == 1 { 0 } else { i };
-    let values: Vec<PolarsResult<Option<f64>>> = map_row_batches(len, parallel, |range| {
+    let rows: Vec<PolarsResult<Vec<Option<f64>>>> = map_row_batches(len, parallel, |range| {
         let mut scratch = Scratch::default();
+        let mut judged_group = usize::MAX;
         range
             .map(|i| {
                 let (Some(items), Some(truth_items)) = (
                     run.rows.items(row_of(&run, i)),
                     truth.rows.items(row_of(&truth, i)),
                 ) else {
-                    return Ok(None);
+                    return Ok(vec![None; plans.len()]);
                 };
-                let order = ranked_items(&run, items, options.rank_by, relevance);
-                let sc = &mut scratch;
-                match relevance {
-                    Relevance::Embedding => {
-                        let (re, te) = (run.embeddings.as_ref().unwrap(), truth.embeddings.as_ref().unwrap());
-                        sc.vectors.clear();
-                        sc.truth_vectors.clear();
-                        sc.vectors.extend(order.iter().filter_map(|&j| re.get(j)));
-                        sc.truth_vectors.extend(truth_items.filter_map(|j| te.get(j)));
-                        let dims = sc.vectors.iter().chain(sc.truth_vectors.iter()).map(|v| v.len());
-                        let (lo, hi) = dims.fold((usize::MAX, 0), |(lo, hi), d| (lo.min(d), hi.max(d)));
-                        if lo != usize::MAX && lo != hi {
-                            polars_bail!(ComputeError: "{id}: row {i}: embeddings of different dimensions ({lo} and {hi}) in '{}' and '{}'", run.name, truth.name);
+                judged_group = usize::MAX;
+                let mut values = Vec::with_capacity(plans.len());
+                for (metric, options, relevance, group) in &plans {
+                    let value = if options.compat == RetrievalCompat::Datapizza {
+                        datapizza_row(*metric, options, *relevance, &run, &truth, items.clone(), truth_items.clone(), &mut scratch, i)?
+                    } else {
+                        if judged_group != *group {
+                            judge_row(id, options, *relevance, &run, &truth, i, items.clone(), truth_items.clone(), &mut scratch)?;
+                            judged_group = *group;
                         }
-                        if datapizza_mode {
-                            let kk = options.k.unwrap_or(10);
-                            let t = options.similarity_threshold;
-                            let r = match metric {
-                                RankedMetric::PrecisionAtK => datapizza::precision_at_k_similarity(&sc.vectors, &sc.truth_vectors, kk, t),
-                                RankedMetric::RecallAtK => datapizza::recall_at_k_similarity(&sc.vectors, &sc.truth_vectors, kk, t),
-                                RankedMetric::F1AtK => datapizza::f1_at_k_similarity(&sc.vectors, &sc.truth_vectors, kk, t),
-                                _ => datapizza::hybrid_log_rank_similarity(&sc.vectors, &sc.truth_vectors, t, options.gamma, options.alpha),
-                            };
-                            return Ok(r.ok());
-                        }
-                        sc.judgments.judge_embeddings(&sc.vectors, &sc.truth_vectors, options.similarity_threshold);
-                    }
-                    Relevance::Span => {
-                        sc.spans.clear();
-                        sc.truth_spans.clear();
-                        let row = row_of(&run, i);
-                        for &j in &order {
-                            sc.spans.push(run.span(id, row, j)?);
-                        }
-                        let trow = row_of(&truth, i);
-                        for j in truth_items {
-                            sc.truth_spans.push(truth.span(id, trow, j)?);
-                        }
-                        sc.judgments.judge_spans(&sc.spans, &sc.truth_spans, options.min_overlap, options.min_overlap_fraction);
-                    }
-                    _ => {
-                        sc.keys.clear();
-                        sc.truth_keys.clear();
-                        sc.grades.clear();
-                        // A retrieved item without a key still takes its rank; it matches nothing.
-                        const NO_KEY: &str = "\u{0}polars-rag:no-key";
-                        sc.keys.extend(order.iter().map(|&j| run.key(relevance, j).unwrap_or(NO_KEY)));
-                        for j in truth_items {
-                            if let Some(key) = truth.key(relevance, j) {
-                                sc.truth_keys.push(key);
-                                sc.grades.push(truth.grade.as_ref().and_then(|g| g[j]).unwrap_or(1.0));
-                            }
-                        }
-                        if datapizza_mode {
-                            let kk = options.k.unwrap_or(10);
-                            let r = match metric {
-                                RankedMetric::PrecisionAtK => datapizza::precision_at_k_exact(&sc.keys, &sc.truth_keys, kk),
-                                RankedMetric::RecallAtK => datapizza::recall_at_k_exact(&sc.keys, &sc.truth_keys, kk),
-                                RankedMetric::F1AtK => datapizza::f1_at_k_exact(&sc.keys, &sc.truth_keys, kk),
-                                _ => datapizza::hybrid_log_rank_exact(&sc.keys, &sc.truth_keys, options.gamma, options.alpha),
-                            };
-                            return Ok(r.ok());
-                        }
-                        let grades = truth.grade.is_some().then_some(sc.grades.as_slice());
-                        sc.judgments.judge_keys_graded(&sc.keys, &sc.truth_keys, grades);
-                    }
+                        score(*metric, &scratch.judgments, options.cutoff(*metric), &ScoreParams::from(options))
+                    };
+                    values.push(value);
                 }
-                Ok(score(metric, &sc.judgments, k, &params))
+                Ok(values)
             })
             .collect()
     });
-    let values: PolarsResult<Vec<Option<f64>>> = values.into_iter().collect();
-    Ok(Float64Chunked::from_iter_options(id.into(), values?.into_iter()).into_series())
+    let mut columns: Vec<Vec<Option<f64>>> = vec![Vec::with_capacity(len); plans.len()];
+    for row in rows {
+        for (column, value) in columns.iter_mut().zip(row?) {
+            column.push(value);
+        }
+    }
+    Ok(columns
+        .into_iter()
+        .zip(names)
+        .map(|(values, name)| Float64Chunked::from_iter_options(name.into(), values.into_iter()).into_series())
+        .collect())
+}
+
+/// Fills `sc.judgments` for row `i` (standard definitions).
+#[allow(clippy::too_many_arguments)]
+fn judge_row<'a>(
+    id: &str,
+    options: &RetrievalOptions,
+    relevance: Relevance,
+    run: &'a ItemColumn,
+    truth: &'a ItemColumn,
+    i: usize,
+    items: std::ops::Range<usize>,
+    truth_items: std::ops::Range<usize>,
+    sc: &mut Scratch<'a>,
+) -> PolarsResult<()> {
+    let row_of = |col: &ItemColumn| if col.len == 1 { 0 } else { i };
+    let order = ranked_items(run, items, options.rank_by, relevance);
+    match relevance {
+        Relevance::Embedding => {
+            collect_vectors(id, run, truth, &order, truth_items, sc, i)?;
+            sc.judgments.judge_embeddings(&sc.vectors, &sc.truth_vectors, options.similarity_threshold);
+        }
+        Relevance::Span => {
+            sc.spans.clear();
+            sc.truth_spans.clear();
+            for &j in &order {
+                sc.spans.push(run.span(id, row_of(run), j)?);
+            }
+            for j in truth_items {
+                sc.truth_spans.push(truth.span(id, row_of(truth), j)?);
+            }
+            sc.judgments.judge_spans(&sc.spans, &sc.truth_spans, options.min_overlap, options.min_overlap_fraction);
+        }
+        _ => {
+            collect_keys(run, truth, relevance, &order, truth_items, sc);
+            let grades = truth.grade.is_some().then_some(sc.grades.as_slice());
+            sc.judgments.judge_keys_graded(&sc.keys, &sc.truth_keys, grades);
+        }
+    }
+    Ok(())
+}
+
+/// The keys of a row's ranked items and of its ground truth (with grades) into `sc`.
+fn collect_keys<'a>(
+    run: &'a ItemColumn,
+    truth: &'a ItemColumn,
+    relevance: Relevance,
+    order: &[usize],
+    truth_items: std::ops::Range<usize>,
+    sc: &mut Scratch<'a>,
+) {
+    sc.keys.clear();
+    sc.truth_keys.clear();
+    sc.grades.clear();
+    // A retrieved item without a key still takes its rank; it matches nothing.
+    const NO_KEY: &str = "\u{0}polars-rag:no-key";
+    sc.keys.extend(order.iter().map(|&j| run.key(relevance, j).unwrap_or(NO_KEY)));
+    for j in truth_items {
+        if let Some(key) = truth.key(relevance, j) {
+            sc.truth_keys.push(key);
+            sc.grades.push(truth.grade.as_ref().and_then(|g| g[j]).unwrap_or(1.0));
+        }
+    }
+}
+
+/// The embeddings of a row's ranked items and of its ground truth into `sc`; an error when
+/// their dimensions differ.
+fn collect_vectors<'a>(
+    id: &str,
+    run: &'a ItemColumn,
+    truth: &'a ItemColumn,
+    order: &[usize],
+    truth_items: std::ops::Range<usize>,
+    sc: &mut Scratch<'a>,
+    i: usize,
+) -> PolarsResult<()> {
+    let (Some(re), Some(te)) = (run.embeddings.as_ref(), truth.embeddings.as_ref()) else {
+        polars_bail!(ComputeError: "{id}: embedding relevance needs embeddings on both sides");
+    };
+    sc.vectors.clear();
+    sc.truth_vectors.clear();
+    sc.vectors.extend(order.iter().filter_map(|&j| re.get(j)));
+    sc.truth_vectors.extend(truth_items.filter_map(|j| te.get(j)));
+    let dims = sc.vectors.iter().chain(sc.truth_vectors.iter()).map(|v| v.len());
+    let (lo, hi) = dims.fold((usize::MAX, 0), |(lo, hi), d| (lo.min(d), hi.max(d)));
+    if lo != usize::MAX && lo != hi {
+        polars_bail!(ComputeError: "{id}: row {i}: embeddings of different dimensions ({lo} and {hi}) in '{}' and '{}'", run.name, truth.name);
+    }
+    Ok(())
+}
+
+/// One datapizza metric of row `i` (null where datapizza raises).
+#[allow(clippy::too_many_arguments)]
+fn datapizza_row<'a>(
+    metric: RankedMetric,
+    options: &RetrievalOptions,
+    relevance: Relevance,
+    run: &'a ItemColumn,
+    truth: &'a ItemColumn,
+    items: std::ops::Range<usize>,
+    truth_items: std::ops::Range<usize>,
+    sc: &mut Scratch<'a>,
+    i: usize,
+) -> PolarsResult<Option<f64>> {
+    let id = metric.id();
+    let order = ranked_items(run, items, options.rank_by, relevance);
+    let k = options.k.unwrap_or(10);
+    let result = if relevance == Relevance::Embedding {
+        collect_vectors(id, run, truth, &order, truth_items, sc, i)?;
+        let (r, g, t) = (&sc.vectors, &sc.truth_vectors, options.similarity_threshold);
+        match metric {
+            RankedMetric::PrecisionAtK => datapizza::precision_at_k_similarity(r, g, k, t),
+            RankedMetric::RecallAtK => datapizza::recall_at_k_similarity(r, g, k, t),
+            RankedMetric::F1AtK => datapizza::f1_at_k_similarity(r, g, k, t),
+            _ => datapizza::hybrid_log_rank_similarity(r, g, t, options.gamma, options.alpha),
+        }
+    } else {
+        collect_keys(run, truth, relevance, &order, truth_items, sc);
+        let (r, g) = (&sc.keys, &sc.truth_keys);
+        match metric {
+            RankedMetric::PrecisionAtK => datapizza::precision_at_k_exact(r, g, k),
+            RankedMetric::RecallAtK => datapizza::recall_at_k_exact(r, g, k),
+            RankedMetric::F1AtK => datapizza::f1_at_k_exact(r, g, k),
+            _ => datapizza::hybrid_log_rank_exact(r, g, options.gamma, options.alpha),
+        }
+    };
+    Ok(result.ok())
 }
 
 /// The span metrics.

@@ -7,7 +7,9 @@ use clap::{Parser, Subcommand};
 use polars_rag::cli::config::Columns;
 use polars_rag::cli::config::ScoreConfig;
 use polars_rag::cli::demo_dir;
+use polars_rag::cli::compare::{self as cli_compare, CompareJob};
 use polars_rag::cli::corpus::SpanUnit;
+use polars_rag::compare::{CompareOptions, Gate};
 use polars_rag::cli::score::{self, InvalidSpans, ScoreJob};
 use polars_rag::cli::validate::{self, ValidateJob};
 use polars_rag::registry;
@@ -25,6 +27,8 @@ Examples:
   polars-rag score --golden qrels.parquet --run trec_run.parquet --metrics precision_at_k,mrr --k 10
                                                a long run (query_id, doc_id, rank, score) vs relevant_ids
   polars-rag validate --golden golden.parquet --corpus corpus_dir/
+  polars-rag compare --baseline a.scores.parquet --candidate b.scores.parquet --html report.html
+  polars-rag summary a.scores.parquet --by segment
   polars-rag metrics                           list the metric ids";
 
 #[derive(Parser)]
@@ -43,9 +47,145 @@ enum Command {
     Demo,
     /// List the metric ids.
     Metrics,
+    /// Compare a candidate with a baseline: per-metric deltas with bootstrap confidence intervals,
+    /// randomization and t-test p-values, effect sizes, per-segment breakdowns, regressed items,
+    /// and a CI gate (exit status 1 when a significant regression crosses a threshold).
+    #[command(after_help = COMPARE_EXAMPLES)]
+    Compare(CompareArgs),
+    /// Per-metric (and per-segment) means of a scores table with bootstrap confidence intervals.
+    Summary(SummaryArgs),
     /// Check a golden dataset: spans inside their documents, stored span text equal to the
     /// corpus, unique ids, no empty ground truth. Exit status 1 when a problem is found.
     Validate(ValidateArgs),
+}
+
+const COMPARE_EXAMPLES: &str = "\
+Examples:
+  polars-rag compare --baseline a.scores.parquet --candidate b.scores.parquet --by segment --html report.html
+  polars-rag compare --baseline a.scores.parquet --candidate b.scores.parquet --fail-if \"rouge.rougeL.fmeasure < -0.01\"
+  polars-rag compare --golden golden.parquet --baseline run_a.parquet --candidate run_b.parquet
+                                               score both runs against the golden table, then compare";
+
+#[derive(clap::Args, Default)]
+struct StatsArgs {
+    /// Bootstrap resamples and randomization permutations.
+    #[arg(long, default_value_t = 1000)]
+    resamples: usize,
+    /// Seed of the resampling (the same seed gives the same numbers).
+    #[arg(long, default_value_t = 12345)]
+    seed: u64,
+    /// Confidence level of the intervals (1 - significance level).
+    #[arg(long, default_value_t = 0.95)]
+    confidence: f64,
+    /// Row key column.
+    #[arg(long, default_value = "query_id")]
+    id_col: String,
+    /// Break the results down by this column.
+    #[arg(long)]
+    by: Option<String>,
+}
+
+#[derive(clap::Args)]
+struct CompareArgs {
+    /// Baseline scores table (or run table, with --golden).
+    #[arg(long)]
+    baseline: PathBuf,
+    /// Candidate scores table (or run table, with --golden).
+    #[arg(long)]
+    candidate: PathBuf,
+    /// Score the two runs against this golden table first (scores go to --scores-dir).
+    #[arg(long)]
+    golden: Option<PathBuf>,
+    /// Corpus for scoring the runs (with --golden).
+    #[arg(long)]
+    corpus: Option<PathBuf>,
+    /// Score settings (TOML, as for `score`) for scoring the runs (with --golden).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Where scored runs are written (with --golden).
+    #[arg(long, default_value = "compare-output")]
+    scores_dir: PathBuf,
+    #[command(flatten)]
+    stats: StatsArgs,
+    /// Items listed per metric among the largest drops.
+    #[arg(long, default_value_t = 10)]
+    top: usize,
+    /// Gate: "METRIC OP VALUE" on the delta (OP: < <= > >=); fails (exit 1) when the delta
+    /// crosses it and the change is significant. Repeatable.
+    #[arg(long = "fail-if")]
+    fail_if: Vec<String>,
+    /// Write the HTML report here.
+    #[arg(long)]
+    html: Option<PathBuf>,
+    /// Write the JSON summary here.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write the Parquet summary here (and the regressed items beside it).
+    #[arg(long)]
+    parquet: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct SummaryArgs {
+    /// Scores table.
+    scores: PathBuf,
+    #[command(flatten)]
+    stats: StatsArgs,
+    /// Write the summary table here (Parquet).
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+fn compare_options(stats: &StatsArgs, top: usize) -> Result<CompareOptions, String> {
+    if !(stats.confidence > 0.0 && stats.confidence < 1.0) {
+        return Err(format!("--confidence must be in (0, 1), got {}", stats.confidence));
+    }
+    Ok(CompareOptions {
+        resamples: stats.resamples,
+        seed: stats.seed,
+        confidence: stats.confidence,
+        top,
+        ..Default::default()
+    })
+}
+
+fn compare(args: CompareArgs) -> Result<bool, String> {
+    let gates = args
+        .fail_if
+        .iter()
+        .map(|g| Gate::parse(g))
+        .collect::<Result<Vec<_>, _>>()?;
+    let score = match &args.golden {
+        None => None,
+        Some(golden) => Some(job_from(ScoreArgs {
+            config: args.config.clone(),
+            run: Some(args.baseline.clone()),
+            golden: Some(golden.clone()),
+            corpus: args.corpus.clone(),
+            out: Some(PathBuf::from("unused.parquet")),
+            ..Default::default()
+        })?),
+    };
+    let job = CompareJob {
+        baseline: args.baseline,
+        candidate: args.candidate,
+        score,
+        scores_dir: args.scores_dir,
+        id: args.stats.id_col.clone(),
+        by: args.stats.by.clone(),
+        options: compare_options(&args.stats, args.top)?,
+        gates,
+        html: args.html,
+        json: args.json,
+        parquet: args.parquet,
+    };
+    let report = cli_compare::run(&job).map_err(|e| e.to_string())?;
+    print!("{}", report.markdown);
+    if let Some(first) = report.failures.first() {
+        eprintln!("gate failed: {first}");
+        return Ok(false);
+    }
+    Ok(true)
 }
 
 #[derive(clap::Args)]
@@ -239,6 +379,17 @@ fn main() -> ExitCode {
     let result = match cli.command {
         None | Some(Command::Demo) => demo(),
         Some(Command::Score(args)) => job_from(args).and_then(|job| run_job(&job)),
+        Some(Command::Compare(args)) => match compare(args) {
+            Ok(true) => Ok(()),
+            Ok(false) => return ExitCode::FAILURE,
+            Err(e) => Err(e),
+        },
+        Some(Command::Summary(args)) => compare_options(&args.stats, 0).and_then(|o| {
+            let text = cli_compare::summary(&args.scores, args.stats.by.as_deref(), &o, args.out.as_deref())
+                .map_err(|e| e.to_string())?;
+            print!("{text}");
+            Ok(())
+        }),
         Some(Command::Validate(args)) => {
             let job = ValidateJob {
                 golden: args.golden,

@@ -3,8 +3,10 @@
 //! The CLI plans a lazy query from the same `Expr` builders Rust users call
 //! ([`crate::polars::expr`]); it holds no metric logic.
 
+pub mod compare;
 pub mod config;
 pub mod corpus;
+pub mod report;
 pub mod score;
 pub mod validate;
 

@@ -563,11 +563,11 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
 
     // Keep every input column except the (large) texts scored, so keys and metadata survive.
     // (The checks column too: its output column has the same name.)
+    // The answer stays: `compare` shows regressed answers side by side.
     let scored_texts: Vec<&str> = resolved
-        .answer
+        .sources
         .as_deref()
         .into_iter()
-        .chain(resolved.sources.as_deref())
         .chain(resolved.retrieved.as_deref())
         .chain(resolved.checks.as_deref())
         .collect();
@@ -575,7 +575,7 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         .iter()
         .filter(|(m, _)| m.kind == MetricKind::RowWise)
         .map(|(m, _)| m.id)
-        .chain(["quoted_spans", "negative_chrf", "closer_to_negative"])
+        .chain(["quoted_spans", "negative_chrf", "closer_to_negative", "corpus_bleu_stats"])
         .collect();
     let mut select: Vec<Expr> = Vec::new();
     for name in schema.iter_names().map(|n| n.as_str()) {
@@ -618,6 +618,14 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         if let Some(e) = metric_expr(info.id, &inputs, &options) {
             select.push(e);
         }
+    }
+    // Corpus BLEU's per-row statistics, so `compare` can resample it at corpus level.
+    if let Some((_, inputs)) = chosen.iter().find(|(m, _)| m.id == "corpus_bleu") {
+        select.push(expr::corpus_bleu_stats(
+            col(inputs[0].as_str()),
+            col(inputs[1].as_str()),
+            options.corpus_bleu.0,
+        ));
     }
     // citation_alignment is summarised from the per-row counts.
     if wants_spans && !chosen.iter().any(|(m, _)| m.id == "quoted_spans") {
@@ -675,7 +683,18 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     }
     let file = File::create(&job.out)
         .map_err(|e| err(format!("cannot write {}: {e}", job.out.display())))?;
-    ParquetWriter::new(file).finish(&mut scores)?;
+    // Every metric's signature travels with the scores, for `compare` and for readers of the
+    // file (`pl.read_parquet_metadata`).
+    let signatures: Vec<(String, String)> = chosen
+        .iter()
+        .filter_map(|(m, _)| {
+            let sig = options.signature(m.id)?;
+            Some((format!("{}{}", crate::cli::compare::SIGNATURE_KEY, m.id), sig))
+        })
+        .collect();
+    ParquetWriter::new(file)
+        .with_key_value_metadata(Some(KeyValueMetadata::from_static(signatures)))
+        .finish(&mut scores)?;
     lap("aggregates and write", &mut stages);
 
     let ids: Vec<&str> = chosen.iter().map(|(m, _)| m.id).collect();

@@ -967,3 +967,38 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod tmp_breakdown {
+    use super::*;
+    #[test]
+    #[ignore]
+    fn breakdown() {
+        let text = std::fs::read_to_string("/tmp/bleu_pairs.tsv").unwrap();
+        let pairs: Vec<(&str, &str)> = text.lines().filter_map(|l| l.split_once('\t')).take(2000).collect();
+        let o = BleuOptions::default();
+        let (mut c, mut s) = (String::new(), String::new());
+        let reps = 50;
+        let t = std::time::Instant::now();
+        let mut n = 0usize;
+        for _ in 0..reps { for (h, r) in &pairs {
+            crate::text::sacrebleu::tokens_13a(h, &mut c, &mut s, |t| n += t.len());
+            crate::text::sacrebleu::tokens_13a(r, &mut c, &mut s, |t| n += t.len());
+        }}
+        let tok = t.elapsed().as_secs_f64() / (reps * pairs.len()) as f64 * 1e6;
+        let mut sc = Scratch::default();
+        let t = std::time::Instant::now();
+        for _ in 0..reps { for (h, r) in &pairs {
+            sc.vocab.start(); sc.counts.clear();
+            let Scratch { clean, spare, vocab, counts, .. } = &mut sc;
+            crate::text::sacrebleu::tokens_13a(h, clean, spare, |t| n += vocab.intern(t.as_bytes(), counts) as usize);
+            crate::text::sacrebleu::tokens_13a(r, clean, spare, |t| n += vocab.get(t.as_bytes()) as usize);
+        }}
+        let voc = t.elapsed().as_secs_f64() / (reps * pairs.len()) as f64 * 1e6;
+        let t = std::time::Instant::now();
+        let mut x = 0.0;
+        for _ in 0..reps { for (h, r) in &pairs { x += sc.bleu(h, &[r], &o).score; }}
+        let full = t.elapsed().as_secs_f64() / (reps * pairs.len()) as f64 * 1e6;
+        println!("tokenize {tok:.3} us, +vocab {voc:.3} us, full {full:.3} us ({n} {x})");
+    }
+}

@@ -277,6 +277,40 @@ pub fn corpus_bleu(
     Ok(float_series("corpus_bleu", vec![Some(score)]))
 }
 
+/// Per-row BLEU statistics as `list[f64]` (matches and totals for n = 1..4, hypothesis length,
+/// closest reference length), named `corpus_bleu_stats`: what corpus BLEU sums, kept per row so
+/// a comparison can resample corpus BLEU. Null where `corpus_bleu` leaves the row out.
+pub fn corpus_bleu_stats(
+    answer: &Series,
+    references: &Series,
+    options: &BleuOptions,
+    parallel: bool,
+) -> PolarsResult<Series> {
+    let stats = per_answer(
+        "corpus_bleu",
+        answer,
+        references,
+        parallel,
+        |scratch: &mut bleu::Scratch, a, refs| Some(scratch.stats(a, refs, options)),
+    )?;
+    let rows: ListChunked = stats
+        .iter()
+        .map(|st| {
+            st.as_ref().map(|st| {
+                let v: Vec<f64> = st
+                    .counts
+                    .iter()
+                    .chain(&st.totals)
+                    .chain([&st.sys_len, &st.ref_len])
+                    .map(|&x| x as f64)
+                    .collect();
+                Series::new(PlSmallStr::EMPTY, v)
+            })
+        })
+        .collect();
+    Ok(rows.into_series().with_name("corpus_bleu_stats".into()))
+}
+
 /// `chrf` over columns: chrF (chrF++ with `word_order = 2`) in [0, 1] per row, sacrebleu's
 /// `sentence_chrf / 100`; with several references the best-scoring one counts.
 pub fn chrf(

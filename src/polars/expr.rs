@@ -92,6 +92,17 @@ pub fn corpus_bleu(answer: Expr, references: Expr, options: BleuOptions) -> Expr
     )
 }
 
+/// Per-row corpus BLEU statistics (`list[f64]`, named `corpus_bleu_stats`): matches and totals
+/// for n = 1..4, hypothesis length, closest reference length.
+pub fn corpus_bleu_stats(answer: Expr, references: Expr, options: BleuOptions) -> Expr {
+    row_wise(
+        "corpus_bleu_stats",
+        [answer, references],
+        DataType::List(Box::new(DataType::Float64)),
+        move |[a, r]| columns::corpus_bleu_stats(a, r, &options, true),
+    )
+}
+
 /// chrF (chrF++ with `word_order = 2`) in [0, 1], as sacrebleu's `sentence_chrf / 100`.
 pub fn chrf(answer: Expr, references: Expr, options: ChrfOptions) -> Expr {
     row_wise(

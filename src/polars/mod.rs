@@ -7,6 +7,7 @@
 //! * [`expr`] (feature `lazy`): native `Expr` builders over [`columns`].
 
 pub mod columns;
+pub mod compare;
 pub mod corpus;
 pub mod driver;
 pub mod golden;

@@ -249,47 +249,58 @@ const CLASS_13A: [u8; 256] = {
 /// `.`, `,` nor `-`, so it behaves exactly like the padding space of a lone word. Words without
 /// `.`, `,` or `-` are left whole by rules 2-4 (every one of their patterns needs such a
 /// character); the others go through [`split_word_13a`].
+///
+/// The text is read in blocks of 64 bytes: a branch-free pass marks the bytes that are not
+/// [`PLAIN`] in a bit mask, and only those are visited, so the loop runs once per word
+/// boundary rather than once per byte.
 fn scan_13a(text: &str, f: &mut impl FnMut(&str)) {
     let b = text.as_bytes();
-    let n = b.len();
-    let mut i = 0;
     let mut word = 0;
     let mut punct = false;
-    while i < n {
-        match CLASS_13A[b[i] as usize] {
-            PLAIN => i += 1,
-            PUNCT => {
-                punct = true;
-                i += 1;
-            }
-            SPACE => {
-                emit_word_13a(&text[word..i], punct, f);
-                punct = false;
-                i += 1;
-                word = i;
-            }
-            SYMBOL => {
-                emit_word_13a(&text[word..i], punct, f);
-                punct = false;
-                f(&text[i..i + 1]);
-                i += 1;
-                word = i;
-            }
-            _ => {
-                // A lead byte: `i` is a character boundary.
-                let c = text[i..].chars().next().unwrap_or('\0');
-                if Whitespace::Python.is_space(c) {
+    let mut base = 0;
+    for block in b.chunks(64) {
+        let mut mask = special_mask(block);
+        while mask != 0 {
+            let i = base + mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            match CLASS_13A[b[i] as usize] {
+                PUNCT => punct = true,
+                SPACE => {
                     emit_word_13a(&text[word..i], punct, f);
                     punct = false;
-                    i += c.len_utf8();
-                    word = i;
-                } else {
-                    i += 1;
+                    word = i + 1;
+                }
+                SYMBOL => {
+                    emit_word_13a(&text[word..i], punct, f);
+                    punct = false;
+                    f(&text[i..i + 1]);
+                    word = i + 1;
+                }
+                _ => {
+                    // A lead byte: `i` is a character boundary. The character's other bytes
+                    // are not marked (they are continuation bytes).
+                    let c = text[i..].chars().next().unwrap_or('\0');
+                    if Whitespace::Python.is_space(c) {
+                        emit_word_13a(&text[word..i], punct, f);
+                        punct = false;
+                        word = i + c.len_utf8();
+                    }
                 }
             }
         }
+        base += block.len();
     }
     emit_word_13a(&text[word..], punct, f);
+}
+
+/// Bit `j` set when `block[j]` (at most 64 bytes) is not [`PLAIN`].
+#[inline]
+fn special_mask(block: &[u8]) -> u64 {
+    let mut mask = 0u64;
+    for (j, &c) in block.iter().enumerate() {
+        mask |= ((CLASS_13A[c as usize] != PLAIN) as u64) << j;
+    }
+    mask
 }
 
 #[inline]

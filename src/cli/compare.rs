@@ -1,0 +1,197 @@
+//! `polars-rag compare` and `polars-rag summary`: read scores tables (or score two runs against
+//! one golden table first), compare them with [`crate::polars::compare`], and write the
+//! Markdown summary, the HTML report, and JSON / Parquet summaries for machines.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use polars::prelude::*;
+
+use super::report;
+use super::score::{self, ScoreJob};
+use crate::compare::{check_gates, CompareOptions, Gate};
+use crate::polars::compare::{
+    compare_tables, metrics_frame, regressions_frame, segments_frame, summarize_table,
+    summary_frame, TableComparison,
+};
+
+/// The Parquet key-value metadata key under which `score` records a metric's signature.
+pub const SIGNATURE_KEY: &str = "polars-rag:signature:";
+
+/// A `compare` job.
+#[derive(Clone, Debug, Default)]
+pub struct CompareJob {
+    /// The baseline: a scores table, or a run table when `score` is set.
+    pub baseline: PathBuf,
+    /// The candidate, likewise.
+    pub candidate: PathBuf,
+    /// Score both runs with this job first (its `run` and `out` are replaced per run).
+    pub score: Option<ScoreJob>,
+    /// Where the scores of scored runs are written.
+    pub scores_dir: PathBuf,
+    /// The id column.
+    pub id: String,
+    /// The segment column.
+    pub by: Option<String>,
+    /// Statistics settings.
+    pub options: CompareOptions,
+    /// CI gates.
+    pub gates: Vec<Gate>,
+    /// HTML report path.
+    pub html: Option<PathBuf>,
+    /// JSON summary path.
+    pub json: Option<PathBuf>,
+    /// Parquet summary path.
+    pub parquet: Option<PathBuf>,
+}
+
+/// What a comparison produced.
+pub struct CompareReport {
+    /// The Markdown summary.
+    pub markdown: String,
+    /// One line per tripped gate (empty: the gate passes).
+    pub failures: Vec<String>,
+    /// The comparison itself.
+    pub comparison: TableComparison,
+}
+
+fn err(msg: String) -> PolarsError {
+    PolarsError::ComputeError(msg.into())
+}
+
+/// Reads a Parquet table and the signatures `score` recorded in its metadata.
+pub fn read_scores(path: &Path) -> PolarsResult<(DataFrame, Vec<(String, String)>)> {
+    if !path.is_file() {
+        return Err(err(format!("scores table not found: {}", path.display())));
+    }
+    let mut reader = ParquetReader::new(File::open(path)?);
+    let signatures = reader
+        .get_metadata()?
+        .key_value_metadata
+        .iter()
+        .flatten()
+        .filter_map(|kv| {
+            let metric = kv.key.strip_prefix(SIGNATURE_KEY)?;
+            Some((metric.to_string(), kv.value.clone().unwrap_or_default()))
+        })
+        .collect();
+    Ok((reader.finish()?, signatures))
+}
+
+fn create_parent(path: &Path) -> PolarsResult<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| err(format!("cannot create {}: {e}", parent.display())))?;
+    }
+    Ok(())
+}
+
+fn write_text(path: &Path, text: &str) -> PolarsResult<()> {
+    create_parent(path)?;
+    std::fs::write(path, text).map_err(|e| err(format!("cannot write {}: {e}", path.display())))
+}
+
+/// Runs the comparison and writes the files asked for.
+pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
+    let (baseline_path, candidate_path) = match &job.score {
+        None => (job.baseline.clone(), job.candidate.clone()),
+        Some(template) => {
+            let mut paths = Vec::new();
+            for run in [&job.baseline, &job.candidate] {
+                let mut s = template.clone();
+                s.run = run.clone();
+                s.out = score::default_out(run, &job.scores_dir);
+                score::run(&s)?;
+                paths.push(s.out);
+            }
+            (paths[0].clone(), paths[1].clone())
+        }
+    };
+    let (baseline, b_sigs) = read_scores(&baseline_path)?;
+    let (candidate, c_sigs) = read_scores(&candidate_path)?;
+    let comparison = compare_tables(&baseline, &candidate, &job.id, job.by.as_deref(), &job.options)?;
+    let failures = check_gates(&job.gates, &comparison.metrics).map_err(err)?;
+    let b_name = baseline_path.display().to_string();
+    let c_name = candidate_path.display().to_string();
+    let mut signatures = b_sigs.clone();
+    for (metric, sig) in &c_sigs {
+        match signatures.iter().find(|(m, _)| m == metric) {
+            Some((_, b)) if b != sig => signatures.push((format!("{metric} (candidate)"), sig.clone())),
+            Some(_) => {}
+            None => signatures.push((metric.clone(), sig.clone())),
+        }
+    }
+    let mut markdown = report::markdown(&comparison, &b_name, &c_name, &failures);
+    if let Some(path) = &job.html {
+        write_text(path, &report::html(&comparison, &b_name, &c_name, &failures, &signatures))?;
+        markdown.push_str(&format!("\nHTML report: {}\n", path.display()));
+    }
+    if let Some(path) = &job.json {
+        let value = serde_json::json!({
+            "baseline": b_name,
+            "candidate": c_name,
+            "comparison": comparison,
+            "signatures": signatures.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
+            "gate_failures": failures,
+        });
+        let text = serde_json::to_string_pretty(&value).map_err(|e| err(e.to_string()))?;
+        write_text(path, &text)?;
+        markdown.push_str(&format!("JSON summary: {}\n", path.display()));
+    }
+    if let Some(path) = &job.parquet {
+        let mut table = metrics_frame(&comparison.metrics, Some("all"))?;
+        if !comparison.segments.is_empty() {
+            table = table.vstack(&segments_frame(&comparison.segments)?)?;
+        }
+        create_parent(path)?;
+        let mut kv = vec![
+            ("polars-rag:seed".to_string(), job.options.seed.to_string()),
+            ("polars-rag:resamples".to_string(), job.options.resamples.to_string()),
+            ("polars-rag:confidence".to_string(), job.options.confidence.to_string()),
+            ("polars-rag:baseline".to_string(), b_name.clone()),
+            ("polars-rag:candidate".to_string(), c_name.clone()),
+        ];
+        kv.extend(signatures.iter().map(|(m, s)| (format!("{SIGNATURE_KEY}{m}"), s.clone())));
+        ParquetWriter::new(File::create(path)?)
+            .with_key_value_metadata(Some(KeyValueMetadata::from_static(kv)))
+            .finish(&mut table)?;
+        let mut regressions = regressions_frame(&comparison.regressions)?;
+        let reg_path = path.with_extension("regressions.parquet");
+        ParquetWriter::new(File::create(&reg_path)?).finish(&mut regressions)?;
+        markdown.push_str(&format!(
+            "Parquet summary: {} (regressed items: {})\n",
+            path.display(),
+            reg_path.display()
+        ));
+    }
+    Ok(CompareReport {
+        markdown,
+        failures,
+        comparison,
+    })
+}
+
+/// `polars-rag summary`: per-metric (and per-segment) means with bootstrap intervals.
+pub fn summary(
+    scores: &Path,
+    by: Option<&str>,
+    options: &CompareOptions,
+    out: Option<&Path>,
+) -> PolarsResult<String> {
+    let (table, _) = read_scores(scores)?;
+    let rows = summarize_table(&table, by, options)?;
+    let mut text = report::summary_markdown(
+        &rows,
+        &scores.display().to_string(),
+        options.resamples,
+        options.seed,
+        options.confidence,
+    );
+    if let Some(out) = out {
+        create_parent(out)?;
+        let mut frame = summary_frame(&rows)?;
+        ParquetWriter::new(File::create(out)?).finish(&mut frame)?;
+        text.push_str(&format!("\nwritten: {}\n", out.display()));
+    }
+    Ok(text)
+}

@@ -1,0 +1,439 @@
+//! The comparison as people read it: a Markdown summary for the terminal and a self-contained
+//! HTML report (inline CSS and SVG, no script, no network) with the per-metric deltas and their
+//! confidence intervals, the distribution of per-item deltas, a segment × metric heatmap and the
+//! regressed items.
+
+use crate::compare::{MetricComparison, HISTOGRAM_BINS};
+use crate::polars::compare::{MetricSummary, TableComparison};
+
+fn fmt(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.4}")
+    } else {
+        "–".into()
+    }
+}
+
+fn signed(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:+.4}")
+    } else {
+        "–".into()
+    }
+}
+
+fn p_value(p: Option<f64>) -> String {
+    match p {
+        Some(p) if p.is_finite() => {
+            if p < 0.0001 {
+                "<0.0001".into()
+            } else {
+                format!("{p:.4}")
+            }
+        }
+        _ => "–".into(),
+    }
+}
+
+fn verdict(r: &MetricComparison) -> &'static str {
+    match (r.significant, r.delta > 0.0) {
+        (true, true) => "better",
+        (true, false) => "worse",
+        _ => "no significant change",
+    }
+}
+
+/// Escapes text for HTML.
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Escapes a Markdown table cell.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+fn metrics_table_md(rows: &[MetricComparison], confidence: f64) -> String {
+    let mut out = format!(
+        "| metric | n | baseline | candidate | delta | {:.0}% CI | p (randomization) | p (t-test) | effect size | improved / regressed / unchanged | verdict |\n|---|---:|---:|---:|---:|---|---:|---:|---:|---|---|\n",
+        confidence * 100.0
+    );
+    for r in rows {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | [{}, {}] | {} | {} | {} | {} / {} / {} | {} |\n",
+            cell(&r.metric),
+            r.n,
+            fmt(r.baseline),
+            fmt(r.candidate),
+            signed(r.delta),
+            signed(r.ci_low),
+            signed(r.ci_high),
+            p_value(Some(r.p_randomization)),
+            p_value(r.p_t_test),
+            r.effect_size.map_or("–".into(), |e| format!("{e:+.3}")),
+            r.improved,
+            r.regressed,
+            r.unchanged,
+            verdict(r)
+        ));
+    }
+    out
+}
+
+/// The Markdown summary printed by `polars-rag compare`.
+pub fn markdown(c: &TableComparison, baseline: &str, candidate: &str, gate: &[String]) -> String {
+    let o = &c.options;
+    let mut out = format!(
+        "## polars-rag compare\n\nbaseline `{baseline}` vs candidate `{candidate}`: {} items matched on {}; paired bootstrap ({} resamples, seed {}), paired approximate randomization, paired t-test; significance level {:.2}.\n\n",
+        c.matched,
+        c.keys.join(" + "),
+        o.resamples,
+        o.seed,
+        1.0 - o.confidence
+    );
+    for (label, (n, ex)) in [("baseline", &c.baseline_only), ("candidate", &c.candidate_only)] {
+        if *n > 0 {
+            out.push_str(&format!(
+                "- {n} items only in the {label} (not compared), e.g. {}\n",
+                ex.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
+    out.push('\n');
+    out.push_str(&metrics_table_md(&c.metrics, o.confidence));
+    if let Some(by) = &c.segment_column {
+        out.push_str(&format!("\n### Delta by {by}\n\n| metric |"));
+        for (seg, _) in &c.segments {
+            out.push_str(&format!(" {} |", cell(seg)));
+        }
+        out.push_str("\n|---|");
+        out.push_str(&"---:|".repeat(c.segments.len()));
+        out.push('\n');
+        for (i, m) in c.metrics.iter().enumerate() {
+            out.push_str(&format!("| {} |", cell(&m.metric)));
+            for (_, rows) in &c.segments {
+                let r = &rows[i];
+                let mark = if r.significant { "*" } else { "" };
+                out.push_str(&format!(" {}{mark} (n={}) |", signed(r.delta), r.n));
+            }
+            out.push('\n');
+        }
+        out.push_str("\n\\* significant\n");
+    }
+    let regressed: Vec<_> = c.regressions.iter().collect();
+    if !regressed.is_empty() {
+        out.push_str("\n### Largest drops\n\n| metric | item | baseline | candidate | delta |\n|---|---|---:|---:|---:|\n");
+        for metric in c.metrics.iter().map(|m| &m.metric) {
+            for r in regressed.iter().filter(|r| &r.metric == metric).take(3) {
+                out.push_str(&format!(
+                    "| {} | {} | {} | {} | {} |\n",
+                    cell(&r.metric),
+                    cell(&r.key),
+                    fmt(r.baseline),
+                    fmt(r.candidate),
+                    signed(r.candidate - r.baseline)
+                ));
+            }
+        }
+    }
+    if !gate.is_empty() {
+        out.push_str("\n### Gate\n\n");
+        for g in gate {
+            out.push_str(&format!("- FAILED: {g}\n"));
+        }
+    }
+    out
+}
+
+/// The Markdown table of `polars-rag summary`.
+pub fn summary_markdown(rows: &[MetricSummary], scores: &str, resamples: usize, seed: u64, confidence: f64) -> String {
+    let mut out = format!(
+        "## polars-rag summary\n\n`{scores}`: means with {:.0}% bootstrap intervals ({resamples} resamples, seed {seed}).\n\n| segment | metric | n | mean | CI |\n|---|---|---:|---:|---|\n",
+        confidence * 100.0
+    );
+    for r in rows {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | [{}, {}] |\n",
+            cell(&r.segment),
+            cell(&r.metric),
+            r.n,
+            fmt(r.mean),
+            fmt(r.ci_low),
+            fmt(r.ci_high)
+        ));
+    }
+    out
+}
+
+/// Per-metric deltas with their confidence intervals, as horizontal bars around zero.
+fn delta_chart(rows: &[MetricComparison]) -> String {
+    let (w, label_w, row_h) = (760.0, 230.0, 26.0);
+    let h = row_h * rows.len() as f64 + 40.0;
+    let extent = rows
+        .iter()
+        .flat_map(|r| [r.ci_low.abs(), r.ci_high.abs(), r.delta.abs()])
+        .filter(|x| x.is_finite())
+        .fold(1e-6f64, f64::max)
+        * 1.1;
+    let plot_w = w - label_w - 20.0;
+    let x = |v: f64| label_w + (v + extent) / (2.0 * extent) * plot_w;
+    let mut svg = format!(
+        "<svg class=\"chart\" role=\"img\" aria-label=\"delta per metric with confidence interval\" viewBox=\"0 0 {w} {h}\" width=\"{w}\" height=\"{h}\">"
+    );
+    svg.push_str(&format!(
+        "<line x1=\"{0}\" x2=\"{0}\" y1=\"5\" y2=\"{1}\" class=\"zero\"/>",
+        x(0.0),
+        h - 25.0
+    ));
+    for (i, r) in rows.iter().enumerate() {
+        let y = 15.0 + i as f64 * row_h;
+        let class = match (r.significant, r.delta > 0.0) {
+            (true, true) => "up",
+            (true, false) => "down",
+            _ => "flat",
+        };
+        svg.push_str(&format!(
+            "<text x=\"{}\" y=\"{}\" class=\"label\">{}</text>",
+            label_w - 8.0,
+            y + 5.0,
+            esc(&r.metric)
+        ));
+        if r.ci_low.is_finite() && r.ci_high.is_finite() {
+            svg.push_str(&format!(
+                "<line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{y}\" y2=\"{y}\" class=\"ci {class}\"><title>{} CI [{}, {}]</title></line>",
+                x(r.ci_low),
+                x(r.ci_high),
+                esc(&r.metric),
+                signed(r.ci_low),
+                signed(r.ci_high)
+            ));
+        }
+        if r.delta.is_finite() {
+            svg.push_str(&format!(
+                "<circle cx=\"{:.1}\" cy=\"{y}\" r=\"5\" class=\"dot {class}\"><title>{} delta {}</title></circle>",
+                x(r.delta),
+                esc(&r.metric),
+                signed(r.delta)
+            ));
+        }
+    }
+    let axis_y = h - 12.0;
+    for v in [-extent, -extent / 2.0, 0.0, extent / 2.0, extent] {
+        svg.push_str(&format!(
+            "<text x=\"{:.1}\" y=\"{axis_y}\" class=\"tick\">{}</text>",
+            x(v),
+            signed(v)
+        ));
+    }
+    svg.push_str("</svg>");
+    svg
+}
+
+/// A small histogram of per-item deltas of one metric.
+fn histogram_chart(r: &MetricComparison) -> String {
+    let (w, h) = (230.0, 110.0);
+    let max = r.histogram.iter().copied().max().unwrap_or(0).max(1) as f64;
+    let bar_w = (w - 10.0) / HISTOGRAM_BINS as f64;
+    let mut svg = format!(
+        "<figure class=\"hist\"><svg role=\"img\" aria-label=\"distribution of per-item deltas of {0}\" viewBox=\"0 0 {w} {h}\" width=\"{w}\" height=\"{h}\">",
+        esc(&r.metric)
+    );
+    for (i, &count) in r.histogram.iter().enumerate() {
+        let bh = (count as f64 / max) * (h - 30.0);
+        let centre = i as f64 - (HISTOGRAM_BINS as f64 - 1.0) / 2.0;
+        let class = if centre < 0.0 {
+            "down"
+        } else if centre > 0.0 {
+            "up"
+        } else {
+            "flat"
+        };
+        svg.push_str(&format!(
+            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{bh:.1}\" class=\"bar {class}\"><title>{count} items</title></rect>",
+            5.0 + i as f64 * bar_w,
+            h - 20.0 - bh,
+            bar_w - 1.0
+        ));
+    }
+    svg.push_str(&format!(
+        "<text x=\"5\" y=\"{}\" class=\"tick\">{}</text><text x=\"{}\" y=\"{}\" class=\"tick end\">{}</text></svg>",
+        h - 5.0,
+        signed(-r.histogram_range),
+        w - 5.0,
+        h - 5.0,
+        signed(r.histogram_range)
+    ));
+    svg.push_str(&format!(
+        "<figcaption>{} <span>{} up · {} down · {} same</span></figcaption></figure>",
+        esc(&r.metric),
+        r.improved,
+        r.regressed,
+        r.unchanged
+    ));
+    svg
+}
+
+/// A segment × metric heatmap of deltas (red worse, green better, pale when not significant).
+fn heatmap(c: &TableComparison) -> String {
+    let extent = c
+        .segments
+        .iter()
+        .flat_map(|(_, rows)| rows.iter().map(|r| r.delta.abs()))
+        .filter(|x| x.is_finite())
+        .fold(1e-9f64, f64::max);
+    let mut out = String::from("<table class=\"heat\"><thead><tr><th>metric</th>");
+    for (seg, rows) in &c.segments {
+        let n = rows.first().map_or(0, |r| r.n);
+        out.push_str(&format!("<th>{}<br><small>n={n}</small></th>", esc(seg)));
+    }
+    out.push_str("</tr></thead><tbody>");
+    for (i, m) in c.metrics.iter().enumerate() {
+        out.push_str(&format!("<tr><th>{}</th>", esc(&m.metric)));
+        for (seg, rows) in &c.segments {
+            let r = &rows[i];
+            let strength = if r.delta.is_finite() { (r.delta.abs() / extent).min(1.0) } else { 0.0 };
+            let alpha = if r.significant { 0.25 + 0.75 * strength } else { 0.12 * strength };
+            let rgb = if r.delta >= 0.0 { "22,150,80" } else { "200,40,40" };
+            out.push_str(&format!(
+                "<td style=\"background: rgba({rgb},{alpha:.2})\" title=\"{} · {}: delta {} [{}, {}], p {}\">{}{}</td>",
+                esc(&m.metric),
+                esc(seg),
+                signed(r.delta),
+                signed(r.ci_low),
+                signed(r.ci_high),
+                p_value(Some(r.p_randomization)),
+                signed(r.delta),
+                if r.significant { " *" } else { "" }
+            ));
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table><p class=\"note\">* significant. Colour: green better, red worse; pale when not significant.</p>");
+    out
+}
+
+const STYLE: &str = "body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px auto;max-width:1100px;color:#1d2330;padding:0 16px}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #dde;padding-bottom:4px}
+.meta{color:#556;font-size:13px}table{border-collapse:collapse;width:100%;font-size:13px}
+th,td{padding:4px 8px;border-bottom:1px solid #e6e8ef;text-align:right;vertical-align:top}
+th:first-child,td:first-child{text-align:left}thead th{background:#f4f5f9}
+td.better{color:#11753f;font-weight:600}td.worse{color:#b3261e;font-weight:600}td.same{color:#667}
+.chart .label{text-anchor:end;font-size:12px;fill:#1d2330}.chart .tick,.hist .tick{font-size:10px;fill:#667;text-anchor:middle}
+.hist .tick{text-anchor:start}.hist .tick.end{text-anchor:end}.zero{stroke:#99a;stroke-dasharray:3 3}
+.ci{stroke-width:3;stroke-linecap:round}.ci.up{stroke:#16a05a}.ci.down{stroke:#c8281e}.ci.flat{stroke:#9aa0b4}
+.dot.up{fill:#11753f}.dot.down{fill:#b3261e}.dot.flat{fill:#6b7185}
+.bar.up{fill:#5bbf8a}.bar.down{fill:#e07a72}.bar.flat{fill:#b5b9c8}
+.hists{display:flex;flex-wrap:wrap;gap:10px}.hist{margin:0;border:1px solid #e6e8ef;border-radius:6px;padding:6px}
+.hist figcaption{font-size:12px}.hist figcaption span{color:#667;display:block}
+.heat td{text-align:center}.note{color:#667;font-size:12px}.gate{background:#fdecea;border:1px solid #f3b9b3;padding:8px 12px;border-radius:6px}
+.answer{text-align:left;max-width:360px;white-space:pre-wrap;font-size:12px;color:#333}
+code{background:#f4f5f9;padding:1px 4px;border-radius:3px}";
+
+/// The self-contained HTML report.
+pub fn html(
+    c: &TableComparison,
+    baseline: &str,
+    candidate: &str,
+    gate: &[String],
+    signatures: &[(String, String)],
+) -> String {
+    let o = &c.options;
+    let mut out = format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>polars-rag compare: {}</title><style>{STYLE}</style></head><body>",
+        esc(candidate)
+    );
+    out.push_str(&format!(
+        "<h1>Candidate vs baseline</h1><p class=\"meta\">baseline <code>{}</code> · candidate <code>{}</code> · {} items matched on {} · paired bootstrap, {} resamples, seed {} · {:.0}% intervals · significance level {:.2}</p>",
+        esc(baseline),
+        esc(candidate),
+        c.matched,
+        esc(&c.keys.join(" + ")),
+        o.resamples,
+        o.seed,
+        o.confidence * 100.0,
+        1.0 - o.confidence
+    ));
+    for (label, (n, ex)) in [("baseline", &c.baseline_only), ("candidate", &c.candidate_only)] {
+        if *n > 0 {
+            out.push_str(&format!(
+                "<p class=\"note\">{n} items only in the {label} were not compared (e.g. {}).</p>",
+                esc(&ex.iter().take(5).cloned().collect::<Vec<_>>().join(", "))
+            ));
+        }
+    }
+    if !gate.is_empty() {
+        out.push_str("<div class=\"gate\"><strong>Gate failed</strong><ul>");
+        for g in gate {
+            out.push_str(&format!("<li>{}</li>", esc(g)));
+        }
+        out.push_str("</ul></div>");
+    }
+    out.push_str("<h2>Delta per metric</h2>");
+    out.push_str(&delta_chart(&c.metrics));
+    out.push_str("<table id=\"metrics\"><thead><tr><th>metric</th><th>n</th><th>baseline</th><th>candidate</th><th>delta</th><th>CI</th><th>p (rand.)</th><th>p (t)</th><th>effect</th><th>↑ / ↓ / =</th><th>verdict</th></tr></thead><tbody>");
+    for r in &c.metrics {
+        let class = match verdict(r) {
+            "better" => "better",
+            "worse" => "worse",
+            _ => "same",
+        };
+        out.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>[{}, {}]</td><td>{}</td><td>{}</td><td>{}</td><td>{} / {} / {}</td><td class=\"{class}\">{}</td></tr>",
+            esc(&r.metric),
+            r.n,
+            fmt(r.baseline),
+            fmt(r.candidate),
+            signed(r.delta),
+            signed(r.ci_low),
+            signed(r.ci_high),
+            p_value(Some(r.p_randomization)),
+            p_value(r.p_t_test),
+            r.effect_size.map_or("–".into(), |e| format!("{e:+.3}")),
+            r.improved,
+            r.regressed,
+            r.unchanged,
+            verdict(r)
+        ));
+    }
+    out.push_str("</tbody></table>");
+    let per_item: Vec<&MetricComparison> = c.metrics.iter().filter(|r| r.kind == "mean").collect();
+    if !per_item.is_empty() {
+        out.push_str("<h2>Distribution of per-item deltas</h2><div class=\"hists\">");
+        for r in per_item {
+            out.push_str(&histogram_chart(r));
+        }
+        out.push_str("</div>");
+    }
+    if let Some(by) = &c.segment_column {
+        out.push_str(&format!("<h2>Delta by {} × metric</h2>", esc(by)));
+        out.push_str(&heatmap(c));
+    }
+    if !c.regressions.is_empty() {
+        out.push_str("<h2>Regressed items</h2><table id=\"regressions\"><thead><tr><th>metric</th><th>item</th><th>baseline</th><th>candidate</th><th>delta</th><th>baseline answer</th><th>candidate answer</th></tr></thead><tbody>");
+        for r in &c.regressions {
+            out.push_str(&format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"answer\">{}</td><td class=\"answer\">{}</td></tr>",
+                esc(&r.metric),
+                esc(&r.key),
+                fmt(r.baseline),
+                fmt(r.candidate),
+                signed(r.candidate - r.baseline),
+                esc(r.baseline_answer.as_deref().unwrap_or("")),
+                esc(r.candidate_answer.as_deref().unwrap_or(""))
+            ));
+        }
+        out.push_str("</tbody></table>");
+    }
+    if !signatures.is_empty() {
+        out.push_str("<h2>Signatures</h2><table><tbody>");
+        for (metric, sig) in signatures {
+            out.push_str(&format!("<tr><td>{}</td><td><code>{}</code></td></tr>", esc(metric), esc(sig)));
+        }
+        out.push_str("</tbody></table>");
+    }
+    out.push_str("</body></html>\n");
+    out
+}

@@ -1,0 +1,459 @@
+//! Run-versus-baseline comparison: per metric, the baseline and candidate means, the delta, a
+//! paired bootstrap confidence interval, a paired approximate-randomization p-value, a paired
+//! t-test, the effect size and the counts of improved / regressed / unchanged items; the same per
+//! segment; the items that regressed most; and a CI gate. Pure Rust over aligned per-item values
+//! (see `crate::polars::compare` for the tables); the statistics are [`crate::metrics::stats`].
+//!
+//! ```
+//! use polars_rag::compare::{compare_metrics, CompareOptions, MetricValues};
+//! let baseline: Vec<Option<f64>> = (0..300).map(|i| Some(0.5 + 0.2 * (i as f64).sin())).collect();
+//! let candidate: Vec<Option<f64>> = baseline.iter().map(|v| v.map(|v| v + 0.05)).collect();
+//! let metrics = [MetricValues::mean("rouge", baseline, candidate)];
+//! let rows = compare_metrics(&metrics, None, &CompareOptions::default());
+//! assert!((rows[0].delta - 0.05).abs() < 1e-12 && rows[0].ci_low > 0.0 && rows[0].significant);
+//! assert_eq!((rows[0].improved, rows[0].regressed), (300, 0));
+//! ```
+
+use serde::Serialize;
+
+use crate::metrics::stats::{
+    bootstrap_corpus, paired_resampling, t_test_deltas, PairedResampling, ResampleOptions,
+};
+
+/// Settings of a comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct CompareOptions {
+    /// Bootstrap resamples and randomization permutations.
+    pub resamples: usize,
+    /// Confidence level of the intervals; `1 − confidence` is the significance level.
+    pub confidence: f64,
+    /// Seed of the resampling: the same seed gives the same numbers.
+    pub seed: u64,
+    /// Threads (0: all cores).
+    pub threads: usize,
+    /// Items listed per metric among the largest drops.
+    pub top: usize,
+    /// |delta| at or below this counts as unchanged.
+    pub tolerance: f64,
+}
+
+impl Default for CompareOptions {
+    fn default() -> Self {
+        CompareOptions {
+            resamples: 1000,
+            confidence: 0.95,
+            seed: 12345,
+            threads: 0,
+            top: 10,
+            tolerance: 1e-12,
+        }
+    }
+}
+
+impl CompareOptions {
+    fn resample_options(&self) -> ResampleOptions {
+        ResampleOptions {
+            resamples: self.resamples,
+            confidence: self.confidence,
+            seed: self.seed,
+            threads: self.threads,
+        }
+    }
+}
+
+/// A corpus-level metric: computed from per-item statistics summed over the items.
+pub type CorpusFn = fn(&[f64]) -> f64;
+
+/// One metric's per-item values in both runs, aligned item by item.
+#[derive(Clone, Debug)]
+pub enum MetricValues {
+    /// A metric averaged over items (null where an item has no value).
+    Mean {
+        /// Display name (`rouge.rougeL.fmeasure`).
+        name: String,
+        /// Baseline value per item.
+        baseline: Vec<Option<f64>>,
+        /// Candidate value per item.
+        candidate: Vec<Option<f64>>,
+    },
+    /// A corpus-level metric (corpus BLEU, citation alignment): `value` of the summed statistics.
+    Corpus {
+        /// Display name.
+        name: String,
+        /// Baseline statistics: one column per statistic, a value per item.
+        baseline: Vec<Vec<f64>>,
+        /// Candidate statistics, the same shape.
+        candidate: Vec<Vec<f64>>,
+        /// The metric of summed statistics.
+        value: CorpusFn,
+    },
+}
+
+impl MetricValues {
+    /// A per-item metric.
+    pub fn mean(name: &str, baseline: Vec<Option<f64>>, candidate: Vec<Option<f64>>) -> Self {
+        MetricValues::Mean {
+            name: name.to_string(),
+            baseline,
+            candidate,
+        }
+    }
+
+    /// The display name.
+    pub fn name(&self) -> &str {
+        match self {
+            MetricValues::Mean { name, .. } | MetricValues::Corpus { name, .. } => name,
+        }
+    }
+
+    /// The same metric restricted to `items`.
+    fn subset(&self, items: &[usize]) -> MetricValues {
+        let pick = |v: &[Option<f64>]| items.iter().map(|&i| v[i]).collect();
+        let pick_cols = |cols: &[Vec<f64>]| -> Vec<Vec<f64>> {
+            cols.iter()
+                .map(|c| items.iter().map(|&i| c[i]).collect())
+                .collect()
+        };
+        match self {
+            MetricValues::Mean {
+                name,
+                baseline,
+                candidate,
+            } => MetricValues::Mean {
+                name: name.clone(),
+                baseline: pick(baseline),
+                candidate: pick(candidate),
+            },
+            MetricValues::Corpus {
+                name,
+                baseline,
+                candidate,
+                value,
+            } => MetricValues::Corpus {
+                name: name.clone(),
+                baseline: pick_cols(baseline),
+                candidate: pick_cols(candidate),
+                value: *value,
+            },
+        }
+    }
+}
+
+/// Bins of the per-item delta histogram of the report.
+pub const HISTOGRAM_BINS: usize = 21;
+
+/// One metric's comparison.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MetricComparison {
+    /// Display name.
+    pub metric: String,
+    /// `mean` or `corpus`.
+    pub kind: &'static str,
+    /// Items with a value in both runs.
+    pub n: usize,
+    /// Baseline mean (or corpus value).
+    pub baseline: f64,
+    /// Candidate mean (or corpus value).
+    pub candidate: f64,
+    /// candidate − baseline.
+    pub delta: f64,
+    /// Lower end of the bootstrap confidence interval of the delta.
+    pub ci_low: f64,
+    /// Upper end.
+    pub ci_high: f64,
+    /// Paired approximate-randomization p-value (two-sided).
+    pub p_randomization: f64,
+    /// Paired t-test p-value (two-sided; per-item metrics with varying deltas only).
+    pub p_t_test: Option<f64>,
+    /// The t statistic.
+    pub t_statistic: Option<f64>,
+    /// Cohen's d_z: mean delta / standard deviation of the deltas.
+    pub effect_size: Option<f64>,
+    /// Items whose value rose by more than the tolerance.
+    pub improved: usize,
+    /// Items whose value fell by more than the tolerance.
+    pub regressed: usize,
+    /// The others.
+    pub unchanged: usize,
+    /// p_randomization < 1 − confidence.
+    pub significant: bool,
+    /// Counts of per-item deltas in [`HISTOGRAM_BINS`] equal bins over `histogram_range`.
+    pub histogram: Vec<usize>,
+    /// The range the histogram covers (symmetric around 0).
+    pub histogram_range: f64,
+}
+
+fn mean(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        f64::NAN
+    } else {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
+}
+
+/// Histogram of deltas over a range symmetric around 0.
+fn histogram(deltas: &[f64]) -> (Vec<usize>, f64) {
+    let range = deltas
+        .iter()
+        .fold(0.0f64, |m, d| m.max(d.abs()))
+        .max(1e-9);
+    let mut bins = vec![0usize; HISTOGRAM_BINS];
+    for d in deltas {
+        let x = (d + range) / (2.0 * range) * HISTOGRAM_BINS as f64;
+        bins[(x.floor().max(0.0) as usize).min(HISTOGRAM_BINS - 1)] += 1;
+    }
+    (bins, range)
+}
+
+/// Compares every metric (over `items` only, when given). Items missing in either run are
+/// left out of that metric; a metric with no item left gives a row with `n = 0` and NaNs.
+pub fn compare_metrics(
+    metrics: &[MetricValues],
+    items: Option<&[usize]>,
+    options: &CompareOptions,
+) -> Vec<MetricComparison> {
+    let subset: Vec<MetricValues>;
+    let metrics = match items {
+        Some(items) => {
+            subset = metrics.iter().map(|m| m.subset(items)).collect();
+            &subset
+        }
+        None => metrics,
+    };
+    // Paired deltas of the per-item metrics, resampled together in one pass.
+    let mut pairs: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
+    for m in metrics {
+        if let MetricValues::Mean {
+            baseline,
+            candidate,
+            ..
+        } = m
+        {
+            let (b, c): (Vec<f64>, Vec<f64>) = baseline
+                .iter()
+                .zip(candidate)
+                .filter_map(|(b, c)| Some(((*b)?, (*c)?)))
+                .filter(|(b, c)| b.is_finite() && c.is_finite())
+                .unzip();
+            pairs.push((b, c));
+        }
+    }
+    let deltas: Vec<Vec<f64>> = pairs
+        .iter()
+        .map(|(b, c)| c.iter().zip(b).map(|(c, b)| c - b).collect())
+        .collect();
+    let slices: Vec<&[f64]> = deltas.iter().map(Vec::as_slice).collect();
+    let resampled = paired_resampling(&slices, &options.resample_options());
+    let alpha = 1.0 - options.confidence;
+    let mut out = Vec::with_capacity(metrics.len());
+    let mut next_mean = 0;
+    for m in metrics {
+        match m {
+            MetricValues::Mean { name, .. } => {
+                let j = next_mean;
+                next_mean += 1;
+                let (b, c) = &pairs[j];
+                let d = &deltas[j];
+                let r: Option<PairedResampling> = resampled[j];
+                let t = t_test_deltas(d);
+                let (hist, range) = histogram(d);
+                let tol = options.tolerance;
+                let nan = f64::NAN;
+                let p = r.map_or(nan, |r| r.p_randomization);
+                out.push(MetricComparison {
+                    metric: name.clone(),
+                    kind: "mean",
+                    n: d.len(),
+                    baseline: mean(b),
+                    candidate: mean(c),
+                    delta: mean(d),
+                    ci_low: r.map_or(nan, |r| r.ci_low),
+                    ci_high: r.map_or(nan, |r| r.ci_high),
+                    p_randomization: p,
+                    p_t_test: t.map(|t| t.p_value),
+                    t_statistic: t.map(|t| t.statistic),
+                    effect_size: t.map(|t| t.effect_size()),
+                    improved: d.iter().filter(|&&x| x > tol).count(),
+                    regressed: d.iter().filter(|&&x| x < -tol).count(),
+                    unchanged: d.iter().filter(|&&x| x.abs() <= tol).count(),
+                    significant: p < alpha,
+                    histogram: hist,
+                    histogram_range: range,
+                });
+            }
+            MetricValues::Corpus {
+                name,
+                baseline,
+                candidate,
+                value,
+            } => {
+                let b: Vec<&[f64]> = baseline.iter().map(Vec::as_slice).collect();
+                let c: Vec<&[f64]> = candidate.iter().map(Vec::as_slice).collect();
+                let n = b.first().map_or(0, |c| c.len());
+                let r = if n > 0 {
+                    bootstrap_corpus(&b, &c, *value, &options.resample_options())
+                } else {
+                    None
+                };
+                let nan = f64::NAN;
+                let p = r.map_or(nan, |r| r.p_randomization);
+                out.push(MetricComparison {
+                    metric: name.clone(),
+                    kind: "corpus",
+                    n,
+                    baseline: r.map_or(nan, |r| r.baseline),
+                    candidate: r.map_or(nan, |r| r.candidate),
+                    delta: r.map_or(nan, |r| r.delta),
+                    ci_low: r.map_or(nan, |r| r.ci_low),
+                    ci_high: r.map_or(nan, |r| r.ci_high),
+                    p_randomization: p,
+                    p_t_test: None,
+                    t_statistic: None,
+                    effect_size: None,
+                    improved: 0,
+                    regressed: 0,
+                    unchanged: 0,
+                    significant: p < alpha,
+                    histogram: vec![0; HISTOGRAM_BINS],
+                    histogram_range: 0.0,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The items whose value fell the most: `(item index, baseline, candidate)`, largest drop
+/// first, at most `top`.
+pub fn largest_drops(
+    baseline: &[Option<f64>],
+    candidate: &[Option<f64>],
+    top: usize,
+    tolerance: f64,
+) -> Vec<(usize, f64, f64)> {
+    let mut drops: Vec<(usize, f64, f64)> = baseline
+        .iter()
+        .zip(candidate)
+        .enumerate()
+        .filter_map(|(i, (b, c))| Some((i, (*b)?, (*c)?)))
+        .filter(|(_, b, c)| c - b < -tolerance)
+        .collect();
+    drops.sort_by(|x, y| (x.2 - x.1).total_cmp(&(y.2 - y.1)).then(x.0.cmp(&y.0)));
+    drops.truncate(top);
+    drops
+}
+
+/// A CI gate: fail when a metric's delta crosses a threshold and the change is significant.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Gate {
+    /// The metric's display name.
+    pub metric: String,
+    /// `<`, `<=`, `>` or `>=`.
+    pub op: String,
+    /// The threshold on the delta.
+    pub threshold: f64,
+}
+
+impl Gate {
+    /// Parses `"METRIC OP VALUE"`, e.g. `"rouge.rougeL.fmeasure < -0.01"`.
+    ///
+    /// ```
+    /// use polars_rag::compare::Gate;
+    /// let g = Gate::parse("mrr <= -0.02").unwrap();
+    /// assert_eq!((g.metric.as_str(), g.op.as_str(), g.threshold), ("mrr", "<=", -0.02));
+    /// assert!(Gate::parse("mrr -0.02").is_err());
+    /// ```
+    pub fn parse(text: &str) -> Result<Gate, String> {
+        let bad = || format!("gate '{text}': expected METRIC OP VALUE with OP one of < <= > >=, e.g. \"mrr < -0.01\"");
+        for op in ["<=", ">=", "<", ">"] {
+            if let Some((metric, value)) = text.split_once(op) {
+                let metric = metric.trim();
+                let value: f64 = value.trim().parse().map_err(|_| bad())?;
+                if metric.is_empty() || metric.contains(['<', '>']) {
+                    return Err(bad());
+                }
+                return Ok(Gate {
+                    metric: metric.to_string(),
+                    op: op.to_string(),
+                    threshold: value,
+                });
+            }
+        }
+        Err(bad())
+    }
+
+    /// Whether `row` trips the gate: the delta crosses the threshold and is significant.
+    pub fn trips(&self, row: &MetricComparison) -> bool {
+        let d = row.delta;
+        let crosses = match self.op.as_str() {
+            "<" => d < self.threshold,
+            "<=" => d <= self.threshold,
+            ">" => d > self.threshold,
+            _ => d >= self.threshold,
+        };
+        crosses && row.significant
+    }
+}
+
+/// The gates that trip, with a one-line reason each; an error when a gate names a metric the
+/// comparison does not have.
+pub fn check_gates(gates: &[Gate], rows: &[MetricComparison]) -> Result<Vec<String>, String> {
+    let mut reasons = Vec::new();
+    for g in gates {
+        let row = rows.iter().find(|r| r.metric == g.metric).ok_or_else(|| {
+            let known: Vec<&str> = rows.iter().map(|r| r.metric.as_str()).collect();
+            format!("gate '{} {} {}': no metric '{}' (compared: {})", g.metric, g.op, g.threshold, g.metric, known.join(", "))
+        })?;
+        if g.trips(row) {
+            reasons.push(format!(
+                "{} delta {:+.4} [{:+.4}, {:+.4}] {} {} (p = {:.4})",
+                g.metric, row.delta, row.ci_low, row.ci_high, g.op, g.threshold, row.p_randomization
+            ));
+        }
+    }
+    Ok(reasons)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_pairs_and_skips_missing_values() {
+        let b = vec![Some(0.5), None, Some(0.2), Some(0.7)];
+        let c = vec![Some(0.6), Some(0.9), Some(0.2), Some(0.1)];
+        let rows = compare_metrics(&[MetricValues::mean("m", b.clone(), c.clone())], None, &Default::default());
+        let r = &rows[0];
+        assert_eq!((r.n, r.improved, r.regressed, r.unchanged), (3, 1, 1, 1));
+        assert!((r.delta - (0.1 + 0.0 - 0.6) / 3.0).abs() < 1e-12);
+        assert_eq!(r.histogram.iter().sum::<usize>(), 3);
+        assert_eq!(largest_drops(&b, &c, 5, 1e-12), vec![(3, 0.7, 0.1)]);
+    }
+
+    #[test]
+    fn corpus_metrics_use_summed_statistics() {
+        let matched_b = vec![1.0, 0.0, 2.0, 1.0];
+        let matched_c = vec![2.0, 1.0, 2.0, 2.0];
+        let total = vec![2.0, 2.0, 2.0, 2.0];
+        let m = MetricValues::Corpus {
+            name: "citation_alignment".into(),
+            baseline: vec![matched_b, total.clone()],
+            candidate: vec![matched_c, total],
+            value: |s| s[0] / s[1],
+        };
+        let rows = compare_metrics(&[m], None, &Default::default());
+        assert_eq!((rows[0].baseline, rows[0].candidate), (0.5, 0.875));
+        assert!((rows[0].delta - 0.375).abs() < 1e-12);
+    }
+
+    #[test]
+    fn gates_need_a_crossing_and_significance() {
+        let b: Vec<Option<f64>> = (0..400).map(|i| Some(0.6 + 0.1 * (i as f64).sin())).collect();
+        let c: Vec<Option<f64>> = b.iter().map(|v| v.map(|v| v - 0.05)).collect();
+        let rows = compare_metrics(&[MetricValues::mean("rouge", b, c)], None, &Default::default());
+        let trip = Gate::parse("rouge < -0.01").unwrap();
+        let lenient = Gate::parse("rouge < -0.1").unwrap();
+        assert_eq!(check_gates(&[trip, lenient], &rows).unwrap().len(), 1);
+        assert!(check_gates(&[Gate::parse("bleu < 0").unwrap()], &rows).is_err());
+    }
+}

@@ -1,0 +1,477 @@
+//! Comparison of two scores tables (as `polars-rag score` writes them): items matched by id (and
+//! by a `sample` / `repeat` column when both tables have one), metric columns found by id and
+//! flattened (`rouge.rougeL.fmeasure`, `quoted_spans.score`, `checks.score`), corpus-level
+//! metrics rebuilt from per-item statistics (`citation_alignment` from the quoted-span counts,
+//! `corpus_bleu` from `corpus_bleu_stats`), then [`crate::compare`] per metric and per segment.
+
+use std::collections::HashMap;
+
+use polars::prelude::*;
+
+use crate::compare::{
+    compare_metrics, largest_drops, CompareOptions, MetricComparison, MetricValues,
+};
+use crate::metrics::bleu::{score_from_stats, BleuOptions, BleuStats};
+use crate::metrics::stats::{paired_resampling, ResampleOptions};
+use crate::registry;
+
+/// Columns that make an item's key together with the id, when both tables have them.
+pub const REPEAT_COLUMNS: [&str; 2] = ["sample", "repeat"];
+
+/// Statistics per item of corpus BLEU, in `corpus_bleu_stats`: matches and totals for n = 1..4,
+/// hypothesis length, closest reference length.
+pub const BLEU_STATS: usize = 10;
+
+/// Corpus BLEU (sacrebleu's corpus settings) of summed statistics. Resampled sums are weighted,
+/// so they are rounded to whole counts first.
+pub fn corpus_bleu_of_sums(s: &[f64]) -> f64 {
+    let whole = |x: f64| x.max(0.0).round() as u64;
+    let st = BleuStats {
+        counts: [whole(s[0]), whole(s[1]), whole(s[2]), whole(s[3])],
+        totals: [whole(s[4]), whole(s[5]), whole(s[6]), whole(s[7])],
+        sys_len: whole(s[8]),
+        ref_len: whole(s[9]),
+    };
+    score_from_stats(&st, &BleuOptions::corpus()).score
+}
+
+fn citation_alignment_of_sums(s: &[f64]) -> f64 {
+    if s[1] == 0.0 {
+        0.0
+    } else {
+        s[0] / s[1]
+    }
+}
+
+/// One item that regressed.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Regression {
+    /// The metric.
+    pub metric: String,
+    /// The item's key (id, and sample when present).
+    pub key: String,
+    /// Baseline value.
+    pub baseline: f64,
+    /// Candidate value.
+    pub candidate: f64,
+    /// The baseline's answer, when the tables keep answers.
+    pub baseline_answer: Option<String>,
+    /// The candidate's answer.
+    pub candidate_answer: Option<String>,
+}
+
+/// Everything a comparison found.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct TableComparison {
+    /// The key columns items were matched on.
+    pub keys: Vec<String>,
+    /// Items in both tables.
+    pub matched: usize,
+    /// Keys only the baseline has (up to 20 shown) and how many.
+    pub baseline_only: (usize, Vec<String>),
+    /// Keys only the candidate has.
+    pub candidate_only: (usize, Vec<String>),
+    /// Per metric, over all matched items.
+    pub metrics: Vec<MetricComparison>,
+    /// The segment column, if any, and per segment value the same rows.
+    pub segment_column: Option<String>,
+    /// `(segment value, rows)`.
+    pub segments: Vec<(String, Vec<MetricComparison>)>,
+    /// The largest drops per metric.
+    pub regressions: Vec<Regression>,
+    /// The settings.
+    pub options: CompareOptions,
+}
+
+fn key_strings(df: &DataFrame, keys: &[String]) -> PolarsResult<Vec<String>> {
+    let cols: Vec<StringChunked> = keys
+        .iter()
+        .map(|k| {
+            Ok(df
+                .column(k)?
+                .cast(&DataType::String)?
+                .str()?
+                .clone())
+        })
+        .collect::<PolarsResult<_>>()?;
+    Ok((0..df.height())
+        .map(|i| {
+            cols.iter()
+                .map(|c| c.get(i).unwrap_or("null"))
+                .collect::<Vec<_>>()
+                .join("/")
+        })
+        .collect())
+}
+
+fn f64_values(s: &Series) -> PolarsResult<Vec<Option<f64>>> {
+    Ok(s.cast(&DataType::Float64)?.f64()?.iter().collect())
+}
+
+/// The metric columns of a scores table, flattened to named per-row values, plus the per-row
+/// statistics of its corpus-level metrics.
+struct TableMetrics {
+    values: Vec<(String, Vec<Option<f64>>)>,
+    corpus: Vec<(String, Vec<Vec<f64>>, crate::compare::CorpusFn)>,
+}
+
+fn table_metrics(df: &DataFrame) -> PolarsResult<TableMetrics> {
+    let mut values = Vec::new();
+    let mut corpus = Vec::new();
+    for info in registry::METRICS {
+        let Ok(column) = df.column(info.id) else {
+            continue;
+        };
+        let s = column.as_materialized_series();
+        match (info.id, s.dtype()) {
+            ("quoted_spans", DataType::Struct(_)) => {
+                let st = s.struct_()?;
+                values.push(("quoted_spans.score".into(), f64_values(&st.field_by_name("score")?)?));
+                let counts = |f: &str| -> PolarsResult<Vec<f64>> {
+                    Ok(f64_values(&st.field_by_name(f)?)?.into_iter().map(|v| v.unwrap_or(0.0)).collect())
+                };
+                corpus.push((
+                    "citation_alignment".to_string(),
+                    vec![counts("matched")?, counts("total")?],
+                    citation_alignment_of_sums as crate::compare::CorpusFn,
+                ));
+            }
+            ("checks", DataType::Struct(_)) => {
+                let st = s.struct_()?;
+                values.push(("checks.score".into(), f64_values(&st.field_by_name("score")?)?));
+            }
+            ("rouge", DataType::Struct(_)) => {
+                let st = s.struct_()?;
+                for t in ["rouge1", "rouge2", "rougeL", "rougeLsum"] {
+                    let f = st.field_by_name(t)?;
+                    let f = f.struct_()?.field_by_name("fmeasure")?;
+                    values.push((format!("rouge.{t}.fmeasure"), f64_values(&f)?));
+                }
+            }
+            (_, dtype) if dtype.is_primitive_numeric() || dtype == &DataType::Boolean => {
+                values.push((info.id.to_string(), f64_values(s)?));
+            }
+            _ => {}
+        }
+    }
+    if let Ok(stats) = df.column("corpus_bleu_stats") {
+        let lists = stats.as_materialized_series().list()?.clone();
+        let mut cols: Vec<Vec<f64>> = vec![Vec::with_capacity(df.height()); BLEU_STATS];
+        for i in 0..lists.len() {
+            let row: Vec<f64> = match lists.get_as_series(i) {
+                Some(s) => f64_values(&s)?.into_iter().map(|v| v.unwrap_or(0.0)).collect(),
+                None => Vec::new(),
+            };
+            for (j, col) in cols.iter_mut().enumerate() {
+                col.push(row.get(j).copied().unwrap_or(0.0));
+            }
+        }
+        corpus.push(("corpus_bleu".to_string(), cols, corpus_bleu_of_sums as crate::compare::CorpusFn));
+    }
+    Ok(TableMetrics { values, corpus })
+}
+
+fn examples(keys: &[&str]) -> (usize, Vec<String>) {
+    (keys.len(), keys.iter().take(20).map(|k| k.to_string()).collect())
+}
+
+/// Compares a candidate scores table with a baseline one.
+pub fn compare_tables(
+    baseline: &DataFrame,
+    candidate: &DataFrame,
+    id: &str,
+    by: Option<&str>,
+    options: &CompareOptions,
+) -> PolarsResult<TableComparison> {
+    for (name, df) in [("baseline", baseline), ("candidate", candidate)] {
+        if df.column(id).is_err() {
+            polars_bail!(ColumnNotFound: "compare: the {name} table has no id column '{id}' (columns: {:?})", df.get_column_names());
+        }
+    }
+    let mut keys = vec![id.to_string()];
+    for extra in REPEAT_COLUMNS {
+        if baseline.column(extra).is_ok() && candidate.column(extra).is_ok() {
+            keys.push(extra.to_string());
+        }
+    }
+    let b_keys = key_strings(baseline, &keys)?;
+    let c_keys = key_strings(candidate, &keys)?;
+    let mut b_index: HashMap<&str, usize> = HashMap::with_capacity(b_keys.len());
+    for (name, list) in [("baseline", &b_keys), ("candidate", &c_keys)] {
+        let mut seen: HashMap<&str, usize> = HashMap::with_capacity(list.len());
+        let mut dup: Vec<&str> = Vec::new();
+        for (i, k) in list.iter().enumerate() {
+            if seen.insert(k.as_str(), i).is_some() {
+                dup.push(k);
+            }
+        }
+        if !dup.is_empty() {
+            polars_bail!(ComputeError: "compare: {} keys occur more than once in the {name} table (e.g. {}); items are matched on {:?}: add a 'sample' or 'repeat' column to tell repeats apart", dup.len(), dup.iter().take(5).copied().collect::<Vec<_>>().join(", "), keys);
+        }
+        if name == "baseline" {
+            b_index = seen;
+        }
+    }
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    let mut candidate_only: Vec<&str> = Vec::new();
+    let mut matched_b = vec![false; b_keys.len()];
+    for (j, k) in c_keys.iter().enumerate() {
+        match b_index.get(k.as_str()) {
+            Some(&i) => {
+                pairs.push((i, j));
+                matched_b[i] = true;
+            }
+            None => candidate_only.push(k),
+        }
+    }
+    let baseline_only: Vec<&str> = b_keys
+        .iter()
+        .zip(&matched_b)
+        .filter(|(_, m)| !**m)
+        .map(|(k, _)| k.as_str())
+        .collect();
+
+    let b_metrics = table_metrics(baseline)?;
+    let c_metrics = table_metrics(candidate)?;
+    let mut metrics: Vec<MetricValues> = Vec::new();
+    for (name, b_vals) in &b_metrics.values {
+        if let Some((_, c_vals)) = c_metrics.values.iter().find(|(n, _)| n == name) {
+            metrics.push(MetricValues::mean(
+                name,
+                pairs.iter().map(|&(i, _)| b_vals[i]).collect(),
+                pairs.iter().map(|&(_, j)| c_vals[j]).collect(),
+            ));
+        }
+    }
+    for (name, b_stats, value) in &b_metrics.corpus {
+        if let Some((_, c_stats, _)) = c_metrics.corpus.iter().find(|(n, _, _)| n == name) {
+            metrics.push(MetricValues::Corpus {
+                name: name.clone(),
+                baseline: b_stats.iter().map(|c| pairs.iter().map(|&(i, _)| c[i]).collect()).collect(),
+                candidate: c_stats.iter().map(|c| pairs.iter().map(|&(_, j)| c[j]).collect()).collect(),
+                value: *value,
+            });
+        }
+    }
+    if metrics.is_empty() {
+        polars_bail!(ComputeError: "compare: the tables share no metric column (scores tables from `polars-rag score` have columns named after metric ids)");
+    }
+    let rows = compare_metrics(&metrics, None, options);
+
+    let mut segments = Vec::new();
+    if let Some(by) = by {
+        let seg = baseline
+            .column(by)
+            .map_err(|_| polars_err!(ColumnNotFound: "compare: no segment column '{by}' in the baseline table"))?
+            .cast(&DataType::String)?;
+        let seg = seg.str()?;
+        let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+        for (p, &(i, _)) in pairs.iter().enumerate() {
+            let value = seg.get(i).unwrap_or("(null)").to_string();
+            match groups.iter_mut().find(|(v, _)| *v == value) {
+                Some((_, items)) => items.push(p),
+                None => groups.push((value, vec![p])),
+            }
+        }
+        groups.sort_by(|a, b| a.0.cmp(&b.0));
+        for (value, items) in groups {
+            segments.push((value, compare_metrics(&metrics, Some(&items), options)));
+        }
+    }
+
+    let answers = |df: &DataFrame| -> Option<StringChunked> {
+        df.column("answer").ok()?.cast(&DataType::String).ok()?.str().ok().cloned()
+    };
+    let (b_answers, c_answers) = (answers(baseline), answers(candidate));
+    let mut regressions = Vec::new();
+    for m in &metrics {
+        if let MetricValues::Mean { name, baseline: b, candidate: c } = m {
+            for (p, bv, cv) in largest_drops(b, c, options.top, options.tolerance) {
+                let (i, j) = pairs[p];
+                regressions.push(Regression {
+                    metric: name.clone(),
+                    key: b_keys[i].clone(),
+                    baseline: bv,
+                    candidate: cv,
+                    baseline_answer: b_answers.as_ref().and_then(|a| a.get(i)).map(String::from),
+                    candidate_answer: c_answers.as_ref().and_then(|a| a.get(j)).map(String::from),
+                });
+            }
+        }
+    }
+    Ok(TableComparison {
+        keys,
+        matched: pairs.len(),
+        baseline_only: examples(&baseline_only),
+        candidate_only: examples(&candidate_only),
+        metrics: rows,
+        segment_column: by.map(String::from),
+        segments,
+        regressions,
+        options: *options,
+    })
+}
+
+/// Per-metric rows as a table (one row per metric; with `segment` first when given).
+pub fn metrics_frame(rows: &[MetricComparison], segment: Option<&str>) -> PolarsResult<DataFrame> {
+    let f = |name: &str, get: &dyn Fn(&MetricComparison) -> Option<f64>| {
+        Series::new(name.into(), rows.iter().map(get).collect::<Vec<_>>()).into_column()
+    };
+    let u = |name: &str, get: &dyn Fn(&MetricComparison) -> u64| {
+        Series::new(name.into(), rows.iter().map(get).collect::<Vec<_>>()).into_column()
+    };
+    let mut cols = Vec::new();
+    if let Some(seg) = segment {
+        cols.push(Series::new("segment".into(), vec![seg; rows.len()]).into_column());
+    }
+    cols.push(Series::new("metric".into(), rows.iter().map(|r| r.metric.as_str()).collect::<Vec<_>>()).into_column());
+    cols.push(Series::new("kind".into(), rows.iter().map(|r| r.kind).collect::<Vec<_>>()).into_column());
+    cols.push(u("n", &|r| r.n as u64));
+    cols.push(f("baseline", &|r| Some(r.baseline)));
+    cols.push(f("candidate", &|r| Some(r.candidate)));
+    cols.push(f("delta", &|r| Some(r.delta)));
+    cols.push(f("ci_low", &|r| Some(r.ci_low)));
+    cols.push(f("ci_high", &|r| Some(r.ci_high)));
+    cols.push(f("p_randomization", &|r| Some(r.p_randomization)));
+    cols.push(f("p_t_test", &|r| r.p_t_test));
+    cols.push(f("effect_size", &|r| r.effect_size));
+    cols.push(u("improved", &|r| r.improved as u64));
+    cols.push(u("regressed", &|r| r.regressed as u64));
+    cols.push(u("unchanged", &|r| r.unchanged as u64));
+    cols.push(Series::new("significant".into(), rows.iter().map(|r| r.significant).collect::<Vec<_>>()).into_column());
+    DataFrame::new_infer_height(cols)
+}
+
+/// Every segment's rows in one table.
+pub fn segments_frame(segments: &[(String, Vec<MetricComparison>)]) -> PolarsResult<DataFrame> {
+    let mut out: Option<DataFrame> = None;
+    for (value, rows) in segments {
+        let df = metrics_frame(rows, Some(value))?;
+        out = Some(match out {
+            None => df,
+            Some(acc) => acc.vstack(&df)?,
+        });
+    }
+    match out {
+        Some(df) => Ok(df),
+        None => metrics_frame(&[], Some("")),
+    }
+}
+
+/// The regressed items as a table.
+pub fn regressions_frame(rows: &[Regression]) -> PolarsResult<DataFrame> {
+    DataFrame::new_infer_height(vec![
+        Series::new("metric".into(), rows.iter().map(|r| r.metric.as_str()).collect::<Vec<_>>()).into_column(),
+        Series::new("key".into(), rows.iter().map(|r| r.key.as_str()).collect::<Vec<_>>()).into_column(),
+        Series::new("baseline".into(), rows.iter().map(|r| r.baseline).collect::<Vec<_>>()).into_column(),
+        Series::new("candidate".into(), rows.iter().map(|r| r.candidate).collect::<Vec<_>>()).into_column(),
+        Series::new("delta".into(), rows.iter().map(|r| r.candidate - r.baseline).collect::<Vec<_>>()).into_column(),
+        Series::new("baseline_answer".into(), rows.iter().map(|r| r.baseline_answer.clone()).collect::<Vec<_>>()).into_column(),
+        Series::new("candidate_answer".into(), rows.iter().map(|r| r.candidate_answer.clone()).collect::<Vec<_>>()).into_column(),
+    ])
+}
+
+/// One metric's mean with a bootstrap confidence interval.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct MetricSummary {
+    /// Segment value (`all` for the whole table).
+    pub segment: String,
+    /// Display name.
+    pub metric: String,
+    /// Items with a value.
+    pub n: usize,
+    /// Mean (corpus value for corpus-level metrics).
+    pub mean: f64,
+    /// Bootstrap interval of the mean.
+    pub ci_low: f64,
+    /// Upper end.
+    pub ci_high: f64,
+}
+
+/// Per-metric (and per-segment) means of one scores table with bootstrap confidence intervals.
+pub fn summarize_table(
+    scores: &DataFrame,
+    by: Option<&str>,
+    options: &CompareOptions,
+) -> PolarsResult<Vec<MetricSummary>> {
+    let tm = table_metrics(scores)?;
+    if tm.values.is_empty() && tm.corpus.is_empty() {
+        polars_bail!(ComputeError: "summary: the table has no metric column");
+    }
+    let mut groups: Vec<(String, Vec<usize>)> = vec![("all".into(), (0..scores.height()).collect())];
+    if let Some(by) = by {
+        let seg = scores
+            .column(by)
+            .map_err(|_| polars_err!(ColumnNotFound: "summary: no segment column '{by}'"))?
+            .cast(&DataType::String)?;
+        let seg = seg.str()?;
+        let mut extra: Vec<(String, Vec<usize>)> = Vec::new();
+        for i in 0..scores.height() {
+            let v = seg.get(i).unwrap_or("(null)").to_string();
+            match extra.iter_mut().find(|(s, _)| *s == v) {
+                Some((_, items)) => items.push(i),
+                None => extra.push((v, vec![i])),
+            }
+        }
+        extra.sort_by(|a, b| a.0.cmp(&b.0));
+        groups.extend(extra);
+    }
+    let resample = ResampleOptions {
+        resamples: options.resamples,
+        confidence: options.confidence,
+        seed: options.seed,
+        threads: options.threads,
+    };
+    let mut out = Vec::new();
+    for (segment, items) in &groups {
+        let values: Vec<Vec<f64>> = tm
+            .values
+            .iter()
+            .map(|(_, v)| items.iter().filter_map(|&i| v[i]).filter(|x| x.is_finite()).collect())
+            .collect();
+        let slices: Vec<&[f64]> = values.iter().map(Vec::as_slice).collect();
+        // The interval of a mean is the paired interval of "deltas" equal to the values.
+        let resampled = paired_resampling(&slices, &resample);
+        for (((name, _), v), r) in tm.values.iter().zip(&values).zip(resampled) {
+            let nan = f64::NAN;
+            out.push(MetricSummary {
+                segment: segment.clone(),
+                metric: name.clone(),
+                n: v.len(),
+                mean: r.map_or(nan, |r| r.mean_delta),
+                ci_low: r.map_or(nan, |r| r.ci_low),
+                ci_high: r.map_or(nan, |r| r.ci_high),
+            });
+        }
+        for (name, stats, value) in &tm.corpus {
+            let cols: Vec<Vec<f64>> = stats.iter().map(|c| items.iter().map(|&i| c[i]).collect()).collect();
+            let zeros: Vec<Vec<f64>> = cols.iter().map(|c| vec![0.0; c.len()]).collect();
+            let b: Vec<&[f64]> = zeros.iter().map(Vec::as_slice).collect();
+            let c: Vec<&[f64]> = cols.iter().map(Vec::as_slice).collect();
+            // Against an all-zero baseline whose metric is 0, the delta is the metric itself.
+            let r = crate::metrics::stats::bootstrap_corpus(&b, &c, *value, &resample);
+            let nan = f64::NAN;
+            out.push(MetricSummary {
+                segment: segment.clone(),
+                metric: name.clone(),
+                n: items.len(),
+                mean: r.map_or(nan, |r| r.candidate),
+                ci_low: r.map_or(nan, |r| r.ci_low + r.baseline),
+                ci_high: r.map_or(nan, |r| r.ci_high + r.baseline),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Summaries as a table: `segment`, `metric`, `n`, `mean`, `ci_low`, `ci_high`.
+pub fn summary_frame(rows: &[MetricSummary]) -> PolarsResult<DataFrame> {
+    DataFrame::new_infer_height(vec![
+        Series::new("segment".into(), rows.iter().map(|r| r.segment.as_str()).collect::<Vec<_>>()).into_column(),
+        Series::new("metric".into(), rows.iter().map(|r| r.metric.as_str()).collect::<Vec<_>>()).into_column(),
+        Series::new("n".into(), rows.iter().map(|r| r.n as u64).collect::<Vec<_>>()).into_column(),
+        Series::new("mean".into(), rows.iter().map(|r| r.mean).collect::<Vec<_>>()).into_column(),
+        Series::new("ci_low".into(), rows.iter().map(|r| r.ci_low).collect::<Vec<_>>()).into_column(),
+        Series::new("ci_high".into(), rows.iter().map(|r| r.ci_high).collect::<Vec<_>>()).into_column(),
+    ])
+}

@@ -15,6 +15,13 @@ PYTHON="${PYTHON:-python3}"
 
 step() { printf '\n== %s\n' "$*"; }
 
+# The comparison report is checked in headless Chromium (Debian's package) when it can be had.
+if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    step "Installing Chromium for the report test"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+        || echo "note: Chromium could not be installed; the report test will say so and skip rendering"
+fi
+
 step "Rust: kernels without Polars"
 cargo test --lib --tests
 

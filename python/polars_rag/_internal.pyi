@@ -10,3 +10,10 @@ def validate_golden(golden: pl.DataFrame, corpus: Optional[pl.DataFrame], id: st
 def check_spans(
     frame: pl.DataFrame, column: str, corpus: pl.DataFrame, id: str, unit: str, fill_text: bool
 ) -> Tuple[pl.DataFrame, pl.DataFrame]: ...
+def compare_tables(
+    baseline: pl.DataFrame, candidate: pl.DataFrame, id: str, by: Optional[str],
+    resamples: int, confidence: float, seed: int, top: int,
+) -> Tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]: ...
+def summarize_table(
+    scores: pl.DataFrame, by: Optional[str], resamples: int, confidence: float, seed: int
+) -> pl.DataFrame: ...

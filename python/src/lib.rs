@@ -14,6 +14,8 @@ use polars_rag::metrics::retrieval::{RankedMetric, RetrievalOptions};
 use polars_rag::metrics::spans::SpanOptions;
 use polars_rag::polars::columns;
 use polars_rag::polars::corpus::{self, Corpus, SpanUnit};
+use polars_rag::compare::CompareOptions;
+use polars_rag::polars::compare;
 use polars_rag::polars::golden;
 use pyo3_polars::PyDataFrame;
 use polars_rag::polars::retrieval::{self, SpanMetric};
@@ -347,8 +349,62 @@ fn check_spans(
     Ok((PyDataFrame(df), PyDataFrame(problems)))
 }
 
+fn compare_options(resamples: usize, confidence: f64, seed: u64, top: usize) -> PyResult<CompareOptions> {
+    if !(confidence > 0.0 && confidence < 1.0) {
+        return Err(py_err(format!("confidence must be in (0, 1), got {confidence}")));
+    }
+    Ok(CompareOptions {
+        resamples,
+        confidence,
+        seed,
+        top,
+        ..Default::default()
+    })
+}
+
+/// A candidate scores table against a baseline one: per-metric rows, per-segment rows and the
+/// regressed items (`polars-rag compare`).
+#[pyfunction]
+#[pyo3(signature = (baseline, candidate, id, by, resamples, confidence, seed, top))]
+#[allow(clippy::too_many_arguments)]
+fn compare_tables(
+    baseline: PyDataFrame,
+    candidate: PyDataFrame,
+    id: &str,
+    by: Option<&str>,
+    resamples: usize,
+    confidence: f64,
+    seed: u64,
+    top: usize,
+) -> PyResult<(PyDataFrame, PyDataFrame, PyDataFrame)> {
+    let options = compare_options(resamples, confidence, seed, top)?;
+    let c = compare::compare_tables(&baseline.0, &candidate.0, id, by, &options).map_err(py_err)?;
+    Ok((
+        PyDataFrame(compare::metrics_frame(&c.metrics, None).map_err(py_err)?),
+        PyDataFrame(compare::segments_frame(&c.segments).map_err(py_err)?),
+        PyDataFrame(compare::regressions_frame(&c.regressions).map_err(py_err)?),
+    ))
+}
+
+/// Per-metric (and per-segment) means with bootstrap intervals (`polars-rag summary`).
+#[pyfunction]
+#[pyo3(signature = (scores, by, resamples, confidence, seed))]
+fn summarize_table(
+    scores: PyDataFrame,
+    by: Option<&str>,
+    resamples: usize,
+    confidence: f64,
+    seed: u64,
+) -> PyResult<PyDataFrame> {
+    let options = compare_options(resamples, confidence, seed, 0)?;
+    let rows = compare::summarize_table(&scores.0, by, &options).map_err(py_err)?;
+    Ok(PyDataFrame(compare::summary_frame(&rows).map_err(py_err)?))
+}
+
 #[pymodule]
 fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(compare_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(summarize_table, m)?)?;
     m.add_function(wrap_pyfunction!(metric_ids, m)?)?;
     m.add_function(wrap_pyfunction!(validate_golden, m)?)?;
     m.add_function(wrap_pyfunction!(check_spans, m)?)?;

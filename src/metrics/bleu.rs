@@ -403,12 +403,12 @@ impl Interner {
     }
 }
 
-/// "Not an n-gram of the hypothesis".
+/// "Not a token or n-gram of the hypothesis".
 const NONE: u32 = u32::MAX;
 
-/// Per-call state of one hypothesis n-gram (any order); indexed by its id.
+/// Clipping state of one hypothesis token or n-gram.
 #[derive(Default, Clone, Copy, Debug)]
-struct Counts {
+struct Clip {
     /// Occurrences in the hypothesis.
     hyp: u32,
     /// Largest count in any reference seen so far.
@@ -442,42 +442,55 @@ fn le32(b: &[u8]) -> u64 {
     u32::from_le_bytes(a) as u64
 }
 
-/// Hash of a token's bytes. Tokens are mostly shorter than 8 bytes, so those are read in at
-/// most two overlapping loads instead of byte by byte; equal hashes are confirmed by comparing
-/// the bytes.
+/// A token's bytes in one word: up to 8 bytes all of them, read in at most two overlapping
+/// loads (for a given length the packing is one-to-one, so equal words and lengths mean equal
+/// tokens); longer tokens give their first 8 bytes.
 #[inline]
-fn hash_token(b: &[u8]) -> u64 {
+fn token_word(b: &[u8]) -> u64 {
     let n = b.len();
-    let mut h = SEED ^ n as u64;
     if n >= 8 {
-        let mut rest = b;
+        le64(b)
+    } else if n >= 4 {
+        le32(b) | le32(&b[n - 4..]) << 32
+    } else if n > 0 {
+        b[0] as u64 | (b[n / 2] as u64) << 8 | (b[n - 1] as u64) << 16
+    } else {
+        0
+    }
+}
+
+/// Hash of a token from its length, its [`token_word`] and, past 8 bytes, the other bytes.
+#[inline]
+fn token_hash(b: &[u8], word: u64) -> u64 {
+    let n = b.len();
+    let mut h = fold_mul(word ^ SEED ^ n as u64, MUL);
+    if n > 8 {
+        let mut rest = &b[8..];
         while rest.len() > 8 {
             h = fold_mul(h ^ le64(rest), MUL);
             rest = &rest[8..];
         }
         h = fold_mul(h ^ le64(&b[n - 8..]), MUL);
-    } else if n >= 4 {
-        h = fold_mul(h ^ (le32(b) | le32(&b[n - 4..]) << 32), MUL);
-    } else if n > 0 {
-        let w = b[0] as u64 | (b[n / 2] as u64) << 8 | (b[n - 1] as u64) << 16;
-        h = fold_mul(h ^ w, MUL);
     }
-    fold_mul(h, SEED)
+    h
 }
 
 /// Slot of [`Vocab`]: empty unless `gen` is the table's current generation.
 #[derive(Default, Clone, Copy, Debug)]
 struct TokSlot {
+    /// [`token_word`] of the token.
+    word: u64,
     gen: u32,
     id: u32,
-    tag: u32,
-    start: u32,
     len: u32,
+    /// Where a token longer than 8 bytes is kept in the arena.
+    start: u32,
 }
 
-/// The hypothesis tokens of one call (open addressing, linear probing), their bytes copied
-/// into `arena` so the table outlives the buffers they came from. Bumping the generation empties
-/// it without touching the slots.
+/// The distinct hypothesis tokens of one call, numbered from 0 in order of appearance (open
+/// addressing, linear probing). Tokens of up to 8 bytes are compared by their word; longer
+/// ones are copied into `arena` so the table outlives the buffers they came from. Bumping the
+/// generation empties the table without touching the slots.
 #[derive(Default, Clone, Debug)]
 struct Vocab {
     slots: Vec<TokSlot>,
@@ -502,16 +515,17 @@ impl Vocab {
 
     /// Slot holding `tok`, or the empty slot where it belongs.
     #[inline]
-    fn find(&self, tok: &[u8], h: u64) -> usize {
+    fn find(&self, tok: &[u8], word: u64, h: u64) -> usize {
         let mask = self.slots.len() - 1;
-        let tag = (h >> 32) as u32;
         let mut i = h as usize & mask;
         loop {
             let s = &self.slots[i];
             if s.gen != self.gen
-                || (s.tag == tag
+                || (s.word == word
                     && s.len as usize == tok.len()
-                    && &self.arena[s.start as usize..s.start as usize + tok.len()] == tok)
+                    && (tok.len() <= 8
+                        || self.arena.get(s.start as usize..s.start as usize + tok.len())
+                            == Some(tok)))
             {
                 return i;
             }
@@ -522,7 +536,8 @@ impl Vocab {
     /// Id of `tok`, or [`NONE`] when the hypothesis does not hold it.
     #[inline]
     fn get(&self, tok: &[u8]) -> u32 {
-        let s = &self.slots[self.find(tok, hash_token(tok))];
+        let word = token_word(tok);
+        let s = &self.slots[self.find(tok, word, token_hash(tok, word))];
         if s.gen == self.gen {
             s.id
         } else {
@@ -530,24 +545,25 @@ impl Vocab {
         }
     }
 
-    /// Id of `tok`, giving it the next id (a new entry of `counts`) if it is new.
+    /// Id of `tok`; a new token gets the next id (the number of tokens seen so far).
     #[inline]
-    fn intern(&mut self, tok: &[u8], counts: &mut Vec<Counts>) -> u32 {
-        let h = hash_token(tok);
-        let i = self.find(tok, h);
+    fn intern(&mut self, tok: &[u8]) -> u32 {
+        let word = token_word(tok);
+        let i = self.find(tok, word, token_hash(tok, word));
         if self.slots[i].gen == self.gen {
             return self.slots[i].id;
         }
-        let id = counts.len() as u32;
-        counts.push(Counts::default());
+        let id = self.len as u32;
         self.slots[i] = TokSlot {
+            word,
             gen: self.gen,
             id,
-            tag: (h >> 32) as u32,
-            start: self.arena.len() as u32,
             len: tok.len() as u32,
+            start: self.arena.len() as u32,
         };
-        self.arena.extend_from_slice(tok);
+        if tok.len() > 8 {
+            self.arena.extend_from_slice(tok);
+        }
         self.len += 1;
         if 2 * self.len > self.slots.len() {
             self.grow();
@@ -560,8 +576,14 @@ impl Vocab {
         self.slots = vec![TokSlot::default(); old.len() * 2];
         let mask = self.slots.len() - 1;
         for s in old.into_iter().filter(|s| s.gen == self.gen) {
-            let tok = &self.arena[s.start as usize..(s.start + s.len) as usize];
-            let mut i = hash_token(tok) as usize & mask;
+            let h = if s.len <= 8 {
+                // The word is the whole token.
+                fold_mul(s.word ^ SEED ^ s.len as u64, MUL)
+            } else {
+                let tok = &self.arena[s.start as usize..(s.start + s.len) as usize];
+                token_hash(tok, s.word)
+            };
+            let mut i = h as usize & mask;
             while self.slots[i].gen == self.gen {
                 i = (i + 1) & mask;
             }
@@ -570,96 +592,93 @@ impl Vocab {
     }
 }
 
-/// Slot of [`NgramTable`].
+/// Slot of [`GramTable`]: empty unless `gen` is the table's current generation.
 #[derive(Default, Clone, Copy, Debug)]
-struct NgramSlot {
-    gen: u32,
-    id: u32,
+struct GramSlot {
     key: u64,
+    gen: u32,
+    clip: Clip,
 }
 
-/// The hypothesis n-grams of orders 2..4 of one call as a trie: the n-gram `w1..wn` is the key
-/// `(id of w1..w(n-1), id of wn)`. Tokens and n-grams share one id space, so keys of different
-/// orders never collide.
+/// The distinct hypothesis n-grams of one order n = 2..4 in one call, as a trie level: the
+/// n-gram `w1..wn` is the key `(id of w1..w(n-1), id of wn)`, where the id of a token is its
+/// [`Vocab`] id and the id of an n-gram is its slot in this table. The table is sized for the
+/// call before anything goes in (at most half full), so slots never move.
 #[derive(Default, Clone, Debug)]
-struct NgramTable {
-    slots: Vec<NgramSlot>,
-    len: usize,
+struct GramTable {
+    slots: Vec<GramSlot>,
+    mask: usize,
     gen: u32,
 }
 
 #[inline]
-fn ngram_key(prefix: u32, last: u32) -> u64 {
+fn gram_key(prefix: u32, last: u32) -> u64 {
     (prefix as u64) << 32 | last as u64
 }
 
-impl NgramTable {
-    fn start(&mut self) {
-        self.len = 0;
+impl GramTable {
+    /// Start of a call that inserts at most `n` n-grams.
+    fn start(&mut self, n: usize) {
+        let size = (2 * n).next_power_of_two().max(16);
+        if self.slots.len() < size {
+            self.slots.resize(size, GramSlot::default());
+        }
+        self.mask = size - 1;
         self.gen = self.gen.wrapping_add(1);
         if self.gen == 0 {
             self.slots.iter_mut().for_each(|s| s.gen = 0);
             self.gen = 1;
         }
-        if self.slots.is_empty() {
-            self.slots = vec![NgramSlot::default(); 1024];
-        }
     }
 
+    /// Slot holding `key`, or the empty slot where it belongs.
     #[inline]
     fn find(&self, key: u64) -> usize {
-        let mask = self.slots.len() - 1;
-        let mut i = fold_mul(key ^ SEED, MUL) as usize & mask;
+        let mut i = fold_mul(key ^ SEED, MUL) as usize & self.mask;
         loop {
             let s = &self.slots[i];
             if s.gen != self.gen || s.key == key {
                 return i;
             }
-            i = (i + 1) & mask;
+            i = (i + 1) & self.mask;
         }
     }
 
+    /// One more hypothesis occurrence of `key`; returns its id.
+    #[inline]
+    fn insert(&mut self, key: u64) -> u32 {
+        let i = self.find(key);
+        let gen = self.gen;
+        let s = &mut self.slots[i];
+        if s.gen == gen {
+            s.clip.hyp += 1;
+        } else {
+            *s = GramSlot {
+                key,
+                gen,
+                clip: Clip {
+                    hyp: 1,
+                    ..Clip::default()
+                },
+            };
+        }
+        i as u32
+    }
+
+    /// Id of `key`, or [`NONE`] when the hypothesis does not hold it.
     #[inline]
     fn get(&self, key: u64) -> u32 {
-        let s = &self.slots[self.find(key)];
-        if s.gen == self.gen {
-            s.id
+        let i = self.find(key);
+        if self.slots[i].gen == self.gen {
+            i as u32
         } else {
             NONE
         }
     }
 
     #[inline]
-    fn intern(&mut self, key: u64, counts: &mut Vec<Counts>) -> u32 {
-        let i = self.find(key);
-        if self.slots[i].gen == self.gen {
-            return self.slots[i].id;
-        }
-        let id = counts.len() as u32;
-        counts.push(Counts::default());
-        self.slots[i] = NgramSlot {
-            gen: self.gen,
-            id,
-            key,
-        };
-        self.len += 1;
-        if 2 * self.len > self.slots.len() {
-            self.grow();
-        }
-        id
-    }
-
-    fn grow(&mut self) {
-        let old = std::mem::take(&mut self.slots);
-        self.slots = vec![NgramSlot::default(); old.len() * 2];
-        let mask = self.slots.len() - 1;
-        for s in old.into_iter().filter(|s| s.gen == self.gen) {
-            let mut i = fold_mul(s.key ^ SEED, MUL) as usize & mask;
-            while self.slots[i].gen == self.gen {
-                i = (i + 1) & mask;
-            }
-            self.slots[i] = s;
-        }
+    fn clip(&mut self, id: u32) -> &mut Clip {
+        &mut self.slots[id as usize].clip
     }
 }
 
@@ -667,7 +686,7 @@ impl NgramTable {
 /// running maximum over references stays within the hypothesis count, so that `matched` ends
 /// as the sum of `min(hyp count, max reference count)` (sacrebleu's clipped counts).
 #[inline]
-fn reference_hit(c: &mut Counts, stamp: u32, matched: &mut u64) {
+fn reference_hit(c: &mut Clip, stamp: u32, matched: &mut u64) {
     if c.stamp != stamp {
         c.stamp = stamp;
         c.cur = 0;
@@ -689,8 +708,12 @@ pub struct Scratch {
     clean: String,
     spare: String,
     vocab: Vocab,
-    ngrams: NgramTable,
-    counts: Vec<Counts>,
+    /// Clipping state of the hypothesis tokens, by id.
+    unigrams: Vec<Clip>,
+    /// The hypothesis as token ids.
+    hyp_ids: Vec<u32>,
+    /// Orders 2, 3 and 4.
+    grams: [GramTable; 3],
 }
 
 impl Scratch {
@@ -702,47 +725,57 @@ impl Scratch {
 
     /// [`stats`] with reused buffers.
     ///
-    /// The hypothesis n-grams go into per-call tables as they are read (a token's n-grams are
-    /// found from the ids of the 1..3-grams ending just before it); each reference is then only
-    /// looked up, n-gram by n-gram, and stops extending an n-gram as soon as it is not in the
-    /// hypothesis (nor is any longer one containing it).
+    /// The hypothesis is read into token ids first, then its n-grams go into per-order tables
+    /// (a token's n-grams are found from the ids of the 1..3-grams ending just before it). Each
+    /// reference is then only looked up, n-gram by n-gram, and stops extending an n-gram as
+    /// soon as it is not in the hypothesis (nor is any longer one containing it).
     pub fn stats(&mut self, hyp: &str, refs: &[&str], opts: &BleuOptions) -> BleuStats {
         let mut st = BleuStats::default();
         self.vocab.start();
-        self.ngrams.start();
-        self.counts.clear();
+        self.unigrams.clear();
+        self.hyp_ids.clear();
         let Scratch {
             lower,
             tok,
             clean,
             spare,
             vocab,
-            ngrams,
-            counts,
+            unigrams,
+            hyp_ids,
+            grams,
         } = self;
-        // Hypothesis. `prev[k]` is the id of the (k+1)-gram ending at the previous token.
-        let mut sys_len = 0u64;
-        let mut prev = [NONE; 3];
         each_token(hyp, opts, lower, tok, clean, spare, |t| {
-            sys_len += 1;
-            let id = vocab.intern(t.as_bytes(), counts);
-            counts[id as usize].hyp += 1;
+            let id = vocab.intern(t.as_bytes());
+            if id as usize == unigrams.len() {
+                unigrams.push(Clip::default());
+            }
+            unigrams[id as usize].hyp += 1;
+            hyp_ids.push(id);
+        });
+        let sys_len = hyp_ids.len();
+        for (k, g) in grams.iter_mut().enumerate() {
+            // Order k + 2 has `sys_len - k - 1` n-grams.
+            g.start(sys_len.saturating_sub(k + 1));
+        }
+        let [g2, g3, g4] = grams;
+        // `prev[k]` is the id of the (k+1)-gram ending at the previous token.
+        let mut prev = [NONE; 3];
+        for &id in hyp_ids.iter() {
             let mut here = [id, NONE, NONE];
-            for n in 1..4 {
-                if prev[n - 1] == NONE {
-                    break;
-                }
-                let g = ngrams.intern(ngram_key(prev[n - 1], id), counts);
-                counts[g as usize].hyp += 1;
-                if n < 3 {
-                    here[n] = g;
+            if prev[0] != NONE {
+                here[1] = g2.insert(gram_key(prev[0], id));
+                if prev[1] != NONE {
+                    here[2] = g3.insert(gram_key(prev[1], id));
+                    if prev[2] != NONE {
+                        g4.insert(gram_key(prev[2], id));
+                    }
                 }
             }
             prev = here;
-        });
-        st.sys_len = sys_len;
+        }
+        st.sys_len = sys_len as u64;
         for (n, total) in st.totals.iter_mut().enumerate() {
-            *total = sys_len.saturating_sub(n as u64);
+            *total = st.sys_len.saturating_sub(n as u64);
         }
         // References: clipped matches and the closest length (shorter on ties).
         let mut closest: Option<(u64, u64)> = None;
@@ -755,25 +788,33 @@ impl Scratch {
                 len += 1;
                 let id = vocab.get(t.as_bytes());
                 let mut here = [id, NONE, NONE];
+                // An n-gram is in the hypothesis only if the (n-1)-gram it ends with is.
                 if id != NONE {
-                    reference_hit(&mut counts[id as usize], stamp, &mut matched[0]);
-                    for n in 1..4 {
-                        if prev[n - 1] == NONE {
-                            break;
-                        }
-                        let g = ngrams.get(ngram_key(prev[n - 1], id));
-                        if g == NONE {
-                            break;
-                        }
-                        reference_hit(&mut counts[g as usize], stamp, &mut matched[n]);
-                        if n < 3 {
-                            here[n] = g;
+                    reference_hit(&mut unigrams[id as usize], stamp, &mut matched[0]);
+                    if prev[0] != NONE {
+                        let b = g2.get(gram_key(prev[0], id));
+                        if b != NONE {
+                            reference_hit(g2.clip(b), stamp, &mut matched[1]);
+                            here[1] = b;
+                            if prev[1] != NONE {
+                                let c = g3.get(gram_key(prev[1], id));
+                                if c != NONE {
+                                    reference_hit(g3.clip(c), stamp, &mut matched[2]);
+                                    here[2] = c;
+                                    if prev[2] != NONE {
+                                        let d = g4.get(gram_key(prev[2], id));
+                                        if d != NONE {
+                                            reference_hit(g4.clip(d), stamp, &mut matched[3]);
+                                        }
+                                    }
+                                }
+                            }
                         }
                     }
                 }
                 prev = here;
             });
-            let diff = sys_len.abs_diff(len);
+            let diff = st.sys_len.abs_diff(len);
             closest = match closest {
                 Some((d, l)) if d < diff || (d == diff && l <= len) => Some((d, l)),
                 _ => Some((diff, len)),
@@ -989,9 +1030,9 @@ mod tmp_breakdown {
         let mut sc = Scratch::default();
         let t = std::time::Instant::now();
         for _ in 0..reps { for (h, r) in &pairs {
-            sc.vocab.start(); sc.counts.clear();
-            let Scratch { clean, spare, vocab, counts, .. } = &mut sc;
-            crate::text::sacrebleu::tokens_13a(h, clean, spare, |t| n += vocab.intern(t.as_bytes(), counts) as usize);
+            sc.vocab.start();
+            let Scratch { clean, spare, vocab, .. } = &mut sc;
+            crate::text::sacrebleu::tokens_13a(h, clean, spare, |t| n += vocab.intern(t.as_bytes()) as usize);
             crate::text::sacrebleu::tokens_13a(r, clean, spare, |t| n += vocab.get(t.as_bytes()) as usize);
         }}
         let voc = t.elapsed().as_secs_f64() / (reps * pairs.len()) as f64 * 1e6;

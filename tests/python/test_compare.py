@@ -1,0 +1,129 @@
+"""pr.compare and pr.summary: the statistics checked against scipy and by simulation."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import polars as pl
+import pytest
+from scipy import stats
+
+import polars_rag as pr
+
+
+def frames(baseline: list, candidate: list) -> tuple[pl.DataFrame, pl.DataFrame]:
+    ids = [f"q{i}" for i in range(len(baseline))]
+    # Any registry id is a metric column; these two are plain floats.
+    return (
+        pl.DataFrame({"query_id": ids, "mrr": baseline}),
+        pl.DataFrame({"query_id": ids, "mrr": candidate}),
+    )
+
+
+def test_t_test_and_effect_size_equal_scipy():
+    rng = random.Random(3)
+    for n in (5, 40, 1000):
+        base = [rng.random() for _ in range(n)]
+        cand = [b + rng.gauss(0.02, 0.1) for b in base]
+        a, b = frames(base, cand)
+        row = pr.compare(a, b).metrics.row(0, named=True)
+        want = stats.ttest_rel(cand, base)
+        assert row["p_t_test"] == pytest.approx(want.pvalue, rel=1e-10, abs=1e-300)
+        deltas = [c - x for c, x in zip(cand, base)]
+        mean = sum(deltas) / n
+        sd = math.sqrt(sum((d - mean) ** 2 for d in deltas) / (n - 1))
+        assert row["effect_size"] == pytest.approx(mean / sd, rel=1e-10)
+        assert row["delta"] == pytest.approx(mean, rel=1e-12)
+        assert row["improved"] + row["regressed"] + row["unchanged"] == n
+
+
+def test_randomization_p_values_are_roughly_uniform_under_the_null():
+    rng = random.Random(11)
+    ps = []
+    for sim in range(150):
+        base = [rng.random() for _ in range(60)]
+        cand = [b + rng.gauss(0.0, 0.2) for b in base]  # no true difference
+        a, b = frames(base, cand)
+        ps.append(pr.compare(a, b, resamples=299, seed=sim).metrics["p_randomization"][0])
+    below = sum(p < 0.05 for p in ps) / len(ps)
+    assert 0.01 <= below <= 0.11, below
+    assert 0.4 <= sum(ps) / len(ps) <= 0.6
+    # The deciles are each roughly a tenth.
+    for lo in (0.0, 0.5):
+        share = sum(lo <= p < lo + 0.1 for p in ps) / len(ps)
+        assert 0.03 <= share <= 0.2, (lo, share)
+
+
+def test_bootstrap_interval_covers_a_known_delta_at_about_its_rate():
+    rng = random.Random(5)
+    true_delta, covered, sims = 0.05, 0, 150
+    for sim in range(sims):
+        base = [rng.random() for _ in range(80)]
+        cand = [b + true_delta + rng.gauss(0.0, 0.15) for b in base]
+        a, b = frames(base, cand)
+        row = pr.compare(a, b, resamples=400, seed=sim).metrics.row(0, named=True)
+        covered += row["ci_low"] <= true_delta <= row["ci_high"]
+    assert 0.88 <= covered / sims <= 0.99, covered / sims
+
+
+def test_same_seed_same_numbers_other_seed_other_interval():
+    rng = random.Random(2)
+    base = [rng.random() for _ in range(200)]
+    cand = [b + rng.gauss(0.01, 0.1) for b in base]
+    a, b = frames(base, cand)
+    one = pr.compare(a, b, seed=1).metrics
+    assert one.equals(pr.compare(a, b, seed=1).metrics)
+    other = pr.compare(a, b, seed=2).metrics
+    assert other["ci_low"][0] != one["ci_low"][0]
+    assert other["delta"][0] == one["delta"][0]
+
+
+def test_segments_regressions_and_struct_metrics():
+    ids = [f"q{i}" for i in range(6)]
+    rouge = lambda f: {t: {"precision": f, "recall": f, "fmeasure": f} for t in ("rouge1", "rouge2", "rougeL", "rougeLsum")}  # noqa: E731
+    a = pl.DataFrame(
+        {
+            "query_id": ids,
+            "segment": ["x", "x", "x", "y", "y", "y"],
+            "answer": [f"old {i}" for i in range(6)],
+            "rouge": [rouge(0.5)] * 6,
+        }
+    )
+    b = a.with_columns(
+        pl.Series("rouge", [rouge(0.5), rouge(0.1), rouge(0.5), rouge(0.9), rouge(0.9), rouge(0.9)]),
+        pl.Series("answer", [f"new {i}" for i in range(6)]),
+    )
+    c = pr.compare(a, b, by="segment", top=2)
+    metrics = c.metrics["metric"].to_list()
+    assert metrics[:4] == [f"rouge.{t}.fmeasure" for t in ("rouge1", "rouge2", "rougeL", "rougeLsum")]
+    seg = c.segments.filter(pl.col("metric") == "rouge.rougeL.fmeasure").sort("segment")
+    assert seg["segment"].to_list() == ["x", "y"]
+    assert seg["delta"].to_list() == pytest.approx([-0.4 / 3, 0.4])
+    drops = c.regressions.filter(pl.col("metric") == "rouge.rouge1.fmeasure")
+    assert drops.select("key", "baseline_answer", "candidate_answer").row(0) == ("q1", "old 1", "new 1")
+
+
+def test_summary_means_and_intervals():
+    rng = random.Random(8)
+    values = [rng.random() for _ in range(500)]
+    scores = pl.DataFrame({"query_id": [str(i) for i in range(500)], "mrr": values,
+                           "segment": ["a", "b"] * 250})
+    out = pr.summary(scores, by="segment")
+    overall = out.filter(pl.col("segment") == "all").row(0, named=True)
+    assert overall["mean"] == pytest.approx(sum(values) / 500, rel=1e-12)
+    se = stats.sem(values)
+    assert overall["ci_low"] == pytest.approx(overall["mean"] - 1.96 * se, abs=0.3 * se)
+    assert overall["ci_high"] == pytest.approx(overall["mean"] + 1.96 * se, abs=0.3 * se)
+    assert sorted(out["segment"].unique().to_list()) == ["a", "all", "b"]
+
+
+def test_bad_input_is_a_clear_error():
+    a, b = frames([0.1, 0.2], [0.3, 0.4])
+    with pytest.raises(Exception, match="no id column 'qid'"):
+        pr.compare(a, b, id="qid")
+    dup = pl.concat([a, a])
+    with pytest.raises(Exception, match="occur more than once in the baseline table"):
+        pr.compare(dup, b)
+    with pytest.raises(Exception, match="confidence must be in"):
+        pr.compare(a, b, confidence=1.5)

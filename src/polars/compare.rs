@@ -94,24 +94,32 @@ fn key_strings(df: &DataFrame, keys: &[String]) -> PolarsResult<Vec<String>> {
                 .clone())
         })
         .collect::<PolarsResult<_>>()?;
-    Ok((0..df.height())
-        .map(|i| {
-            cols.iter()
-                .map(|c| c.get(i).unwrap_or("null"))
-                .collect::<Vec<_>>()
-                .join("/")
-        })
-        .collect())
+    let mut keys: Vec<String> = cols[0]
+        .iter()
+        .map(|v| v.unwrap_or("null").to_string())
+        .collect();
+    for c in &cols[1..] {
+        for (key, v) in keys.iter_mut().zip(c.iter()) {
+            key.push('/');
+            key.push_str(v.unwrap_or("null"));
+        }
+    }
+    Ok(keys)
 }
 
-fn f64_values(s: &Series) -> PolarsResult<Vec<Option<f64>>> {
-    Ok(s.cast(&DataType::Float64)?.f64()?.iter().collect())
+/// Values as f64, NaN where null.
+fn f64_values(s: &Series) -> PolarsResult<Vec<f64>> {
+    Ok(s.cast(&DataType::Float64)?
+        .f64()?
+        .iter()
+        .map(|v| v.unwrap_or(f64::NAN))
+        .collect())
 }
 
 /// The metric columns of a scores table, flattened to named per-row values, plus the per-row
 /// statistics of its corpus-level metrics.
 struct TableMetrics {
-    values: Vec<(String, Vec<Option<f64>>)>,
+    values: Vec<(String, Vec<f64>)>,
     corpus: Vec<(String, Vec<Vec<f64>>, crate::compare::CorpusFn)>,
 }
 
@@ -128,7 +136,10 @@ fn table_metrics(df: &DataFrame) -> PolarsResult<TableMetrics> {
                 let st = s.struct_()?;
                 values.push(("quoted_spans.score".into(), f64_values(&st.field_by_name("score")?)?));
                 let counts = |f: &str| -> PolarsResult<Vec<f64>> {
-                    Ok(f64_values(&st.field_by_name(f)?)?.into_iter().map(|v| v.unwrap_or(0.0)).collect())
+                    Ok(f64_values(&st.field_by_name(f)?)?
+                        .into_iter()
+                        .map(|v| if v.is_nan() { 0.0 } else { v })
+                        .collect())
                 };
                 corpus.push((
                     "citation_alignment".to_string(),
@@ -159,7 +170,10 @@ fn table_metrics(df: &DataFrame) -> PolarsResult<TableMetrics> {
         let mut cols: Vec<Vec<f64>> = vec![Vec::with_capacity(df.height()); BLEU_STATS];
         for i in 0..lists.len() {
             let row: Vec<f64> = match lists.get_as_series(i) {
-                Some(s) => f64_values(&s)?.into_iter().map(|v| v.unwrap_or(0.0)).collect(),
+                Some(s) => f64_values(&s)?
+                    .into_iter()
+                    .map(|v| if v.is_nan() { 0.0 } else { v })
+                    .collect(),
                 None => Vec::new(),
             };
             for (j, col) in cols.iter_mut().enumerate() {
@@ -196,6 +210,8 @@ pub fn compare_tables(
     }
     let b_keys = key_strings(baseline, &keys)?;
     let c_keys = key_strings(candidate, &keys)?;
+    // Tables scored against the same golden table list the items in the same order: then the
+    // pairing is the identity (after the same duplicate check).
     let mut b_index: HashMap<&str, usize> = HashMap::with_capacity(b_keys.len());
     for (name, list) in [("baseline", &b_keys), ("candidate", &c_keys)] {
         let mut seen: HashMap<&str, usize> = HashMap::with_capacity(list.len());
@@ -215,7 +231,13 @@ pub fn compare_tables(
     let mut pairs: Vec<(usize, usize)> = Vec::new();
     let mut candidate_only: Vec<&str> = Vec::new();
     let mut matched_b = vec![false; b_keys.len()];
+    let same_order = b_keys == c_keys;
     for (j, k) in c_keys.iter().enumerate() {
+        if same_order {
+            pairs.push((j, j));
+            matched_b[j] = true;
+            continue;
+        }
         match b_index.get(k.as_str()) {
             Some(&i) => {
                 pairs.push((i, j));
@@ -232,14 +254,23 @@ pub fn compare_tables(
         .collect();
 
     let b_metrics = table_metrics(baseline)?;
-    let c_metrics = table_metrics(candidate)?;
+    let mut c_metrics = table_metrics(candidate)?;
+    // Aligned values: moved as they are when both tables list the items in the same order.
+    let align = |v: Vec<f64>, side: fn(&(usize, usize)) -> usize| -> Vec<f64> {
+        if same_order {
+            v
+        } else {
+            pairs.iter().map(|p| v[side(p)]).collect()
+        }
+    };
     let mut metrics: Vec<MetricValues> = Vec::new();
-    for (name, b_vals) in &b_metrics.values {
-        if let Some((_, c_vals)) = c_metrics.values.iter().find(|(n, _)| n == name) {
+    for (name, b_vals) in b_metrics.values {
+        if let Some(pos) = c_metrics.values.iter().position(|(n, _)| *n == name) {
+            let (_, c_vals) = c_metrics.values.swap_remove(pos);
             metrics.push(MetricValues::mean(
-                name,
-                pairs.iter().map(|&(i, _)| b_vals[i]).collect(),
-                pairs.iter().map(|&(_, j)| c_vals[j]).collect(),
+                &name,
+                align(b_vals, |p| p.0),
+                align(c_vals, |p| p.1),
             ));
         }
     }
@@ -427,7 +458,7 @@ pub fn summarize_table(
         let values: Vec<Vec<f64>> = tm
             .values
             .iter()
-            .map(|(_, v)| items.iter().filter_map(|&i| v[i]).filter(|x| x.is_finite()).collect())
+            .map(|(_, v)| items.iter().map(|&i| v[i]).filter(|x| x.is_finite()).collect())
             .collect();
         let slices: Vec<&[f64]> = values.iter().map(Vec::as_slice).collect();
         // The interval of a mean is the paired interval of "deltas" equal to the values.

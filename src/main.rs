@@ -17,7 +17,7 @@ use polars_rag::text::quotes::QuoteStyle;
 
 const EXAMPLES: &str = "\
 Examples:
-  polars-rag                                   score the bundled demo (datasets/demo)
+  polars-rag                                   score the bundled demo (datasets/demo), compare its runs
   polars-rag score --run run.parquet --out scores.parquet
   polars-rag score --golden golden.parquet --run run.parquet --metrics rouge,quoted_spans
   polars-rag score --run run.parquet --sources-col retrieved --quotes ragas --min-len 2
@@ -43,7 +43,7 @@ enum Command {
     /// Score a run table: one output row per input row, input keys kept, summary on stdout.
     #[command(after_help = EXAMPLES)]
     Score(ScoreArgs),
-    /// Score the bundled demo runs (what running with no arguments does).
+    /// Score the bundled demo runs and compare them (what running with no arguments does).
     Demo,
     /// List the metric ids.
     Metrics,
@@ -371,6 +371,18 @@ fn demo() -> Result<(), String> {
         run_job(&job)?;
         println!();
     }
+    // run_b against run_a: what changed, and is it real?
+    let job = CompareJob {
+        baseline: out_dir.join("run_a.scores.parquet"),
+        candidate: out_dir.join("run_b.scores.parquet"),
+        id: "query_id".into(),
+        by: Some("segment".into()),
+        options: CompareOptions::default(),
+        html: Some(out_dir.join("run_b_vs_run_a.html")),
+        ..Default::default()
+    };
+    let report = cli_compare::run(&job).map_err(|e| e.to_string())?;
+    print!("{}", report.markdown);
     Ok(())
 }
 

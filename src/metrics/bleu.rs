@@ -31,7 +31,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use serde::{Deserialize, Serialize};
 
 use crate::text::normalize::Whitespace;
-use crate::text::sacrebleu::BleuTokenizer;
+use crate::text::sacrebleu::{tokens_13a, BleuTokenizer, Span};
 
 /// sacrebleu's version, printed in signatures.
 pub const SACREBLEU_VERSION: &str = "2.6.0";
@@ -435,37 +435,41 @@ fn le64(b: &[u8]) -> u64 {
     u64::from_le_bytes(a)
 }
 
+/// The bytes `8 * k..8 * k + 8` of a token of `n` bytes that are inside it, as a mask.
 #[inline]
-fn le32(b: &[u8]) -> u64 {
-    let mut a = [0u8; 4];
-    a.copy_from_slice(&b[..4]);
-    u32::from_le_bytes(a) as u64
+fn byte_mask(n: usize, k: usize) -> u64 {
+    let keep = n.saturating_sub(8 * k).min(8) as u32;
+    // `1 << 8 * keep` without overflowing at 8 bytes.
+    ((1u64 << (4 * keep)) << (4 * keep)).wrapping_sub(1)
 }
 
-/// A token's bytes in one word: up to 8 bytes all of them, read in at most two overlapping
-/// loads (for a given length the packing is one-to-one, so equal words and lengths mean equal
-/// tokens); longer tokens give their first 8 bytes.
+/// The first 16 bytes of token `b` as two little-endian words, zero past the token's end:
+/// tokens of the same length up to 16 bytes are equal exactly when their words are. `tail`
+/// starts with the token and runs on to the end of its text; when it holds 16 bytes the words
+/// are two loads and masks, with no branch on the token's length.
 #[inline]
-fn token_word(b: &[u8]) -> u64 {
+fn token_words(b: &[u8], tail: &[u8]) -> [u64; 2] {
     let n = b.len();
-    if n >= 8 {
-        le64(b)
-    } else if n >= 4 {
-        le32(b) | le32(&b[n - 4..]) << 32
-    } else if n > 0 {
-        b[0] as u64 | (b[n / 2] as u64) << 8 | (b[n - 1] as u64) << 16
+    if tail.len() >= 16 {
+        [
+            le64(tail) & byte_mask(n, 0),
+            le64(&tail[8..]) & byte_mask(n, 1),
+        ]
     } else {
-        0
+        let mut a = [0u8; 16];
+        let k = n.min(16);
+        a[..k].copy_from_slice(&b[..k]);
+        [le64(&a), le64(&a[8..])]
     }
 }
 
-/// Hash of a token from its length, its [`token_word`] and, past 8 bytes, the other bytes.
+/// Hash of a token from its length, its [`token_words`] and, past 16 bytes, the other bytes.
 #[inline]
-fn token_hash(b: &[u8], word: u64) -> u64 {
+fn token_hash(b: &[u8], words: [u64; 2]) -> u64 {
     let n = b.len();
-    let mut h = fold_mul(word ^ SEED ^ n as u64, MUL);
-    if n > 8 {
-        let mut rest = &b[8..];
+    let mut h = fold_mul(words[0] ^ SEED ^ n as u64, words[1] ^ MUL);
+    if n > 16 {
+        let mut rest = &b[16..];
         while rest.len() > 8 {
             h = fold_mul(h ^ le64(rest), MUL);
             rest = &rest[8..];
@@ -478,117 +482,115 @@ fn token_hash(b: &[u8], word: u64) -> u64 {
 /// Slot of [`Vocab`]: empty unless `gen` is the table's current generation.
 #[derive(Default, Clone, Copy, Debug)]
 struct TokSlot {
-    /// [`token_word`] of the token.
-    word: u64,
+    /// [`token_words`] of the token.
+    words: [u64; 2],
     gen: u32,
-    id: u32,
     len: u32,
-    /// Where a token longer than 8 bytes is kept in the arena.
+    /// Where a token longer than 16 bytes is kept in the arena.
     start: u32,
+    /// Position of its first occurrence in the hypothesis.
+    first: u32,
+    /// Its clipping state (`hyp` is its count).
+    clip: Clip,
 }
 
-/// The distinct hypothesis tokens of one call, numbered from 0 in order of appearance (open
-/// addressing, linear probing). Tokens of up to 8 bytes are compared by their word; longer
+/// The distinct hypothesis tokens of one call (open addressing, linear probing); a token's id
+/// is its slot, which does not move during the call: the table is sized for the call's tokens
+/// first (at most half full). Tokens of up to 16 bytes are compared by their words; longer
 /// ones are copied into `arena` so the table outlives the buffers they came from. Bumping the
 /// generation empties the table without touching the slots.
 #[derive(Default, Clone, Debug)]
 struct Vocab {
     slots: Vec<TokSlot>,
-    len: usize,
+    /// The call uses `slots[..=mask]`.
+    mask: usize,
     gen: u32,
     arena: Vec<u8>,
 }
 
 impl Vocab {
-    fn start(&mut self) {
-        self.len = 0;
+    /// Start of a call that interns at most `n` tokens.
+    fn start(&mut self, n: usize) {
+        let size = (2 * n).next_power_of_two().max(256);
+        if self.slots.len() < size {
+            self.slots.resize(size, TokSlot::default());
+        }
+        self.mask = size - 1;
         self.arena.clear();
         self.gen = self.gen.wrapping_add(1);
         if self.gen == 0 {
             self.slots.iter_mut().for_each(|s| s.gen = 0);
             self.gen = 1;
         }
-        if self.slots.is_empty() {
-            self.slots = vec![TokSlot::default(); 256];
-        }
     }
 
     /// Slot holding `tok`, or the empty slot where it belongs.
     #[inline]
-    fn find(&self, tok: &[u8], word: u64, h: u64) -> usize {
-        let mask = self.slots.len() - 1;
-        let mut i = h as usize & mask;
+    fn find(&self, tok: &[u8], words: [u64; 2]) -> usize {
+        let n = tok.len();
+        let mut i = token_hash(tok, words) as usize & self.mask;
         loop {
             let s = &self.slots[i];
-            if s.gen != self.gen
-                || (s.word == word
-                    && s.len as usize == tok.len()
-                    && (tok.len() <= 8
-                        || self.arena.get(s.start as usize..s.start as usize + tok.len())
-                            == Some(tok)))
+            let empty = s.gen != self.gen;
+            let same = (s.words[0] == words[0]) & (s.words[1] == words[1]) & (s.len as usize == n);
+            // One branch for "empty or the same words", which is usually taken: left to itself
+            // the compiler tests `empty` first, and whether the token is new is data.
+            if std::hint::black_box(empty | same)
+                && (empty
+                    || n <= 16
+                    || self.arena.get(s.start as usize..s.start as usize + n) == Some(tok))
             {
                 return i;
             }
-            i = (i + 1) & mask;
+            i = (i + 1) & self.mask;
         }
     }
 
-    /// Id of `tok`, or [`NONE`] when the hypothesis does not hold it.
+    /// Id of `tok` (`tail` as for [`token_words`]), or [`NONE`] when the hypothesis does not
+    /// hold it.
     #[inline]
-    fn get(&self, tok: &[u8]) -> u32 {
-        let word = token_word(tok);
-        let s = &self.slots[self.find(tok, word, token_hash(tok, word))];
-        if s.gen == self.gen {
-            s.id
+    fn get(&self, tok: &[u8], tail: &[u8]) -> u32 {
+        let i = self.find(tok, token_words(tok, tail));
+        if self.slots[i].gen == self.gen {
+            i as u32
         } else {
             NONE
         }
     }
 
-    /// Id of `tok`; a new token gets the next id (the number of tokens seen so far).
+    /// Id of `tok` (`tail` as for [`token_words`]), one more occurrence of it, at hypothesis
+    /// position `pos`. The slot is written whether the token is new or not, so that both take
+    /// the same path.
     #[inline]
-    fn intern(&mut self, tok: &[u8]) -> u32 {
-        let word = token_word(tok);
-        let i = self.find(tok, word, token_hash(tok, word));
-        if self.slots[i].gen == self.gen {
-            return self.slots[i].id;
-        }
-        let id = self.len as u32;
-        self.slots[i] = TokSlot {
-            word,
-            gen: self.gen,
-            id,
-            len: tok.len() as u32,
-            start: self.arena.len() as u32,
-        };
-        if tok.len() > 8 {
+    fn intern(&mut self, tok: &[u8], tail: &[u8], pos: u32) -> u32 {
+        let words = token_words(tok, tail);
+        let i = self.find(tok, words);
+        let s = self.slots[i];
+        let new = s.gen != self.gen;
+        // Selects rather than branches: whether the token is new is data.
+        let pick = |a: u32, b: u32| std::hint::select_unpredictable(new, a, b);
+        let start = pick(self.arena.len() as u32, s.start);
+        if new & (tok.len() > 16) {
             self.arena.extend_from_slice(tok);
         }
-        self.len += 1;
-        if 2 * self.len > self.slots.len() {
-            self.grow();
-        }
-        id
+        self.slots[i] = TokSlot {
+            words,
+            gen: self.gen,
+            len: tok.len() as u32,
+            start,
+            first: pick(pos, s.first),
+            clip: Clip {
+                hyp: pick(0, s.clip.hyp) + 1,
+                ..Clip::default()
+            },
+        };
+        i as u32
     }
 
-    fn grow(&mut self) {
-        let old = std::mem::take(&mut self.slots);
-        self.slots = vec![TokSlot::default(); old.len() * 2];
-        let mask = self.slots.len() - 1;
-        for s in old.into_iter().filter(|s| s.gen == self.gen) {
-            let h = if s.len <= 8 {
-                // The word is the whole token.
-                fold_mul(s.word ^ SEED ^ s.len as u64, MUL)
-            } else {
-                let tok = &self.arena[s.start as usize..(s.start + s.len) as usize];
-                token_hash(tok, s.word)
-            };
-            let mut i = h as usize & mask;
-            while self.slots[i].gen == self.gen {
-                i = (i + 1) & mask;
-            }
-            self.slots[i] = s;
-        }
+    /// The token whose id is `id`.
+    #[inline]
+    fn token(&mut self, id: u32) -> &mut TokSlot {
+        &mut self.slots[id as usize]
     }
 }
 
@@ -597,13 +599,12 @@ impl Vocab {
 struct GramSlot {
     key: u64,
     gen: u32,
-    clip: Clip,
+    id: u32,
 }
 
-/// The distinct hypothesis n-grams of one order n = 2..4 in one call, as a trie level: the
-/// n-gram `w1..wn` is the key `(id of w1..w(n-1), id of wn)`, where the id of a token is its
-/// [`Vocab`] id and the id of an n-gram is its slot in this table. The table is sized for the
-/// call before anything goes in (at most half full), so slots never move.
+/// The hypothesis n-grams of one order n = 2..4 that end with a token the hypothesis holds more
+/// than once, keyed `(id of w1..w(n-1), id of wn)` (open addressing, linear probing). The table
+/// is sized for the call before anything goes in, so it is at most half full.
 #[derive(Default, Clone, Debug)]
 struct GramTable {
     slots: Vec<GramSlot>,
@@ -617,7 +618,7 @@ fn gram_key(prefix: u32, last: u32) -> u64 {
 }
 
 impl GramTable {
-    /// Start of a call that inserts at most `n` n-grams.
+    /// Start of a call that inserts at most `n` keys.
     fn start(&mut self, n: usize) {
         let size = (2 * n).next_power_of_two().max(16);
         if self.slots.len() < size {
@@ -637,81 +638,68 @@ impl GramTable {
         let mut i = fold_mul(key ^ SEED, MUL) as usize & self.mask;
         loop {
             let s = &self.slots[i];
-            if s.gen != self.gen || s.key == key {
+            if (s.gen != self.gen) | (s.key == key) {
                 return i;
             }
             i = (i + 1) & self.mask;
         }
     }
 
-    /// One more hypothesis occurrence of `key`; returns its id.
+    /// The id stored for `key`, storing `id` if there is none (the slot is written either
+    /// way).
     #[inline]
-    fn insert(&mut self, key: u64) -> u32 {
+    fn get_or_insert(&mut self, key: u64, id: u32) -> u32 {
         let i = self.find(key);
         let gen = self.gen;
         let s = &mut self.slots[i];
-        if s.gen == gen {
-            s.clip.hyp += 1;
-        } else {
-            *s = GramSlot {
-                key,
-                gen,
-                clip: Clip {
-                    hyp: 1,
-                    ..Clip::default()
-                },
-            };
-        }
-        i as u32
+        let id = if s.gen == gen { s.id } else { id };
+        *s = GramSlot { key, gen, id };
+        id
     }
 
-    /// Id of `key`, or [`NONE`] when the hypothesis does not hold it.
+    /// The id stored for `key`, or [`NONE`].
     #[inline]
     fn get(&self, key: u64) -> u32 {
-        let i = self.find(key);
-        if self.slots[i].gen == self.gen {
-            i as u32
+        let s = &self.slots[self.find(key)];
+        if s.gen == self.gen {
+            s.id
         } else {
             NONE
         }
-    }
-
-    #[inline]
-    fn clip(&mut self, id: u32) -> &mut Clip {
-        &mut self.slots[id as usize].clip
     }
 }
 
 /// One more occurrence in reference `stamp` of a hypothesis n-gram; adds to `matched` while the
 /// running maximum over references stays within the hypothesis count, so that `matched` ends
-/// as the sum of `min(hyp count, max reference count)` (sacrebleu's clipped counts).
+/// as the sum of `min(hyp count, max reference count)` (sacrebleu's clipped counts). Written
+/// without branches: whether an n-gram repeats is data, not something to predict.
 #[inline]
 fn reference_hit(c: &mut Clip, stamp: u32, matched: &mut u64) {
-    if c.stamp != stamp {
-        c.stamp = stamp;
-        c.cur = 0;
-    }
-    c.cur += 1;
-    if c.cur > c.best {
-        c.best = c.cur;
-        if c.cur <= c.hyp {
-            *matched += 1;
-        }
-    }
+    let cur = if c.stamp == stamp { c.cur } else { 0 } + 1;
+    c.stamp = stamp;
+    c.cur = cur;
+    *matched += (cur > c.best && cur <= c.hyp) as u64;
+    c.best = c.best.max(cur);
 }
 
 /// Reusable buffers for scoring many segments.
 #[derive(Default, Clone, Debug)]
 pub struct Scratch {
-    lower: String,
-    tok: String,
-    clean: String,
-    spare: String,
+    bufs: TextBufs,
+    /// The tokens of the text at hand.
+    spans: Vec<Span>,
     vocab: Vocab,
-    /// Clipping state of the hypothesis tokens, by id.
-    unigrams: Vec<Clip>,
     /// The hypothesis as token ids.
     hyp_ids: Vec<u32>,
+    /// `ends[p + 1]`: the ids of the 1-, 2- and 3-grams ending at hypothesis position `p`;
+    /// `ends[0]` is all [`NONE`].
+    ends: Vec<[u32; 3]>,
+    /// `clips[p][k]`: clipping state of the (k+2)-gram whose id is `p`.
+    clips: Vec<[Clip; 3]>,
+    /// Positions whose token occurs more than once in the hypothesis.
+    repeated: Vec<u32>,
+    /// The reference at hand as token ids ([`NONE`] for tokens not in the hypothesis).
+    ref_ids: Vec<u32>,
     /// Orders 2, 3 and 4.
     grams: [GramTable; 3],
 }
@@ -725,55 +713,74 @@ impl Scratch {
 
     /// [`stats`] with reused buffers.
     ///
-    /// The hypothesis is read into token ids first, then its n-grams go into per-order tables
-    /// (a token's n-grams are found from the ids of the 1..3-grams ending just before it). Each
-    /// reference is then only looked up, n-gram by n-gram, and stops extending an n-gram as
-    /// soon as it is not in the hypothesis (nor is any longer one containing it).
+    /// The hypothesis is read into token ids first. The id of a 1-gram is its token id; the id
+    /// of a longer n-gram is the position where it first ends, found from its last token and
+    /// the id of the (n-1)-gram before it (a trie). When the last token occurs once in the
+    /// hypothesis, so does the n-gram, and its id is simply its position; only n-grams ending
+    /// with a repeated token go through a hash table. A reference is then looked up n-gram by
+    /// n-gram, the same way, and stops extending an n-gram as soon as it is not in the
+    /// hypothesis (nor is any longer one containing it).
     pub fn stats(&mut self, hyp: &str, refs: &[&str], opts: &BleuOptions) -> BleuStats {
         let mut st = BleuStats::default();
-        self.vocab.start();
-        self.unigrams.clear();
         self.hyp_ids.clear();
         let Scratch {
-            lower,
-            tok,
-            clean,
-            spare,
+            bufs,
+            spans,
             vocab,
-            unigrams,
             hyp_ids,
+            ends,
+            clips,
+            repeated,
+            ref_ids,
             grams,
         } = self;
-        each_token(hyp, opts, lower, tok, clean, spare, |t| {
-            let id = vocab.intern(t.as_bytes());
-            if id as usize == unigrams.len() {
-                unigrams.push(Clip::default());
-            }
-            unigrams[id as usize].hyp += 1;
-            hyp_ids.push(id);
-        });
-        let sys_len = hyp_ids.len();
-        for (k, g) in grams.iter_mut().enumerate() {
-            // Order k + 2 has `sys_len - k - 1` n-grams.
-            g.start(sys_len.saturating_sub(k + 1));
+        let text = tokens(hyp, opts, bufs, spans);
+        vocab.start(spans.len());
+        for (p, &(start, end)) in spans.iter().enumerate() {
+            hyp_ids.push(vocab.intern(&text[start..end], &text[start..], p as u32));
         }
-        let [g2, g3, g4] = grams;
-        // `prev[k]` is the id of the (k+1)-gram ending at the previous token.
-        let mut prev = [NONE; 3];
-        for &id in hyp_ids.iter() {
-            let mut here = [id, NONE, NONE];
-            if prev[0] != NONE {
-                here[1] = g2.insert(gram_key(prev[0], id));
-                if prev[1] != NONE {
-                    here[2] = g3.insert(gram_key(prev[1], id));
-                    if prev[2] != NONE {
-                        g4.insert(gram_key(prev[2], id));
-                    }
+        let m = hyp_ids.len();
+        // First every n-gram as if its last token were unique: its id is its position.
+        ends.clear();
+        ends.push([NONE; 3]);
+        repeated.clear();
+        repeated.resize(m, 0);
+        let mut n_repeated = 0;
+        for (p, &x) in hyp_ids.iter().enumerate() {
+            let at = |k: usize| if p >= k { p as u32 } else { NONE };
+            ends.push([x, at(1), at(2)]);
+            repeated[n_repeated] = p as u32;
+            n_repeated += (vocab.token(x).clip.hyp > 1) as usize;
+        }
+        let fresh = Clip {
+            hyp: 1,
+            ..Clip::default()
+        };
+        clips.clear();
+        clips.resize(m, [fresh; 3]);
+        // Then the n-grams ending with a repeated token, through the tables, in order (so that
+        // the id of the (n-1)-gram before is final).
+        for g in grams.iter_mut() {
+            g.start(n_repeated);
+        }
+        for &p in &repeated[..n_repeated] {
+            let p = p as usize;
+            let x = hyp_ids[p];
+            let before = ends[p];
+            for k in 0..3 {
+                let prefix = before[k];
+                if prefix == NONE {
+                    break;
+                }
+                let id = grams[k].get_or_insert(gram_key(prefix, x), p as u32);
+                // A new n-gram keeps the count of 1 it starts with.
+                clips[id as usize][k].hyp += (id as usize != p) as u32;
+                if k < 2 {
+                    ends[p + 1][k + 1] = id;
                 }
             }
-            prev = here;
         }
-        st.sys_len = sys_len as u64;
+        st.sys_len = m as u64;
         for (n, total) in st.totals.iter_mut().enumerate() {
             *total = st.sys_len.saturating_sub(n as u64);
         }
@@ -781,39 +788,56 @@ impl Scratch {
         let mut closest: Option<(u64, u64)> = None;
         for (r, text) in refs.iter().enumerate() {
             let stamp = r as u32 + 1;
-            let mut len = 0u64;
+            // The ids of the 1..3-grams ending at the previous token ([`NONE`] when not in the
+            // hypothesis).
             let mut prev = [NONE; 3];
             let matched = &mut st.counts;
-            each_token(text, opts, lower, tok, clean, spare, |t| {
-                len += 1;
-                let id = vocab.get(t.as_bytes());
-                let mut here = [id, NONE, NONE];
-                // An n-gram is in the hypothesis only if the (n-1)-gram it ends with is.
-                if id != NONE {
-                    reference_hit(&mut unigrams[id as usize], stamp, &mut matched[0]);
-                    if prev[0] != NONE {
-                        let b = g2.get(gram_key(prev[0], id));
-                        if b != NONE {
-                            reference_hit(g2.clip(b), stamp, &mut matched[1]);
-                            here[1] = b;
-                            if prev[1] != NONE {
-                                let c = g3.get(gram_key(prev[1], id));
-                                if c != NONE {
-                                    reference_hit(g3.clip(c), stamp, &mut matched[2]);
-                                    here[2] = c;
-                                    if prev[2] != NONE {
-                                        let d = g4.get(gram_key(prev[2], id));
-                                        if d != NONE {
-                                            reference_hit(g4.clip(d), stamp, &mut matched[3]);
-                                        }
-                                    }
-                                }
+            let text = tokens(text, opts, bufs, spans);
+            let len = spans.len() as u64;
+            // The token ids first, in a loop of their own, then the n-grams.
+            ref_ids.clear();
+            ref_ids.extend(
+                spans
+                    .iter()
+                    .map(|&(start, end)| vocab.get(&text[start..end], &text[start..])),
+            );
+            for &x in ref_ids.iter() {
+                let mut here = [x, NONE, NONE];
+                if x != NONE {
+                    let info = vocab.token(x);
+                    reference_hit(&mut info.clip, stamp, &mut matched[0]);
+                    if info.clip.hyp == 1 {
+                        // The only hypothesis n-grams ending with `x` end at `first`; the one
+                        // of order k + 2 is here when the (k+1)-grams before are the same.
+                        let first = info.first as usize;
+                        let before = ends[first];
+                        for k in 0..3 {
+                            if prev[k] == NONE || before[k] != prev[k] {
+                                break;
+                            }
+                            reference_hit(&mut clips[first][k], stamp, &mut matched[k + 1]);
+                            if k < 2 {
+                                here[k + 1] = first as u32;
+                            }
+                        }
+                    } else {
+                        for k in 0..3 {
+                            if prev[k] == NONE {
+                                break;
+                            }
+                            let id = grams[k].get(gram_key(prev[k], x));
+                            if id == NONE {
+                                break;
+                            }
+                            reference_hit(&mut clips[id as usize][k], stamp, &mut matched[k + 1]);
+                            if k < 2 {
+                                here[k + 1] = id;
                             }
                         }
                     }
                 }
                 prev = here;
-            });
+            }
             let diff = st.sys_len.abs_diff(len);
             closest = match closest {
                 Some((d, l)) if d < diff || (d == diff && l <= len) => Some((d, l)),
@@ -825,17 +849,30 @@ impl Scratch {
     }
 }
 
-/// sacrebleu's `_preprocess_segment` followed by `str.split()`: calls `f` on each token.
-fn each_token(
-    text: &str,
+/// Buffers for the preprocessed and tokenized text.
+#[derive(Default, Clone, Debug)]
+struct TextBufs {
+    lower: String,
+    tok: String,
+    clean: String,
+    spare: String,
+}
+
+/// sacrebleu's `_preprocess_segment` followed by `str.split()`: the tokens of `text` as spans
+/// (into `spans`, cleared first) of the returned text, which is `text` or one of the buffers.
+fn tokens<'a>(
+    text: &'a str,
     opts: &BleuOptions,
-    lower: &mut String,
-    tok: &mut String,
-    clean: &mut String,
-    spare: &mut String,
-    mut f: impl FnMut(&str),
-) {
-    let text = if opts.lowercase {
+    bufs: &'a mut TextBufs,
+    spans: &mut Vec<Span>,
+) -> &'a [u8] {
+    let TextBufs {
+        lower,
+        tok,
+        clean,
+        spare,
+    } = bufs;
+    let text: &'a str = if opts.lowercase {
         // Python's `str.lower()`, final sigma included; on ASCII both are the ASCII mapping.
         if text.is_ascii() {
             lower.clear();
@@ -844,20 +881,30 @@ fn each_token(
         } else {
             *lower = text.to_lowercase();
         }
-        lower.as_str()
+        lower
     } else {
         text
     };
     let text = text.trim_end_matches(|c| Whitespace::Python.is_space(c));
     match opts.tokenize {
-        BleuTokenizer::Tok13a => crate::text::sacrebleu::tokens_13a(text, clean, spare, f),
+        BleuTokenizer::Tok13a => tokens_13a(text, clean, spare, spans).as_bytes(),
         other => {
             other.tokenize_with(text, tok, spare);
-            for t in tok.split(|c| Whitespace::Python.is_space(c)) {
-                if !t.is_empty() {
-                    f(t);
+            spans.clear();
+            let mut start = None;
+            for (i, c) in tok.char_indices() {
+                if Whitespace::Python.is_space(c) {
+                    if let Some(s) = start.take() {
+                        spans.push((s, i));
+                    }
+                } else if start.is_none() {
+                    start = Some(i);
                 }
             }
+            if let Some(s) = start {
+                spans.push((s, tok.len()));
+            }
+            tok.as_bytes()
         }
     }
 }
@@ -984,6 +1031,71 @@ mod tests {
         }
     }
 
+    /// Tokens around the 8- and 16-byte marks of the table's words, some equal up to their
+    /// last byte, on every tokenizer.
+    #[test]
+    fn stats_equal_plain_counting_with_long_tokens() {
+        // Many tokens of one length sharing their first 16 bytes, so that some of them meet
+        // in the table.
+        let variants: Vec<String> = (0..40)
+            .map(|i| format!("0123456789abcdef~{i:02}"))
+            .collect();
+        let mut words = vec![
+            "a",
+            "the",
+            ",",
+            "abcdefgh",
+            "abcdefghi",
+            "abcdefghX",
+            "0123456789abcdef",
+            "0123456789abcdeF",
+            "0123456789abcdefg",
+            "0123456789abcdefh",
+            "0123456789abcdefghijklmnopqrstu1",
+            "0123456789abcdefghijklmnopqrstu2",
+            "ünïcødé-wörd",
+            "Straße.",
+        ];
+        words.extend(variants.iter().map(String::as_str));
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let tokenizers = [
+            BleuTokenizer::Tok13a,
+            BleuTokenizer::None,
+            BleuTokenizer::Char,
+            BleuTokenizer::Intl,
+        ];
+        let mut sc = Scratch::default();
+        for round in 0..1_200 {
+            let text = |next: &mut dyn FnMut(usize) -> usize| {
+                let k = next(30);
+                (0..k)
+                    .map(|_| words[next(words.len())])
+                    .collect::<Vec<_>>()
+                    .join([" ", "  ", "\u{a0}"][next(3)])
+            };
+            let hyp = text(&mut next);
+            let refs: Vec<String> = (0..next(3) + 1).map(|_| text(&mut next)).collect();
+            let refs: Vec<&str> = refs.iter().map(String::as_str).collect();
+            let opts = BleuOptions {
+                lowercase: round % 3 == 1,
+                tokenize: tokenizers[round % 4],
+                ..BleuOptions::default()
+            };
+            let want = naive_stats(&hyp, &refs, &opts);
+            assert_eq!(
+                sc.stats(&hyp, &refs, &opts),
+                want,
+                "{hyp:?} {refs:?} {opts:?}"
+            );
+        }
+    }
+
     #[test]
     fn long_texts_grow_the_tables() {
         let hyp: Vec<String> = (0..5_000).map(|i| format!("t{}", i % 1_500)).collect();
@@ -1006,40 +1118,5 @@ mod tests {
         for (h, r) in [("a b c d", "a b c"), ("x y", "y x"), ("a b c d", "a b c")] {
             assert_eq!(sc.bleu(h, &[r], &o), bleu(h, &[r], &o));
         }
-    }
-}
-
-#[cfg(test)]
-mod tmp_breakdown {
-    use super::*;
-    #[test]
-    #[ignore]
-    fn breakdown() {
-        let text = std::fs::read_to_string("/tmp/bleu_pairs.tsv").unwrap();
-        let pairs: Vec<(&str, &str)> = text.lines().filter_map(|l| l.split_once('\t')).take(2000).collect();
-        let o = BleuOptions::default();
-        let (mut c, mut s) = (String::new(), String::new());
-        let reps = 50;
-        let t = std::time::Instant::now();
-        let mut n = 0usize;
-        for _ in 0..reps { for (h, r) in &pairs {
-            crate::text::sacrebleu::tokens_13a(h, &mut c, &mut s, |t| n += t.len());
-            crate::text::sacrebleu::tokens_13a(r, &mut c, &mut s, |t| n += t.len());
-        }}
-        let tok = t.elapsed().as_secs_f64() / (reps * pairs.len()) as f64 * 1e6;
-        let mut sc = Scratch::default();
-        let t = std::time::Instant::now();
-        for _ in 0..reps { for (h, r) in &pairs {
-            sc.vocab.start();
-            let Scratch { clean, spare, vocab, .. } = &mut sc;
-            crate::text::sacrebleu::tokens_13a(h, clean, spare, |t| n += vocab.intern(t.as_bytes()) as usize);
-            crate::text::sacrebleu::tokens_13a(r, clean, spare, |t| n += vocab.get(t.as_bytes()) as usize);
-        }}
-        let voc = t.elapsed().as_secs_f64() / (reps * pairs.len()) as f64 * 1e6;
-        let t = std::time::Instant::now();
-        let mut x = 0.0;
-        for _ in 0..reps { for (h, r) in &pairs { x += sc.bleu(h, &[r], &o).score; }}
-        let full = t.elapsed().as_secs_f64() / (reps * pairs.len()) as f64 * 1e6;
-        println!("tokenize {tok:.3} us, +vocab {voc:.3} us, full {full:.3} us ({n} {x})");
     }
 }

@@ -177,33 +177,41 @@ fn clean_13a(text: &str, dst: &mut String, spare: &mut String) {
 
 fn tokenize_13a(text: &str, out: &mut String, tmp: &mut String) {
     out.clear();
-    let mut spare = String::new();
-    tokens_13a(text, tmp, &mut spare, |tok| {
+    let (mut spare, mut spans) = (String::new(), Vec::new());
+    let scanned = tokens_13a(text, tmp, &mut spare, &mut spans);
+    for &(start, end) in &spans {
         if !out.is_empty() {
             out.push(' ');
         }
-        out.push_str(tok);
-    });
+        out.push_str(&scanned[start..end]);
+    }
 }
 
-/// Calls `f` on each token of the `13a` tokenization of `text`, in order: the pieces that
-/// [`BleuTokenizer::Tok13a`]'s output would hold between single spaces. `clean` and `spare`
-/// hold the cleaned text when step 1 changes anything.
+/// A token as the byte range `start..end` of the text it was cut from.
+pub(crate) type Span = (usize, usize);
+
+/// The tokens of the `13a` tokenization of `text`, in order, as spans of the returned text
+/// (`text` itself or its cleaned copy in `clean`; `spare` is scratch space): the pieces that
+/// [`BleuTokenizer::Tok13a`]'s output would hold between single spaces. `spans` is cleared
+/// first. Every span starts and ends on a character boundary.
 ///
 /// Step 1 can only change a text holding `<`, `\n` or `&`; any other text is scanned as it
 /// is. Steps 2 and 3 are one left-to-right scan (see [`scan_13a`]).
-pub(crate) fn tokens_13a(
-    text: &str,
-    clean: &mut String,
+pub(crate) fn tokens_13a<'a>(
+    text: &'a str,
+    clean: &'a mut String,
     spare: &mut String,
-    mut f: impl FnMut(&str),
-) {
-    if memchr::memchr3(b'<', b'\n', b'&', text.as_bytes()).is_some() {
+    spans: &mut Vec<Span>,
+) -> &'a str {
+    spans.clear();
+    let text: &'a str = if memchr::memchr3(b'<', b'\n', b'&', text.as_bytes()).is_some() {
         clean_13a(text, clean, spare);
-        scan_13a(clean, &mut f);
+        clean
     } else {
-        scan_13a(text, &mut f);
-    }
+        text
+    };
+    scan_13a(text, spans);
+    text
 }
 
 // Byte classes of the fused scan.
@@ -253,10 +261,11 @@ const CLASS_13A: [u8; 256] = {
 /// The text is read in blocks of 64 bytes: a branch-free pass marks the bytes that are not
 /// [`PLAIN`] in a bit mask, and only those are visited, so the loop runs once per word
 /// boundary rather than once per byte.
-fn scan_13a(text: &str, f: &mut impl FnMut(&str)) {
+fn scan_13a(text: &str, spans: &mut Vec<Span>) {
     let b = text.as_bytes();
     let mut word = 0;
-    let mut punct = false;
+    // How many of `.`, `,` and `-` the current word holds.
+    let mut punct = 0u32;
     let mut base = 0;
     for block in b.chunks(64) {
         let mut mask = special_mask(block);
@@ -264,16 +273,16 @@ fn scan_13a(text: &str, f: &mut impl FnMut(&str)) {
             let i = base + mask.trailing_zeros() as usize;
             mask &= mask - 1;
             match CLASS_13A[b[i] as usize] {
-                PUNCT => punct = true,
+                PUNCT => punct += 1,
                 SPACE => {
-                    emit_word_13a(&text[word..i], punct, f);
-                    punct = false;
+                    emit_word_13a(b, word, i, punct, spans);
+                    punct = 0;
                     word = i + 1;
                 }
                 SYMBOL => {
-                    emit_word_13a(&text[word..i], punct, f);
-                    punct = false;
-                    f(&text[i..i + 1]);
+                    emit_word_13a(b, word, i, punct, spans);
+                    punct = 0;
+                    spans.push((i, i + 1));
                     word = i + 1;
                 }
                 _ => {
@@ -281,8 +290,8 @@ fn scan_13a(text: &str, f: &mut impl FnMut(&str)) {
                     // are not marked (they are continuation bytes).
                     let c = text[i..].chars().next().unwrap_or('\0');
                     if Whitespace::Python.is_space(c) {
-                        emit_word_13a(&text[word..i], punct, f);
-                        punct = false;
+                        emit_word_13a(b, word, i, punct, spans);
+                        punct = 0;
                         word = i + c.len_utf8();
                     }
                 }
@@ -290,32 +299,69 @@ fn scan_13a(text: &str, f: &mut impl FnMut(&str)) {
         }
         base += block.len();
     }
-    emit_word_13a(&text[word..], punct, f);
+    emit_word_13a(b, word, b.len(), punct, spans);
 }
 
-/// Bit `j` set when `block[j]` (at most 64 bytes) is not [`PLAIN`].
+/// 1 for the bytes that are not [`PLAIN`].
+const SPECIAL_13A: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = (CLASS_13A[i] != PLAIN) as u8;
+        i += 1;
+    }
+    t
+};
+
+/// Bit `j` set when `block[j]` (at most 64 bytes) is not [`PLAIN`]; eight bytes at a time,
+/// with constant shifts.
 #[inline]
 fn special_mask(block: &[u8]) -> u64 {
+    let bit = |c: u8, j: usize| (SPECIAL_13A[c as usize] as u64) << j;
     let mut mask = 0u64;
-    for (j, &c) in block.iter().enumerate() {
-        mask |= ((CLASS_13A[c as usize] != PLAIN) as u64) << j;
+    let mut chunks = block.chunks_exact(8);
+    let mut base = 0;
+    for c in &mut chunks {
+        let m = bit(c[0], 0)
+            | bit(c[1], 1)
+            | bit(c[2], 2)
+            | bit(c[3], 3)
+            | bit(c[4], 4)
+            | bit(c[5], 5)
+            | bit(c[6], 6)
+            | bit(c[7], 7);
+        mask |= m << base;
+        base += 8;
+    }
+    for (j, &c) in chunks.remainder().iter().enumerate() {
+        mask |= bit(c, base + j);
     }
     mask
 }
 
+/// The word `text[start..end]`, holding `punct` of `.`, `,` and `-`, split by rules 2-4.
 #[inline]
-fn emit_word_13a(word: &str, punct: bool, f: &mut impl FnMut(&str)) {
-    if word.is_empty() {
+fn emit_word_13a(text: &[u8], start: usize, end: usize, punct: u32, spans: &mut Vec<Span>) {
+    if start >= end {
         return;
     }
-    if punct {
-        split_word_13a(word, f);
+    if punct == 0 {
+        spans.push((start, end));
+    } else if punct == 1 && matches!(text[end - 1], b'.' | b',') {
+        // The commonest case, a word ending with its only `.` or `,`, which rules 2 and 3 cut
+        // off whatever precedes it (see [`split_word_13a`]: a run of one at the end is always
+        // cut on both sides).
+        if end - 1 > start {
+            spans.push((start, end - 1));
+        }
+        spans.push((end - 1, end));
     } else {
-        f(word);
+        split_word_13a(text, start, end, spans);
     }
 }
 
-/// Rules 2-4 on one word (no whitespace, no symbol), as the token pieces they leave.
+/// Rules 2-4 on one word, `text[w..end]` (no whitespace, no symbol), as the token pieces they
+/// leave.
 ///
 /// What the three sequential `re.sub` passes do, worked out per character (a "gap" is a place
 /// where some pass inserts a space; `D` is an ASCII digit, `P` is `.` or `,`):
@@ -332,13 +378,13 @@ fn emit_word_13a(word: &str, punct: bool, f: &mut impl FnMut(&str)) {
 /// * Rules 2 and 3 only insert spaces next to P's, so rule 4 sees every original `D-` pair
 ///   (and `-` is never the first character of its pattern, so no match hides another): each
 ///   `-` after a digit is cut out.
-fn split_word_13a(w: &str, f: &mut impl FnMut(&str)) {
-    let s = w.as_bytes();
+fn split_word_13a(text: &[u8], w: usize, end: usize, spans: &mut Vec<Span>) {
+    let s = &text[w..end];
     let n = s.len();
     let mut start = 0;
     let mut cut = |g: usize, start: &mut usize| {
         if g > *start {
-            f(&w[*start..g]);
+            spans.push((w + *start, w + g));
         }
         *start = g;
     };
@@ -649,6 +695,31 @@ mod tests {
                     code /= alphabet.len();
                 }
                 assert_eq!(t(&s), t_ref(&s), "{s:?}");
+            }
+        }
+    }
+
+    /// Words, whitespace characters and `.,-` across the scan's 64-byte blocks.
+    #[test]
+    fn fused_13a_equals_reference_across_blocks() {
+        let tails = [
+            "\u{3000}b c",
+            "\u{a0}x",
+            "\u{2028}\u{2029}y",
+            ". z",
+            "1.5,",
+            "a-1-b",
+            "3,- q",
+            ", , .",
+            "é.",
+            "’s end.",
+        ];
+        for head in ["a", "1", " ", "a."] {
+            for k in 40..140 {
+                for tail in tails {
+                    let s = format!("{}{tail}", head.repeat(k));
+                    assert_eq!(t(&s), t_ref(&s), "{s:?}");
+                }
             }
         }
     }

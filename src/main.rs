@@ -114,6 +114,10 @@ struct CompareArgs {
     /// crosses it and the change is significant. Repeatable.
     #[arg(long = "fail-if")]
     fail_if: Vec<String>,
+    /// Gates from a TOML file: `fail_if = ["rouge.rougeL.fmeasure < -0.01", "mrr < -0.02"]`
+    /// (added to any --fail-if).
+    #[arg(long)]
+    gates: Option<PathBuf>,
     /// Write the HTML report here.
     #[arg(long)]
     html: Option<PathBuf>,
@@ -150,8 +154,11 @@ fn compare_options(stats: &StatsArgs, top: usize) -> Result<CompareOptions, Stri
 }
 
 fn compare(args: CompareArgs) -> Result<bool, String> {
-    let gates = args
-        .fail_if
+    let mut gate_texts = args.fail_if.clone();
+    if let Some(path) = &args.gates {
+        gate_texts.extend(cli_compare::read_gates(path)?);
+    }
+    let gates = gate_texts
         .iter()
         .map(|g| Gate::parse(g))
         .collect::<Result<Vec<_>, _>>()?;

@@ -174,6 +174,13 @@ fn the_gate_fails_only_on_a_significant_crossing() {
     assert_eq!(o.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(stderr.starts_with("gate failed: quoted_spans.score delta -0."), "{stderr}");
+    // The same gate from a file.
+    let gates = dir.join("gates.toml");
+    std::fs::write(&gates, "fail_if = [\"quoted_spans.score < -0.05\"]\n").unwrap();
+    let mut args = base.to_vec();
+    args.extend(["--gates", gates.to_str().unwrap()]);
+    let o = Command::new(bin()).args(&args).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
     // BLEU moves too little to be significant: the gate passes.
     let mut args = base.to_vec();
     args.extend(["--fail-if", "bleu < -0.001"]);

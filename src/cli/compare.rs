@@ -195,3 +195,27 @@ pub fn summary(
     }
     Ok(text)
 }
+
+/// The gates of a TOML file: `fail_if = ["METRIC OP VALUE", ...]`; any other key is an error.
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("gates-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("gates.toml");
+/// std::fs::write(&path, "fail_if = [\"mrr < -0.02\"]").unwrap();
+/// assert_eq!(polars_rag::cli::compare::read_gates(&path).unwrap(), vec!["mrr < -0.02"]);
+/// std::fs::write(&path, "fail = []").unwrap();
+/// assert!(polars_rag::cli::compare::read_gates(&path).is_err());
+/// ```
+pub fn read_gates(path: &Path) -> Result<Vec<String>, String> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct GateFile {
+        fail_if: Vec<String>,
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read gates {}: {e}", path.display()))?;
+    let file: GateFile =
+        toml::from_str(&text).map_err(|e| format!("invalid gates file {}: {e}", path.display()))?;
+    Ok(file.fail_if)
+}

@@ -40,7 +40,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Score a run table: one output row per input row, input keys kept, summary on stdout.
+    /// Score a run table (one row per golden question with --golden; spans checked with
+    /// --corpus): writes a scores table, prints a summary.
     #[command(after_help = EXAMPLES)]
     Score(ScoreArgs),
     /// Score the bundled demo runs and compare them (what running with no arguments does).

@@ -194,10 +194,7 @@ fn mean(v: &[f64]) -> f64 {
 
 /// Histogram of deltas over a range symmetric around 0.
 fn histogram(deltas: &[f64]) -> (Vec<usize>, f64) {
-    let range = deltas
-        .iter()
-        .fold(0.0f64, |m, d| m.max(d.abs()))
-        .max(1e-9);
+    let range = deltas.iter().fold(0.0f64, |m, d| m.max(d.abs())).max(1e-9);
     let mut bins = vec![0usize; HISTOGRAM_BINS];
     for d in deltas {
         let x = (d + range) / (2.0 * range) * HISTOGRAM_BINS as f64;
@@ -374,7 +371,9 @@ impl Gate {
     /// assert!(Gate::parse("mrr -0.02").is_err());
     /// ```
     pub fn parse(text: &str) -> Result<Gate, String> {
-        let bad = || format!("gate '{text}': expected METRIC OP VALUE with OP one of < <= > >=, e.g. \"mrr < -0.01\"");
+        let bad = || {
+            format!("gate '{text}': expected METRIC OP VALUE with OP one of < <= > >=, e.g. \"mrr < -0.01\"")
+        };
         for op in ["<=", ">=", "<", ">"] {
             if let Some((metric, value)) = text.split_once(op) {
                 let metric = metric.trim();
@@ -412,12 +411,25 @@ pub fn check_gates(gates: &[Gate], rows: &[MetricComparison]) -> Result<Vec<Stri
     for g in gates {
         let row = rows.iter().find(|r| r.metric == g.metric).ok_or_else(|| {
             let known: Vec<&str> = rows.iter().map(|r| r.metric.as_str()).collect();
-            format!("gate '{} {} {}': no metric '{}' (compared: {})", g.metric, g.op, g.threshold, g.metric, known.join(", "))
+            format!(
+                "gate '{} {} {}': no metric '{}' (compared: {})",
+                g.metric,
+                g.op,
+                g.threshold,
+                g.metric,
+                known.join(", ")
+            )
         })?;
         if g.trips(row) {
             reasons.push(format!(
                 "{} delta {:+.4} [{:+.4}, {:+.4}] {} {} (p = {:.4})",
-                g.metric, row.delta, row.ci_low, row.ci_high, g.op, g.threshold, row.p_randomization
+                g.metric,
+                row.delta,
+                row.ci_low,
+                row.ci_high,
+                g.op,
+                g.threshold,
+                row.p_randomization
             ));
         }
     }
@@ -432,7 +444,11 @@ mod tests {
     fn counts_pairs_and_skips_missing_values() {
         let b = vec![0.5, f64::NAN, 0.2, 0.7];
         let c = vec![0.6, 0.9, 0.2, 0.1];
-        let rows = compare_metrics(&[MetricValues::mean("m", b.clone(), c.clone())], None, &Default::default());
+        let rows = compare_metrics(
+            &[MetricValues::mean("m", b.clone(), c.clone())],
+            None,
+            &Default::default(),
+        );
         let r = &rows[0];
         assert_eq!((r.n, r.improved, r.regressed, r.unchanged), (3, 1, 1, 1));
         assert!((r.delta - (0.1 + 0.0 - 0.6) / 3.0).abs() < 1e-12);
@@ -460,7 +476,11 @@ mod tests {
     fn gates_need_a_crossing_and_significance() {
         let b: Vec<f64> = (0..400).map(|i| 0.6 + 0.1 * (i as f64).sin()).collect();
         let c: Vec<f64> = b.iter().map(|v| v - 0.05).collect();
-        let rows = compare_metrics(&[MetricValues::mean("rouge", b, c)], None, &Default::default());
+        let rows = compare_metrics(
+            &[MetricValues::mean("rouge", b, c)],
+            None,
+            &Default::default(),
+        );
         let trip = Gate::parse("rouge < -0.01").unwrap();
         let lenient = Gate::parse("rouge < -0.1").unwrap();
         assert_eq!(check_gates(&[trip, lenient], &rows).unwrap().len(), 1);

@@ -4,14 +4,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use polars_rag::cli::compare::{self as cli_compare, CompareJob};
 use polars_rag::cli::config::Columns;
 use polars_rag::cli::config::ScoreConfig;
-use polars_rag::cli::demo_dir;
-use polars_rag::cli::compare::{self as cli_compare, CompareJob};
 use polars_rag::cli::corpus::SpanUnit;
-use polars_rag::compare::{CompareOptions, Gate};
+use polars_rag::cli::demo_dir;
 use polars_rag::cli::score::{self, InvalidSpans, ScoreJob};
 use polars_rag::cli::validate::{self, ValidateJob};
+use polars_rag::compare::{CompareOptions, Gate};
 use polars_rag::registry;
 use polars_rag::text::quotes::QuoteStyle;
 
@@ -143,7 +143,10 @@ struct SummaryArgs {
 
 fn compare_options(stats: &StatsArgs, top: usize) -> Result<CompareOptions, String> {
     if !(stats.confidence > 0.0 && stats.confidence < 1.0) {
-        return Err(format!("--confidence must be in (0, 1), got {}", stats.confidence));
+        return Err(format!(
+            "--confidence must be in (0, 1), got {}",
+            stats.confidence
+        ));
     }
     Ok(CompareOptions {
         resamples: stats.resamples,
@@ -327,10 +330,18 @@ fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
         Some("codepoints") | None => SpanUnit::CodePoints,
         Some(other) => return Err(format!("unit must be codepoints or bytes, got '{other}'")),
     };
-    let invalid_spans = match args.invalid_spans.as_deref().or(cfg.invalid_spans.as_deref()) {
+    let invalid_spans = match args
+        .invalid_spans
+        .as_deref()
+        .or(cfg.invalid_spans.as_deref())
+    {
         Some("null") => InvalidSpans::Null,
         Some("error") | None => InvalidSpans::Error,
-        Some(other) => return Err(format!("invalid_spans must be error or null, got '{other}'")),
+        Some(other) => {
+            return Err(format!(
+                "invalid_spans must be error or null, got '{other}'"
+            ))
+        }
     };
     let columns = cfg.columns;
     Ok(ScoreJob {
@@ -405,8 +416,13 @@ fn main() -> ExitCode {
             Err(e) => Err(e),
         },
         Some(Command::Summary(args)) => compare_options(&args.stats, 0).and_then(|o| {
-            let text = cli_compare::summary(&args.scores, args.stats.by.as_deref(), &o, args.out.as_deref())
-                .map_err(|e| e.to_string())?;
+            let text = cli_compare::summary(
+                &args.scores,
+                args.stats.by.as_deref(),
+                &o,
+                args.out.as_deref(),
+            )
+            .map_err(|e| e.to_string())?;
             print!("{text}");
             Ok(())
         }),
@@ -415,7 +431,11 @@ fn main() -> ExitCode {
                 golden: args.golden,
                 corpus: args.corpus,
                 id: args.id_col,
-                unit: if args.unit == "bytes" { SpanUnit::Bytes } else { SpanUnit::CodePoints },
+                unit: if args.unit == "bytes" {
+                    SpanUnit::Bytes
+                } else {
+                    SpanUnit::CodePoints
+                },
             };
             match validate::run(&job) {
                 Ok(report) => {

@@ -32,7 +32,9 @@ fn run(args: &[&str]) -> (bool, String, String) {
 }
 
 fn read(path: &Path) -> DataFrame {
-    ParquetReader::new(std::fs::File::open(path).unwrap()).finish().unwrap()
+    ParquetReader::new(std::fs::File::open(path).unwrap())
+        .finish()
+        .unwrap()
 }
 
 /// Scores run_a and run_b of the demo against the golden table, compares them, and checks the
@@ -40,14 +42,40 @@ fn read(path: &Path) -> DataFrame {
 #[test]
 fn compare_scores_runs_against_the_golden_table_and_reports() {
     let dir = temp_dir("compare");
-    let (html, json, parquet) = (dir.join("report.html"), dir.join("summary.json"), dir.join("summary.parquet"));
+    let (html, json, parquet) = (
+        dir.join("report.html"),
+        dir.join("summary.json"),
+        dir.join("summary.parquet"),
+    );
     let scores_dir = dir.join("scores");
-    let (golden, corpus, a, b) = (demo("golden.parquet"), demo("corpus.parquet"), demo("run_a.parquet"), demo("run_b.parquet"));
+    let (golden, corpus, a, b) = (
+        demo("golden.parquet"),
+        demo("corpus.parquet"),
+        demo("run_a.parquet"),
+        demo("run_b.parquet"),
+    );
     let args = [
-        "compare", "--golden", &golden, "--corpus", &corpus, "--baseline", &a, "--candidate", &b,
-        "--scores-dir", scores_dir.to_str().unwrap(), "--by", "segment", "--seed", "7",
-        "--html", html.to_str().unwrap(), "--json", json.to_str().unwrap(),
-        "--parquet", parquet.to_str().unwrap(),
+        "compare",
+        "--golden",
+        &golden,
+        "--corpus",
+        &corpus,
+        "--baseline",
+        &a,
+        "--candidate",
+        &b,
+        "--scores-dir",
+        scores_dir.to_str().unwrap(),
+        "--by",
+        "segment",
+        "--seed",
+        "7",
+        "--html",
+        html.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+        "--parquet",
+        parquet.to_str().unwrap(),
     ];
     let (ok, stdout, stderr) = run(&args);
     assert!(ok, "{stderr}");
@@ -65,13 +93,22 @@ fn compare_scores_runs_against_the_golden_table_and_reports() {
         .collect()
         .unwrap();
     let row = |metric: &str, field: &str| -> f64 {
-        let f = overall.clone().lazy().filter(col("metric").eq(lit(metric))).collect().unwrap();
+        let f = overall
+            .clone()
+            .lazy()
+            .filter(col("metric").eq(lit(metric)))
+            .collect()
+            .unwrap();
         f.column(field).unwrap().f64().unwrap().get(0).unwrap()
     };
     let joined = sa
         .select(["query_id", "bleu"])
         .unwrap()
-        .inner_join(&sb.select(["query_id", "bleu"]).unwrap(), ["query_id"], ["query_id"])
+        .inner_join(
+            &sb.select(["query_id", "bleu"]).unwrap(),
+            ["query_id"],
+            ["query_id"],
+        )
         .unwrap();
     let pairs: Vec<(f64, f64)> = joined
         .column("bleu")
@@ -87,11 +124,21 @@ fn compare_scores_runs_against_the_golden_table_and_reports() {
     let cand: Vec<f64> = pairs.iter().map(|p| p.1).collect();
     assert!((row("bleu", "baseline") - mean(&base)).abs() < 1e-12);
     assert!((row("bleu", "candidate") - mean(&cand)).abs() < 1e-12);
-    assert!(row("bleu", "ci_low") <= row("bleu", "delta") && row("bleu", "delta") <= row("bleu", "ci_high"));
+    assert!(
+        row("bleu", "ci_low") <= row("bleu", "delta")
+            && row("bleu", "delta") <= row("bleu", "ci_high")
+    );
     // Corpus BLEU of the baseline equals what `score` reported for the same table.
     let (_, score_out, _) = run(&[
-        "score", "--golden", &golden, "--run", &a, "--out", dir.join("a.parquet").to_str().unwrap(),
-        "--metrics", "corpus_bleu",
+        "score",
+        "--golden",
+        &golden,
+        "--run",
+        &a,
+        "--out",
+        dir.join("a.parquet").to_str().unwrap(),
+        "--metrics",
+        "corpus_bleu",
     ]);
     let reported: f64 = score_out
         .lines()
@@ -100,9 +147,21 @@ fn compare_scores_runs_against_the_golden_table_and_reports() {
         .unwrap()
         .parse()
         .unwrap();
-    assert!((row("corpus_bleu", "baseline") - reported).abs() < 5e-5, "{reported}");
+    assert!(
+        (row("corpus_bleu", "baseline") - reported).abs() < 5e-5,
+        "{reported}"
+    );
     // Segments partition the items.
-    let segs = summary.clone().lazy().filter(col("segment").neq(lit("all")).and(col("metric").eq(lit("bleu")))).collect().unwrap();
+    let segs = summary
+        .clone()
+        .lazy()
+        .filter(
+            col("segment")
+                .neq(lit("all"))
+                .and(col("metric").eq(lit("bleu"))),
+        )
+        .collect()
+        .unwrap();
     let n: u64 = segs.column("n").unwrap().u64().unwrap().sum().unwrap();
     assert_eq!(n as usize, pairs.len());
 
@@ -111,16 +170,35 @@ fn compare_scores_runs_against_the_golden_table_and_reports() {
     let value: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(value["comparison"]["options"]["seed"], 7);
     assert_eq!(value["comparison"]["options"]["resamples"], 1000);
-    assert!(value["signatures"]["bleu"].as_str().unwrap().contains("tok:13a"));
+    assert!(value["signatures"]["bleu"]
+        .as_str()
+        .unwrap()
+        .contains("tok:13a"));
     assert!(dir.join("summary.regressions.parquet").is_file());
 
     // The same seed gives the same numbers.
     let (_, again, _) = run(&args);
-    assert_eq!(stdout.lines().filter(|l| l.starts_with('|')).collect::<Vec<_>>(), again.lines().filter(|l| l.starts_with('|')).collect::<Vec<_>>());
+    assert_eq!(
+        stdout
+            .lines()
+            .filter(|l| l.starts_with('|'))
+            .collect::<Vec<_>>(),
+        again
+            .lines()
+            .filter(|l| l.starts_with('|'))
+            .collect::<Vec<_>>()
+    );
 
     let page = std::fs::read_to_string(&html).unwrap();
-    assert!(page.contains("<svg") && page.contains("id=\"regressions\"") && page.contains("class=\"heat\""));
-    assert!(!page.contains("http://") && !page.contains("https://") && !page.contains("<script"), "self-contained");
+    assert!(
+        page.contains("<svg")
+            && page.contains("id=\"regressions\"")
+            && page.contains("class=\"heat\"")
+    );
+    assert!(
+        !page.contains("http://") && !page.contains("https://") && !page.contains("<script"),
+        "self-contained"
+    );
     render_in_chromium(&html, &dir);
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -130,42 +208,84 @@ fn compare_scores_runs_against_the_golden_table_and_reports() {
 fn render_in_chromium(html: &Path, dir: &Path) {
     let Some(chromium) = ["chromium", "chromium-browser", "google-chrome"]
         .into_iter()
-        .find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()))
+        .find(|c| {
+            Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
     else {
         eprintln!("note: no Chromium on this machine; the report was not rendered (scripts/test.sh installs it)");
         return;
     };
     let url = format!("file://{}", html.display());
-    let common = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"];
+    let common = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+    ];
     let dom = Command::new(chromium)
         .args(common)
         .args(["--dump-dom", &url])
         .output()
         .unwrap();
-    assert!(dom.status.success(), "{}", String::from_utf8_lossy(&dom.stderr));
+    assert!(
+        dom.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dom.stderr)
+    );
     let dom = String::from_utf8_lossy(&dom.stdout);
-    assert!(dom.matches("<svg").count() >= 2, "the delta chart and histograms render");
-    assert!(dom.contains("<circle") && dom.contains("<rect"), "markers and bars render");
+    assert!(
+        dom.matches("<svg").count() >= 2,
+        "the delta chart and histograms render"
+    );
+    assert!(
+        dom.contains("<circle") && dom.contains("<rect"),
+        "markers and bars render"
+    );
     assert!(dom.contains("Regressed items") && dom.contains("Delta by segment"));
     let shot = dir.join("report.png");
     let out = Command::new(chromium)
         .args(common)
-        .args(["--window-size=1200,2400", &format!("--screenshot={}", shot.display()), &url])
+        .args([
+            "--window-size=1200,2400",
+            &format!("--screenshot={}", shot.display()),
+            &url,
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let png = std::fs::read(&shot).unwrap();
-    assert!(png.starts_with(b"\x89PNG") && png.len() > 20_000, "a screenshot with content");
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 20_000,
+        "a screenshot with content"
+    );
 }
 
 #[test]
 fn the_gate_fails_only_on_a_significant_crossing() {
     let dir = temp_dir("gate");
     let scores = dir.join("scores");
-    let (golden, a, b) = (demo("golden.parquet"), demo("run_a.parquet"), demo("run_b.parquet"));
+    let (golden, a, b) = (
+        demo("golden.parquet"),
+        demo("run_a.parquet"),
+        demo("run_b.parquet"),
+    );
     let base = [
-        "compare", "--golden", golden.as_str(), "--baseline", a.as_str(), "--candidate", b.as_str(),
-        "--scores-dir", scores.to_str().unwrap(),
+        "compare",
+        "--golden",
+        golden.as_str(),
+        "--baseline",
+        a.as_str(),
+        "--candidate",
+        b.as_str(),
+        "--scores-dir",
+        scores.to_str().unwrap(),
     ];
     // run_b invents and edits quotes: quoted_spans drops significantly.
     let mut args = base.to_vec();
@@ -173,14 +293,22 @@ fn the_gate_fails_only_on_a_significant_crossing() {
     let o = Command::new(bin()).args(&args).output().unwrap();
     assert_eq!(o.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(stderr.starts_with("gate failed: quoted_spans.score delta -0."), "{stderr}");
+    assert!(
+        stderr.starts_with("gate failed: quoted_spans.score delta -0."),
+        "{stderr}"
+    );
     // The same gate from a file.
     let gates = dir.join("gates.toml");
     std::fs::write(&gates, "fail_if = [\"quoted_spans.score < -0.05\"]\n").unwrap();
     let mut args = base.to_vec();
     args.extend(["--gates", gates.to_str().unwrap()]);
     let o = Command::new(bin()).args(&args).output().unwrap();
-    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     // BLEU moves too little to be significant: the gate passes.
     let mut args = base.to_vec();
     args.extend(["--fail-if", "bleu < -0.001"]);
@@ -189,7 +317,10 @@ fn the_gate_fails_only_on_a_significant_crossing() {
     let mut args = base.to_vec();
     args.extend(["--fail-if", "bleu -0.001"]);
     let (ok, _, stderr) = run(&args);
-    assert!(!ok && stderr.contains("expected METRIC OP VALUE"), "{stderr}");
+    assert!(
+        !ok && stderr.contains("expected METRIC OP VALUE"),
+        "{stderr}"
+    );
     let mut args = base.to_vec();
     args.extend(["--fail-if", "blue < 0"]);
     let (ok, _, stderr) = run(&args);
@@ -213,20 +344,57 @@ fn items_match_on_id_and_sample_and_mismatches_are_reported() {
         "mrr" => [1.0, 1.0, 0.5, 0.0],
     )
     .unwrap();
-    ParquetWriter::new(std::fs::File::create(&pa).unwrap()).finish(&mut a).unwrap();
-    ParquetWriter::new(std::fs::File::create(&pb).unwrap()).finish(&mut b).unwrap();
-    let (ok, stdout, stderr) = run(&["compare", "--baseline", pa.to_str().unwrap(), "--candidate", pb.to_str().unwrap()]);
+    ParquetWriter::new(std::fs::File::create(&pa).unwrap())
+        .finish(&mut a)
+        .unwrap();
+    ParquetWriter::new(std::fs::File::create(&pb).unwrap())
+        .finish(&mut b)
+        .unwrap();
+    let (ok, stdout, stderr) = run(&[
+        "compare",
+        "--baseline",
+        pa.to_str().unwrap(),
+        "--candidate",
+        pb.to_str().unwrap(),
+    ]);
     assert!(ok, "{stderr}");
-    assert!(stdout.contains("3 items matched on query_id + sample"), "{stdout}");
-    assert!(stdout.contains("1 items only in the baseline (not compared), e.g. q3/0"), "{stdout}");
-    assert!(stdout.contains("1 items only in the candidate (not compared), e.g. q4/0"), "{stdout}");
-    assert!(stdout.contains("| mrr | 3 | 0.5833 | 0.8333 | +0.2500 |"), "{stdout}");
+    assert!(
+        stdout.contains("3 items matched on query_id + sample"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("1 items only in the baseline (not compared), e.g. q3/0"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("1 items only in the candidate (not compared), e.g. q4/0"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("| mrr | 3 | 0.5833 | 0.8333 | +0.2500 |"),
+        "{stdout}"
+    );
     // Without the sample column the ids repeat: an error that says how to fix it.
     let mut a2 = a.drop("sample").unwrap();
-    ParquetWriter::new(std::fs::File::create(&pa).unwrap()).finish(&mut a2).unwrap();
-    let (ok, _, stderr) = run(&["compare", "--baseline", pa.to_str().unwrap(), "--candidate", pb.to_str().unwrap()]);
-    assert!(!ok && stderr.contains("keys occur more than once in the baseline table") && stderr.contains("'sample'"), "{stderr}");
+    ParquetWriter::new(std::fs::File::create(&pa).unwrap())
+        .finish(&mut a2)
+        .unwrap();
+    let (ok, _, stderr) = run(&[
+        "compare",
+        "--baseline",
+        pa.to_str().unwrap(),
+        "--candidate",
+        pb.to_str().unwrap(),
+    ]);
+    assert!(
+        !ok && stderr.contains("keys occur more than once in the baseline table")
+            && stderr.contains("'sample'"),
+        "{stderr}"
+    );
     let (ok, stdout, _) = run(&["summary", pb.to_str().unwrap(), "--resamples", "200"]);
-    assert!(ok && stdout.contains("| all | mrr | 4 | 0.6250 |"), "{stdout}");
+    assert!(
+        ok && stdout.contains("| all | mrr | 4 | 0.6250 |"),
+        "{stdout}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

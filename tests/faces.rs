@@ -434,18 +434,26 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             "answer_completeness" => expr::answer_completeness(col("answer"), col("sources")),
             "citation_indicators" => expr::citation_indicators(col("answer"), Default::default()),
             "checks" => expr::checks(col("answer"), col("checks")),
-            "precision_at_k" => expr::precision_at_k(col("sources"), col("sources"), Default::default()),
+            "precision_at_k" => {
+                expr::precision_at_k(col("sources"), col("sources"), Default::default())
+            }
             "recall_at_k" => expr::recall_at_k(col("sources"), col("sources"), Default::default()),
             "f1_at_k" => expr::f1_at_k(col("sources"), col("sources"), Default::default()),
-            "hybrid_log_rank" => expr::hybrid_log_rank(col("sources"), col("sources"), Default::default()),
-            "hit_rate_at_k" => expr::hit_rate_at_k(col("sources"), col("sources"), Default::default()),
+            "hybrid_log_rank" => {
+                expr::hybrid_log_rank(col("sources"), col("sources"), Default::default())
+            }
+            "hit_rate_at_k" => {
+                expr::hit_rate_at_k(col("sources"), col("sources"), Default::default())
+            }
             "mrr" => expr::mrr(col("sources"), col("sources"), Default::default()),
             "average_precision" => {
                 expr::average_precision(col("sources"), col("sources"), Default::default())
             }
             "ndcg_at_k" => expr::ndcg_at_k(col("sources"), col("sources"), Default::default()),
             "r_precision" => expr::r_precision(col("sources"), col("sources"), Default::default()),
-            "span_precision" => expr::span_precision(col("spans"), col("spans"), Default::default()),
+            "span_precision" => {
+                expr::span_precision(col("spans"), col("spans"), Default::default())
+            }
             "span_recall" => expr::span_recall(col("spans"), col("spans"), Default::default()),
             "span_iou" => expr::span_iou(col("spans"), col("spans"), Default::default()),
             other => panic!("metric '{other}' has no Rust Expr builder"),

@@ -26,7 +26,10 @@ fn check(section: &str, case: &Value, got: Result<f64, String>) {
             assert!(message.starts_with(kind), "{what}: {message} vs {kind}");
             // datapizza's own messages are reproduced word for word; Python's are annotated.
             let first_words: String = text.chars().take(24).collect();
-            assert!(message.contains(&first_words), "{what}: {message} vs {text}");
+            assert!(
+                message.contains(&first_words),
+                "{what}: {message} vs {text}"
+            );
         }
         (want, got) => panic!("{what}: got {got:?}, want {want:?} / {}", case["error"]),
     }
@@ -40,7 +43,13 @@ fn vectors(v: &Value) -> Vec<Vec<f64>> {
     v.as_array()
         .unwrap()
         .iter()
-        .map(|row| row.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect())
+        .map(|row| {
+            row.as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .collect()
+        })
         .collect()
 }
 
@@ -57,7 +66,10 @@ type ExactFn = fn(&[&str], &[&str], i64) -> Result<f64, String>;
 #[test]
 fn exact_precision_recall_f1() {
     let sections: [(&str, ExactFn); 3] = [
-        ("datapizza.precision_at_k_exact", datapizza::precision_at_k_exact),
+        (
+            "datapizza.precision_at_k_exact",
+            datapizza::precision_at_k_exact,
+        ),
         ("datapizza.recall_at_k_exact", datapizza::recall_at_k_exact),
         ("datapizza.f1_at_k_exact", datapizza::f1_at_k_exact),
     ];
@@ -80,9 +92,18 @@ type SimilarityFn = fn(&[&[f64]], &[&[f64]], i64, f64) -> Result<f64, String>;
 #[test]
 fn similarity_precision_recall_f1() {
     let sections: [(&str, SimilarityFn); 3] = [
-        ("datapizza.precision_at_k_similarity", datapizza::precision_at_k_similarity),
-        ("datapizza.recall_at_k_similarity", datapizza::recall_at_k_similarity),
-        ("datapizza.f1_at_k_similarity", datapizza::f1_at_k_similarity),
+        (
+            "datapizza.precision_at_k_similarity",
+            datapizza::precision_at_k_similarity,
+        ),
+        (
+            "datapizza.recall_at_k_similarity",
+            datapizza::recall_at_k_similarity,
+        ),
+        (
+            "datapizza.f1_at_k_similarity",
+            datapizza::f1_at_k_similarity,
+        ),
     ];
     let mut compared = 0;
     for (name, f) in sections {
@@ -119,7 +140,11 @@ fn log_rank_and_hybrid_scores() {
         let g = texts(&input["ground_truth_chunks"]);
         let gamma = input["gamma"].as_f64().unwrap_or(1.0);
         let alpha = input["alpha"].as_f64().unwrap_or(0.5);
-        check(name, case, datapizza::hybrid_log_rank_exact(&refs(&r), &refs(&g), gamma, alpha));
+        check(
+            name,
+            case,
+            datapizza::hybrid_log_rank_exact(&refs(&r), &refs(&g), gamma, alpha),
+        );
     }
     let name = "datapizza.hybrid_log_rank_score_similarity";
     let cases = common::section(name);
@@ -131,8 +156,13 @@ fn log_rank_and_hybrid_scores() {
         let threshold = input["similarity_threshold"].as_f64().unwrap_or(0.8);
         let gamma = input["gamma"].as_f64().unwrap_or(1.0);
         let alpha = input["alpha"].as_f64().unwrap_or(0.5);
-        let got =
-            datapizza::hybrid_log_rank_similarity(&slices(&r), &slices(&g), threshold, gamma, alpha);
+        let got = datapizza::hybrid_log_rank_similarity(
+            &slices(&r),
+            &slices(&g),
+            threshold,
+            gamma,
+            alpha,
+        );
         check(name, case, got);
     }
 }
@@ -146,7 +176,12 @@ fn cosine_matrices_match_scikit_learn() {
         for (i, row) in r.iter().enumerate() {
             for (j, col) in g.iter().enumerate() {
                 let got = cosine(row, col);
-                assert!((got - want[i][j]).abs() <= 1e-15, "{}: {got} vs {}", case["description"], want[i][j]);
+                assert!(
+                    (got - want[i][j]).abs() <= 1e-15,
+                    "{}: {got} vs {}",
+                    case["description"],
+                    want[i][j]
+                );
             }
         }
     }
@@ -175,7 +210,11 @@ fn standard_metrics_equal_datapizza_on_its_regular_cases() {
             j.judge_keys(&r, &g);
             let got = score(metric, &j, Some(k as usize), &Default::default()).unwrap();
             let want = case["output"].as_f64().unwrap();
-            assert!((got - want).abs() <= 1e-12, "{name} {}: {got} vs {want}", case["description"]);
+            assert!(
+                (got - want).abs() <= 1e-12,
+                "{name} {}: {got} vs {want}",
+                case["description"]
+            );
             compared += 1;
         }
     }
@@ -206,7 +245,10 @@ fn ragas_id_based_context_precision_and_recall() {
         let mut j = Judgments::default();
         j.judge_keys(&r, &g);
         let distinct_retrieved = j.retrieved_len()
-            - r.iter().enumerate().filter(|(i, x)| r[..*i].contains(x)).count();
+            - r.iter()
+                .enumerate()
+                .filter(|(i, x)| r[..*i].contains(x))
+                .count();
         let outputs = &case["outputs"];
         let want_p = &outputs["IDBasedContextPrecision"]["output"];
         let want_r = &outputs["IDBasedContextRecall"]["output"];
@@ -226,12 +268,20 @@ fn ragas_id_based_context_precision_and_recall() {
         } else {
             if want_p.as_str() != Some("NaN") {
                 let want = want_p.as_f64().unwrap();
-                assert!((p.unwrap() - want).abs() <= 1e-12, "{}: {p:?} vs {want}", case["description"]);
+                assert!(
+                    (p.unwrap() - want).abs() <= 1e-12,
+                    "{}: {p:?} vs {want}",
+                    case["description"]
+                );
             } else {
                 assert_eq!(p, Some(0.0), "empty retrieved list");
             }
             let want = want_r.as_f64().unwrap();
-            assert!((rec.unwrap() - want).abs() <= 1e-12, "{}: {rec:?} vs {want}", case["description"]);
+            assert!(
+                (rec.unwrap() - want).abs() <= 1e-12,
+                "{}: {rec:?} vs {want}",
+                case["description"]
+            );
         }
         compared += 1;
     }

@@ -42,7 +42,12 @@ fn spans(name: &str, rows: &[Option<Vec<(&str, i64, i64)>>]) -> Series {
     ca.into_series().with_name(name.into())
 }
 
-fn kernel_rows(metric: RankedMetric, run: &[Vec<String>], truth: &[Vec<String>], k: Option<usize>) -> Vec<Option<f64>> {
+fn kernel_rows(
+    metric: RankedMetric,
+    run: &[Vec<String>],
+    truth: &[Vec<String>],
+    k: Option<usize>,
+) -> Vec<Option<f64>> {
     run.iter()
         .zip(truth)
         .map(|(r, t)| {
@@ -77,7 +82,9 @@ fn ranked_columns_equal_the_kernel_in_parallel_and_sequentially() {
         truth.push((0..rel).map(|_| format!("d{}", rng.next(30))).collect());
     }
     fn as_rows(v: &[Vec<String>]) -> Vec<Option<Vec<&str>>> {
-        v.iter().map(|r| Some(r.iter().map(String::as_str).collect())).collect()
+        v.iter()
+            .map(|r| Some(r.iter().map(String::as_str).collect()))
+            .collect()
     }
     let run_s = strings("retrieved", &as_rows(&run));
     let truth_s = strings("relevant", &as_rows(&truth));
@@ -98,9 +105,18 @@ fn ranked_columns_equal_the_kernel_in_parallel_and_sequentially() {
     let plan: Vec<(RankedMetric, RetrievalOptions)> = RankedMetric::ALL
         .iter()
         .enumerate()
-        .map(|(i, m)| (*m, RetrievalOptions { k: Some(1 + i as i64), ..Default::default() }))
+        .map(|(i, m)| {
+            (
+                *m,
+                RetrievalOptions {
+                    k: Some(1 + i as i64),
+                    ..Default::default()
+                },
+            )
+        })
         .collect();
-    let together = polars_rag::polars::retrieval::ranked_metrics(&plan, &run_s, &truth_s, true).unwrap();
+    let together =
+        polars_rag::polars::retrieval::ranked_metrics(&plan, &run_s, &truth_s, true).unwrap();
     for ((metric, options), got) in plan.iter().zip(&together) {
         let alone = ranked_metric(*metric, &run_s, &truth_s, options, false).unwrap();
         assert!(got.equals_missing(&alone), "{metric:?}");
@@ -115,17 +131,39 @@ fn nulls_broadcast_and_bad_options() {
     let got: Vec<Option<f64>> = mrr.f64().unwrap().iter().collect();
     assert_eq!(got, vec![Some(0.5), None, Some(0.0)]);
     let empty_truth = strings("relevant", &[Some(vec![]), Some(vec!["a"]), None]);
-    let p = ranked_metric(RankedMetric::PrecisionAtK, &run, &empty_truth, &Default::default(), true).unwrap();
+    let p = ranked_metric(
+        RankedMetric::PrecisionAtK,
+        &run,
+        &empty_truth,
+        &Default::default(),
+        true,
+    )
+    .unwrap();
     let got: Vec<Option<f64>> = p.f64().unwrap().iter().collect();
     assert_eq!(got, vec![None, None, None]);
-    let bad = RetrievalOptions { k: Some(-2), ..Default::default() };
-    let e = ranked_metric(RankedMetric::RecallAtK, &run, &truth, &bad, true).unwrap_err().to_string();
+    let bad = RetrievalOptions {
+        k: Some(-2),
+        ..Default::default()
+    };
+    let e = ranked_metric(RankedMetric::RecallAtK, &run, &truth, &bad, true)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("recall_at_k: k must be at least 1"), "{e}");
     let other = strings("x", &[Some(vec!["a"]), Some(vec!["a"])]);
-    let e = ranked_metric(RankedMetric::Mrr, &run, &other, &Default::default(), true).unwrap_err().to_string();
+    let e = ranked_metric(RankedMetric::Mrr, &run, &other, &Default::default(), true)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("mrr") && e.contains("'x'"), "{e}");
     let numbers = Series::new("n".into(), [1i64, 2, 3]);
-    let e = ranked_metric(RankedMetric::Mrr, &numbers, &truth, &Default::default(), true).unwrap_err().to_string();
+    let e = ranked_metric(
+        RankedMetric::Mrr,
+        &numbers,
+        &truth,
+        &Default::default(),
+        true,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("mrr: column 'n' (retrieved) must be"), "{e}");
 }
 
@@ -141,7 +179,11 @@ fn spans_judge_ranks_and_score_characters() {
     );
     let golden = spans(
         "relevant_spans",
-        &[Some(vec![("a", 10, 20), ("b", 8, 30)]), Some(vec![("a", 0, 5)]), Some(vec![("a", 0, 1)])],
+        &[
+            Some(vec![("a", 10, 20), ("b", 8, 30)]),
+            Some(vec![("a", 0, 5)]),
+            Some(vec![("a", 0, 1)]),
+        ],
     );
     let options = RetrievalOptions {
         relevance: Relevance::Span,
@@ -153,7 +195,10 @@ fn spans_judge_ranks_and_score_characters() {
     assert_eq!(p.f64().unwrap().get(1), Some(0.0));
     assert_eq!(p.f64().unwrap().get(2), None);
     // At least half of a golden span must be covered: b 0..10 covers 2 of b 8..30's 22.
-    let strict = RetrievalOptions { min_overlap_fraction: 0.5, ..options };
+    let strict = RetrievalOptions {
+        min_overlap_fraction: 0.5,
+        ..options
+    };
     let r = ranked_metric(RankedMetric::RecallAtK, &run, &golden, &strict, true).unwrap();
     assert_eq!(r.f64().unwrap().get(0), Some(0.5));
     for (metric, pick) in [
@@ -164,11 +209,34 @@ fn spans_judge_ranks_and_score_characters() {
         let got = span_metric(metric, &run, &golden, &SpanOptions::default(), true).unwrap();
         let row0 = span_scores(
             &[
-                Span { file: "a", start: 0, end: 15 },
-                Span { file: "a", start: 5, end: 25 },
-                Span { file: "b", start: 0, end: 10 },
+                Span {
+                    file: "a",
+                    start: 0,
+                    end: 15,
+                },
+                Span {
+                    file: "a",
+                    start: 5,
+                    end: 25,
+                },
+                Span {
+                    file: "b",
+                    start: 0,
+                    end: 10,
+                },
             ],
-            &[Span { file: "a", start: 10, end: 20 }, Span { file: "b", start: 8, end: 30 }],
+            &[
+                Span {
+                    file: "a",
+                    start: 10,
+                    end: 20,
+                },
+                Span {
+                    file: "b",
+                    start: 8,
+                    end: 30,
+                },
+            ],
         )
         .unwrap();
         let want = [row0.precision, row0.recall, row0.iou][pick];
@@ -176,15 +244,26 @@ fn spans_judge_ranks_and_score_characters() {
         assert_eq!(got.f64().unwrap().get(1), Some(0.0), "{metric:?}");
         assert_eq!(got.f64().unwrap().get(2), None, "{metric:?}");
     }
-    let chroma = SpanOptions { compat: SpanCompat::Chroma };
+    let chroma = SpanOptions {
+        compat: SpanCompat::Chroma,
+    };
     let got = span_metric(SpanMetric::Precision, &run, &golden, &chroma, true).unwrap();
     // Chroma: union of intersections (10 + 2) over every chunk's length (15 + 20 + 10).
     assert_eq!(got.f64().unwrap().get(0), Some(12.0 / 45.0));
     let reversed = spans("retrieved", &[Some(vec![("a", 9, 3)])]);
-    let e = span_metric(SpanMetric::Iou, &reversed, &golden.head(Some(1)), &SpanOptions::default(), true)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("span_iou: column 'retrieved' row 0 span #0: start 9 > end 3"), "{e}");
+    let e = span_metric(
+        SpanMetric::Iou,
+        &reversed,
+        &golden.head(Some(1)),
+        &SpanOptions::default(),
+        true,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("span_iou: column 'retrieved' row 0 span #0: start 9 > end 3"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -193,34 +272,54 @@ fn embeddings_as_lists_and_arrays_with_datapizza_compat() {
         let items: Vec<Series> = rows
             .into_iter()
             .map(|row| {
-                let inner: Vec<Series> = row.into_iter().map(|v| Series::new("".into(), v)).collect();
+                let inner: Vec<Series> =
+                    row.into_iter().map(|v| Series::new("".into(), v)).collect();
                 Series::new("".into(), inner)
             })
             .collect();
         Series::new(name.into(), items)
     };
-    let run = vectors("r", vec![vec![vec![1.0, 0.1], vec![1.0, -0.1], vec![0.0, 1.0]]]);
+    let run = vectors(
+        "r",
+        vec![vec![vec![1.0, 0.1], vec![1.0, -0.1], vec![0.0, 1.0]]],
+    );
     let truth = vectors("g", vec![vec![vec![1.0, 0.0], vec![-1.0, 0.0]]]);
     let as_array = run
-        .cast(&DataType::List(Box::new(DataType::Array(Box::new(DataType::Float32), 2))))
+        .cast(&DataType::List(Box::new(DataType::Array(
+            Box::new(DataType::Float32),
+            2,
+        ))))
         .unwrap();
-    let o = RetrievalOptions { k: Some(3), ..Default::default() };
+    let o = RetrievalOptions {
+        k: Some(3),
+        ..Default::default()
+    };
     for r in [&run, &as_array] {
         let p = ranked_metric(RankedMetric::PrecisionAtK, r, &truth, &o, true).unwrap();
         assert!((p.f64().unwrap().get(0).unwrap() - 2.0 / 3.0).abs() < 1e-12);
     }
-    let dp = RetrievalOptions { compat: RetrievalCompat::Datapizza, ..o };
+    let dp = RetrievalOptions {
+        compat: RetrievalCompat::Datapizza,
+        ..o
+    };
     let f1 = ranked_metric(RankedMetric::F1AtK, &run, &truth, &dp, true).unwrap();
     assert!((f1.f64().unwrap().get(0).unwrap() - 0.5714285714285715).abs() < 1e-12);
     // Where datapizza raises (empty ground truth), the row is null.
     let empty = vectors("g", vec![vec![]])
-        .cast(&DataType::List(Box::new(DataType::List(Box::new(DataType::Float64)))))
+        .cast(&DataType::List(Box::new(DataType::List(Box::new(
+            DataType::Float64,
+        )))))
         .unwrap();
     let r = ranked_metric(RankedMetric::RecallAtK, &run, &empty, &dp, true).unwrap();
     assert_eq!(r.f64().unwrap().get(0), None);
     let short = vectors("g", vec![vec![vec![1.0, 0.0, 0.0]]]);
-    let e = ranked_metric(RankedMetric::RecallAtK, &run, &short, &o, true).unwrap_err().to_string();
-    assert!(e.contains("recall_at_k: row 0: embeddings of different dimensions"), "{e}");
+    let e = ranked_metric(RankedMetric::RecallAtK, &run, &short, &o, true)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("recall_at_k: row 0: embeddings of different dimensions"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -229,12 +328,22 @@ fn trec_rank_order_breaks_ties_by_id_descending() {
         Series::new("id".into(), ["d1", "d3", "d2"]),
         Series::new("score".into(), [0.5, 0.5, 0.9]),
     ];
-    let item = StructChunked::from_series("".into(), 3, fields.iter()).unwrap().into_series();
+    let item = StructChunked::from_series("".into(), 3, fields.iter())
+        .unwrap()
+        .into_series();
     let run = Series::new("retrieved".into(), [item]);
     let truth = strings("relevant", &[Some(vec!["d1"])]);
     let rank = |rank_by| {
-        let o = RetrievalOptions { rank_by, relevance: Relevance::Id, ..Default::default() };
-        ranked_metric(RankedMetric::Mrr, &run, &truth, &o, true).unwrap().f64().unwrap().get(0)
+        let o = RetrievalOptions {
+            rank_by,
+            relevance: Relevance::Id,
+            ..Default::default()
+        };
+        ranked_metric(RankedMetric::Mrr, &run, &truth, &o, true)
+            .unwrap()
+            .f64()
+            .unwrap()
+            .get(0)
     };
     assert_eq!(rank(RankBy::Order), Some(1.0));
     assert_eq!(rank(RankBy::Score), Some(0.5)); // d2, d1, d3
@@ -256,8 +365,14 @@ fn expr_builders_name_their_output() {
         ])
         .collect()
         .unwrap();
-    assert_eq!(out.column("ndcg_at_k").unwrap().f64().unwrap().get(0), Some(0.5));
-    assert_eq!(out.column("r_precision").unwrap().f64().unwrap().get(0), Some(0.0));
+    assert_eq!(
+        out.column("ndcg_at_k").unwrap().f64().unwrap().get(0),
+        Some(0.5)
+    );
+    assert_eq!(
+        out.column("r_precision").unwrap().f64().unwrap().get(0),
+        Some(0.0)
+    );
 }
 
 // ------------------------------------------------------------------------------------ CLI
@@ -269,7 +384,9 @@ fn temp_dir(tag: &str) -> std::path::PathBuf {
 }
 
 fn write(path: &std::path::Path, df: &mut DataFrame) {
-    ParquetWriter::new(std::fs::File::create(path).unwrap()).finish(df).unwrap();
+    ParquetWriter::new(std::fs::File::create(path).unwrap())
+        .finish(df)
+        .unwrap();
 }
 
 fn cli(args: &[&str]) -> (bool, String, String) {
@@ -295,7 +412,13 @@ fn cli_scores_a_long_run_against_relevant_ids() {
     )
     .unwrap();
     golden
-        .with_column(strings("relevant_ids", &[Some(vec!["a", "c"]), Some(vec!["z"]), Some(vec!["a"])]).into_column())
+        .with_column(
+            strings(
+                "relevant_ids",
+                &[Some(vec!["a", "c"]), Some(vec!["z"]), Some(vec!["a"])],
+            )
+            .into_column(),
+        )
         .unwrap();
     // Rows deliberately out of rank order.
     let mut run = df!(
@@ -305,29 +428,69 @@ fn cli_scores_a_long_run_against_relevant_ids() {
         "score" => [0.1, 0.9, 0.5, 0.2, 0.8, 1.0],
     )
     .unwrap();
-    let (g, r, out) = (dir.join("golden.parquet"), dir.join("run.parquet"), dir.join("scores.parquet"));
+    let (g, r, out) = (
+        dir.join("golden.parquet"),
+        dir.join("run.parquet"),
+        dir.join("scores.parquet"),
+    );
     write(&g, &mut golden);
     write(&r, &mut run);
     let args = [
-        "score", "--golden", g.to_str().unwrap(), "--run", r.to_str().unwrap(), "--out",
-        out.to_str().unwrap(), "--metrics", "average_precision,mrr,precision_at_k", "--k", "2",
-        "--by", "segment",
+        "score",
+        "--golden",
+        g.to_str().unwrap(),
+        "--run",
+        r.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--metrics",
+        "average_precision,mrr,precision_at_k",
+        "--k",
+        "2",
+        "--by",
+        "segment",
     ];
     let (ok, stdout, stderr) = cli(&args);
     assert!(ok, "{stderr}");
-    assert!(stdout.contains("collapsed into a 'retrieved' list per query, ordered by rank"), "{stdout}");
-    assert!(stdout.contains("1 rows have an id that is not in the golden table (e.g. zz)"), "{stdout}");
+    assert!(
+        stdout.contains("collapsed into a 'retrieved' list per query, ordered by rank"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("1 rows have an id that is not in the golden table (e.g. zz)"),
+        "{stdout}"
+    );
     assert!(stdout.contains("by segment:"), "{stdout}");
     assert!(stdout.contains("k:2|rel:id"), "{stdout}");
-    let scores = ParquetReader::new(std::fs::File::open(&out).unwrap()).finish().unwrap();
+    let scores = ParquetReader::new(std::fs::File::open(&out).unwrap())
+        .finish()
+        .unwrap();
     let scores = scores.sort(["query_id"], Default::default()).unwrap();
-    let ap: Vec<Option<f64>> = scores.column("average_precision").unwrap().f64().unwrap().iter().collect();
+    let ap: Vec<Option<f64>> = scores
+        .column("average_precision")
+        .unwrap()
+        .f64()
+        .unwrap()
+        .iter()
+        .collect();
     // q1 ranks a, b, c; `--k 2` cuts every ranked metric, so only the hit at 1 counts: 1 / 2
     // relevant. q2 ranks z first; q3 has no run rows.
     assert_eq!(ap, vec![Some(0.5), Some(1.0), None]);
-    let p: Vec<Option<f64>> = scores.column("precision_at_k").unwrap().f64().unwrap().iter().collect();
+    let p: Vec<Option<f64>> = scores
+        .column("precision_at_k")
+        .unwrap()
+        .f64()
+        .unwrap()
+        .iter()
+        .collect();
     assert_eq!(p, vec![Some(0.5), Some(0.5), None]);
-    let in_run: Vec<Option<bool>> = scores.column("in_run").unwrap().bool().unwrap().iter().collect();
+    let in_run: Vec<Option<bool>> = scores
+        .column("in_run")
+        .unwrap()
+        .bool()
+        .unwrap()
+        .iter()
+        .collect();
     assert_eq!(in_run, vec![Some(true), Some(true), Some(false)]);
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -343,76 +506,170 @@ fn cli_checks_spans_against_the_corpus() {
     std::fs::write(docs.join("sub/a.md"), "héllo wörld, héllo again").unwrap();
     let mut golden = df!("query_id" => ["q1", "q2"]).unwrap();
     golden
-        .with_column(spans("relevant_spans", &[Some(vec![("sub/a.md", 0, 5)]), Some(vec![("sub/a.md", 6, 11)])]).into_column())
+        .with_column(
+            spans(
+                "relevant_spans",
+                &[
+                    Some(vec![("sub/a.md", 0, 5)]),
+                    Some(vec![("sub/a.md", 6, 11)]),
+                ],
+            )
+            .into_column(),
+        )
         .unwrap();
     let mut run = df!("query_id" => ["q1", "q2"]).unwrap();
-    run.with_column(spans("retrieved", &[Some(vec![("sub/a.md", 0, 11)]), Some(vec![("sub/a.md", 6, 99)])]).into_column())
-        .unwrap();
-    let (g, r, out) = (dir.join("golden.parquet"), dir.join("run.parquet"), dir.join("scores.parquet"));
+    run.with_column(
+        spans(
+            "retrieved",
+            &[
+                Some(vec![("sub/a.md", 0, 11)]),
+                Some(vec![("sub/a.md", 6, 99)]),
+            ],
+        )
+        .into_column(),
+    )
+    .unwrap();
+    let (g, r, out) = (
+        dir.join("golden.parquet"),
+        dir.join("run.parquet"),
+        dir.join("scores.parquet"),
+    );
     write(&g, &mut golden);
     write(&r, &mut run);
     let base = [
-        "score", "--golden", g.to_str().unwrap(), "--run", r.to_str().unwrap(), "--out",
-        out.to_str().unwrap(), "--corpus", docs.to_str().unwrap(),
+        "score",
+        "--golden",
+        g.to_str().unwrap(),
+        "--run",
+        r.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--corpus",
+        docs.to_str().unwrap(),
     ];
     let (ok, _, stderr) = cli(&base);
     assert!(!ok);
-    assert!(stderr.contains("query q2 span #0: end 99 is beyond 'sub/a.md' (24 code points)"), "{stderr}");
+    assert!(
+        stderr.contains("query q2 span #0: end 99 is beyond 'sub/a.md' (24 code points)"),
+        "{stderr}"
+    );
     let mut args = base.to_vec();
     args.extend(["--invalid-spans", "null"]);
     let (ok, stdout, stderr) = cli(&args);
     assert!(ok, "{stderr}");
-    assert!(stdout.contains("1 queries have spans that do not fit the corpus"), "{stdout}");
-    let scores = ParquetReader::new(std::fs::File::open(&out).unwrap()).finish().unwrap();
-    let recall: Vec<Option<f64>> = scores.column("span_recall").unwrap().f64().unwrap().iter().collect();
+    assert!(
+        stdout.contains("1 queries have spans that do not fit the corpus"),
+        "{stdout}"
+    );
+    let scores = ParquetReader::new(std::fs::File::open(&out).unwrap())
+        .finish()
+        .unwrap();
+    let recall: Vec<Option<f64>> = scores
+        .column("span_recall")
+        .unwrap()
+        .f64()
+        .unwrap()
+        .iter()
+        .collect();
     assert_eq!(recall, vec![Some(1.0), None]);
     let issues = scores.column("span_issues").unwrap().str().unwrap().clone();
     assert_eq!(issues.get(0), None);
     assert!(issues.get(1).unwrap().contains("end 99 is beyond"));
     // The same spans in bytes: "héllo" is 6 bytes, "wörld" bytes 7..13.
     let mut golden_bytes = df!("query_id" => ["q1"]).unwrap();
-    golden_bytes.with_column(spans("relevant_spans", &[Some(vec![("sub/a.md", 7, 13)])]).into_column()).unwrap();
+    golden_bytes
+        .with_column(spans("relevant_spans", &[Some(vec![("sub/a.md", 7, 13)])]).into_column())
+        .unwrap();
     let mut run_bytes = df!("query_id" => ["q1"]).unwrap();
-    run_bytes.with_column(spans("retrieved", &[Some(vec![("sub/a.md", 0, 13)])]).into_column()).unwrap();
+    run_bytes
+        .with_column(spans("retrieved", &[Some(vec![("sub/a.md", 0, 13)])]).into_column())
+        .unwrap();
     write(&g, &mut golden_bytes);
     write(&r, &mut run_bytes);
     let mut args = base.to_vec();
     args.extend(["--unit", "bytes", "--metrics", "span_precision"]);
     let (ok, _, stderr) = cli(&args);
     assert!(ok, "{stderr}");
-    let scores = ParquetReader::new(std::fs::File::open(&out).unwrap()).finish().unwrap();
-    assert_eq!(scores.column("span_precision").unwrap().f64().unwrap().get(0), Some(5.0 / 11.0));
+    let scores = ParquetReader::new(std::fs::File::open(&out).unwrap())
+        .finish()
+        .unwrap();
+    assert_eq!(
+        scores
+            .column("span_precision")
+            .unwrap()
+            .f64()
+            .unwrap()
+            .get(0),
+        Some(5.0 / 11.0)
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
 fn cli_validate_reports_problems_and_passes_a_clean_dataset() {
     let dir = temp_dir("validate");
-    let mut corpus = df!("file" => ["a.md"], "text" => ["Paris is the capital of France."]).unwrap();
+    let mut corpus =
+        df!("file" => ["a.md"], "text" => ["Paris is the capital of France."]).unwrap();
     let c = dir.join("corpus.parquet");
     write(&c, &mut corpus);
     let g = dir.join("golden.parquet");
     let mut golden = df!("query_id" => ["q1", "q1", "q2"]).unwrap();
     golden
-        .with_column(spans(
-            "relevant_spans",
-            &[Some(vec![("a.md", 0, 5)]), Some(vec![("a.md", 20, 99)]), Some(vec![("../etc", 0, 1)])],
-        ).into_column())
+        .with_column(
+            spans(
+                "relevant_spans",
+                &[
+                    Some(vec![("a.md", 0, 5)]),
+                    Some(vec![("a.md", 20, 99)]),
+                    Some(vec![("../etc", 0, 1)]),
+                ],
+            )
+            .into_column(),
+        )
         .unwrap();
     golden
-        .with_column(strings("reference_answers", &[Some(vec!["Paris"]), Some(vec![]), Some(vec![""])]).into_column())
+        .with_column(
+            strings(
+                "reference_answers",
+                &[Some(vec!["Paris"]), Some(vec![]), Some(vec![""])],
+            )
+            .into_column(),
+        )
         .unwrap();
     write(&g, &mut golden);
-    let (ok, stdout, _) = cli(&["validate", "--golden", g.to_str().unwrap(), "--corpus", c.to_str().unwrap()]);
+    let (ok, stdout, _) = cli(&[
+        "validate",
+        "--golden",
+        g.to_str().unwrap(),
+        "--corpus",
+        c.to_str().unwrap(),
+    ]);
     assert!(!ok, "{stdout}");
-    assert!(stdout.contains("problem: duplicate_id in query_id: 1 (e.g. q1 occurs 2 times)"), "{stdout}");
-    assert!(stdout.contains("problem: empty_ground_truth in reference_answers: 2"), "{stdout}");
+    assert!(
+        stdout.contains("problem: duplicate_id in query_id: 1 (e.g. q1 occurs 2 times)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("problem: empty_ground_truth in reference_answers: 2"),
+        "{stdout}"
+    );
     assert!(stdout.contains("end 99 is beyond 'a.md'"), "{stdout}");
-    assert!(stdout.contains("'../etc' escapes the corpus root"), "{stdout}");
+    assert!(
+        stdout.contains("'../etc' escapes the corpus root"),
+        "{stdout}"
+    );
     let mut clean = df!("query_id" => ["q1"]).unwrap();
-    clean.with_column(spans("relevant_spans", &[Some(vec![("a.md", 0, 5)])]).into_column()).unwrap();
+    clean
+        .with_column(spans("relevant_spans", &[Some(vec![("a.md", 0, 5)])]).into_column())
+        .unwrap();
     write(&g, &mut clean);
-    let (ok, stdout, _) = cli(&["validate", "--golden", g.to_str().unwrap(), "--corpus", c.to_str().unwrap()]);
+    let (ok, stdout, _) = cli(&[
+        "validate",
+        "--golden",
+        g.to_str().unwrap(),
+        "--corpus",
+        c.to_str().unwrap(),
+    ]);
     assert!(ok, "{stdout}");
     assert!(stdout.contains("no problems found"), "{stdout}");
     std::fs::remove_dir_all(&dir).ok();

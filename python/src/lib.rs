@@ -3,25 +3,25 @@
 //! and calls the columnar function the Rust API and the CLI also call.
 
 use polars::prelude::*;
+use polars_rag::compare::CompareOptions;
 use polars_rag::metrics::bleu::{BleuOptions, CorpusBleuOptions};
 use polars_rag::metrics::chrf::ChrfOptions;
 use polars_rag::metrics::citation::QuotedSpansOptions;
 use polars_rag::metrics::lexical::CitationIndicatorOptions;
+use polars_rag::metrics::retrieval::{RankedMetric, RetrievalOptions};
 use polars_rag::metrics::rouge::RougeOptions;
 use polars_rag::metrics::similarity::StringSimilarityOptions;
-use polars_rag::metrics::MetricOptions;
-use polars_rag::metrics::retrieval::{RankedMetric, RetrievalOptions};
 use polars_rag::metrics::spans::SpanOptions;
+use polars_rag::metrics::MetricOptions;
 use polars_rag::polars::columns;
-use polars_rag::polars::corpus::{self, Corpus, SpanUnit};
-use polars_rag::compare::CompareOptions;
 use polars_rag::polars::compare;
+use polars_rag::polars::corpus::{self, Corpus, SpanUnit};
 use polars_rag::polars::golden;
-use pyo3_polars::PyDataFrame;
 use polars_rag::polars::retrieval::{self, SpanMetric};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3_polars::derive::{polars_expr, CallerContext, DefaultKwargs};
+use pyo3_polars::PyDataFrame;
 use serde::de::DeserializeOwned;
 
 /// Decodes pickled keyword arguments into `T`, with an error naming the metric.
@@ -194,63 +194,117 @@ shim!(
     float_field,
     RetrievalOptions,
     [retrieved, ground_truth],
-    |o, parallel| retrieval::ranked_metric(RankedMetric::PrecisionAtK, retrieved, ground_truth, &o, parallel)
+    |o, parallel| retrieval::ranked_metric(
+        RankedMetric::PrecisionAtK,
+        retrieved,
+        ground_truth,
+        &o,
+        parallel
+    )
 );
 shim!(
     recall_at_k,
     float_field,
     RetrievalOptions,
     [retrieved, ground_truth],
-    |o, parallel| retrieval::ranked_metric(RankedMetric::RecallAtK, retrieved, ground_truth, &o, parallel)
+    |o, parallel| retrieval::ranked_metric(
+        RankedMetric::RecallAtK,
+        retrieved,
+        ground_truth,
+        &o,
+        parallel
+    )
 );
 shim!(
     f1_at_k,
     float_field,
     RetrievalOptions,
     [retrieved, ground_truth],
-    |o, parallel| retrieval::ranked_metric(RankedMetric::F1AtK, retrieved, ground_truth, &o, parallel)
+    |o, parallel| retrieval::ranked_metric(
+        RankedMetric::F1AtK,
+        retrieved,
+        ground_truth,
+        &o,
+        parallel
+    )
 );
 shim!(
     hybrid_log_rank,
     float_field,
     RetrievalOptions,
     [retrieved, ground_truth],
-    |o, parallel| retrieval::ranked_metric(RankedMetric::HybridLogRank, retrieved, ground_truth, &o, parallel)
+    |o, parallel| retrieval::ranked_metric(
+        RankedMetric::HybridLogRank,
+        retrieved,
+        ground_truth,
+        &o,
+        parallel
+    )
 );
 shim!(
     hit_rate_at_k,
     float_field,
     RetrievalOptions,
     [retrieved, ground_truth],
-    |o, parallel| retrieval::ranked_metric(RankedMetric::HitRateAtK, retrieved, ground_truth, &o, parallel)
+    |o, parallel| retrieval::ranked_metric(
+        RankedMetric::HitRateAtK,
+        retrieved,
+        ground_truth,
+        &o,
+        parallel
+    )
 );
 shim!(
     mrr,
     float_field,
     RetrievalOptions,
     [retrieved, ground_truth],
-    |o, parallel| retrieval::ranked_metric(RankedMetric::Mrr, retrieved, ground_truth, &o, parallel)
+    |o, parallel| retrieval::ranked_metric(
+        RankedMetric::Mrr,
+        retrieved,
+        ground_truth,
+        &o,
+        parallel
+    )
 );
 shim!(
     average_precision,
     float_field,
     RetrievalOptions,
     [retrieved, ground_truth],
-    |o, parallel| retrieval::ranked_metric(RankedMetric::AveragePrecision, retrieved, ground_truth, &o, parallel)
+    |o, parallel| retrieval::ranked_metric(
+        RankedMetric::AveragePrecision,
+        retrieved,
+        ground_truth,
+        &o,
+        parallel
+    )
 );
 shim!(
     ndcg_at_k,
     float_field,
     RetrievalOptions,
     [retrieved, ground_truth],
-    |o, parallel| retrieval::ranked_metric(RankedMetric::NdcgAtK, retrieved, ground_truth, &o, parallel)
+    |o, parallel| retrieval::ranked_metric(
+        RankedMetric::NdcgAtK,
+        retrieved,
+        ground_truth,
+        &o,
+        parallel
+    )
 );
 shim!(
     r_precision,
     float_field,
     RetrievalOptions,
     [retrieved, ground_truth],
-    |o, parallel| retrieval::ranked_metric(RankedMetric::RPrecision, retrieved, ground_truth, &o, parallel)
+    |o, parallel| retrieval::ranked_metric(
+        RankedMetric::RPrecision,
+        retrieved,
+        ground_truth,
+        &o,
+        parallel
+    )
 );
 shim!(
     span_precision,
@@ -297,7 +351,9 @@ fn span_unit(unit: &str) -> PyResult<SpanUnit> {
     match unit {
         "codepoints" => Ok(SpanUnit::CodePoints),
         "bytes" => Ok(SpanUnit::Bytes),
-        other => Err(py_err(format!("unit must be 'codepoints' or 'bytes', got '{other}'"))),
+        other => Err(py_err(format!(
+            "unit must be 'codepoints' or 'bytes', got '{other}'"
+        ))),
     }
 }
 
@@ -310,10 +366,15 @@ fn validate_golden(
     id: &str,
     unit: &str,
 ) -> PyResult<PyDataFrame> {
-    let corpus = corpus.map(|c| Corpus::from_frame(&c.0)).transpose().map_err(py_err)?;
+    let corpus = corpus
+        .map(|c| Corpus::from_frame(&c.0))
+        .transpose()
+        .map_err(py_err)?;
     let found = golden::validate_golden(&golden.0, id, corpus.as_ref(), span_unit(unit)?)
         .map_err(py_err)?;
-    Ok(PyDataFrame(golden::problems_frame(&found.problems).map_err(py_err)?))
+    Ok(PyDataFrame(
+        golden::problems_frame(&found.problems).map_err(py_err)?,
+    ))
 }
 
 /// A span column checked against a corpus: the frame with the column converted to code points
@@ -332,12 +393,18 @@ fn check_spans(
     let mut df = frame.0;
     let checked = corpus::check_spans(&df, id, column, &corpus, span_unit(unit)?, fill_text)
         .map_err(py_err)?;
-    df.with_column(checked.column.into_column()).map_err(py_err)?;
+    df.with_column(checked.column.into_column())
+        .map_err(py_err)?;
     let problems: Vec<golden::Problem> = checked
         .issues
         .iter()
         .map(|i| ("span_outside_document", i))
-        .chain(checked.text_mismatches.iter().map(|i| ("span_text_mismatch", i)))
+        .chain(
+            checked
+                .text_mismatches
+                .iter()
+                .map(|i| ("span_text_mismatch", i)),
+        )
         .map(|(check, i)| golden::Problem {
             check,
             query_id: Some(i.query.clone()),
@@ -349,9 +416,16 @@ fn check_spans(
     Ok((PyDataFrame(df), PyDataFrame(problems)))
 }
 
-fn compare_options(resamples: usize, confidence: f64, seed: u64, top: usize) -> PyResult<CompareOptions> {
+fn compare_options(
+    resamples: usize,
+    confidence: f64,
+    seed: u64,
+    top: usize,
+) -> PyResult<CompareOptions> {
     if !(confidence > 0.0 && confidence < 1.0) {
-        return Err(py_err(format!("confidence must be in (0, 1), got {confidence}")));
+        return Err(py_err(format!(
+            "confidence must be in (0, 1), got {confidence}"
+        )));
     }
     Ok(CompareOptions {
         resamples,

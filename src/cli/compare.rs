@@ -109,21 +109,32 @@ pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
     };
     let (baseline, b_sigs) = read_scores(&baseline_path)?;
     let (candidate, c_sigs) = read_scores(&candidate_path)?;
-    let comparison = compare_tables(&baseline, &candidate, &job.id, job.by.as_deref(), &job.options)?;
+    let comparison = compare_tables(
+        &baseline,
+        &candidate,
+        &job.id,
+        job.by.as_deref(),
+        &job.options,
+    )?;
     let failures = check_gates(&job.gates, &comparison.metrics).map_err(err)?;
     let b_name = baseline_path.display().to_string();
     let c_name = candidate_path.display().to_string();
     let mut signatures = b_sigs.clone();
     for (metric, sig) in &c_sigs {
         match signatures.iter().find(|(m, _)| m == metric) {
-            Some((_, b)) if b != sig => signatures.push((format!("{metric} (candidate)"), sig.clone())),
+            Some((_, b)) if b != sig => {
+                signatures.push((format!("{metric} (candidate)"), sig.clone()))
+            }
             Some(_) => {}
             None => signatures.push((metric.clone(), sig.clone())),
         }
     }
     let mut markdown = report::markdown(&comparison, &b_name, &c_name, &failures);
     if let Some(path) = &job.html {
-        write_text(path, &report::html(&comparison, &b_name, &c_name, &failures, &signatures))?;
+        write_text(
+            path,
+            &report::html(&comparison, &b_name, &c_name, &failures, &signatures),
+        )?;
         markdown.push_str(&format!("\nHTML report: {}\n", path.display()));
     }
     if let Some(path) = &job.json {
@@ -146,12 +157,22 @@ pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
         create_parent(path)?;
         let mut kv = vec![
             ("polars-rag:seed".to_string(), job.options.seed.to_string()),
-            ("polars-rag:resamples".to_string(), job.options.resamples.to_string()),
-            ("polars-rag:confidence".to_string(), job.options.confidence.to_string()),
+            (
+                "polars-rag:resamples".to_string(),
+                job.options.resamples.to_string(),
+            ),
+            (
+                "polars-rag:confidence".to_string(),
+                job.options.confidence.to_string(),
+            ),
             ("polars-rag:baseline".to_string(), b_name.clone()),
             ("polars-rag:candidate".to_string(), c_name.clone()),
         ];
-        kv.extend(signatures.iter().map(|(m, s)| (format!("{SIGNATURE_KEY}{m}"), s.clone())));
+        kv.extend(
+            signatures
+                .iter()
+                .map(|(m, s)| (format!("{SIGNATURE_KEY}{m}"), s.clone())),
+        );
         ParquetWriter::new(File::create(path)?)
             .with_key_value_metadata(Some(KeyValueMetadata::from_static(kv)))
             .finish(&mut table)?;

@@ -94,7 +94,10 @@ pub fn markdown(c: &TableComparison, baseline: &str, candidate: &str, gate: &[St
         o.seed,
         1.0 - o.confidence
     );
-    for (label, (n, ex)) in [("baseline", &c.baseline_only), ("candidate", &c.candidate_only)] {
+    for (label, (n, ex)) in [
+        ("baseline", &c.baseline_only),
+        ("candidate", &c.candidate_only),
+    ] {
         if *n > 0 {
             out.push_str(&format!(
                 "- {n} items only in the {label} (not compared), e.g. {}\n",
@@ -149,7 +152,13 @@ pub fn markdown(c: &TableComparison, baseline: &str, candidate: &str, gate: &[St
 }
 
 /// The Markdown table of `polars-rag summary`.
-pub fn summary_markdown(rows: &[MetricSummary], scores: &str, resamples: usize, seed: u64, confidence: f64) -> String {
+pub fn summary_markdown(
+    rows: &[MetricSummary],
+    scores: &str,
+    resamples: usize,
+    seed: u64,
+    confidence: f64,
+) -> String {
     let mut out = format!(
         "## polars-rag summary\n\n`{scores}`: means with {:.0}% bootstrap intervals ({resamples} resamples, seed {seed}).\n\n| segment | metric | n | mean | CI |\n|---|---|---:|---:|---|\n",
         confidence * 100.0
@@ -294,9 +303,21 @@ fn heatmap(c: &TableComparison) -> String {
         out.push_str(&format!("<tr><th>{}</th>", esc(&m.metric)));
         for (seg, rows) in &c.segments {
             let r = &rows[i];
-            let strength = if r.delta.is_finite() { (r.delta.abs() / extent).min(1.0) } else { 0.0 };
-            let alpha = if r.significant { 0.25 + 0.75 * strength } else { 0.12 * strength };
-            let rgb = if r.delta >= 0.0 { "22,150,80" } else { "200,40,40" };
+            let strength = if r.delta.is_finite() {
+                (r.delta.abs() / extent).min(1.0)
+            } else {
+                0.0
+            };
+            let alpha = if r.significant {
+                0.25 + 0.75 * strength
+            } else {
+                0.12 * strength
+            };
+            let rgb = if r.delta >= 0.0 {
+                "22,150,80"
+            } else {
+                "200,40,40"
+            };
             out.push_str(&format!(
                 "<td style=\"background: rgba({rgb},{alpha:.2})\" title=\"{} · {}: delta {} [{}, {}], p {}\">{}{}</td>",
                 esc(&m.metric),
@@ -356,7 +377,10 @@ pub fn html(
         o.confidence * 100.0,
         1.0 - o.confidence
     ));
-    for (label, (n, ex)) in [("baseline", &c.baseline_only), ("candidate", &c.candidate_only)] {
+    for (label, (n, ex)) in [
+        ("baseline", &c.baseline_only),
+        ("candidate", &c.candidate_only),
+    ] {
         if *n > 0 {
             out.push_str(&format!(
                 "<p class=\"note\">{n} items only in the {label} were not compared (e.g. {}).</p>",
@@ -430,7 +454,11 @@ pub fn html(
     if !signatures.is_empty() {
         out.push_str("<h2>Signatures</h2><table><tbody>");
         for (metric, sig) in signatures {
-            out.push_str(&format!("<tr><td>{}</td><td><code>{}</code></td></tr>", esc(metric), esc(sig)));
+            out.push_str(&format!(
+                "<tr><td>{}</td><td><code>{}</code></td></tr>",
+                esc(metric),
+                esc(sig)
+            ));
         }
         out.push_str("</tbody></table>");
     }

@@ -16,8 +16,8 @@ use crate::cli::corpus::{check_spans, SpanUnit};
 use crate::metrics::citation::{citation_alignment, SpanCounts};
 use crate::metrics::retrieval::{RankedMetric, Relevance};
 use crate::metrics::MetricOptions;
-use crate::polars::retrieval::SpanMetric;
 use crate::polars::expr;
+use crate::polars::retrieval::SpanMetric;
 use crate::registry::{self, MetricInputs, MetricKind};
 
 /// A fully resolved `score` job.
@@ -168,7 +168,11 @@ fn collapse_long_run(run: LazyFrame, schema: &Schema, id: &str) -> LazyFrame {
         .filter(|(c, _)| schema.contains(c))
         .map(|(c, f)| col(*c).alias(*f))
         .collect();
-    let item_cols: Vec<&str> = LONG_RUN_FIELDS.iter().map(|(c, _)| *c).chain(["rank"]).collect();
+    let item_cols: Vec<&str> = LONG_RUN_FIELDS
+        .iter()
+        .map(|(c, _)| *c)
+        .chain(["rank"])
+        .collect();
     let mut aggs = vec![as_struct(fields).alias("retrieved")];
     for name in schema.iter_names().map(|n| n.as_str()) {
         if name != id && !item_cols.contains(&name) {
@@ -181,11 +185,17 @@ fn collapse_long_run(run: LazyFrame, schema: &Schema, id: &str) -> LazyFrame {
             .gt_eq(col("rank").shift(lit(1)))
             .or(col(id).neq(col(id).shift(lit(1))))
             .fill_null(lit(true));
-        let checked = run.clone().select([step_ok.all(true).alias("ok")]).collect()?;
+        let checked = run
+            .clone()
+            .select([step_ok.all(true).alias("ok")])
+            .collect()?;
         Ok(checked.column("ok")?.bool()?.get(0).unwrap_or(false))
     };
     let run = if schema.contains("rank") && !in_rank_order().unwrap_or(false) {
-        run.sort(["rank"], SortMultipleOptions::default().with_maintain_order(true))
+        run.sort(
+            ["rank"],
+            SortMultipleOptions::default().with_maintain_order(true),
+        )
     } else {
         run
     };
@@ -383,7 +393,11 @@ fn apply_corpus(
     let schema = frame.schema().clone();
     let mut frame = frame;
     let mut span_columns: Vec<(&str, bool)> = Vec::new();
-    if let Some(r) = resolved.retrieved.as_deref().filter(|r| holds_spans(&schema, r)) {
+    if let Some(r) = resolved
+        .retrieved
+        .as_deref()
+        .filter(|r| holds_spans(&schema, r))
+    {
         span_columns.push((r, true));
     }
     if let Some(g) = resolved.spans.as_deref() {
@@ -400,7 +414,12 @@ fn apply_corpus(
             ));
         }
         if !checked.issues.is_empty() && job.invalid_spans == InvalidSpans::Error {
-            let shown: Vec<String> = checked.issues.iter().take(5).map(|i| i.to_string()).collect();
+            let shown: Vec<String> = checked
+                .issues
+                .iter()
+                .take(5)
+                .map(|i| i.to_string())
+                .collect();
             return Err(err(format!(
                 "{name}: {} spans do not fit the corpus {} ({}); pass --invalid-spans null to score those queries' span metrics as null",
                 checked.issues.len(),
@@ -420,7 +439,11 @@ fn apply_corpus(
         "corpus {}: {} documents; spans checked{}",
         path.display(),
         corpus.len(),
-        if job.unit == SpanUnit::Bytes { " and converted from bytes to code points" } else { "" }
+        if job.unit == SpanUnit::Bytes {
+            " and converted from bytes to code points"
+        } else {
+            ""
+        }
     ));
     if !bad_rows.is_empty() {
         notes.push(format!(
@@ -430,9 +453,14 @@ fn apply_corpus(
         let reasons: StringChunked = (0..frame.height())
             .map(|row| bad_rows.get(&row).map(|r| r.join("; ")))
             .collect();
-        let valid: BooleanChunked = (0..frame.height()).map(|row| Some(!bad_rows.contains_key(&row))).collect();
+        let valid: BooleanChunked = (0..frame.height())
+            .map(|row| Some(!bad_rows.contains_key(&row)))
+            .collect();
         let mut exprs: Vec<Expr> = Vec::new();
-        for name in [resolved.retrieved.as_deref(), resolved.spans.as_deref()].into_iter().flatten() {
+        for name in [resolved.retrieved.as_deref(), resolved.spans.as_deref()]
+            .into_iter()
+            .flatten()
+        {
             exprs.push(
                 when(col("__span_ok"))
                     .then(col(name))
@@ -471,9 +499,15 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     lap("read and join", &mut stages);
     let schema = frame.schema().clone();
     let table = job.run.display().to_string();
-    let answer = job.columns.answer.clone().unwrap_or_else(|| "answer".into());
+    let answer = job
+        .columns
+        .answer
+        .clone()
+        .unwrap_or_else(|| "answer".into());
     let retrieved = pick(&schema, &job.columns.retrieved, &["retrieved"]);
-    let retrieved_spans = retrieved.as_deref().is_some_and(|r| holds_spans(&schema, r));
+    let retrieved_spans = retrieved
+        .as_deref()
+        .is_some_and(|r| holds_spans(&schema, r));
     let relevant = match &job.columns.relevant {
         Some(name) => Some(name.clone()),
         None => ["relevant_spans", "relevant_ids", "relevant_chunks"]
@@ -514,7 +548,10 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         (&resolved.checks, "checks"),
         (&resolved.negatives, "negatives"),
         (&resolved.retrieved, "retrieved"),
-        (&resolved.relevant.as_ref().map(|r| r.0.clone()), "ground truth"),
+        (
+            &resolved.relevant.as_ref().map(|r| r.0.clone()),
+            "ground truth",
+        ),
     ] {
         if let Some(name) = name {
             require(&schema, &table, name, what)?;
@@ -575,7 +612,12 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         .iter()
         .filter(|(m, _)| m.kind == MetricKind::RowWise)
         .map(|(m, _)| m.id)
-        .chain(["quoted_spans", "negative_chrf", "closer_to_negative", "corpus_bleu_stats"])
+        .chain([
+            "quoted_spans",
+            "negative_chrf",
+            "closer_to_negative",
+            "corpus_bleu_stats",
+        ])
         .collect();
     let mut select: Vec<Expr> = Vec::new();
     for name in schema.iter_names().map(|n| n.as_str()) {
@@ -604,10 +646,16 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         .collect();
     let mut unnest_retrieval = false;
     if let (Some((_, inputs)), false) = (
-        chosen.iter().find(|(info, _)| RankedMetric::from_id(info.id).is_some()),
+        chosen
+            .iter()
+            .find(|(info, _)| RankedMetric::from_id(info.id).is_some()),
         ranked.is_empty(),
     ) {
-        select.push(expr::ranked_many(ranked, col(inputs[0].as_str()), col(inputs[1].as_str())));
+        select.push(expr::ranked_many(
+            ranked,
+            col(inputs[0].as_str()),
+            col(inputs[1].as_str()),
+        ));
         unnest_retrieval = true;
     }
     for (info, inputs) in &chosen {
@@ -689,7 +737,10 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         .iter()
         .filter_map(|(m, _)| {
             let sig = options.signature(m.id)?;
-            Some((format!("{}{}", crate::cli::compare::SIGNATURE_KEY, m.id), sig))
+            Some((
+                format!("{}{}", crate::cli::compare::SIGNATURE_KEY, m.id),
+                sig,
+            ))
         })
         .collect();
     ParquetWriter::new(file)
@@ -704,7 +755,10 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         for (name, secs) in &stages {
             summary.push_str(&format!(" {name} {secs:.3} s;"));
         }
-        summary.push_str(&format!(" total {:.3} s\n", started.elapsed().as_secs_f64()));
+        summary.push_str(&format!(
+            " total {:.3} s\n",
+            started.elapsed().as_secs_f64()
+        ));
     }
     Ok(ScoreReport { scores, summary })
 }
@@ -876,7 +930,10 @@ fn by_segment(scores: &DataFrame, metrics: &[&str], by: &str) -> PolarsResult<St
         .lazy()
         .group_by([col(by).cast(DataType::String).alias("__segment")])
         .agg(aggs)
-        .sort(["__segment"], SortMultipleOptions::default().with_nulls_last(true))
+        .sort(
+            ["__segment"],
+            SortMultipleOptions::default().with_nulls_last(true),
+        )
         .collect()?;
     let segments: Vec<String> = table
         .column("__segment")?
@@ -885,7 +942,12 @@ fn by_segment(scores: &DataFrame, metrics: &[&str], by: &str) -> PolarsResult<St
         .map(|v| v.unwrap_or("(null)").to_string())
         .collect();
     let rows = table.column("__rows")?.cast(&DataType::Int64)?;
-    let width = segments.iter().map(|s| s.chars().count()).max().unwrap_or(0).clamp(8, 24);
+    let width = segments
+        .iter()
+        .map(|s| s.chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(8, 24);
     let mut out = format!("by {by}:\n{:<26}", "metric");
     for seg in &segments {
         let shown: String = seg.chars().take(width).collect();

@@ -38,7 +38,9 @@ pub fn run(job: &ValidateJob) -> PolarsResult<ValidateReport> {
     }
     let golden = ParquetReader::new(std::fs::File::open(&job.golden)?).finish()?;
     let corpus = match &job.corpus {
-        Some(path) => Some(super::corpus::load(path).map_err(|e| polars_err!(ComputeError: "{e}"))?),
+        Some(path) => {
+            Some(super::corpus::load(path).map_err(|e| polars_err!(ComputeError: "{e}"))?)
+        }
         None => None,
     };
     let found = validate_golden(&golden, &job.id, corpus.as_ref(), job.unit)?;
@@ -48,7 +50,10 @@ pub fn run(job: &ValidateJob) -> PolarsResult<ValidateReport> {
     }
     let mut groups: Vec<(&str, &str, Vec<&Problem>)> = Vec::new();
     for p in &found.problems {
-        match groups.iter_mut().find(|(c, col, _)| *c == p.check && *col == p.column) {
+        match groups
+            .iter_mut()
+            .find(|(c, col, _)| *c == p.check && *col == p.column)
+        {
             Some((_, _, list)) => list.push(p),
             None => groups.push((p.check, &p.column, vec![p])),
         }

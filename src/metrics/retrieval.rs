@@ -266,7 +266,9 @@ impl RetrievalOptions {
 pub fn signature(metric: RankedMetric, options: &RetrievalOptions) -> String {
     let k = match options.compat {
         RetrievalCompat::Datapizza => options.k.map_or("all".into(), |k| k.to_string()),
-        RetrievalCompat::Standard => options.cutoff(metric).map_or("all".into(), |k| k.to_string()),
+        RetrievalCompat::Standard => options
+            .cutoff(metric)
+            .map_or("all".into(), |k| k.to_string()),
     };
     let mut sig = format!("k:{k}|rel:{}", options.relevance.name());
     match options.relevance {
@@ -822,10 +824,22 @@ mod tests {
         }
         assert_eq!(s(RankedMetric::PrecisionAtK, &j, Some(3)), Some(1.0 / 3.0));
         // Two chunks overlapping one golden span: both relevant, the span credited once.
-        let golden = [Span { file: "f", start: 0, end: 100 }];
+        let golden = [Span {
+            file: "f",
+            start: 0,
+            end: 100,
+        }];
         let chunks = [
-            Span { file: "f", start: 0, end: 60 },
-            Span { file: "f", start: 50, end: 120 },
+            Span {
+                file: "f",
+                start: 0,
+                end: 60,
+            },
+            Span {
+                file: "f",
+                start: 50,
+                end: 120,
+            },
         ];
         let mut j = Judgments::default();
         j.judge_spans(&chunks, &golden, 1, 0.0);

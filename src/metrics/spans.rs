@@ -217,7 +217,10 @@ pub fn chroma_scores(retrieved: &[Span<'_>], golden: &[Span<'_>]) -> Result<Span
             }
         }
         shared += numerator.iter().map(|(s, e)| e - s).sum::<u64>();
-        unused_len += unused.iter().map(|(s, e)| e.saturating_sub(*s)).sum::<u64>();
+        unused_len += unused
+            .iter()
+            .map(|(s, e)| e.saturating_sub(*s))
+            .sum::<u64>();
     }
     let recall_den: u64 = golden.iter().map(Span::len).sum();
     let precision_den: u64 = retrieved.iter().map(Span::len).sum();
@@ -234,7 +237,11 @@ pub fn chroma_scores(retrieved: &[Span<'_>], golden: &[Span<'_>]) -> Result<Span
     Ok(SpanScores {
         recall: divide(shared, recall_den, "the golden spans")?,
         precision: divide(shared, precision_den, "the retrieved chunks")?,
-        iou: divide(shared, iou_den, "the retrieved chunks and unmatched golden spans")?,
+        iou: divide(
+            shared,
+            iou_den,
+            "the retrieved chunks and unmatched golden spans",
+        )?,
     })
 }
 

@@ -86,13 +86,7 @@ pub struct TableComparison {
 fn key_strings(df: &DataFrame, keys: &[String]) -> PolarsResult<Vec<String>> {
     let cols: Vec<StringChunked> = keys
         .iter()
-        .map(|k| {
-            Ok(df
-                .column(k)?
-                .cast(&DataType::String)?
-                .str()?
-                .clone())
-        })
+        .map(|k| Ok(df.column(k)?.cast(&DataType::String)?.str()?.clone()))
         .collect::<PolarsResult<_>>()?;
     let mut keys: Vec<String> = cols[0]
         .iter()
@@ -134,7 +128,10 @@ fn table_metrics(df: &DataFrame) -> PolarsResult<TableMetrics> {
         match (info.id, s.dtype()) {
             ("quoted_spans", DataType::Struct(_)) => {
                 let st = s.struct_()?;
-                values.push(("quoted_spans.score".into(), f64_values(&st.field_by_name("score")?)?));
+                values.push((
+                    "quoted_spans.score".into(),
+                    f64_values(&st.field_by_name("score")?)?,
+                ));
                 let counts = |f: &str| -> PolarsResult<Vec<f64>> {
                     Ok(f64_values(&st.field_by_name(f)?)?
                         .into_iter()
@@ -149,7 +146,10 @@ fn table_metrics(df: &DataFrame) -> PolarsResult<TableMetrics> {
             }
             ("checks", DataType::Struct(_)) => {
                 let st = s.struct_()?;
-                values.push(("checks.score".into(), f64_values(&st.field_by_name("score")?)?));
+                values.push((
+                    "checks.score".into(),
+                    f64_values(&st.field_by_name("score")?)?,
+                ));
             }
             ("rouge", DataType::Struct(_)) => {
                 let st = s.struct_()?;
@@ -180,13 +180,20 @@ fn table_metrics(df: &DataFrame) -> PolarsResult<TableMetrics> {
                 col.push(row.get(j).copied().unwrap_or(0.0));
             }
         }
-        corpus.push(("corpus_bleu".to_string(), cols, corpus_bleu_of_sums as crate::compare::CorpusFn));
+        corpus.push((
+            "corpus_bleu".to_string(),
+            cols,
+            corpus_bleu_of_sums as crate::compare::CorpusFn,
+        ));
     }
     Ok(TableMetrics { values, corpus })
 }
 
 fn examples(keys: &[&str]) -> (usize, Vec<String>) {
-    (keys.len(), keys.iter().take(20).map(|k| k.to_string()).collect())
+    (
+        keys.len(),
+        keys.iter().take(20).map(|k| k.to_string()).collect(),
+    )
 }
 
 /// Compares a candidate scores table with a baseline one.
@@ -278,8 +285,14 @@ pub fn compare_tables(
         if let Some((_, c_stats, _)) = c_metrics.corpus.iter().find(|(n, _, _)| n == name) {
             metrics.push(MetricValues::Corpus {
                 name: name.clone(),
-                baseline: b_stats.iter().map(|c| pairs.iter().map(|&(i, _)| c[i]).collect()).collect(),
-                candidate: c_stats.iter().map(|c| pairs.iter().map(|&(_, j)| c[j]).collect()).collect(),
+                baseline: b_stats
+                    .iter()
+                    .map(|c| pairs.iter().map(|&(i, _)| c[i]).collect())
+                    .collect(),
+                candidate: c_stats
+                    .iter()
+                    .map(|c| pairs.iter().map(|&(_, j)| c[j]).collect())
+                    .collect(),
                 value: *value,
             });
         }
@@ -311,12 +324,23 @@ pub fn compare_tables(
     }
 
     let answers = |df: &DataFrame| -> Option<StringChunked> {
-        df.column("answer").ok()?.cast(&DataType::String).ok()?.str().ok().cloned()
+        df.column("answer")
+            .ok()?
+            .cast(&DataType::String)
+            .ok()?
+            .str()
+            .ok()
+            .cloned()
     };
     let (b_answers, c_answers) = (answers(baseline), answers(candidate));
     let mut regressions = Vec::new();
     for m in &metrics {
-        if let MetricValues::Mean { name, baseline: b, candidate: c } = m {
+        if let MetricValues::Mean {
+            name,
+            baseline: b,
+            candidate: c,
+        } = m
+        {
             for (p, bv, cv) in largest_drops(b, c, options.top, options.tolerance) {
                 let (i, j) = pairs[p];
                 regressions.push(Regression {
@@ -355,8 +379,20 @@ pub fn metrics_frame(rows: &[MetricComparison], segment: Option<&str>) -> Polars
     if let Some(seg) = segment {
         cols.push(Series::new("segment".into(), vec![seg; rows.len()]).into_column());
     }
-    cols.push(Series::new("metric".into(), rows.iter().map(|r| r.metric.as_str()).collect::<Vec<_>>()).into_column());
-    cols.push(Series::new("kind".into(), rows.iter().map(|r| r.kind).collect::<Vec<_>>()).into_column());
+    cols.push(
+        Series::new(
+            "metric".into(),
+            rows.iter().map(|r| r.metric.as_str()).collect::<Vec<_>>(),
+        )
+        .into_column(),
+    );
+    cols.push(
+        Series::new(
+            "kind".into(),
+            rows.iter().map(|r| r.kind).collect::<Vec<_>>(),
+        )
+        .into_column(),
+    );
     cols.push(u("n", &|r| r.n as u64));
     cols.push(f("baseline", &|r| Some(r.baseline)));
     cols.push(f("candidate", &|r| Some(r.candidate)));
@@ -369,7 +405,13 @@ pub fn metrics_frame(rows: &[MetricComparison], segment: Option<&str>) -> Polars
     cols.push(u("improved", &|r| r.improved as u64));
     cols.push(u("regressed", &|r| r.regressed as u64));
     cols.push(u("unchanged", &|r| r.unchanged as u64));
-    cols.push(Series::new("significant".into(), rows.iter().map(|r| r.significant).collect::<Vec<_>>()).into_column());
+    cols.push(
+        Series::new(
+            "significant".into(),
+            rows.iter().map(|r| r.significant).collect::<Vec<_>>(),
+        )
+        .into_column(),
+    );
     DataFrame::new_infer_height(cols)
 }
 
@@ -392,13 +434,47 @@ pub fn segments_frame(segments: &[(String, Vec<MetricComparison>)]) -> PolarsRes
 /// The regressed items as a table.
 pub fn regressions_frame(rows: &[Regression]) -> PolarsResult<DataFrame> {
     DataFrame::new_infer_height(vec![
-        Series::new("metric".into(), rows.iter().map(|r| r.metric.as_str()).collect::<Vec<_>>()).into_column(),
-        Series::new("key".into(), rows.iter().map(|r| r.key.as_str()).collect::<Vec<_>>()).into_column(),
-        Series::new("baseline".into(), rows.iter().map(|r| r.baseline).collect::<Vec<_>>()).into_column(),
-        Series::new("candidate".into(), rows.iter().map(|r| r.candidate).collect::<Vec<_>>()).into_column(),
-        Series::new("delta".into(), rows.iter().map(|r| r.candidate - r.baseline).collect::<Vec<_>>()).into_column(),
-        Series::new("baseline_answer".into(), rows.iter().map(|r| r.baseline_answer.clone()).collect::<Vec<_>>()).into_column(),
-        Series::new("candidate_answer".into(), rows.iter().map(|r| r.candidate_answer.clone()).collect::<Vec<_>>()).into_column(),
+        Series::new(
+            "metric".into(),
+            rows.iter().map(|r| r.metric.as_str()).collect::<Vec<_>>(),
+        )
+        .into_column(),
+        Series::new(
+            "key".into(),
+            rows.iter().map(|r| r.key.as_str()).collect::<Vec<_>>(),
+        )
+        .into_column(),
+        Series::new(
+            "baseline".into(),
+            rows.iter().map(|r| r.baseline).collect::<Vec<_>>(),
+        )
+        .into_column(),
+        Series::new(
+            "candidate".into(),
+            rows.iter().map(|r| r.candidate).collect::<Vec<_>>(),
+        )
+        .into_column(),
+        Series::new(
+            "delta".into(),
+            rows.iter()
+                .map(|r| r.candidate - r.baseline)
+                .collect::<Vec<_>>(),
+        )
+        .into_column(),
+        Series::new(
+            "baseline_answer".into(),
+            rows.iter()
+                .map(|r| r.baseline_answer.clone())
+                .collect::<Vec<_>>(),
+        )
+        .into_column(),
+        Series::new(
+            "candidate_answer".into(),
+            rows.iter()
+                .map(|r| r.candidate_answer.clone())
+                .collect::<Vec<_>>(),
+        )
+        .into_column(),
     ])
 }
 
@@ -429,7 +505,8 @@ pub fn summarize_table(
     if tm.values.is_empty() && tm.corpus.is_empty() {
         polars_bail!(ComputeError: "summary: the table has no metric column");
     }
-    let mut groups: Vec<(String, Vec<usize>)> = vec![("all".into(), (0..scores.height()).collect())];
+    let mut groups: Vec<(String, Vec<usize>)> =
+        vec![("all".into(), (0..scores.height()).collect())];
     if let Some(by) = by {
         let seg = scores
             .column(by)
@@ -458,7 +535,13 @@ pub fn summarize_table(
         let values: Vec<Vec<f64>> = tm
             .values
             .iter()
-            .map(|(_, v)| items.iter().map(|&i| v[i]).filter(|x| x.is_finite()).collect())
+            .map(|(_, v)| {
+                items
+                    .iter()
+                    .map(|&i| v[i])
+                    .filter(|x| x.is_finite())
+                    .collect()
+            })
             .collect();
         let slices: Vec<&[f64]> = values.iter().map(Vec::as_slice).collect();
         // The interval of a mean is the paired interval of "deltas" equal to the values.
@@ -475,7 +558,10 @@ pub fn summarize_table(
             });
         }
         for (name, stats, value) in &tm.corpus {
-            let cols: Vec<Vec<f64>> = stats.iter().map(|c| items.iter().map(|&i| c[i]).collect()).collect();
+            let cols: Vec<Vec<f64>> = stats
+                .iter()
+                .map(|c| items.iter().map(|&i| c[i]).collect())
+                .collect();
             let zeros: Vec<Vec<f64>> = cols.iter().map(|c| vec![0.0; c.len()]).collect();
             let b: Vec<&[f64]> = zeros.iter().map(Vec::as_slice).collect();
             let c: Vec<&[f64]> = cols.iter().map(Vec::as_slice).collect();
@@ -498,11 +584,35 @@ pub fn summarize_table(
 /// Summaries as a table: `segment`, `metric`, `n`, `mean`, `ci_low`, `ci_high`.
 pub fn summary_frame(rows: &[MetricSummary]) -> PolarsResult<DataFrame> {
     DataFrame::new_infer_height(vec![
-        Series::new("segment".into(), rows.iter().map(|r| r.segment.as_str()).collect::<Vec<_>>()).into_column(),
-        Series::new("metric".into(), rows.iter().map(|r| r.metric.as_str()).collect::<Vec<_>>()).into_column(),
-        Series::new("n".into(), rows.iter().map(|r| r.n as u64).collect::<Vec<_>>()).into_column(),
-        Series::new("mean".into(), rows.iter().map(|r| r.mean).collect::<Vec<_>>()).into_column(),
-        Series::new("ci_low".into(), rows.iter().map(|r| r.ci_low).collect::<Vec<_>>()).into_column(),
-        Series::new("ci_high".into(), rows.iter().map(|r| r.ci_high).collect::<Vec<_>>()).into_column(),
+        Series::new(
+            "segment".into(),
+            rows.iter().map(|r| r.segment.as_str()).collect::<Vec<_>>(),
+        )
+        .into_column(),
+        Series::new(
+            "metric".into(),
+            rows.iter().map(|r| r.metric.as_str()).collect::<Vec<_>>(),
+        )
+        .into_column(),
+        Series::new(
+            "n".into(),
+            rows.iter().map(|r| r.n as u64).collect::<Vec<_>>(),
+        )
+        .into_column(),
+        Series::new(
+            "mean".into(),
+            rows.iter().map(|r| r.mean).collect::<Vec<_>>(),
+        )
+        .into_column(),
+        Series::new(
+            "ci_low".into(),
+            rows.iter().map(|r| r.ci_low).collect::<Vec<_>>(),
+        )
+        .into_column(),
+        Series::new(
+            "ci_high".into(),
+            rows.iter().map(|r| r.ci_high).collect::<Vec<_>>(),
+        )
+        .into_column(),
     ])
 }

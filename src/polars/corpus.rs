@@ -43,10 +43,7 @@ impl Document {
     /// The code-point offset of byte offset `byte`; `None` inside a character or past the end.
     pub fn byte_to_char(&self, byte: u64) -> Option<u64> {
         let bytes = self.char_bytes();
-        bytes
-            .binary_search(&(byte as usize))
-            .ok()
-            .map(|i| i as u64)
+        bytes.binary_search(&(byte as usize)).ok().map(|i| i as u64)
     }
 
     /// The text of code points `start..end` (callers check the bounds first).
@@ -78,10 +75,16 @@ fn id_is_contained(id: &str) -> bool {
 
 impl Corpus {
     /// A corpus from `(id, text)` pairs. Duplicate ids are an error.
-    pub fn from_documents(docs: impl IntoIterator<Item = (String, String)>) -> Result<Corpus, String> {
+    pub fn from_documents(
+        docs: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Corpus, String> {
         let mut corpus = Corpus::default();
         for (id, text) in docs {
-            if corpus.docs.insert(id.clone(), Document::new(text)).is_some() {
+            if corpus
+                .docs
+                .insert(id.clone(), Document::new(text))
+                .is_some()
+            {
                 return Err(format!("document '{id}' occurs twice"));
             }
         }
@@ -91,9 +94,12 @@ impl Corpus {
     /// A corpus from a `file`, `text` table. Duplicate ids are an error.
     pub fn from_frame(df: &DataFrame) -> Result<Corpus, String> {
         let column = |name: &str| -> Result<StringChunked, String> {
-            let c = df
-                .column(name)
-                .map_err(|_| format!("needs columns 'file' and 'text', has {:?}", df.get_column_names()))?;
+            let c = df.column(name).map_err(|_| {
+                format!(
+                    "needs columns 'file' and 'text', has {:?}",
+                    df.get_column_names()
+                )
+            })?;
             c.cast(&DataType::String)
                 .and_then(|c| c.str().cloned())
                 .map_err(|e| format!("column '{name}': {e}"))
@@ -371,13 +377,23 @@ mod tests {
         assert_eq!(c.get("a.md").unwrap().char_len(), 11);
         assert!(c.get("../a.md").err().unwrap().contains("escapes"));
         assert!(c.get("/etc/passwd").err().unwrap().contains("escapes"));
-        let df = spans(&[&[("a.md", 0, 5), ("a.md", 6, 11)], &[("b.md", 2, 9), ("c.md", 0, 1)]]);
-        let checked = check_spans(&df, "query_id", "spans", &c, SpanUnit::CodePoints, true).unwrap();
+        let df = spans(&[
+            &[("a.md", 0, 5), ("a.md", 6, 11)],
+            &[("b.md", 2, 9), ("c.md", 0, 1)],
+        ]);
+        let checked =
+            check_spans(&df, "query_id", "spans", &c, SpanUnit::CodePoints, true).unwrap();
         let problems: Vec<String> = checked.issues.iter().map(|i| i.to_string()).collect();
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert!(problems[0].contains("q1 span #0") && problems[0].contains("beyond"));
         assert!(problems[1].contains("unknown file 'c.md'"));
-        let texts = checked.column.explode(ExplodeOptions { empty_as_null: false, keep_nulls: false }).unwrap();
+        let texts = checked
+            .column
+            .explode(ExplodeOptions {
+                empty_as_null: false,
+                keep_nulls: false,
+            })
+            .unwrap();
         let texts = texts.struct_().unwrap().field_by_name("text").unwrap();
         assert_eq!(texts.str().unwrap().get(0), Some("héllo"));
         assert_eq!(texts.str().unwrap().get(1), Some("wörld"));
@@ -386,7 +402,13 @@ mod tests {
         let checked = check_spans(&df, "query_id", "spans", &c, SpanUnit::Bytes, false).unwrap();
         assert_eq!(checked.issues.len(), 1);
         assert!(checked.issues[0].problem.contains("inside a character"));
-        let out = checked.column.explode(ExplodeOptions { empty_as_null: false, keep_nulls: false }).unwrap();
+        let out = checked
+            .column
+            .explode(ExplodeOptions {
+                empty_as_null: false,
+                keep_nulls: false,
+            })
+            .unwrap();
         let out = out.struct_().unwrap().clone();
         let ends = out.field_by_name("end").unwrap();
         assert_eq!(ends.i64().unwrap().get(0), Some(5));

@@ -27,14 +27,14 @@ use polars::prelude::*;
 
 use super::columns;
 use super::retrieval::{self, SpanMetric};
-use crate::metrics::retrieval::{RankedMetric, RetrievalOptions};
-use crate::metrics::spans::SpanOptions;
 use crate::metrics::bleu::BleuOptions;
 use crate::metrics::chrf::ChrfOptions;
 use crate::metrics::citation::QuotedSpansOptions;
 use crate::metrics::lexical::CitationIndicatorOptions;
+use crate::metrics::retrieval::{RankedMetric, RetrievalOptions};
 use crate::metrics::rouge::RougeOptions;
 use crate::metrics::similarity::StringSimilarityOptions;
+use crate::metrics::spans::SpanOptions;
 
 /// Per-row `struct{matched: u32, total: u32, score: f64}`, named `quoted_spans`. Elementwise, so
 /// it runs in streaming queries. `sources` may be `list[str]`, `str`, or a list of structs with
@@ -269,11 +269,16 @@ pub fn ranked_many(
             .map(|(m, _)| Field::new(m.id().into(), DataType::Float64))
             .collect(),
     );
-    row_wise("retrieval", [retrieved, ground_truth], dtype, move |[r, g]| {
-        let fields = retrieval::ranked_metrics(&metrics, r, g, true)?;
-        let valid = vec![true; fields.first().map_or(r.len().max(g.len()), |f| f.len())];
-        super::driver::struct_series("retrieval", &fields, &valid)
-    })
+    row_wise(
+        "retrieval",
+        [retrieved, ground_truth],
+        dtype,
+        move |[r, g]| {
+            let fields = retrieval::ranked_metrics(&metrics, r, g, true)?;
+            let valid = vec![true; fields.first().map_or(r.len().max(g.len()), |f| f.len())];
+            super::driver::struct_series("retrieval", &fields, &valid)
+        },
+    )
 }
 
 macro_rules! ranked_expr {

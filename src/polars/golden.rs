@@ -51,7 +51,10 @@ fn empty_row(value: AnyValue<'_>) -> PolarsResult<bool> {
         AnyValue::List(items) => {
             items.is_empty()
                 || (items.dtype() == &DataType::String
-                    && items.str()?.iter().all(|t| t.is_none_or(|t| t.trim().is_empty())))
+                    && items
+                        .str()?
+                        .iter()
+                        .all(|t| t.is_none_or(|t| t.trim().is_empty())))
         }
         _ => false,
     })
@@ -76,12 +79,15 @@ pub fn validate_golden(
         column: column.to_string(),
         detail,
     };
-    out.checked.push(format!("{}: {} questions", id, golden.height()));
+    out.checked
+        .push(format!("{}: {} questions", id, golden.height()));
     let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
     for v in ids.iter() {
         match v {
             Some(v) => *counts.entry(v).or_insert(0) += 1,
-            None => out.problems.push(problem("null_id", None, id, "the id is null".into())),
+            None => out
+                .problems
+                .push(problem("null_id", None, id, "the id is null".into())),
         }
     }
     for (v, n) in counts.iter().filter(|(_, n)| **n > 1) {
@@ -109,7 +115,8 @@ pub fn validate_golden(
             }
         }
         if out.problems.len() == before {
-            out.checked.push(format!("{column}: present for every question"));
+            out.checked
+                .push(format!("{column}: present for every question"));
         }
     }
     match (corpus, golden.column("relevant_spans").is_ok()) {

@@ -10,7 +10,7 @@ pub mod columns;
 pub mod compare;
 pub mod corpus;
 pub mod driver;
-pub mod golden;
-pub mod retrieval;
 #[cfg(feature = "lazy")]
 pub mod expr;
+pub mod golden;
+pub mod retrieval;

@@ -231,7 +231,10 @@ impl ItemColumn {
             return None;
         }
         let ca = match relevance {
-            Relevance::Id => self.id.as_ref().or(self.text.as_ref().filter(|_| self.id.is_none())),
+            Relevance::Id => self
+                .id
+                .as_ref()
+                .or(self.text.as_ref().filter(|_| self.id.is_none())),
             _ => self.text.as_ref(),
         }?;
         str_at(ca, i)
@@ -240,9 +243,7 @@ impl ItemColumn {
     /// Item `i` as a span; an error names the row and the problem.
     fn span(&self, metric: &str, row: usize, i: usize) -> PolarsResult<Span<'_>> {
         let at = i - self.rows.offsets[row];
-        let problem = |what: String| {
-            polars_err!(ComputeError: "{metric}: column '{}' row {row} span #{at}: {what}", self.name)
-        };
+        let problem = |what: String| polars_err!(ComputeError: "{metric}: column '{}' row {row} span #{at}: {what}", self.name);
         let file = self.file.as_ref().and_then(|f| str_at(f, i));
         let start = self.start.as_ref().and_then(|v| v[i]);
         let end = self.end.as_ref().and_then(|v| v[i]);
@@ -293,10 +294,18 @@ fn resolve_relevance(
                 Relevance::Span
             } else if retrieved.id.is_some() && truth.id.is_some() {
                 Relevance::Id
-            } else if truth.id.is_some() && retrieved.id.is_none() && retrieved.file.is_none() && retrieved.text.is_some() {
+            } else if truth.id.is_some()
+                && retrieved.id.is_none()
+                && retrieved.file.is_none()
+                && retrieved.text.is_some()
+            {
                 // Plain strings against id structs (qrels with grades): the strings are ids.
                 Relevance::Id
-            } else if retrieved.text.is_some() && truth.text.is_some() && truth.id.is_none() && retrieved.id.is_none() {
+            } else if retrieved.text.is_some()
+                && truth.text.is_some()
+                && truth.id.is_none()
+                && retrieved.id.is_none()
+            {
                 Relevance::Text
             } else if retrieved.id.is_some() && retrieved.text.is_some() && truth.text.is_some() {
                 polars_bail!(InvalidOperation: "{metric}: '{}' has both 'id' and 'text' fields and '{}' is a list of strings: say relevance=\"id\" or relevance=\"text\"", retrieved.name, truth.name)
@@ -338,7 +347,12 @@ struct Scratch<'a> {
 }
 
 /// The item order of a retrieved row under `rank_by` (indices into the column's items).
-fn ranked_items(col: &ItemColumn, items: std::ops::Range<usize>, rule: RankBy, relevance: Relevance) -> Vec<usize> {
+fn ranked_items(
+    col: &ItemColumn,
+    items: std::ops::Range<usize>,
+    rule: RankBy,
+    relevance: Relevance,
+) -> Vec<usize> {
     if rule == RankBy::Order || col.score.is_none() {
         return items.collect();
     }
@@ -346,11 +360,29 @@ fn ranked_items(col: &ItemColumn, items: std::ops::Range<usize>, rule: RankBy, r
     // trec_eval 9 (pytrec_eval) stores run scores as 32-bit floats: scores equal in f32 tie.
     let scores: Vec<Option<f64>> = scores_all
         .iter()
-        .map(|s| s.map(|x| if rule == RankBy::Trec { f64::from(x as f32) } else { x }))
+        .map(|s| {
+            s.map(|x| {
+                if rule == RankBy::Trec {
+                    f64::from(x as f32)
+                } else {
+                    x
+                }
+            })
+        })
         .collect();
     let names: Vec<&str> = items
         .clone()
-        .map(|i| col.key(if relevance == Relevance::Text { Relevance::Text } else { Relevance::Id }, i).unwrap_or(""))
+        .map(|i| {
+            col.key(
+                if relevance == Relevance::Text {
+                    Relevance::Text
+                } else {
+                    Relevance::Id
+                },
+                i,
+            )
+            .unwrap_or("")
+        })
         .collect();
     rank_order(rule, &scores, &names)
         .into_iter()
@@ -397,7 +429,11 @@ pub fn ranked_metrics(
         return Ok(Vec::new());
     };
     let names: Vec<&str> = metrics.iter().map(|(m, _)| m.id()).collect();
-    let id = if metrics.len() == 1 { first.id() } else { "retrieval metrics" };
+    let id = if metrics.len() == 1 {
+        first.id()
+    } else {
+        "retrieval metrics"
+    };
     let mut needs = Needs {
         text: false,
         id: false,
@@ -420,7 +456,13 @@ pub fn ranked_metrics(
     }
     let run = ItemColumn::reading(id, "retrieved", retrieved, needs)?;
     let truth = ItemColumn::reading(id, "ground truth", ground_truth, needs)?;
-    let len = output_len(id, &[(run.name.as_str(), run.len), (truth.name.as_str(), truth.len)])?;
+    let len = output_len(
+        id,
+        &[
+            (run.name.as_str(), run.len),
+            (truth.name.as_str(), truth.len),
+        ],
+    )?;
     // Per metric: its resolved relevance, and the judging group it belongs to (the index of the
     // first metric judging the same way).
     let mut plans: Vec<(RankedMetric, RetrievalOptions, Relevance, usize)> = Vec::new();
@@ -437,7 +479,13 @@ pub fn ranked_metrics(
             if relevance == Relevance::Span {
                 polars_bail!(InvalidOperation: "{mid}: compat=\"datapizza\" judges by exact text or by embeddings, not by spans");
             }
-            if !matches!(metric, RankedMetric::PrecisionAtK | RankedMetric::RecallAtK | RankedMetric::F1AtK | RankedMetric::HybridLogRank) {
+            if !matches!(
+                metric,
+                RankedMetric::PrecisionAtK
+                    | RankedMetric::RecallAtK
+                    | RankedMetric::F1AtK
+                    | RankedMetric::HybridLogRank
+            ) {
                 polars_bail!(InvalidOperation: "{mid}: datapizza has no such metric (it has precision_at_k, recall_at_k, f1_at_k and hybrid_log_rank)");
             }
         }
@@ -463,13 +511,38 @@ pub fn ranked_metrics(
                 let mut values = Vec::with_capacity(plans.len());
                 for (metric, options, relevance, group) in &plans {
                     let value = if options.compat == RetrievalCompat::Datapizza {
-                        datapizza_row(*metric, options, *relevance, &run, &truth, items.clone(), truth_items.clone(), &mut scratch, i)?
+                        datapizza_row(
+                            *metric,
+                            options,
+                            *relevance,
+                            &run,
+                            &truth,
+                            items.clone(),
+                            truth_items.clone(),
+                            &mut scratch,
+                            i,
+                        )?
                     } else {
                         if judged_group != *group {
-                            judge_row(id, options, *relevance, &run, &truth, i, items.clone(), truth_items.clone(), &mut scratch)?;
+                            judge_row(
+                                id,
+                                options,
+                                *relevance,
+                                &run,
+                                &truth,
+                                i,
+                                items.clone(),
+                                truth_items.clone(),
+                                &mut scratch,
+                            )?;
                             judged_group = *group;
                         }
-                        score(*metric, &scratch.judgments, options.cutoff(*metric), &ScoreParams::from(options))
+                        score(
+                            *metric,
+                            &scratch.judgments,
+                            options.cutoff(*metric),
+                            &ScoreParams::from(options),
+                        )
                     };
                     values.push(value);
                 }
@@ -486,7 +559,9 @@ pub fn ranked_metrics(
     Ok(columns
         .into_iter()
         .zip(names)
-        .map(|(values, name)| Float64Chunked::from_iter_options(name.into(), values.into_iter()).into_series())
+        .map(|(values, name)| {
+            Float64Chunked::from_iter_options(name.into(), values.into_iter()).into_series()
+        })
         .collect())
 }
 
@@ -508,7 +583,11 @@ fn judge_row<'a>(
     match relevance {
         Relevance::Embedding => {
             collect_vectors(id, run, truth, &order, truth_items, sc, i)?;
-            sc.judgments.judge_embeddings(&sc.vectors, &sc.truth_vectors, options.similarity_threshold);
+            sc.judgments.judge_embeddings(
+                &sc.vectors,
+                &sc.truth_vectors,
+                options.similarity_threshold,
+            );
         }
         Relevance::Span => {
             sc.spans.clear();
@@ -519,12 +598,18 @@ fn judge_row<'a>(
             for j in truth_items {
                 sc.truth_spans.push(truth.span(id, row_of(truth), j)?);
             }
-            sc.judgments.judge_spans(&sc.spans, &sc.truth_spans, options.min_overlap, options.min_overlap_fraction);
+            sc.judgments.judge_spans(
+                &sc.spans,
+                &sc.truth_spans,
+                options.min_overlap,
+                options.min_overlap_fraction,
+            );
         }
         _ => {
             collect_keys(run, truth, relevance, &order, truth_items, sc);
             let grades = truth.grade.is_some().then_some(sc.grades.as_slice());
-            sc.judgments.judge_keys_graded(&sc.keys, &sc.truth_keys, grades);
+            sc.judgments
+                .judge_keys_graded(&sc.keys, &sc.truth_keys, grades);
         }
     }
     Ok(())
@@ -544,11 +629,16 @@ fn collect_keys<'a>(
     sc.grades.clear();
     // A retrieved item without a key still takes its rank; it matches nothing.
     const NO_KEY: &str = "\u{0}polars-rag:no-key";
-    sc.keys.extend(order.iter().map(|&j| run.key(relevance, j).unwrap_or(NO_KEY)));
+    sc.keys.extend(
+        order
+            .iter()
+            .map(|&j| run.key(relevance, j).unwrap_or(NO_KEY)),
+    );
     for j in truth_items {
         if let Some(key) = truth.key(relevance, j) {
             sc.truth_keys.push(key);
-            sc.grades.push(truth.grade.as_ref().and_then(|g| g[j]).unwrap_or(1.0));
+            sc.grades
+                .push(truth.grade.as_ref().and_then(|g| g[j]).unwrap_or(1.0));
         }
     }
 }
@@ -570,8 +660,13 @@ fn collect_vectors<'a>(
     sc.vectors.clear();
     sc.truth_vectors.clear();
     sc.vectors.extend(order.iter().filter_map(|&j| re.get(j)));
-    sc.truth_vectors.extend(truth_items.filter_map(|j| te.get(j)));
-    let dims = sc.vectors.iter().chain(sc.truth_vectors.iter()).map(|v| v.len());
+    sc.truth_vectors
+        .extend(truth_items.filter_map(|j| te.get(j)));
+    let dims = sc
+        .vectors
+        .iter()
+        .chain(sc.truth_vectors.iter())
+        .map(|v| v.len());
     let (lo, hi) = dims.fold((usize::MAX, 0), |(lo, hi), d| (lo.min(d), hi.max(d)));
     if lo != usize::MAX && lo != hi {
         polars_bail!(ComputeError: "{id}: row {i}: embeddings of different dimensions ({lo} and {hi}) in '{}' and '{}'", run.name, truth.name);
@@ -673,7 +768,13 @@ pub fn span_metric(
             polars_bail!(SchemaMismatch: "{id}: column '{}' must be a list of struct{{file, start, end}}", col.name);
         }
     }
-    let len = output_len(id, &[(run.name.as_str(), run.len), (truth.name.as_str(), truth.len)])?;
+    let len = output_len(
+        id,
+        &[
+            (run.name.as_str(), run.len),
+            (truth.name.as_str(), truth.len),
+        ],
+    )?;
     run.validate_spans(id)?;
     truth.validate_spans(id)?;
     let row_of = |col: &ItemColumn, i: usize| if col.len == 1 { 0 } else { i };
@@ -683,7 +784,8 @@ pub fn span_metric(
         range
             .map(|i| {
                 let (r, t) = (row_of(&run, i), row_of(&truth, i));
-                let (Some(items), Some(truth_items)) = (run.rows.items(r), truth.rows.items(t)) else {
+                let (Some(items), Some(truth_items)) = (run.rows.items(r), truth.rows.items(t))
+                else {
                     return Ok(None);
                 };
                 spans.clear();

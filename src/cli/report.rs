@@ -56,29 +56,32 @@ fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
+/// The cells of a metric's row, in the column order of both reports: metric, n, baseline,
+/// candidate, delta, interval, p (randomization), p (t-test), effect size, counts, verdict.
+fn metric_cells(r: &MetricComparison) -> [String; 11] {
+    [
+        r.metric.clone(),
+        r.n.to_string(),
+        fmt(r.baseline),
+        fmt(r.candidate),
+        signed(r.delta),
+        format!("[{}, {}]", signed(r.ci_low), signed(r.ci_high)),
+        p_value(Some(r.p_randomization)),
+        p_value(r.p_t_test),
+        r.effect_size.map_or("–".into(), |e| format!("{e:+.3}")),
+        format!("{} / {} / {}", r.improved, r.regressed, r.unchanged),
+        verdict(r).to_string(),
+    ]
+}
+
 fn metrics_table_md(rows: &[MetricComparison], confidence: f64) -> String {
     let mut out = format!(
         "| metric | n | baseline | candidate | delta | {:.0}% CI | p (randomization) | p (t-test) | effect size | improved / regressed / unchanged | verdict |\n|---|---:|---:|---:|---:|---|---:|---:|---:|---|---|\n",
         confidence * 100.0
     );
     for r in rows {
-        out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | [{}, {}] | {} | {} | {} | {} / {} / {} | {} |\n",
-            cell(&r.metric),
-            r.n,
-            fmt(r.baseline),
-            fmt(r.candidate),
-            signed(r.delta),
-            signed(r.ci_low),
-            signed(r.ci_high),
-            p_value(Some(r.p_randomization)),
-            p_value(r.p_t_test),
-            r.effect_size.map_or("–".into(), |e| format!("{e:+.3}")),
-            r.improved,
-            r.regressed,
-            r.unchanged,
-            verdict(r)
-        ));
+        let cells: Vec<String> = metric_cells(r).iter().map(|c| cell(c)).collect();
+        out.push_str(&format!("| {} |\n", cells.join(" | ")));
     }
     out
 }
@@ -404,23 +407,13 @@ pub fn html(
             "worse" => "worse",
             _ => "same",
         };
-        out.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>[{}, {}]</td><td>{}</td><td>{}</td><td>{}</td><td>{} / {} / {}</td><td class=\"{class}\">{}</td></tr>",
-            esc(&r.metric),
-            r.n,
-            fmt(r.baseline),
-            fmt(r.candidate),
-            signed(r.delta),
-            signed(r.ci_low),
-            signed(r.ci_high),
-            p_value(Some(r.p_randomization)),
-            p_value(r.p_t_test),
-            r.effect_size.map_or("–".into(), |e| format!("{e:+.3}")),
-            r.improved,
-            r.regressed,
-            r.unchanged,
-            verdict(r)
-        ));
+        let cells = metric_cells(r);
+        let [first @ .., last] = &cells;
+        out.push_str("<tr>");
+        for c in first {
+            out.push_str(&format!("<td>{}</td>", esc(c)));
+        }
+        out.push_str(&format!("<td class=\"{class}\">{}</td></tr>", esc(last)));
     }
     out.push_str("</tbody></table>");
     let per_item: Vec<&MetricComparison> = c.metrics.iter().filter(|r| r.kind == "mean").collect();

@@ -358,6 +358,23 @@ fn hash_of<T: std::hash::Hash + ?Sized>(value: &T) -> u64 {
     h.finish()
 }
 
+/// The index of `key` among the `distinct` keys: by hash bucket for long ground truth, by scan
+/// for short.
+fn find_key(
+    index: &HashMap<u64, Vec<u32>>,
+    distinct: &[&str],
+    use_hash: bool,
+    key: &str,
+) -> Option<u32> {
+    if use_hash {
+        index
+            .get(&hash_of(key))
+            .and_then(|c| c.iter().copied().find(|&d| distinct[d as usize] == key))
+    } else {
+        distinct.iter().position(|d| *d == key).map(|d| d as u32)
+    }
+}
+
 /// FNV-1a: fast for short keys, deterministic.
 #[derive(Default)]
 struct FixedHasher(u64);
@@ -438,20 +455,14 @@ impl Judgments {
         grades: Option<&[f64]>,
     ) {
         self.reset();
-        // Distinct ground truth: `slot[j]` is the distinct item ground-truth entry j folds into.
+        // The distinct ground-truth keys; duplicates fold into their first occurrence.
         let mut distinct: Vec<&str> = Vec::with_capacity(ground_truth.len());
         let use_hash = ground_truth.len() >= HASH_FROM;
         self.key_index.clear();
         for (j, key) in ground_truth.iter().enumerate() {
             let key = key.as_ref();
             let grade = grades.and_then(|g| g.get(j).copied()).unwrap_or(1.0);
-            let found = if use_hash {
-                self.key_index
-                    .get(&hash_of(key))
-                    .and_then(|c| c.iter().copied().find(|&d| distinct[d as usize] == key))
-            } else {
-                distinct.iter().position(|d| *d == key).map(|d| d as u32)
-            };
+            let found = find_key(&self.key_index, &distinct, use_hash, key);
             match found {
                 Some(d) => {
                     let g = &mut self.grades[d as usize];
@@ -473,13 +484,7 @@ impl Judgments {
         self.seen.resize(distinct.len(), false);
         for key in retrieved {
             let key = key.as_ref();
-            let found = if use_hash {
-                self.key_index
-                    .get(&hash_of(key))
-                    .and_then(|c| c.iter().copied().find(|&d| distinct[d as usize] == key))
-            } else {
-                distinct.iter().position(|d| *d == key).map(|d| d as u32)
-            };
+            let found = find_key(&self.key_index, &distinct, use_hash, key);
             // An exact key matches one distinct item, so "already matched" means "a duplicate
             // of an earlier retrieved item".
             if let Some(d) = found {

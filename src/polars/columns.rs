@@ -254,6 +254,23 @@ pub fn bleu(
     Ok(float_series("bleu", scores))
 }
 
+/// Each row's BLEU statistics (what corpus BLEU sums); `None` where the answer is null or the
+/// row has no reference.
+fn bleu_stats_rows(
+    answer: &Series,
+    references: &Series,
+    options: &BleuOptions,
+    parallel: bool,
+) -> PolarsResult<Vec<Option<BleuStats>>> {
+    per_answer(
+        "corpus_bleu",
+        answer,
+        references,
+        parallel,
+        |scratch: &mut bleu::Scratch, a, refs| Some(scratch.stats(a, refs, options)),
+    )
+}
+
 /// `corpus_bleu` over columns: one value, sacrebleu's `corpus_bleu / 100`: n-gram statistics are
 /// summed over the rows and scored once. Rows with a null answer or no reference are left out.
 pub fn corpus_bleu(
@@ -262,13 +279,7 @@ pub fn corpus_bleu(
     options: &BleuOptions,
     parallel: bool,
 ) -> PolarsResult<Series> {
-    let stats = per_answer(
-        "corpus_bleu",
-        answer,
-        references,
-        parallel,
-        |scratch: &mut bleu::Scratch, a, refs| Some(scratch.stats(a, refs, options)),
-    )?;
+    let stats = bleu_stats_rows(answer, references, options, parallel)?;
     let mut total = BleuStats::default();
     for row in stats.iter().flatten() {
         total.add(row);
@@ -286,13 +297,7 @@ pub fn corpus_bleu_stats(
     options: &BleuOptions,
     parallel: bool,
 ) -> PolarsResult<Series> {
-    let stats = per_answer(
-        "corpus_bleu",
-        answer,
-        references,
-        parallel,
-        |scratch: &mut bleu::Scratch, a, refs| Some(scratch.stats(a, refs, options)),
-    )?;
+    let stats = bleu_stats_rows(answer, references, options, parallel)?;
     let rows: ListChunked = stats
         .iter()
         .map(|st| {

@@ -1,5 +1,6 @@
 //! Text primitives shared by the metrics: whitespace classes, normalisation, quote extraction,
-//! the Porter stemmer, the ROUGE tokenizers, BM25 Okapi ranking and difflib's sequence matcher.
+//! the Porter stemmer, the ROUGE tokenizers, BM25 Okapi ranking, difflib's sequence matcher and
+//! NLTK's `word_tokenize` for lowercased English.
 //!
 //! Nothing here knows about Polars; every function works on borrowed `&str`.
 
@@ -10,3 +11,4 @@ pub mod quotes;
 pub mod rouge_tokenize;
 pub mod sacrebleu;
 pub mod sequence_matcher;
+pub mod word_tokenize;

@@ -5,6 +5,7 @@ pub mod bleu;
 pub mod chrf;
 pub mod citation;
 pub mod lexical;
+pub mod locate;
 pub mod retrieval;
 pub mod rouge;
 pub mod similarity;

@@ -9,9 +9,12 @@ use polars_rag::cli::config::Columns;
 use polars_rag::cli::config::ScoreConfig;
 use polars_rag::cli::corpus::SpanUnit;
 use polars_rag::cli::demo_dir;
+use polars_rag::cli::locate::{self as cli_locate, LocateJob};
 use polars_rag::cli::score::{self, InvalidSpans, ScoreJob};
 use polars_rag::cli::validate::{self, ValidateJob};
 use polars_rag::compare::{CompareOptions, Gate};
+use polars_rag::metrics::locate::align::Trim;
+use polars_rag::metrics::locate::{LocateCompat, LocateOptions, QuoteTokenizer};
 use polars_rag::registry;
 use polars_rag::text::quotes::QuoteStyle;
 
@@ -22,11 +25,15 @@ Examples:
   polars-rag score --golden golden.parquet --run run.parquet --metrics rouge,quoted_spans
   polars-rag score --run run.parquet --sources-col retrieved --quotes ragas --min-len 2
   polars-rag score --config job.toml           settings from TOML (flags override them)
+  polars-rag score --run run.parquet --locate-quotes
+                                               also locate each quote of the answers in its sources
   polars-rag score --golden golden.parquet --run run.parquet --corpus corpus.parquet --by segment
                                                retrieval metrics on spans checked against the corpus
   polars-rag score --golden qrels.parquet --run trec_run.parquet --metrics precision_at_k,mrr --k 10
                                                a long run (query_id, doc_id, rank, score) vs relevant_ids
   polars-rag validate --golden golden.parquet --corpus corpus_dir/
+  polars-rag locate --quotes quotes.txt --corpus transcripts/ --out located/
+                                               where each quote is in the corpus (Parquet, xlsx, stats CSV)
   polars-rag compare --baseline a.scores.parquet --candidate b.scores.parquet --html report.html
   polars-rag summary a.scores.parquet --by segment
   polars-rag metrics                           list the metric ids";
@@ -55,6 +62,10 @@ enum Command {
     Compare(CompareArgs),
     /// Per-metric (and per-segment) means of a scores table with bootstrap confidence intervals.
     Summary(SummaryArgs),
+    /// Locate quotes in a corpus: file and code-point offsets of each quote, BM25 score and
+    /// ratio, match ratio, found or not; writes located.parquet, quote_verification.xlsx and
+    /// stats.csv.
+    Locate(LocateArgs),
     /// Check a golden dataset: spans inside their documents, stored span text equal to the
     /// corpus, unique ids, no empty ground truth. Exit status 1 when a problem is found.
     Validate(ValidateArgs),
@@ -200,6 +211,98 @@ fn compare(args: CompareArgs) -> Result<bool, String> {
 }
 
 #[derive(clap::Args)]
+struct LocateArgs {
+    /// Quotes: a Parquet table (see --quote-col) or a text file with one quote per line.
+    #[arg(long)]
+    quotes: PathBuf,
+    /// Corpus: Parquet (file, text; joined in row order) or a directory of UTF-8 files.
+    #[arg(long)]
+    corpus: PathBuf,
+    /// Output folder.
+    #[arg(long, default_value = "locate-output")]
+    out: PathBuf,
+    /// The quote column of a Parquet quotes table.
+    #[arg(long, default_value = "quote")]
+    quote_col: String,
+    /// `none` (corrected algorithm) or `soak` (soak 9c164e87 VerifyQuotes, bit for bit).
+    #[arg(long, value_parser = ["none", "soak"], default_value = "none")]
+    compat: String,
+    /// Window size in code points (default: 400; soak: 1.1 x the longest quote, capped at 500).
+    #[arg(long)]
+    window_size: Option<usize>,
+    /// Window overlap in code points (default: 30 % of the window).
+    #[arg(long)]
+    overlap: Option<usize>,
+    /// BM25 k1.
+    #[arg(long, default_value_t = 1.5)]
+    k1: f64,
+    /// BM25 b.
+    #[arg(long, default_value_t = 0.4)]
+    b: f64,
+    /// Ellipsis quotes: most windows allowed between head and tail.
+    #[arg(long)]
+    ellipsis_max_gap: Option<usize>,
+    /// How the best window is trimmed to the quote.
+    #[arg(long, value_parser = ["fuzzy", "sliding_bm25", "hybrid", "off"], default_value = "fuzzy")]
+    trim: String,
+    /// Below this match ratio a quote is not found.
+    #[arg(long, default_value_t = 0.6)]
+    min_match_ratio: f64,
+    /// Windows added on each side when a match touches a window edge.
+    #[arg(long, default_value_t = 1)]
+    expand_neighbors: usize,
+    /// Code points of context on each side of a span.
+    #[arg(long, default_value_t = 300)]
+    context_chars: usize,
+    /// BM25 words (default: unicode_words; soak: nltk).
+    #[arg(long, value_parser = ["unicode_words", "nltk"])]
+    tokenizer: Option<String>,
+    /// Fill `cosine` with a hashed bag-of-words embedding of this dimension (no model).
+    #[arg(long)]
+    hash_embedding: Option<usize>,
+}
+
+fn locate_job(a: LocateArgs) -> LocateJob {
+    let options = LocateOptions {
+        window_size: a.window_size,
+        overlap: a.overlap,
+        k1: a.k1,
+        b: a.b,
+        ellipsis_max_gap: a.ellipsis_max_gap,
+        trim: match a.trim.as_str() {
+            "sliding_bm25" => Trim::SlidingBm25,
+            "hybrid" => Trim::Hybrid,
+            "off" => Trim::Off,
+            _ => Trim::Fuzzy,
+        },
+        min_match_ratio: a.min_match_ratio,
+        expand_neighbors: a.expand_neighbors,
+        context_chars: a.context_chars,
+        tokenizer: a.tokenizer.map(|t| {
+            if t == "nltk" {
+                QuoteTokenizer::Nltk
+            } else {
+                QuoteTokenizer::UnicodeWords
+            }
+        }),
+        compat: if a.compat == "soak" {
+            LocateCompat::Soak
+        } else {
+            LocateCompat::None
+        },
+        ..Default::default()
+    };
+    LocateJob {
+        quotes: a.quotes,
+        quote_col: a.quote_col,
+        corpus: a.corpus,
+        out: a.out,
+        options,
+        hash_embedding: a.hash_embedding,
+    }
+}
+
+#[derive(clap::Args)]
 struct ValidateArgs {
     /// Golden table (Parquet).
     #[arg(long)]
@@ -288,6 +391,10 @@ struct ScoreArgs {
     /// Print how long each stage took (read and join, corpus, score, write).
     #[arg(long)]
     timings: bool,
+    /// Also locate each quoted span of the answers in the row's sources (a `located_quotes`
+    /// column: file, offsets, match ratio, found); options from the config's [locate_quotes].
+    #[arg(long)]
+    locate_quotes: bool,
 }
 
 fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
@@ -365,6 +472,7 @@ fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
         invalid_spans,
         by: args.by.or(cfg.by),
         timings: args.timings,
+        locate_quotes: args.locate_quotes,
     })
 }
 
@@ -385,6 +493,7 @@ fn demo() -> Result<(), String> {
             out: Some(score::default_out(&run_path, &out_dir)),
             corpus: Some(dir.join("corpus.parquet")),
             by: Some("segment".into()),
+            locate_quotes: true,
             ..Default::default()
         })?;
         run_job(&job)?;
@@ -448,6 +557,9 @@ fn main() -> ExitCode {
                 Err(e) => Err(e.to_string()),
             }
         }
+        Some(Command::Locate(args)) => cli_locate::run(&locate_job(args))
+            .map(|report| print!("{}", report.text))
+            .map_err(|e| e.to_string()),
         Some(Command::Metrics) => {
             for m in registry::METRICS {
                 println!("{:<20} {:?}  {}", m.id, m.kind, m.summary);

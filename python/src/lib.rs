@@ -8,6 +8,7 @@ use polars_rag::metrics::bleu::{BleuOptions, CorpusBleuOptions};
 use polars_rag::metrics::chrf::ChrfOptions;
 use polars_rag::metrics::citation::QuotedSpansOptions;
 use polars_rag::metrics::lexical::CitationIndicatorOptions;
+use polars_rag::metrics::locate::LocateOptions;
 use polars_rag::metrics::retrieval::{RankedMetric, RetrievalOptions};
 use polars_rag::metrics::rouge::RougeOptions;
 use polars_rag::metrics::similarity::StringSimilarityOptions;
@@ -17,6 +18,7 @@ use polars_rag::polars::columns;
 use polars_rag::polars::compare;
 use polars_rag::polars::corpus::{self, Corpus, SpanUnit};
 use polars_rag::polars::golden;
+use polars_rag::polars::locate;
 use polars_rag::polars::retrieval::{self, SpanMetric};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -63,6 +65,24 @@ fn float_field(fields: &[Field]) -> PolarsResult<Field> {
 
 fn checks_field(_: &[Field]) -> PolarsResult<Field> {
     Ok(Field::new("checks".into(), columns::checks_dtype()))
+}
+
+fn locate_quotes_field(_: &[Field]) -> PolarsResult<Field> {
+    Ok(Field::new(
+        "locate_quotes".into(),
+        locate::locate_quotes_dtype(),
+    ))
+}
+
+fn quotes_list_field(_: &[Field]) -> PolarsResult<Field> {
+    Ok(Field::new(
+        "quotes".into(),
+        DataType::List(Box::new(DataType::String)),
+    ))
+}
+
+fn cosine_field(_: &[Field]) -> PolarsResult<Field> {
+    Ok(Field::new("cosine".into(), DataType::Float64))
 }
 
 fn rouge_field(_: &[Field]) -> PolarsResult<Field> {
@@ -328,6 +348,61 @@ shim!(
     |o, parallel| retrieval::span_metric(SpanMetric::Iou, retrieved, golden, &o, parallel)
 );
 
+shim!(
+    locate_quotes,
+    locate_quotes_field,
+    LocateOptions,
+    [quotes, sources],
+    |o, parallel| locate::locate_quotes(quotes, sources, &o, parallel)
+);
+shim!(
+    extract_quotes,
+    quotes_list_field,
+    QuotedSpansOptions,
+    [answer],
+    |o, _parallel| locate::extract_quotes(answer, &o)
+);
+shim!(embedding_cosine, cosine_field, [a, b], |_parallel| {
+    locate::embedding_cosine(a, b)
+});
+
+/// Decodes pickled `locate_quotes` options.
+fn locate_options(options: &[u8]) -> PyResult<LocateOptions> {
+    serde_pickle::from_slice(options, serde_pickle::DeOptions::default())
+        .map_err(|e| py_err(format!("locate_quotes: invalid options: {e}")))
+}
+
+/// Every quote located in one corpus (`file`, `text` table): one row per quote.
+#[pyfunction]
+#[pyo3(signature = (quotes, corpus, options))]
+fn locate_table(
+    quotes: pyo3_polars::PySeries,
+    corpus: PyDataFrame,
+    options: &[u8],
+) -> PyResult<PyDataFrame> {
+    let opts = locate_options(options)?;
+    let df = locate::locate_table(&quotes.0, &corpus.0, &opts).map_err(py_err)?;
+    Ok(PyDataFrame(df))
+}
+
+/// The statistics of a located table: a `variable`, `value` table and soak's melted CSV text.
+#[pyfunction]
+#[pyo3(signature = (located, options))]
+fn locate_stats(located: PyDataFrame, options: &[u8]) -> PyResult<(PyDataFrame, String)> {
+    let opts = locate_options(options)?;
+    let frame = locate::stats_frame(&located.0, &opts).map_err(py_err)?;
+    let csv = locate::stats_csv(&located.0, &opts).map_err(py_err)?;
+    Ok((PyDataFrame(frame), csv))
+}
+
+/// Writes the `.xlsx` workbook of a located table.
+#[pyfunction]
+#[pyo3(signature = (located, path, options))]
+fn write_locate_workbook(located: PyDataFrame, path: &str, options: &[u8]) -> PyResult<()> {
+    let opts = locate_options(options)?;
+    locate::write_workbook(&located.0, std::path::Path::new(path), &opts).map_err(py_err)
+}
+
 /// The metric ids this build exposes, from the library's registry.
 #[pyfunction]
 fn metric_ids() -> Vec<&'static str> {
@@ -483,6 +558,9 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate_golden, m)?)?;
     m.add_function(wrap_pyfunction!(check_spans, m)?)?;
     m.add_function(wrap_pyfunction!(signature_of, m)?)?;
+    m.add_function(wrap_pyfunction!(locate_table, m)?)?;
+    m.add_function(wrap_pyfunction!(locate_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(write_locate_workbook, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -46,6 +46,9 @@ pub struct ScoreJob {
     pub by: Option<String>,
     /// Print the time each stage took.
     pub timings: bool,
+    /// Locate each quoted span of the answers in the row's sources (`located_quotes` column),
+    /// with `options.locate_quotes`.
+    pub locate_quotes: bool,
 }
 
 /// What `score` does with a span that does not fit its corpus.
@@ -685,6 +688,18 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
             ));
         }
     }
+    // Where each quote of the answer is in its sources.
+    if job.locate_quotes {
+        match (&resolved.sources, &resolved.answer) {
+            (Some(sources), Some(_)) => select.push(expr::locate_answer_quotes(
+                answer_expr.clone(),
+                col(sources.as_str()),
+                job.options.quoted_spans.clone(),
+                job.options.locate_quotes.clone(),
+            )),
+            _ => notes.push("--locate-quotes skipped: the run has no answer or no sources".into()),
+        }
+    }
     // Negative references: how close each answer is to an answer it must not give (chrF), and
     // whether that is closer than to the best reference.
     if let (Some(negatives), Some(references), Some(_)) =
@@ -853,6 +868,19 @@ fn summarise(
     }
     for (name, value) in aggregates {
         line(&mut out, name, scores.height(), "-", &format!("{value:.4}"));
+    }
+    if let Ok(located) = scores.column("located_quotes") {
+        let inner = located.explode(ExplodeOptions {
+            empty_as_null: false,
+            keep_nulls: false,
+        })?;
+        let fields = inner.struct_()?.clone().unnest();
+        let found = fields.column("found")?.bool()?;
+        let (n_found, n) = (found.sum().unwrap_or(0), found.len() - found.null_count());
+        out.push_str(&format!(
+            "located_quotes: {n_found} of {n} quoted spans located in their sources (found: verbatim or match ratio >= {})\n",
+            job.options.locate_quotes.min_match_ratio
+        ));
     }
     if let Some(by) = &job.by {
         out.push_str(&by_segment(scores, metrics, by)?);

@@ -62,6 +62,8 @@ pub struct MetricOptions {
     pub span_recall: spans::SpanOptions,
     /// `span_iou`.
     pub span_iou: spans::SpanOptions,
+    /// `locate_quotes` (the `located_quotes` column of `score --locate-quotes`).
+    pub locate_quotes: locate::LocateOptions,
 }
 
 impl MetricOptions {

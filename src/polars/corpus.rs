@@ -132,6 +132,17 @@ impl Corpus {
         self.docs.is_empty()
     }
 
+    /// Every `(id, text)`, sorted by id (a directory has no other stable order).
+    pub fn sorted_documents(&self) -> Vec<(&str, &str)> {
+        let mut docs: Vec<(&str, &str)> = self
+            .docs
+            .iter()
+            .map(|(id, d)| (id.as_str(), d.text.as_str()))
+            .collect();
+        docs.sort_unstable();
+        docs
+    }
+
     /// The document `id`, or why there is none.
     pub fn get(&self, id: &str) -> Result<&Document, String> {
         if !id_is_contained(id) {

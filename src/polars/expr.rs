@@ -26,11 +26,13 @@
 use polars::prelude::*;
 
 use super::columns;
+use super::locate;
 use super::retrieval::{self, SpanMetric};
 use crate::metrics::bleu::BleuOptions;
 use crate::metrics::chrf::ChrfOptions;
 use crate::metrics::citation::QuotedSpansOptions;
 use crate::metrics::lexical::CitationIndicatorOptions;
+use crate::metrics::locate::LocateOptions;
 use crate::metrics::retrieval::{RankedMetric, RetrievalOptions};
 use crate::metrics::rouge::RougeOptions;
 use crate::metrics::similarity::StringSimilarityOptions;
@@ -45,6 +47,49 @@ pub fn quoted_spans(answer: Expr, sources: Expr, options: QuotedSpansOptions) ->
         [answer, sources],
         columns::quoted_spans_dtype(),
         move |[answer, sources]| columns::quoted_spans(answer, sources, &options, true),
+    )
+}
+
+/// Where each quote is in its row's sources: a struct per row named `locate_quotes` (fields in
+/// [`locate::locate_quotes_dtype`]). `sources` is `str`, `list[str]` or
+/// `list[struct{file, text}]`; a length-1 sources column (a literal) is one shared corpus.
+///
+/// ```
+/// use polars::prelude::*;
+/// use polars_rag::metrics::locate::LocateOptions;
+/// use polars_rag::polars::expr;
+/// let df = df!("quote" => ["barely manage a mile"],
+///              "source" => ["At first I could barely manage a mile."]).unwrap();
+/// let out = df.lazy()
+///     .select([expr::locate_quotes(col("quote"), col("source"), LocateOptions::default())
+///         .struct_().field_by_name("start")])
+///     .collect().unwrap();
+/// assert_eq!(out.column("start").unwrap().i64().unwrap().get(0), Some(17));
+/// ```
+pub fn locate_quotes(quotes: Expr, sources: Expr, options: LocateOptions) -> Expr {
+    row_wise(
+        "locate_quotes",
+        [quotes, sources],
+        locate::locate_quotes_dtype(),
+        move |[quotes, sources]| locate::locate_quotes(quotes, sources, &options, true),
+    )
+}
+
+/// Every quoted span of each answer located in the row's sources: `list[struct]` named
+/// `located_quotes` (see [`locate::locate_answer_quotes`]).
+pub fn locate_answer_quotes(
+    answer: Expr,
+    sources: Expr,
+    quoted: QuotedSpansOptions,
+    options: LocateOptions,
+) -> Expr {
+    row_wise(
+        "located_quotes",
+        [answer, sources],
+        locate::located_quotes_dtype(),
+        move |[answer, sources]| {
+            locate::locate_answer_quotes(answer, sources, &quoted, &options, true)
+        },
     )
 }
 

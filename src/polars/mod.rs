@@ -13,4 +13,5 @@ pub mod driver;
 #[cfg(feature = "lazy")]
 pub mod expr;
 pub mod golden;
+pub mod locate;
 pub mod retrieval;

@@ -1,0 +1,133 @@
+//! `polars-rag locate`: every quote of a table (or a text file, one quote per line) located in a
+//! corpus, written as a Parquet table, soak's `.xlsx` workbook and melted statistics CSV.
+
+use std::path::{Path, PathBuf};
+
+use polars::prelude::*;
+
+use crate::metrics::locate::stats::{melted_csv, quote_stats};
+use crate::metrics::locate::LocateOptions;
+use crate::polars::locate::{corpus_documents, locate_table, matches_from_frame, write_workbook};
+
+/// A `locate` job.
+#[derive(Clone, Debug)]
+pub struct LocateJob {
+    /// Quotes: a Parquet table (column `quote_col`) or a text file, one quote per line.
+    pub quotes: PathBuf,
+    /// The quote column of a Parquet table.
+    pub quote_col: String,
+    /// The corpus: Parquet (`file`, `text`, joined in row order) or a directory (files sorted
+    /// by path).
+    pub corpus: PathBuf,
+    /// Output folder.
+    pub out: PathBuf,
+    /// Algorithm options.
+    pub options: LocateOptions,
+    /// Fill `cosine` with the hashed bag-of-words stand-in embedding (no model).
+    pub hash_embedding: Option<usize>,
+}
+
+/// What a `locate` job wrote and printed.
+pub struct LocateReport {
+    /// The located table.
+    pub located: DataFrame,
+    /// The statistics as `(name, value)`.
+    pub stats: Vec<(&'static str, Option<f64>)>,
+    /// The text printed on stdout.
+    pub text: String,
+}
+
+fn read_quotes(path: &Path, column: &str) -> PolarsResult<Series> {
+    if !path.is_file() {
+        polars_bail!(ComputeError: "locate: quotes not found: {}", path.display());
+    }
+    let is_parquet = path.extension().is_some_and(|e| e == "parquet");
+    if is_parquet {
+        let df = ParquetReader::new(std::fs::File::open(path)?).finish()?;
+        let col = df.column(column).map_err(|_| {
+            polars_err!(ColumnNotFound: "locate: {} has no column '{column}' (columns: {:?}); choose one with --quote-col", path.display(), df.get_column_names())
+        })?;
+        return Ok(col
+            .as_materialized_series()
+            .cast(&DataType::String)?
+            .with_name("quote".into()));
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| polars_err!(ComputeError: "locate: cannot read {}: {e}", path.display()))?;
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    Ok(Series::new("quote".into(), lines))
+}
+
+fn read_corpus(path: &Path) -> PolarsResult<DataFrame> {
+    if path.is_dir() {
+        let corpus =
+            super::corpus::load(path).map_err(|e| polars_err!(ComputeError: "locate: {e}"))?;
+        let docs = corpus.sorted_documents();
+        return df!(
+            "file" => docs.iter().map(|d| d.0).collect::<Vec<_>>(),
+            "text" => docs.iter().map(|d| d.1).collect::<Vec<_>>()
+        );
+    }
+    if !path.is_file() {
+        polars_bail!(ComputeError: "locate: corpus not found: {}", path.display());
+    }
+    let df = ParquetReader::new(std::fs::File::open(path)?).finish()?;
+    corpus_documents(&df)?;
+    Ok(df)
+}
+
+/// Runs the job: writes `located.parquet`, `quote_verification.xlsx` and `stats.csv` under
+/// `out`, and returns the statistics with a printable summary.
+pub fn run(job: &LocateJob) -> PolarsResult<LocateReport> {
+    let quotes = read_quotes(&job.quotes, &job.quote_col)?;
+    let corpus = read_corpus(&job.corpus)?;
+    let mut located = locate_table(&quotes, &corpus, &job.options)?;
+    if let Some(dim) = job.hash_embedding {
+        use crate::metrics::locate::embed::{fill_cosine, HashEmbedder};
+        let (qs, mut matches) = matches_from_frame(&located)?;
+        let qs: Vec<&str> = qs.iter().map(|q| q.as_str()).collect();
+        fill_cosine(&mut matches, &qs, &HashEmbedder { dim })
+            .map_err(|e| polars_err!(ComputeError: "{e}"))?;
+        // Rows without a match (errors) keep a null cosine.
+        let mut it = matches.iter();
+        let spans = located.column("span_text")?.str()?.clone();
+        let cos: Float64Chunked = spans
+            .iter()
+            .map(|s| s.and_then(|_| it.next().and_then(|m| m.cosine)))
+            .collect();
+        located.with_column(cos.with_name("cosine".into()).into_column())?;
+    }
+    std::fs::create_dir_all(&job.out)?;
+    let mut file = std::fs::File::create(job.out.join("located.parquet"))?;
+    ParquetWriter::new(&mut file).finish(&mut located.clone())?;
+    write_workbook(
+        &located,
+        &job.out.join("quote_verification.xlsx"),
+        &job.options,
+    )?;
+    let (qs, matches) = matches_from_frame(&located)?;
+    let qs: Vec<&str> = qs.iter().map(|q| q.as_str()).collect();
+    let stats = quote_stats(&qs, &matches, &job.options);
+    std::fs::write(job.out.join("stats.csv"), melted_csv(&stats))?;
+
+    let errors = located.column("error")?.len() - located.column("error")?.null_count();
+    let mut text = format!(
+        "located {} quotes in {} documents ({} with an error)\n",
+        located.height(),
+        corpus.height(),
+        errors
+    );
+    for (name, value) in &stats {
+        let v = value.map_or("-".to_string(), |v| format!("{v:.4}"));
+        text.push_str(&format!("  {name:<24} {v}\n"));
+    }
+    text.push_str(&format!(
+        "wrote {}/located.parquet, quote_verification.xlsx, stats.csv\n",
+        job.out.display()
+    ));
+    Ok(LocateReport {
+        located,
+        stats,
+        text,
+    })
+}

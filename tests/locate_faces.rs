@@ -1,0 +1,252 @@
+//! `locate_quotes` on its Rust faces: the `Expr` builder and `polars-rag locate`, the latter
+//! against soak 9c164e87's recorded run (tests/fixtures/soak_quotes_9c164e87.json).
+#![cfg(feature = "cli")]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use polars::prelude::*;
+use polars_rag::metrics::locate::LocateOptions;
+use polars_rag::polars::expr;
+use serde_json::Value;
+
+fn vectors() -> Value {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/soak_quotes_9c164e87.json"
+    );
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("polars-rag-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn cli_locate_reproduces_the_recorded_soak_run() {
+    let v = vectors();
+    let dir = temp_dir("locate");
+    let corpus = dir.join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    // A Parquet corpus keeps soak's document order (a directory is read in path order).
+    let docs = v["corpus"]["documents"].as_array().unwrap();
+    let mut df = df!(
+        "file" => docs.iter().map(|d| d["name"].as_str().unwrap()).collect::<Vec<_>>(),
+        "text" => docs.iter().map(|d| d["content"].as_str().unwrap()).collect::<Vec<_>>()
+    )
+    .unwrap();
+    let corpus_file = dir.join("corpus.parquet");
+    ParquetWriter::new(std::fs::File::create(&corpus_file).unwrap())
+        .finish(&mut df)
+        .unwrap();
+    let quotes: Vec<&str> = v["quotes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["quote"].as_str().unwrap())
+        .collect();
+    std::fs::write(dir.join("quotes.txt"), quotes.join("\n")).unwrap();
+    let out = dir.join("out");
+    let o = Command::new(env!("CARGO_BIN_EXE_polars-rag"))
+        .args(["locate", "--quotes"])
+        .arg(dir.join("quotes.txt"))
+        .arg("--corpus")
+        .arg(&corpus_file)
+        .arg("--out")
+        .arg(&out)
+        .args(["--compat", "soak", "--hash-embedding", "16"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("located 15 quotes in 3 documents"),
+        "{stdout}"
+    );
+
+    let located = ParquetReader::new(std::fs::File::open(out.join("located.parquet")).unwrap())
+        .finish()
+        .unwrap();
+    let want = v["runs_9c164e87"]["node_defaults_fuzzy"]["results"]
+        .as_array()
+        .unwrap();
+    let span = located.column("span_text").unwrap().str().unwrap().clone();
+    let file = located.column("file").unwrap().str().unwrap().clone();
+    let gs = located
+        .column("global_start")
+        .unwrap()
+        .i64()
+        .unwrap()
+        .clone();
+    let score = located.column("bm25_score").unwrap().f64().unwrap().clone();
+    let cos = located.column("cosine").unwrap().f64().unwrap().clone();
+    for (i, w) in want.iter().enumerate() {
+        assert_eq!(span.get(i), w["span_text"].as_str(), "quote {i}");
+        assert_eq!(file.get(i), w["source_doc"].as_str(), "quote {i}");
+        assert_eq!(gs.get(i), w["global_start"].as_i64(), "quote {i}");
+        assert_eq!(score.get(i), w["bm25_score"].as_f64(), "quote {i}");
+        let c = w["cosine_similarity"].as_f64().unwrap();
+        assert!((cos.get(i).unwrap() - c).abs() <= 1e-15, "quote {i}");
+    }
+    let csv = std::fs::read_to_string(out.join("stats.csv")).unwrap();
+    let recorded = v["runs_9c164e87"]["node_defaults_fuzzy"]["stats_csv_melted"]
+        .as_str()
+        .unwrap();
+    let no_cosine = |s: &str| {
+        s.lines()
+            .filter(|l| !l.contains("cosine"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(no_cosine(&csv), no_cosine(recorded));
+    let xlsx = std::fs::read(out.join("quote_verification.xlsx")).unwrap();
+    assert_eq!(&xlsx[..2], b"PK", "an xlsx file is a zip archive");
+
+    // Bad input: a clear message, exit status 1.
+    let o = Command::new(env!("CARGO_BIN_EXE_polars-rag"))
+        .args(["locate", "--quotes", "missing.txt", "--corpus"])
+        .arg(&corpus_file)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("quotes not found: missing.txt"));
+}
+
+#[test]
+fn expr_builder_in_lazy_and_streaming_queries() {
+    let df = df!(
+        "quote" => [Some("barely manage a mile"), None, Some("the sea")],
+        "sources" => ["At first I could barely manage a mile.", "x", "I love the sea."]
+    )
+    .unwrap();
+    let q = df.clone().lazy().select([expr::locate_quotes(
+        col("quote"),
+        col("sources"),
+        LocateOptions::default(),
+    )]);
+    let eager = q.clone().collect().unwrap();
+    let streaming = q
+        .collect_with_engine(Engine::Streaming)
+        .unwrap()
+        .unwrap_single();
+    assert!(eager.equals_missing(&streaming));
+    let fields = eager
+        .column("locate_quotes")
+        .unwrap()
+        .struct_()
+        .unwrap()
+        .clone()
+        .unnest();
+    let start = fields.column("start").unwrap().i64().unwrap();
+    assert_eq!(
+        (start.get(0), start.get(1), start.get(2)),
+        (Some(17), None, Some(7))
+    );
+    let found = fields.column("found").unwrap().bool().unwrap();
+    assert_eq!(found.get(0), Some(true));
+}
+
+#[test]
+fn score_locates_the_quotes_of_the_answers() {
+    let dir = temp_dir("score-locate");
+    let out = dir.join("scores.parquet");
+    let run = format!("{}/datasets/demo/run_a.parquet", env!("CARGO_MANIFEST_DIR"));
+    let o = Command::new(env!("CARGO_BIN_EXE_polars-rag"))
+        .args([
+            "score",
+            "--run",
+            &run,
+            "--locate-quotes",
+            "--metrics",
+            "quoted_spans",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let scores = ParquetReader::new(std::fs::File::open(&out).unwrap())
+        .finish()
+        .unwrap();
+    let input = ParquetReader::new(std::fs::File::open(&run).unwrap())
+        .finish()
+        .unwrap();
+    let located = scores
+        .column("located_quotes")
+        .unwrap()
+        .explode(ExplodeOptions {
+            empty_as_null: false,
+            keep_nulls: false,
+        })
+        .unwrap();
+    let fields = located.struct_().unwrap().clone().unnest();
+    let quoted = scores
+        .column("quoted_spans")
+        .unwrap()
+        .struct_()
+        .unwrap()
+        .clone()
+        .unnest();
+    // As many located quotes as quoted spans counted, and every verbatim one is found exactly.
+    let total: u32 = quoted
+        .column("total")
+        .unwrap()
+        .u32()
+        .unwrap()
+        .sum()
+        .unwrap();
+    let matched: u32 = quoted
+        .column("matched")
+        .unwrap()
+        .u32()
+        .unwrap()
+        .sum()
+        .unwrap();
+    assert_eq!(fields.height() as u32, total);
+    let exact = fields
+        .column("match_ratio")
+        .unwrap()
+        .f64()
+        .unwrap()
+        .iter()
+        .filter(|r| *r == Some(1.0))
+        .count();
+    assert_eq!(exact as u32, matched);
+    // Each span is the slice of its source at the reported offsets.
+    let sources = input.column("sources").unwrap().list().unwrap().clone();
+    let lists = scores
+        .column("located_quotes")
+        .unwrap()
+        .list()
+        .unwrap()
+        .clone();
+    let row_of: Vec<usize> = (0..lists.len())
+        .flat_map(|i| std::iter::repeat_n(i, lists.get_as_series(i).map_or(0, |s| s.len())))
+        .collect();
+    let (src, start, end, span) = (
+        fields.column("source").unwrap().u32().unwrap(),
+        fields.column("start").unwrap().i64().unwrap(),
+        fields.column("end").unwrap().i64().unwrap(),
+        fields.column("span_text").unwrap().str().unwrap(),
+    );
+    for (k, &row) in row_of.iter().enumerate() {
+        let docs = sources.get_as_series(row).unwrap();
+        let doc: Vec<char> = docs
+            .str()
+            .unwrap()
+            .get(src.get(k).unwrap() as usize)
+            .unwrap()
+            .chars()
+            .collect();
+        let slice: String = doc[start.get(k).unwrap() as usize..end.get(k).unwrap() as usize]
+            .iter()
+            .collect();
+        assert_eq!(Some(slice.as_str()), span.get(k));
+    }
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(&format!("of {total} quoted spans located"))
+    );
+}

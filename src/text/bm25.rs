@@ -43,6 +43,39 @@
 //! ```
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A fast multiplicative hasher for short token strings (the vocabulary is looked up once per
+/// corpus token and once per query token; SipHash's DoS resistance buys nothing here).
+#[derive(Default, Clone, Copy)]
+pub struct TokenHasher(u64);
+
+impl Hasher for TokenHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut h = self.0;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let v = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+            h = (h.rotate_left(5) ^ v).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            h = (h.rotate_left(5) ^ b as u64).wrapping_mul(K);
+        }
+        self.0 = h;
+    }
+
+    fn write_u8(&mut self, b: u8) {
+        self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A `HashMap` keyed by tokens, with [`TokenHasher`].
+pub type TokenMap<K, V> = HashMap<K, V, BuildHasherDefault<TokenHasher>>;
 
 /// A BM25 Okapi index over a tokenized corpus: rank_bm25 0.2.2's `BM25Okapi`.
 ///
@@ -58,7 +91,7 @@ pub struct Bm25Okapi {
     average_idf: f64,
     /// Term → id; ids follow the order of first appearance in the corpus, which is the
     /// iteration order of rank_bm25's `nd` dict (it fixes the summation order of `average_idf`).
-    vocab: HashMap<String, u32>,
+    vocab: TokenMap<String, u32>,
     /// Final idf per term id (negative values already replaced by `epsilon × average_idf`).
     idf: Vec<f64>,
     /// Per term id: (document, that posting's contribution to the score), documents ascending.
@@ -90,21 +123,21 @@ impl Bm25Okapi {
         S: AsRef<str>,
     {
         let n_docs = corpus.len();
-        let mut vocab: HashMap<String, u32> = HashMap::new();
+        let mut vocab: TokenMap<String, u32> = TokenMap::default();
         // Per term id: (document, term frequency), documents ascending.
         let mut tf_postings: Vec<Vec<(u32, usize)>> = Vec::new();
         let mut doc_len = Vec::with_capacity(n_docs);
         let mut total_len: usize = 0;
-        // Per-document counts, reused; `seen` keeps first-occurrence order within the document,
-        // which is the order rank_bm25 inserts new terms into `nd`.
-        let mut counts: HashMap<u32, usize> = HashMap::new();
+        // Per-document counts by term id, reused (only the `seen` slots are reset); `seen` keeps
+        // first-occurrence order within the document, which is the order rank_bm25 inserts new
+        // terms into `nd`.
+        let mut counts: Vec<usize> = Vec::new();
         let mut seen: Vec<u32> = Vec::new();
 
         for (d, doc) in corpus.iter().enumerate() {
             let tokens = doc.as_ref();
             doc_len.push(tokens.len());
             total_len += tokens.len();
-            counts.clear();
             seen.clear();
             for token in tokens {
                 let token = token.as_ref();
@@ -114,10 +147,11 @@ impl Bm25Okapi {
                         let id = u32::try_from(tf_postings.len()).expect("fewer than 2^32 terms");
                         vocab.insert(token.to_owned(), id);
                         tf_postings.push(Vec::new());
+                        counts.push(0);
                         id
                     }
                 };
-                let c = counts.entry(id).or_insert(0);
+                let c = &mut counts[id as usize];
                 if *c == 0 {
                     seen.push(id);
                 }
@@ -125,7 +159,8 @@ impl Bm25Okapi {
             }
             let d = u32::try_from(d).expect("fewer than 2^32 documents");
             for &id in &seen {
-                tf_postings[id as usize].push((d, counts[&id]));
+                tf_postings[id as usize].push((d, counts[id as usize]));
+                counts[id as usize] = 0;
             }
         }
 

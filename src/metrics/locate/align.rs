@@ -271,7 +271,7 @@ pub fn align_sliding_bm25(
     span: &[char],
     tokenize: &dyn Fn(&str) -> Vec<String>,
 ) -> (usize, f64) {
-    let lower = |t: &[char]| -> String { t.iter().flat_map(|c| c.to_lowercase()).collect() };
+    let lower = |t: &[char]| -> String { t.iter().collect::<String>().to_lowercase() };
     let quote_tokens = tokenize(&lower(quote));
     let span_tokens = tokenize(&lower(span));
     if quote_tokens.len() > span_tokens.len() {

@@ -345,9 +345,9 @@ impl NormalizedDoc {
     }
 }
 
-/// How many BM25 windows the default mode aligns the quote in (it keeps the best alignment):
-/// with few windows, or when BM25 cannot tell them apart (a term in half of two windows has
-/// idf 0), the single top window is often the wrong one.
+/// How many BM25 windows the default mode tries, best first, until the quote aligns at
+/// `min_match_ratio` (it keeps the best alignment): with few windows, or when BM25 cannot tell
+/// them apart (a term in half of two windows has idf 0), the top window can be the wrong one.
 const CANDIDATE_WINDOWS: usize = 3;
 
 const SEPARATOR: [char; 2] = ['\n', '\n'];
@@ -404,11 +404,7 @@ impl QuoteIndex {
         if windows.is_empty() {
             return Err("locate_quotes: every source document is empty".into());
         }
-        let tokenizer = opts.tokenizer();
-        let tokenized: Vec<Vec<String>> = windows
-            .iter()
-            .map(|w| tokenizer.tokenize(&lowercase(&text[w.start..w.end])))
-            .collect();
+        let tokenized = tokenize_windows(&text, &windows, opts.tokenizer());
         let bm25 = Bm25Okapi::new(&tokenized, opts.k1, opts.b, 0.25);
         let normalized = match opts.compat {
             LocateCompat::Soak => Vec::new(),
@@ -677,7 +673,12 @@ impl QuoteIndex {
             if best.as_ref().is_none_or(|(b, _)| m.ratio > b.ratio) {
                 best = Some((m, doc));
             }
-            if o.trim == Trim::Off {
+            // The next candidates are only for a top window that does not hold the quote.
+            if o.trim == Trim::Off
+                || best
+                    .as_ref()
+                    .is_some_and(|(b, _)| b.ratio >= o.min_match_ratio)
+            {
                 break;
             }
         }
@@ -864,8 +865,46 @@ fn doc_at(docs: &[(String, usize, usize)], pos: usize) -> Option<usize> {
     docs.iter().position(|&(_, s, e)| s <= pos && pos < e)
 }
 
-fn lowercase(text: &[char]) -> String {
-    text.iter().flat_map(|c| c.to_lowercase()).collect()
+/// The tokens of every window's lowercased text. Code points lowercase independently (but for
+/// the final sigma), so the text is lowercased once and each window is a slice of it; windows
+/// are tokenized in parallel with the `polars` feature.
+fn tokenize_windows(
+    text: &[char],
+    windows: &[Window],
+    tokenizer: QuoteTokenizer,
+) -> Vec<Vec<String>> {
+    let mut lowered = String::with_capacity(text.len());
+    // Byte offset in `lowered` of each code point of `text`, plus the end.
+    let mut byte_of = Vec::with_capacity(text.len() + 1);
+    for &c in text {
+        byte_of.push(lowered.len());
+        if c.is_ascii() {
+            lowered.push(c.to_ascii_lowercase());
+        } else {
+            lowered.extend(c.to_lowercase());
+        }
+    }
+    byte_of.push(lowered.len());
+    // Python's `str.lower()` (like Rust's) turns a capital sigma at the end of a word into `ς`,
+    // which depends on the window's edges: texts with one are lowercased window by window.
+    let has_sigma = text.contains(&'\u{3A3}');
+    let one = |w: &Window| {
+        if has_sigma {
+            let window: String = text[w.start..w.end].iter().collect();
+            tokenizer.tokenize(&window.to_lowercase())
+        } else {
+            tokenizer.tokenize(&lowered[byte_of[w.start]..byte_of[w.end]])
+        }
+    };
+    #[cfg(feature = "polars")]
+    {
+        use rayon::prelude::*;
+        polars_core::runtime::THREAD_POOL.install(|| windows.par_iter().map(one).collect())
+    }
+    #[cfg(not(feature = "polars"))]
+    {
+        windows.iter().map(one).collect()
+    }
 }
 
 struct PartMatch {
@@ -1002,7 +1041,8 @@ pub fn locate_all(index: &QuoteIndex, quotes: &[&str]) -> Result<Vec<QuoteMatch>
     #[cfg(feature = "polars")]
     {
         use rayon::prelude::*;
-        quotes.par_iter().map(|q| index.locate(q)).collect()
+        polars_core::runtime::THREAD_POOL
+            .install(|| quotes.par_iter().map(|q| index.locate(q)).collect())
     }
     #[cfg(not(feature = "polars"))]
     {

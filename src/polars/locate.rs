@@ -184,6 +184,11 @@ pub fn locate_quotes(
     let mut indexes: HashMap<u64, Arc<Result<QuoteIndex, String>>> = HashMap::new();
     let mut row_index: Vec<Option<Arc<Result<QuoteIndex, String>>>> = Vec::with_capacity(len);
     let batch_quotes: Vec<&str> = all_quotes.iter().flatten().copied().collect();
+    // A shared corpus is hashed once, not once per row.
+    let shared_key = match (shared, source_rows.first()) {
+        (true, Some(Some(src))) => Some(sources_key(src)),
+        _ => None,
+    };
     for i in 0..len {
         let src = if shared {
             &source_rows[0]
@@ -194,7 +199,7 @@ pub fn locate_quotes(
             row_index.push(None);
             continue;
         };
-        let key = sources_key(src);
+        let key = shared_key.unwrap_or_else(|| sources_key(src));
         let batch: &[&str] = if shared {
             &batch_quotes
         } else {

@@ -153,7 +153,7 @@ def test_answers_quotes_exploded_then_located():
     )
     got = (
         df.with_columns(pr.extract_quotes("answer").alias("quote"))
-        .explode("quote")
+        .explode("quote", empty_as_null=False)
         .with_columns(pr.locate_quotes("quote", "sources"))
         .unnest("locate_quotes")
     )

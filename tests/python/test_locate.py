@@ -193,3 +193,25 @@ def test_docstring_examples_run(fn):
     for test in finder.find(fn, fn.__name__, globs={}):
         runner.run(test)
     assert runner.failures == 0 and runner.tries > 0
+
+
+def test_located_spans_feed_the_span_metrics():
+    docs = [{"file": "a.txt", "text": "At first I could barely manage a mile. Then it got easier."}]
+    df = pl.DataFrame(
+        {
+            "answer": ["She said “I could barely manage a mile” and “then it got easier”."],
+            "sources": [docs],
+            "relevant_spans": [[{"file": "a.txt", "start": 9, "end": 37}]],
+        }
+    )
+    cited = (
+        df.with_columns(pr.extract_quotes("answer").alias("quote"))
+        .explode("quote", empty_as_null=False)
+        .with_columns(pr.locate_quotes("quote", "sources"))
+        .group_by("answer", maintain_order=True)
+        .agg(pl.col("locate_quotes").alias("cited"), pl.col("relevant_spans").first())
+    )
+    # The located structs carry file, start and end: the span metrics read them as they are.
+    got = cited.select(pr.span_precision("cited", "relevant_spans"), pr.span_recall("cited", "relevant_spans"))
+    # Cited [9, 37) and [39, 57): 28 of 46 cited code points are relevant, all 28 relevant ones cited.
+    assert got.row(0) == pytest.approx((28 / 46, 1.0))

@@ -168,6 +168,19 @@ pub fn soak_clean(text: &[char]) -> Vec<char> {
     let mut out = Vec::with_capacity(hi - lo);
     let mut in_space = false;
     for &c in &text[lo..hi] {
+        // ASCII (most text) lowercases to one character and needs no Unicode tables.
+        if c.is_ascii() {
+            if matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r' | '\x1c'..='\x1f') {
+                if !in_space {
+                    out.push(' ');
+                }
+                in_space = true;
+            } else {
+                out.push(c.to_ascii_lowercase());
+                in_space = false;
+            }
+            continue;
+        }
         for l in c.to_lowercase() {
             if ws.is_space(l) {
                 if !in_space {

@@ -956,6 +956,12 @@ fn normalize_for_match(raw: &[char]) -> (Vec<char>, Vec<usize>) {
                 map.push(p);
             }
         }
+        if c.is_ascii() {
+            // ASCII lowercases to one character; of it, only ` folds.
+            out.push(fold_quote_char(c.to_ascii_lowercase()));
+            map.push(i);
+            continue;
+        }
         for l in c.to_lowercase() {
             out.push(fold_quote_char(l));
             map.push(i);

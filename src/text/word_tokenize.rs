@@ -50,6 +50,7 @@
 //! ```
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::sync::OnceLock;
 
 use regex::Regex;
@@ -65,12 +66,76 @@ pub fn nltk_word_tokenize(text: &str) -> Vec<String> {
 
 /// Appends the tokens of `nltk.word_tokenize(text)` to `tokens` (which is not cleared).
 pub fn nltk_word_tokenize_into(text: &str, tokens: &mut Vec<String>) {
-    let mut buffers = RewriteBuffers::default();
-    for (start, end) in sentence_spans(text) {
-        // Python slices with start >= end are empty, and an empty sentence has no tokens.
-        if start < end {
-            tokenize_sentence(&text[start..end], &mut buffers, tokens);
+    nltk_word_tokenize_for_each(text, |token| tokens.push(token.to_owned()));
+}
+
+/// Calls `f` with each token of `nltk.word_tokenize(text)`, in order, without allocating a
+/// `String` per token (the token is borrowed from a buffer that is reused for the next
+/// sentence). For callers that hash, count or intern the tokens.
+///
+/// ```
+/// use polars_rag::text::word_tokenize::nltk_word_tokenize_for_each;
+/// let mut lengths = Vec::new();
+/// nltk_word_tokenize_for_each("i can't. ok", |token| lengths.push(token.len()));
+/// assert_eq!(lengths, [1, 2, 3, 1, 2]); // "i", "ca", "n't", ".", "ok"
+/// ```
+pub fn nltk_word_tokenize_for_each(text: &str, mut f: impl FnMut(&str)) {
+    // The sentence spans and the rewrite buffers are kept per thread, so that tokenizing many
+    // short texts (the usual load) does not allocate them again for every text. If `f`
+    // tokenizes on the same thread the scratch is already borrowed, and while the thread is
+    // being torn down it is gone; both then use fresh buffers.
+    let reused = SCRATCH
+        .try_with(|cell| match cell.try_borrow_mut() {
+            Ok(mut scratch) => {
+                scratch.tokenize(text, &mut f);
+                // Do not keep the memory of an unusually long text alive for the thread.
+                if scratch.capacity() > MAX_KEPT_SCRATCH {
+                    *scratch = Scratch::default();
+                }
+                true
+            }
+            Err(_) => false,
+        })
+        .unwrap_or(false);
+    if !reused {
+        Scratch::default().tokenize(text, &mut f);
+    }
+}
+
+/// Bytes of scratch capacity a thread keeps between calls.
+const MAX_KEPT_SCRATCH: usize = 1 << 16;
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// The reusable state of one tokenization.
+#[derive(Default)]
+struct Scratch {
+    /// Punkt's sentence slices before realignment.
+    slices: Vec<(usize, usize)>,
+    /// The realigned sentence spans.
+    spans: Vec<(usize, usize)>,
+    buffers: RewriteBuffers,
+}
+
+impl Scratch {
+    fn tokenize(&mut self, text: &str, f: &mut impl FnMut(&str)) {
+        sentence_spans(text, &mut self.slices, &mut self.spans);
+        for &(start, end) in &self.spans {
+            // Python slices with start >= end are empty, and an empty sentence has no tokens.
+            if start < end {
+                tokenize_sentence(&text[start..end], &mut self.buffers, f);
+            }
         }
+    }
+
+    /// Bytes held.
+    fn capacity(&self) -> usize {
+        let span = std::mem::size_of::<(usize, usize)>();
+        (self.slices.capacity() + self.spans.capacity()) * span
+            + self.buffers.text.capacity()
+            + self.buffers.spare.capacity()
     }
 }
 
@@ -133,19 +198,72 @@ fn is_re_word(c: char) -> bool {
     }
 }
 
+// The classes below are `matches!` rather than `"...".contains(c)`, which searches the string
+// for every character tested.
+
 /// Characters that cannot appear inside a Punkt word token (`_re_non_word_chars`).
 fn is_punkt_non_word(c: char) -> bool {
-    ")\";}]*:@'({[\u{2018}\u{2019}\u{201c}\u{201d}\u{ab}\u{bb}?!".contains(c)
+    matches!(
+        c,
+        ')' | '"'
+            | ';'
+            | '}'
+            | ']'
+            | '*'
+            | ':'
+            | '@'
+            | '\''
+            | '('
+            | '{'
+            | '['
+            | '\u{2018}'
+            | '\u{2019}'
+            | '\u{201c}'
+            | '\u{201d}'
+            | '\u{ab}'
+            | '\u{bb}'
+            | '?'
+            | '!'
+    )
 }
 
 /// Characters that cannot start a Punkt word token (`_re_word_start` excludes them).
 fn is_punkt_non_word_start(c: char) -> bool {
-    "(\"`{[:;&#*@)}]-,".contains(c)
+    matches!(
+        c,
+        '(' | '"'
+            | '`'
+            | '{'
+            | '['
+            | ':'
+            | ';'
+            | '&'
+            | '#'
+            | '*'
+            | '@'
+            | ')'
+            | '}'
+            | ']'
+            | '-'
+            | ','
+    )
 }
 
 /// Closing punctuation that Punkt moves back onto the sentence before a boundary.
 fn is_realigned_closer(c: char) -> bool {
-    "\"')]}\u{2018}\u{2019}\u{201c}\u{201d}\u{ab}\u{bb}".contains(c)
+    matches!(
+        c,
+        '"' | '\''
+            | ')'
+            | ']'
+            | '}'
+            | '\u{2018}'
+            | '\u{2019}'
+            | '\u{201c}'
+            | '\u{201d}'
+            | '\u{ab}'
+            | '\u{bb}'
+    )
 }
 
 fn char_at(s: &str, i: usize) -> Option<char> {
@@ -210,14 +328,55 @@ const LOWERCASE_UNKNOWN: [&str; 4] = [
 /// The type Punkt gives every token that looks like a number.
 const NUMBER_TYPE: &str = "##number##";
 
+/// An abbreviation type of at most 7 bytes packed into an integer (bytes in order from the most
+/// significant end, then the length), so that the lookup compares integers instead of calling
+/// `memcmp`; the order of the keys does not matter, only that equal strings have equal keys.
+const fn abbreviation_key(s: &[u8]) -> u64 {
+    let mut key = 0u64;
+    let mut i = 0;
+    while i < 7 {
+        key = (key << 8) | if i < s.len() { s[i] as u64 } else { 0 };
+        i += 1;
+    }
+    (key << 8) | s.len() as u64
+}
+
+/// [`ABBREVIATIONS`] as sorted keys (every type has at most 7 bytes; checked by a test).
+const ABBREVIATION_KEYS: [u64; ABBREVIATIONS.len()] = {
+    let mut keys = [0u64; ABBREVIATIONS.len()];
+    let mut i = 0;
+    while i < keys.len() {
+        keys[i] = abbreviation_key(ABBREVIATIONS[i].as_bytes());
+        i += 1;
+    }
+    // Insertion sort (a `const` context has no `sort`).
+    let mut i = 1;
+    while i < keys.len() {
+        let mut j = i;
+        while j > 0 && keys[j - 1] > keys[j] {
+            let swap = keys[j];
+            keys[j] = keys[j - 1];
+            keys[j - 1] = swap;
+            j -= 1;
+        }
+        i += 1;
+    }
+    keys
+};
+
 fn is_abbreviation(typ: &str) -> bool {
-    ABBREVIATIONS.binary_search(&typ).is_ok()
+    typ.len() <= 7
+        && ABBREVIATION_KEYS
+            .binary_search(&abbreviation_key(typ.as_bytes()))
+            .is_ok()
 }
 
 fn is_collocation(first: &str, second: &str) -> bool {
-    COLLOCATIONS
-        .binary_search_by(|&(a, b)| (a, b).cmp(&(first, second)))
-        .is_ok()
+    // Every collocation starts with the number type or a single letter.
+    (first.len() == 1 || first == NUMBER_TYPE)
+        && COLLOCATIONS
+            .binary_search_by(|&(a, b)| (a, b).cmp(&(first, second)))
+            .is_ok()
 }
 
 /// A position where a sentence may end: a `.`, `?` or `!` (one byte) that is followed by closing
@@ -258,9 +417,10 @@ fn candidate_at(text: &str, at: usize) -> Option<Candidate> {
 
 /// Byte spans of the sentences of `text`, as `PunktSentenceTokenizer.span_tokenize` with
 /// boundary realignment. A span may be empty or inverted (Python then slices an empty string).
-fn sentence_spans(text: &str) -> Vec<(usize, usize)> {
+/// `slices` is scratch space; the spans are written to `spans` (both are cleared first).
+fn sentence_spans(text: &str, slices: &mut Vec<(usize, usize)>, spans: &mut Vec<(usize, usize)>) {
     let bytes = text.as_bytes();
-    let mut slices: Vec<(usize, usize)> = Vec::new();
+    slices.clear();
     let mut last_break = 0;
     let mut scratch = Vec::new();
     let mut decide = |candidate: Candidate, word_start: usize, slices: &mut Vec<(usize, usize)>| {
@@ -276,10 +436,7 @@ fn sentence_spans(text: &str) -> Vec<(usize, usize)> {
     // which NLTK's index-0 check cannot tell from none), the previous word's start is reused and
     // the previous candidate is dropped as overlapping, unless its word was empty.
     let mut previous: Option<(Candidate, usize, usize)> = None;
-    for (at, &b) in bytes.iter().enumerate() {
-        if !matches!(b, b'.' | b'?' | b'!') {
-            continue;
-        }
+    for at in memchr::memchr3_iter(b'.', b'?', b'!', bytes) {
         let Some(candidate) = candidate_at(text, at) else {
             continue;
         };
@@ -291,17 +448,17 @@ fn sentence_spans(text: &str) -> Vec<(usize, usize)> {
         };
         if let Some((prev_candidate, prev_word_start, prev_word_stop)) = previous {
             if prev_word_stop <= word_start {
-                decide(prev_candidate, prev_word_start, &mut slices);
+                decide(prev_candidate, prev_word_start, slices);
             }
         }
         previous = Some((candidate, word_start, at));
     }
     if let Some((candidate, word_start, _)) = previous {
-        decide(candidate, word_start, &mut slices);
+        decide(candidate, word_start, slices);
     }
     let trimmed_len = text.trim_end_matches(is_python_space).len();
     slices.push((last_break, trimmed_len));
-    realign_boundaries(text, &slices)
+    realign_boundaries(text, slices, spans);
 }
 
 /// Length of the closing punctuation at the start of `sentence` that belongs to the previous
@@ -331,8 +488,8 @@ fn realignment(sentence: &str) -> Option<(usize, usize)> {
     None
 }
 
-fn realign_boundaries(text: &str, slices: &[(usize, usize)]) -> Vec<(usize, usize)> {
-    let mut spans = Vec::with_capacity(slices.len());
+fn realign_boundaries(text: &str, slices: &[(usize, usize)], spans: &mut Vec<(usize, usize)>) {
+    spans.clear();
     let mut shift = 0;
     for (i, &(start, stop)) in slices.iter().enumerate() {
         let start = start + shift;
@@ -360,7 +517,6 @@ fn realign_boundaries(text: &str, slices: &[(usize, usize)]) -> Vec<(usize, usiz
             }
         }
     }
-    spans
 }
 
 /// One token of Punkt's word splitter with its annotations.
@@ -851,7 +1007,7 @@ fn colons_and_commas(text: &str, out: &mut String) -> bool {
     let bytes = text.as_bytes();
     let mut copied = 0;
     let mut i = 0;
-    while let Some(offset) = bytes[i..].iter().position(|&b| b == b':' || b == b',') {
+    while let Some(offset) = memchr::memchr2(b':', b',', &bytes[i..]) {
         let at = i + offset;
         match char_at(text, at + 1) {
             Some(next) if !is_decimal_digit(next) => {
@@ -971,6 +1127,25 @@ fn macintyre_contractions(text: &str, out: &mut String) -> bool {
             i += 1;
             continue;
         }
+        // A cheap rejection before the full match: the second character that each first letter
+        // needs (`can`, `d'ye`, `gim`/`gon`/`got`, `lem`, `more`, `wan`). A non-ASCII one may be
+        // the `ı` or `İ` that `gim` accepts, so it goes to the full match.
+        let second = bytes.get(i + 1).copied().unwrap_or(0);
+        let plausible = second >= 0x80
+            || matches!(
+                (b | 0x20, second | 0x20),
+                (b'c', b'a')
+                    | (b'd', b'\'')
+                    | (b'g', b'i' | b'o')
+                    | (b'l', b'e')
+                    | (b'm', b'o')
+                    | (b'w', b'a')
+            );
+        if !plausible {
+            after_word = is_word;
+            i += 1;
+            continue;
+        }
         let rest = &text[i..];
         let matched = SPLITS.iter().enumerate().find_map(|(index, (head, tail))| {
             let head_len = caseless_prefix(rest, head, true)?;
@@ -1003,6 +1178,72 @@ fn macintyre_contractions(text: &str, out: &mut String) -> bool {
     finish(text, out, copied)
 }
 
+/// Whether `text` may hold one of the MacIntyre contractions (`cannot`, `d'ye`, `gimme`,
+/// `gonna`, `gotta`, `lemme`, `more'n`, `wanna`, in any ASCII case, `gimme` also with `ı` or
+/// `İ`), found from their rarer bytes (a doubled `n`, `m` or `t`, or an apostrophe): a cheap
+/// filter, since the full scan has to test every word start and most sentences have none.
+fn may_have_macintyre_contraction(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    // Whether an apostrophe or a doubled `n`, `m` or `t` (in any case) is at `k`.
+    let rare = |k: usize| {
+        let a = bytes[k] | 0x20;
+        bytes[k] == b'\'' || (a == bytes[k + 1] | 0x20 && matches!(a, b'n' | b'm' | b't'))
+    };
+    // Eight positions at a time (SWAR), over the bytes at `k..k + 8` and the ones after them;
+    // the words around a rare byte are checked only in a block that has one.
+    let mut k = 0;
+    while let (Some(here), Some(next)) = (word_at(bytes, k), word_at(bytes, k + 1)) {
+        let (lower, next_lower) = (here | splat(0x20), next | splat(0x20));
+        let doubled = zero_bytes(lower ^ next_lower)
+            & (zero_bytes(lower ^ splat(b'n'))
+                | zero_bytes(lower ^ splat(b'm'))
+                | zero_bytes(lower ^ splat(b't')));
+        if (doubled | zero_bytes(here ^ splat(b'\''))) != 0
+            && (k..k + 8).any(|i| rare(i) && contraction_around(bytes, i))
+        {
+            return true;
+        }
+        k += 8;
+    }
+    (k..bytes.len().saturating_sub(1)).any(|i| rare(i) && contraction_around(bytes, i))
+}
+
+/// The eight bytes at `i..i + 8` as a little-endian word (byte `i` lowest), if there are eight.
+fn word_at(bytes: &[u8], i: usize) -> Option<u64> {
+    let eight = bytes.get(i..i.checked_add(8)?)?;
+    <[u8; 8]>::try_from(eight).ok().map(u64::from_le_bytes)
+}
+
+/// `b` in every byte of a word.
+const fn splat(b: u8) -> u64 {
+    b as u64 * 0x0101_0101_0101_0101
+}
+
+/// The high bit of each byte of the result is set exactly where that byte of `v` is zero (no
+/// carries cross bytes, so unlike the usual has-zero trick every position is exact).
+const fn zero_bytes(v: u64) -> u64 {
+    const LOW: u64 = splat(0x7f);
+    !(((v & LOW) + LOW) | v | LOW)
+}
+
+/// Whether a MacIntyre contraction holds the apostrophe or the doubled letter at `k`.
+#[inline(never)]
+fn contraction_around(bytes: &[u8], k: usize) -> bool {
+    // Whether `word` occurs with its byte `offset` at `k`.
+    let occurs = |word: &[u8], offset: usize| {
+        k.checked_sub(offset)
+            .and_then(|start| bytes.get(start..start + word.len()))
+            .is_some_and(|s| s.eq_ignore_ascii_case(word))
+    };
+    match bytes[k] | 0x20 {
+        b'\'' => occurs(b"d'ye", 1) || occurs(b"more'n", 4),
+        b'n' => occurs(b"cannot", 2) || occurs(b"gonna", 2) || occurs(b"wanna", 2),
+        // A non-ASCII byte before the `mm` may end the `ı` or `İ` of `gimme`.
+        b'm' => occurs(b"gimme", 2) || occurs(b"lemme", 2) || (k > 0 && bytes[k - 1] >= 0x80),
+        _ => occurs(b"gotta", 2),
+    }
+}
+
 /// ` ('t)(word)\b` → ` \1 \2 ` (case-insensitive), for `'tis` and `'twas`.
 fn apostrophe_t(text: &str, out: &mut String, word: &str) -> bool {
     let bytes = text.as_bytes();
@@ -1033,6 +1274,9 @@ fn apostrophe_t(text: &str, out: &mut String, word: &str) -> bool {
 
 /// Collapses every run of whitespace to one space (`\s+` → ` `).
 fn collapse_whitespace(text: &str, out: &mut String) -> bool {
+    if text.is_ascii() {
+        return collapse_ascii_whitespace(text, out);
+    }
     let bytes = text.as_bytes();
     // Byte length of the character at `i` (a character boundary), and whether it is whitespace.
     let char_at_i = |i: usize| match bytes[i] {
@@ -1065,6 +1309,34 @@ fn collapse_whitespace(text: &str, out: &mut String) -> bool {
     finish(text, out, copied)
 }
 
+/// [`collapse_whitespace`] for ASCII text, where `\s` is ` `, `\t`, `\n`, `\x0b`, `\x0c`
+/// and `\r` (bytes 9 to 13 and 32). The padding passes leave many double spaces, so this runs
+/// on nearly every sentence.
+fn collapse_ascii_whitespace(text: &str, out: &mut String) -> bool {
+    let is_space = |b: u8| b == b' ' || (b'\t'..=b'\r').contains(&b);
+    let bytes = text.as_bytes();
+    let mut copied = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        // Every whitespace byte is at most b' ', which skips the letters with one comparison.
+        if bytes[i] > b' ' || !is_space(bytes[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        i += 1;
+        while i < bytes.len() && is_space(bytes[i]) {
+            i += 1;
+        }
+        if i - start > 1 || bytes[start] != b' ' {
+            out.push_str(&text[copied..start]);
+            out.push(' ');
+            copied = i;
+        }
+    }
+    finish(text, out, copied)
+}
+
 /// Closing quotes and brackets of the final-period rule that comes first (it also takes
 /// curly quotes, guillemets and spaces).
 fn is_first_final_period_closer(c: char) -> bool {
@@ -1078,74 +1350,172 @@ fn is_second_final_period_closer(c: char) -> bool {
     matches!(c, ']' | ')' | '}' | '>' | '"' | '\'')
 }
 
+/// Groups of bytes whose presence in a sentence decides which passes can fire (one bit each).
+mod trigger {
+    pub const DOUBLE_QUOTE: u32 = 1 << 0;
+    pub const BACKTICK: u32 = 1 << 1;
+    pub const APOSTROPHE: u32 = 1 << 2;
+    pub const PERIOD: u32 = 1 << 3;
+    pub const COLON_OR_COMMA: u32 = 1 << 4;
+    /// `;@#$%&`
+    pub const SYMBOL: u32 = 1 << 5;
+    pub const QUESTION_OR_EXCLAMATION: u32 = 1 << 6;
+    pub const ASTERISK: u32 = 1 << 7;
+    /// `[](){}<>`
+    pub const BRACKET: u32 = 1 << 8;
+    pub const HYPHEN: u32 = 1 << 9;
+    pub const NEWLINE: u32 = 1 << 10;
+    /// `\t`, `\x0b`, `\x0c`, `\r`: the ASCII whitespace other than space and newline.
+    pub const OTHER_CONTROL_SPACE: u32 = 1 << 11;
+    /// U+001C..U+001F, which `str.split` also splits on.
+    pub const INFORMATION_SEPARATOR: u32 = 1 << 12;
+    pub const NON_ASCII: u32 = 1 << 13;
+
+    /// The group of every byte value.
+    pub const OF_BYTE: [u32; 256] = {
+        let mut table = [0u32; 256];
+        let mut b = 0;
+        while b < 256 {
+            table[b] = match b as u8 {
+                b'"' => DOUBLE_QUOTE,
+                b'`' => BACKTICK,
+                b'\'' => APOSTROPHE,
+                b'.' => PERIOD,
+                b':' | b',' => COLON_OR_COMMA,
+                b';' | b'@' | b'#' | b'$' | b'%' | b'&' => SYMBOL,
+                b'?' | b'!' => QUESTION_OR_EXCLAMATION,
+                b'*' => ASTERISK,
+                b'[' | b']' | b'(' | b')' | b'{' | b'}' | b'<' | b'>' => BRACKET,
+                b'-' => HYPHEN,
+                b'\n' => NEWLINE,
+                b'\t' | b'\x0b' | b'\x0c' | b'\r' => OTHER_CONTROL_SPACE,
+                0x1c..=0x1f => INFORMATION_SEPARATOR,
+                0x80..=0xff => NON_ASCII,
+                _ => 0,
+            };
+            b += 1;
+        }
+        table
+    };
+
+    /// The groups present in `text`: one table lookup and one `or` per byte.
+    pub fn present(text: &str) -> u32 {
+        text.bytes()
+            .fold(0, |groups, b| groups | OF_BYTE[usize::from(b)])
+    }
+}
+
 /// `NLTKWordTokenizer.tokenize` on one sentence.
-fn tokenize_sentence(sentence: &str, buffers: &mut RewriteBuffers, tokens: &mut Vec<String>) {
+fn tokenize_sentence(sentence: &str, buffers: &mut RewriteBuffers, f: &mut impl FnMut(&str)) {
     buffers.text.clear();
     buffers.text.push_str(sentence);
     // The passes only ever insert ASCII, so rules about non-ASCII characters can be skipped for
     // ASCII sentences.
-    let ascii = sentence.is_ascii();
+    //
+    // Most passes can only fire where one of a few ASCII characters occurs, and typical prose
+    // has none of most of them, so a pass is skipped when none of its trigger characters is in
+    // the sentence (found in one scan up front). The passes insert only spaces and characters
+    // that are already there, except that a `"` becomes `` ` `` or `''` (so both count as
+    // present whenever `"` is) and an opening `''` becomes `` ` `` (which no later pass looks
+    // for). Skipping is therefore only ever done when the pass would find nothing.
+    use trigger::*;
+    let mut present = trigger::present(sentence);
+    let ascii = present & NON_ASCII == 0;
+    if present & DOUBLE_QUOTE != 0 {
+        present |= BACKTICK | APOSTROPHE;
+    }
+    let has = |groups: u32| present & groups != 0;
 
     // Starting quotes.
-    buffers.apply(|t, o| {
-        if ascii {
-            return pad_runs(t, o, b'`', 1);
-        }
-        let mut copied = 0;
-        let mut i = 0;
-        while let Some(c) = char_at(t, i) {
-            let len = if c == '`' {
-                t[i..].bytes().take_while(|&b| b == b'`').count()
-            } else if matches!(c, '«' | '“' | '‘' | '„') {
-                c.len_utf8()
-            } else {
-                i += c.len_utf8();
-                continue;
-            };
-            o.push_str(&t[copied..i]);
-            push_padded(o, &t[i..i + len]);
-            i += len;
-            copied = i;
-        }
-        finish(t, o, copied)
-    });
-    buffers.apply(|t, o| match t.strip_prefix('"') {
-        Some(rest) => {
-            o.push_str("``");
-            o.push_str(rest);
-            true
-        }
-        None => false,
-    });
-    buffers.apply(|t, o| replace_pair(t, o, *b"``", " `` "));
-    buffers.apply(opening_double_quotes);
-    buffers.apply(opening_single_quotes);
+    if !ascii || has(BACKTICK) {
+        buffers.apply(|t, o| {
+            if ascii {
+                return pad_runs(t, o, b'`', 1);
+            }
+            let mut copied = 0;
+            let mut i = 0;
+            while let Some(c) = char_at(t, i) {
+                let len = if c == '`' {
+                    t[i..].bytes().take_while(|&b| b == b'`').count()
+                } else if matches!(c, '«' | '“' | '‘' | '„') {
+                    c.len_utf8()
+                } else {
+                    i += c.len_utf8();
+                    continue;
+                };
+                o.push_str(&t[copied..i]);
+                push_padded(o, &t[i..i + len]);
+                i += len;
+                copied = i;
+            }
+            finish(t, o, copied)
+        });
+    }
+    if has(DOUBLE_QUOTE) {
+        buffers.apply(|t, o| match t.strip_prefix('"') {
+            Some(rest) => {
+                o.push_str("``");
+                o.push_str(rest);
+                true
+            }
+            None => false,
+        });
+    }
+    if has(BACKTICK) {
+        buffers.apply(|t, o| replace_pair(t, o, *b"``", " `` "));
+    }
+    if has(DOUBLE_QUOTE | APOSTROPHE) {
+        buffers.apply(opening_double_quotes);
+        buffers.apply(opening_single_quotes);
+    }
 
     // Punctuation.
-    buffers.apply(|t, o| final_period(t, o, is_first_final_period_closer, " "));
-    buffers.apply(colons_and_commas);
-    buffers.apply(final_colon_or_comma);
-    buffers.apply(|t, o| pad_runs(t, o, b'.', 2));
-    buffers.apply(|t, o| {
-        pad_ascii(t, o, |b| {
-            matches!(b, b';' | b'@' | b'#' | b'$' | b'%' | b'&')
-        })
-    });
+    let period = has(PERIOD);
+    if period {
+        buffers.apply(|t, o| final_period(t, o, is_first_final_period_closer, " "));
+    }
+    if has(COLON_OR_COMMA) {
+        buffers.apply(colons_and_commas);
+        buffers.apply(final_colon_or_comma);
+    }
+    if period {
+        buffers.apply(|t, o| pad_runs(t, o, b'.', 2));
+    }
+    if has(SYMBOL) {
+        buffers.apply(|t, o| {
+            pad_ascii(t, o, |b| {
+                matches!(b, b';' | b'@' | b'#' | b'$' | b'%' | b'&')
+            })
+        });
+    }
     if !ascii {
         buffers.apply(|t, o| pad_chars(t, o, |c| ('\u{2012}'..='\u{2015}').contains(&c)));
     }
-    buffers.apply(|t, o| final_period(t, o, is_second_final_period_closer, ""));
-    buffers.apply(|t, o| pad_ascii(t, o, |b| b == b'?' || b == b'!'));
-    buffers.apply(closing_single_quotes);
-    buffers.apply(|t, o| pad_ascii(t, o, |b| b == b'*'));
+    if period {
+        buffers.apply(|t, o| final_period(t, o, is_second_final_period_closer, ""));
+    }
+    if has(QUESTION_OR_EXCLAMATION) {
+        buffers.apply(|t, o| pad_ascii(t, o, |b| b == b'?' || b == b'!'));
+    }
+    let apostrophe = has(APOSTROPHE);
+    if apostrophe {
+        buffers.apply(closing_single_quotes);
+    }
+    if has(ASTERISK) {
+        buffers.apply(|t, o| pad_ascii(t, o, |b| b == b'*'));
+    }
 
     // Brackets and double dashes.
-    buffers.apply(|t, o| {
-        pad_ascii(t, o, |b| {
-            matches!(b, b'[' | b']' | b'(' | b')' | b'{' | b'}' | b'<' | b'>')
-        })
-    });
-    buffers.apply(|t, o| replace_pair(t, o, *b"--", " -- "));
+    if has(BRACKET) {
+        buffers.apply(|t, o| {
+            pad_ascii(t, o, |b| {
+                matches!(b, b'[' | b']' | b'(' | b')' | b'{' | b'}' | b'<' | b'>')
+            })
+        });
+    }
+    if has(HYPHEN) {
+        buffers.apply(|t, o| replace_pair(t, o, *b"--", " -- "));
+    }
 
     // Ending quotes, with a space at both ends so that the clitic rules see one.
     buffers.apply(|t, o| {
@@ -1155,45 +1525,103 @@ fn tokenize_sentence(sentence: &str, buffers: &mut RewriteBuffers, tokens: &mut 
     if !ascii {
         buffers.apply(|t, o| pad_chars(t, o, |c| matches!(c, '»' | '”' | '’')));
     }
-    buffers.apply(|t, o| replace_pair(t, o, *b"''", " '' "));
-    buffers.apply(|t, o| {
-        let mut copied = 0;
-        for i in memchr::memchr_iter(b'"', t.as_bytes()) {
-            o.push_str(&t[copied..i]);
-            o.push_str(" '' ");
-            copied = i + 1;
-        }
-        finish(t, o, copied)
-    });
-    buffers.apply(collapse_whitespace);
-    buffers.apply(|t, o| split_clitics(t, o, &["'s", "'S", "'m", "'M", "'d", "'D", "'"]));
-    buffers.apply(|t, o| {
-        split_clitics(
-            t,
-            o,
-            &["'ll", "'LL", "'re", "'RE", "'ve", "'VE", "n't", "N'T"],
-        )
-    });
+    if apostrophe {
+        buffers.apply(|t, o| replace_pair(t, o, *b"''", " '' "));
+    }
+    if has(DOUBLE_QUOTE) {
+        buffers.apply(|t, o| {
+            let mut copied = 0;
+            for i in memchr::memchr_iter(b'"', t.as_bytes()) {
+                o.push_str(&t[copied..i]);
+                o.push_str(" '' ");
+                copied = i + 1;
+            }
+            finish(t, o, copied)
+        });
+    }
+    // Without an apostrophe the clitic and `'tis` rules cannot fire, and the MacIntyre rules
+    // match the same words whether or not whitespace runs are collapsed (they look only at word
+    // boundaries and at whether whitespace follows, which collapsing preserves); so for ASCII
+    // text the collapse is left out and the split below breaks at every whitespace byte.
+    let collapse = !ascii || apostrophe;
+    if collapse {
+        buffers.apply(collapse_whitespace);
+    }
+    if apostrophe {
+        buffers.apply(|t, o| split_clitics(t, o, &["'s", "'S", "'m", "'M", "'d", "'D", "'"]));
+        buffers.apply(|t, o| {
+            split_clitics(
+                t,
+                o,
+                &["'ll", "'LL", "'re", "'RE", "'ve", "'VE", "n't", "N'T"],
+            )
+        });
+    }
 
     // Contractions.
-    buffers.apply(macintyre_contractions);
-    buffers.apply(|t, o| apostrophe_t(t, o, "is"));
-    buffers.apply(|t, o| apostrophe_t(t, o, "was"));
+    if may_have_macintyre_contraction(&buffers.text) {
+        buffers.apply(macintyre_contractions);
+    }
+    if apostrophe {
+        buffers.apply(|t, o| apostrophe_t(t, o, "is"));
+        buffers.apply(|t, o| apostrophe_t(t, o, "was"));
+    }
 
-    // `str.split()`: every whitespace character is an ASCII space by now; Python also splits on
-    // the separators U+001C..U+001F.
+    // `str.split()`: after the collapse every whitespace character is an ASCII space; without
+    // it (ASCII text) it is one of the bytes 9 to 13 or a space. Python also splits on the
+    // separators U+001C..U+001F.
     let text = &buffers.text;
+    if !has(INFORMATION_SEPARATOR) && (collapse || !has(OTHER_CONTROL_SPACE)) {
+        split_at_spaces(text, !collapse && has(NEWLINE), f);
+        return;
+    }
     let mut start = 0;
     for (i, &b) in text.as_bytes().iter().enumerate() {
-        if b == b' ' || (0x1c..=0x1f).contains(&b) {
+        let separator =
+            b == b' ' || (0x1c..=0x1f).contains(&b) || (!collapse && (9..=13).contains(&b));
+        if separator {
             if start < i {
-                tokens.push(text[start..i].to_owned());
+                f(&text[start..i]);
             }
             start = i + 1;
         }
     }
     if start < text.len() {
-        tokens.push(text[start..].to_owned());
+        f(&text[start..]);
+    }
+}
+
+/// Calls `f` with the non-empty pieces of `text` between spaces (and newlines, with `newline`),
+/// finding them eight bytes at a time (a byte-by-byte loop mispredicts a branch at nearly every
+/// token).
+fn split_at_spaces(text: &str, newline: bool, f: &mut impl FnMut(&str)) {
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    let mut emit = |space: usize| {
+        if start < space {
+            f(&text[start..space]);
+        }
+        start = space + 1;
+    };
+    let mut k = 0;
+    while let Some(word) = word_at(bytes, k) {
+        let mut spaces = zero_bytes(word ^ splat(b' '));
+        if newline {
+            spaces |= zero_bytes(word ^ splat(b'\n'));
+        }
+        while spaces != 0 {
+            emit(k + spaces.trailing_zeros() as usize / 8);
+            spaces &= spaces - 1;
+        }
+        k += 8;
+    }
+    for (i, &b) in bytes.iter().enumerate().skip(k) {
+        if b == b' ' || (newline && b == b'\n') {
+            emit(i);
+        }
+    }
+    if start < bytes.len() {
+        f(&text[start..]);
     }
 }
 
@@ -1204,6 +1632,30 @@ mod tests {
 
     fn tok(text: &str) -> Vec<String> {
         nltk_word_tokenize(text)
+    }
+
+    #[test]
+    fn for_each_may_tokenize_again_from_its_callback() {
+        // The inner call finds the thread's scratch borrowed and uses its own.
+        let mut inner = Vec::new();
+        nltk_word_tokenize_for_each("a b. c", |token| inner.push(tok(token)));
+        // "b." is an initial before a lowercase word, so it stays whole in the outer call.
+        assert_eq!(inner, [vec!["a"], vec!["b", "."], vec!["c"]]);
+        assert_eq!(
+            tok("it's gonna work."),
+            ["it", "'s", "gon", "na", "work", "."]
+        );
+    }
+
+    #[test]
+    fn abbreviation_keys_match_the_table() {
+        assert!(ABBREVIATIONS.iter().all(|a| a.len() <= 7));
+        for a in ABBREVIATIONS {
+            assert!(is_abbreviation(a));
+            assert!(!is_abbreviation(&format!("{a}x")));
+            assert_eq!(is_abbreviation(&a[1..]), ABBREVIATIONS.contains(&&a[1..]));
+        }
+        assert!(!is_abbreviation("") && !is_abbreviation("abcdefgh"));
     }
 
     #[test]
@@ -1299,6 +1751,31 @@ mod tests {
         ), 0..40).prop_map(|cs| cs.into_iter().collect::<String>())) {
             let tokens = tok(&text);
             prop_assert!(tokens.iter().all(|t| !t.is_empty()));
+        }
+
+        /// The cheap filter in front of the MacIntyre rules never hides a match.
+        #[test]
+        fn macintyre_filter_never_misses(text in prop::collection::vec(prop::sample::select(vec![
+            "can", "not", "CanNot", "d", "'ye", "D'YE", "gim", "g", "İ", "ı", "mme", "me", "gon",
+            "na", "GOTTA", "got", "ta", "lem", "more", "'n", "wan", "x", " ", "\n", "'", "é",
+        ]), 0..16).prop_map(|words| words.concat())) {
+            let mut out = String::new();
+            if macintyre_contractions(&text, &mut out) {
+                prop_assert!(may_have_macintyre_contraction(&text));
+            }
+        }
+
+        /// The word-at-a-time split agrees with a plain split.
+        #[test]
+        fn split_at_spaces_matches_split(text in "[a \n.]{0,40}", newline in any::<bool>()) {
+            let mut pieces = Vec::new();
+            split_at_spaces(&text, newline, &mut |piece: &str| pieces.push(piece.to_owned()));
+            let expected: Vec<String> = text
+                .split(|c| c == ' ' || (newline && c == '\n'))
+                .filter(|piece| !piece.is_empty())
+                .map(str::to_owned)
+                .collect();
+            prop_assert_eq!(pieces, expected);
         }
     }
 }

@@ -85,6 +85,51 @@ impl QuoteTokenizer {
             QuoteTokenizer::Nltk => crate::text::word_tokenize::nltk_word_tokenize(text),
         }
     }
+
+    /// Calls `f` with each token of `lowered` (already lowercased text), borrowed: no
+    /// allocation per token.
+    pub fn for_each_token(self, lowered: &str, f: impl FnMut(&str)) {
+        match self {
+            QuoteTokenizer::UnicodeWords => lowered
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .filter(|w| !w.is_empty())
+                .for_each(f),
+            QuoteTokenizer::Nltk => {
+                crate::text::word_tokenize::nltk_word_tokenize_for_each(lowered, f)
+            }
+        }
+    }
+}
+
+/// The tokens of one window, stored back to back in one string (one allocation per window
+/// instead of one per token).
+struct WindowTokens {
+    text: String,
+    ends: Vec<u32>,
+}
+
+impl WindowTokens {
+    fn of(lowered: &str, tokenizer: QuoteTokenizer) -> Self {
+        let mut text = String::with_capacity(lowered.len());
+        let mut ends = Vec::new();
+        tokenizer.for_each_token(lowered, |tok| {
+            text.push_str(tok);
+            ends.push(text.len() as u32);
+        });
+        WindowTokens { text, ends }
+    }
+
+    fn tokens(&self) -> Vec<&str> {
+        let mut start = 0usize;
+        self.ends
+            .iter()
+            .map(|&e| {
+                let tok = &self.text[start..e as usize];
+                start = e as usize;
+                tok
+            })
+            .collect()
+    }
 }
 
 /// Lowercase runs of letters, digits and `_` (Python's `\w+` on lowercased text).
@@ -405,7 +450,8 @@ impl QuoteIndex {
             return Err("locate_quotes: every source document is empty".into());
         }
         let tokenized = tokenize_windows(&text, &windows, opts.tokenizer());
-        let bm25 = Bm25Okapi::new(&tokenized, opts.k1, opts.b, 0.25);
+        let token_lists: Vec<Vec<&str>> = tokenized.iter().map(WindowTokens::tokens).collect();
+        let bm25 = Bm25Okapi::new(&token_lists, opts.k1, opts.b, 0.25);
         let normalized = match opts.compat {
             LocateCompat::Soak => Vec::new(),
             LocateCompat::None => doc_spans
@@ -872,7 +918,7 @@ fn tokenize_windows(
     text: &[char],
     windows: &[Window],
     tokenizer: QuoteTokenizer,
-) -> Vec<Vec<String>> {
+) -> Vec<WindowTokens> {
     let mut lowered = String::with_capacity(text.len());
     // Byte offset in `lowered` of each code point of `text`, plus the end.
     let mut byte_of = Vec::with_capacity(text.len() + 1);
@@ -891,9 +937,9 @@ fn tokenize_windows(
     let one = |w: &Window| {
         if has_sigma {
             let window: String = text[w.start..w.end].iter().collect();
-            tokenizer.tokenize(&window.to_lowercase())
+            WindowTokens::of(&window.to_lowercase(), tokenizer)
         } else {
-            tokenizer.tokenize(&lowered[byte_of[w.start]..byte_of[w.end]])
+            WindowTokens::of(&lowered[byte_of[w.start]..byte_of[w.end]], tokenizer)
         }
     };
     #[cfg(feature = "polars")]

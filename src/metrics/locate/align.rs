@@ -170,7 +170,10 @@ pub fn soak_clean(text: &[char]) -> Vec<char> {
     for &c in &text[lo..hi] {
         // ASCII (most text) lowercases to one character and needs no Unicode tables.
         if c.is_ascii() {
-            if matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r' | '\x1c'..='\x1f') {
+            if matches!(
+                c,
+                ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r' | '\x1c'..='\x1f'
+            ) {
                 if !in_space {
                     out.push(' ');
                 }

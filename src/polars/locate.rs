@@ -10,11 +10,10 @@
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
 
 use polars::prelude::*;
 
-use super::driver::{map_row_batches, output_len, struct_series, StrColumn};
+use super::driver::{output_len, struct_series, StrColumn};
 use crate::metrics::citation::QuotedSpansOptions;
 use crate::metrics::locate::stats::{melted_csv, quote_stats};
 use crate::metrics::locate::{LocateOptions, QuoteIndex, QuoteMatch};
@@ -180,36 +179,47 @@ pub fn locate_quotes(
     let source_rows = read_sources(sources)?;
     let shared = sources.len() == 1;
     // One index per distinct set of sources; a shared corpus sees every quote (soak's automatic
-    // window size reads the whole batch).
-    let mut indexes: HashMap<u64, Arc<Result<QuoteIndex, String>>> = HashMap::new();
-    let mut row_index: Vec<Option<Arc<Result<QuoteIndex, String>>>> = Vec::with_capacity(len);
+    // window size reads the whole batch). A shared corpus is hashed once, not once per row.
     let batch_quotes: Vec<&str> = all_quotes.iter().flatten().copied().collect();
-    // A shared corpus is hashed once, not once per row.
     let shared_key = match (shared, source_rows.first()) {
         (true, Some(Some(src))) => Some(sources_key(src)),
         _ => None,
     };
-    for i in 0..len {
-        let src = if shared {
+    let row_sources = |i: usize| {
+        if shared {
             &source_rows[0]
         } else {
             &source_rows[i]
-        };
-        let Some(src) = src else {
-            row_index.push(None);
-            continue;
-        };
-        let key = shared_key.unwrap_or_else(|| sources_key(src));
+        }
+    };
+    // Rows → slot of their distinct source set; each set is indexed (in parallel) once, from
+    // its first row.
+    let mut slots: HashMap<u64, usize> = HashMap::new();
+    let mut first_rows: Vec<usize> = Vec::new();
+    let row_slot: Vec<Option<usize>> = (0..len)
+        .map(|i| {
+            let src = row_sources(i).as_ref()?;
+            let key = shared_key.unwrap_or_else(|| sources_key(src));
+            Some(*slots.entry(key).or_insert_with(|| {
+                first_rows.push(i);
+                first_rows.len() - 1
+            }))
+        })
+        .collect();
+    let indexes: Vec<Result<QuoteIndex, String>> = par_map(first_rows.len(), parallel, |k| {
+        let i = first_rows[k];
         let batch: &[&str] = if shared {
             &batch_quotes
         } else {
             all_quotes[i].as_slice()
         };
-        let entry = indexes
-            .entry(key)
-            .or_insert_with(|| Arc::new(build_index(src, opts, batch)));
-        row_index.push(Some(entry.clone()));
-    }
+        match row_sources(i) {
+            Some(src) => build_index(src, opts, batch),
+            None => Err(format!("{METRIC}: no sources")),
+        }
+    });
+    let row_index: Vec<Option<&Result<QuoteIndex, String>>> =
+        row_slot.iter().map(|s| s.map(|k| &indexes[k])).collect();
     let named = |i: usize| -> bool {
         let src = if shared {
             &source_rows[0]
@@ -219,28 +229,36 @@ pub fn locate_quotes(
         src.as_ref()
             .is_some_and(|s| s.iter().all(|(f, _)| f.is_some()))
     };
-    let rows: Vec<Row> = map_row_batches(len, parallel, |range| {
-        range
-            .map(|i| match (all_quotes[i], &row_index[i]) {
-                (Some(q), Some(index)) => match index.as_ref() {
-                    Ok(index) => match index.locate(q) {
-                        Ok(m) => {
-                            let source = m
-                                .file
-                                .as_deref()
-                                .and_then(|f| index.document_position(f))
-                                .unwrap_or(u32::MAX);
-                            Row::Located(Box::new(m), source, named(i))
-                        }
-                        Err(e) => Row::Failed(e),
-                    },
-                    Err(e) => Row::Failed(e.clone()),
-                },
-                _ => Row::Null,
-            })
-            .collect()
+    // Row by row on the thread pool: quotes cost very different times (a verbatim quote is
+    // cheap, an absent one is not), so fixed batches would leave a core idle.
+    let rows: Vec<Row> = par_map(len, parallel, |i| match (all_quotes[i], row_index[i]) {
+        (Some(q), Some(index)) => match index {
+            Ok(index) => match index.locate(q) {
+                Ok(m) => {
+                    let source = m
+                        .file
+                        .as_deref()
+                        .and_then(|f| index.document_position(f))
+                        .unwrap_or(u32::MAX);
+                    Row::Located(Box::new(m), source, named(i))
+                }
+                Err(e) => Row::Failed(e),
+            },
+            Err(e) => Row::Failed(e.clone()),
+        },
+        _ => Row::Null,
     });
     rows_to_struct(&rows)
+}
+
+/// `f` over `0..n`, on Polars' thread pool with work stealing when `parallel`; in order.
+fn par_map<T: Send>(n: usize, parallel: bool, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
+    if parallel && n > 1 {
+        use rayon::prelude::*;
+        polars_core::runtime::THREAD_POOL.install(|| (0..n).into_par_iter().map(f).collect())
+    } else {
+        (0..n).map(f).collect()
+    }
 }
 
 fn rows_to_struct(rows: &[Row]) -> PolarsResult<Series> {
@@ -518,32 +536,28 @@ pub fn locate_answer_quotes(
     )?;
     let answers = StrColumn::new(METRIC, "answer", answer)?.rows(0..len);
     let source_rows = read_sources(sources)?;
-    let per_row: Vec<Option<(Vec<String>, Vec<Row>)>> = map_row_batches(len, parallel, |range| {
-        range
-            .map(|i| {
-                let src = source_rows[if source_rows.len() == 1 { 0 } else { i }].as_ref()?;
-                let quotes = extract_quoted_spans(answers[i]?, quoted.quotes, quoted.min_len);
-                let named = src.iter().all(|(f, _)| f.is_some());
-                let rows = match build_index(src, options, &quotes) {
-                    Ok(index) => quotes
-                        .iter()
-                        .map(|q| match index.locate(q) {
-                            Ok(m) => {
-                                let source = m
-                                    .file
-                                    .as_deref()
-                                    .and_then(|f| index.document_position(f))
-                                    .unwrap_or(u32::MAX);
-                                Row::Located(Box::new(m), source, named)
-                            }
-                            Err(e) => Row::Failed(e),
-                        })
-                        .collect(),
-                    Err(e) => quotes.iter().map(|_| Row::Failed(e.clone())).collect(),
-                };
-                Some((quotes.iter().map(|q| q.to_string()).collect(), rows))
-            })
-            .collect()
+    let per_row: Vec<Option<(Vec<String>, Vec<Row>)>> = par_map(len, parallel, |i| {
+        let src = source_rows[if source_rows.len() == 1 { 0 } else { i }].as_ref()?;
+        let quotes = extract_quoted_spans(answers[i]?, quoted.quotes, quoted.min_len);
+        let named = src.iter().all(|(f, _)| f.is_some());
+        let rows = match build_index(src, options, &quotes) {
+            Ok(index) => quotes
+                .iter()
+                .map(|q| match index.locate(q) {
+                    Ok(m) => {
+                        let source = m
+                            .file
+                            .as_deref()
+                            .and_then(|f| index.document_position(f))
+                            .unwrap_or(u32::MAX);
+                        Row::Located(Box::new(m), source, named)
+                    }
+                    Err(e) => Row::Failed(e),
+                })
+                .collect(),
+            Err(e) => quotes.iter().map(|_| Row::Failed(e.clone())).collect(),
+        };
+        Some((quotes.iter().map(|q| q.to_string()).collect(), rows))
     });
     let mut lists: Vec<Option<Series>> = Vec::with_capacity(len);
     for row in per_row {

@@ -295,7 +295,8 @@ pub fn align_sliding_bm25(
     }
     let n = quote_tokens.len();
     let run = n.max((n as f64 * 1.2) as usize);
-    if span_tokens.len() + 1 <= run {
+    // soak builds `range(len(span) - run + 1)` runs: none when the span is shorter than a run.
+    if span_tokens.len() < run {
         return (0, 0.0);
     }
     let runs: Vec<&[String]> = (0..span_tokens.len() + 1 - run)

@@ -13,8 +13,7 @@ use polars_rag::cli::locate::{self as cli_locate, LocateJob};
 use polars_rag::cli::score::{self, InvalidSpans, ScoreJob};
 use polars_rag::cli::validate::{self, ValidateJob};
 use polars_rag::compare::{CompareOptions, Gate};
-use polars_rag::metrics::locate::align::Trim;
-use polars_rag::metrics::locate::{LocateCompat, LocateOptions, QuoteTokenizer};
+use polars_rag::metrics::locate::{parse_choice, LocateOptions};
 use polars_rag::registry;
 use polars_rag::text::quotes::QuoteStyle;
 
@@ -262,44 +261,29 @@ struct LocateArgs {
     hash_embedding: Option<usize>,
 }
 
-fn locate_job(a: LocateArgs) -> LocateJob {
+fn locate_job(a: LocateArgs) -> Result<LocateJob, String> {
     let options = LocateOptions {
         window_size: a.window_size,
         overlap: a.overlap,
         k1: a.k1,
         b: a.b,
         ellipsis_max_gap: a.ellipsis_max_gap,
-        trim: match a.trim.as_str() {
-            "sliding_bm25" => Trim::SlidingBm25,
-            "hybrid" => Trim::Hybrid,
-            "off" => Trim::Off,
-            _ => Trim::Fuzzy,
-        },
+        trim: parse_choice(&a.trim)?,
         min_match_ratio: a.min_match_ratio,
         expand_neighbors: a.expand_neighbors,
         context_chars: a.context_chars,
-        tokenizer: a.tokenizer.map(|t| {
-            if t == "nltk" {
-                QuoteTokenizer::Nltk
-            } else {
-                QuoteTokenizer::UnicodeWords
-            }
-        }),
-        compat: if a.compat == "soak" {
-            LocateCompat::Soak
-        } else {
-            LocateCompat::None
-        },
+        tokenizer: a.tokenizer.as_deref().map(parse_choice).transpose()?,
+        compat: parse_choice(&a.compat)?,
         ..Default::default()
     };
-    LocateJob {
+    Ok(LocateJob {
         quotes: a.quotes,
         quote_col: a.quote_col,
         corpus: a.corpus,
         out: a.out,
         options,
         hash_embedding: a.hash_embedding,
-    }
+    })
 }
 
 #[derive(clap::Args)]
@@ -557,9 +541,11 @@ fn main() -> ExitCode {
                 Err(e) => Err(e.to_string()),
             }
         }
-        Some(Command::Locate(args)) => cli_locate::run(&locate_job(args))
-            .map(|report| print!("{}", report.text))
-            .map_err(|e| e.to_string()),
+        Some(Command::Locate(args)) => locate_job(args).and_then(|job| {
+            cli_locate::run(&job)
+                .map(|report| print!("{}", report.text))
+                .map_err(|e| e.to_string())
+        }),
         Some(Command::Metrics) => {
             for m in registry::METRICS {
                 println!("{:<20} {:?}  {}", m.id, m.kind, m.summary);

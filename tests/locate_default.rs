@@ -5,15 +5,8 @@
 use polars_rag::metrics::locate::align::Trim;
 use polars_rag::metrics::locate::{locate_quotes, LocateOptions, QuoteIndex, QuoteMatch};
 use proptest::prelude::*;
-use serde_json::Value;
 
-fn vectors() -> Value {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/soak_quotes_9c164e87.json"
-    );
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
+mod common;
 
 struct Case {
     docs: Vec<(String, String)>,
@@ -21,33 +14,16 @@ struct Case {
 }
 
 fn case() -> Case {
-    let v = vectors();
-    let docs = v["corpus"]["documents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| {
-            (
-                d["name"].as_str().unwrap().to_string(),
-                d["content"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
-    let quotes = v["quotes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|q| q["quote"].as_str().unwrap().to_string())
-        .collect();
-    Case { docs, quotes }
+    let v = common::soak_vectors();
+    Case {
+        docs: common::soak_documents(&v),
+        quotes: common::soak_quotes(&v),
+    }
 }
 
 impl Case {
     fn docs(&self) -> Vec<(&str, &str)> {
-        self.docs
-            .iter()
-            .map(|(a, b)| (a.as_str(), b.as_str()))
-            .collect()
+        common::doc_pairs(&self.docs)
     }
     fn quotes(&self) -> Vec<&str> {
         self.quotes.iter().map(|s| s.as_str()).collect()
@@ -239,8 +215,8 @@ proptest! {
         quote in "\\PC{1,60}",
         window in 5usize..120,
     ) {
-        let named: Vec<(String, String)> = docs.iter().enumerate().map(|(i, d)| (format!("d{i}"), d.clone())).collect();
-        let named: Vec<(&str, &str)> = named.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        let owned = common::numbered_documents(&docs);
+        let named = common::doc_pairs(&owned);
         let opts = LocateOptions { window_size: Some(window), ..Default::default() };
         match locate_quotes(&[quote.as_str()], &named, &opts) {
             Ok(found) => {
@@ -265,8 +241,8 @@ proptest! {
         docs in prop::collection::vec("\\PC{0,200}", 1..3),
         quotes in prop::collection::vec("\\PC{0,80}", 1..4),
     ) {
-        let named: Vec<(String, String)> = docs.iter().enumerate().map(|(i, d)| (format!("d{i}"), d.clone())).collect();
-        let named: Vec<(&str, &str)> = named.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        let owned = common::numbered_documents(&docs);
+        let named = common::doc_pairs(&owned);
         let quotes: Vec<&str> = quotes.iter().map(|q| q.as_str()).collect();
         for trim in [Trim::Fuzzy, Trim::SlidingBm25, Trim::Hybrid, Trim::Off] {
             let opts = LocateOptions { trim, ellipsis_max_gap: Some(1), ..LocateOptions::soak() };

@@ -8,15 +8,8 @@ use std::process::Command;
 use polars::prelude::*;
 use polars_rag::metrics::locate::LocateOptions;
 use polars_rag::polars::expr;
-use serde_json::Value;
 
-fn vectors() -> Value {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/soak_quotes_9c164e87.json"
-    );
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
+mod common;
 
 fn temp_dir(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("polars-rag-{tag}-{}", std::process::id()));
@@ -27,7 +20,7 @@ fn temp_dir(tag: &str) -> PathBuf {
 
 #[test]
 fn cli_locate_reproduces_the_recorded_soak_run() {
-    let v = vectors();
+    let v = common::soak_vectors();
     let dir = temp_dir("locate");
     let corpus = dir.join("corpus");
     std::fs::create_dir_all(&corpus).unwrap();

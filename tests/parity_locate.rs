@@ -14,13 +14,7 @@ use polars_rag::metrics::locate::{
 };
 use serde_json::Value;
 
-fn vectors() -> Value {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/soak_quotes_9c164e87.json"
-    );
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
+mod common;
 
 fn chars(v: &Value) -> Vec<char> {
     v.as_str().unwrap().chars().collect()
@@ -36,7 +30,7 @@ fn opt_usize(v: &Value) -> Option<usize> {
 
 #[test]
 fn make_windows_units() {
-    let v = vectors();
+    let v = common::soak_vectors();
     for case in v["units"]["make_windows"].as_array().unwrap() {
         let text = chars(&case["text"]);
         let quotes: Vec<&str> = case["extracted_sentences"]
@@ -71,7 +65,7 @@ fn make_windows_units() {
 
 #[test]
 fn snap_truncation_and_ellipsis_units() {
-    let v = vectors();
+    let v = common::soak_vectors();
     for case in v["units"]["snap_to_boundaries"].as_array().unwrap() {
         let text = chars(&case["text"]);
         let (s, e) = (
@@ -118,7 +112,7 @@ fn snap_truncation_and_ellipsis_units() {
 
 #[test]
 fn alignment_units() {
-    let v = vectors();
+    let v = common::soak_vectors();
     for case in v["units"]["find_alignment_fuzzy"].as_array().unwrap() {
         let span = chars(&case["span"]);
         let a = align_fuzzy_soak(
@@ -169,7 +163,7 @@ fn alignment_units() {
 
 #[test]
 fn hash_embedding_units() {
-    let v = vectors();
+    let v = common::soak_vectors();
     let e = HashEmbedder { dim: 16 };
     for (text, want) in v["units"]["dummy_embedding_examples"].as_object().unwrap() {
         let want: Vec<f64> = want
@@ -182,29 +176,6 @@ fn hash_embedding_units() {
     }
 }
 
-fn documents(v: &Value) -> Vec<(String, String)> {
-    v["corpus"]["documents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| {
-            (
-                d["name"].as_str().unwrap().to_string(),
-                d["content"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
-}
-
-fn quotes(v: &Value) -> Vec<String> {
-    v["quotes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|q| q["quote"].as_str().unwrap().to_string())
-        .collect()
-}
-
 fn scores_of(v: &Value) -> Vec<f64> {
     v.as_array()
         .unwrap()
@@ -215,10 +186,10 @@ fn scores_of(v: &Value) -> Vec<f64> {
 
 #[test]
 fn windows_and_bm25_scores() {
-    let v = vectors();
-    let docs = documents(&v);
-    let docs: Vec<(&str, &str)> = docs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
-    let quotes = quotes(&v);
+    let v = common::soak_vectors();
+    let docs = common::soak_documents(&v);
+    let docs = common::doc_pairs(&docs);
+    let quotes = common::soak_quotes(&v);
     let quotes: Vec<&str> = quotes.iter().map(|s| s.as_str()).collect();
     let index = QuoteIndex::new(&docs, &LocateOptions::soak(), &quotes).unwrap();
     assert_eq!(index.joined_text(), v["corpus"]["text"].as_str().unwrap());
@@ -274,10 +245,10 @@ fn options_of(params: &Value) -> LocateOptions {
 
 #[test]
 fn recorded_runs() {
-    let v = vectors();
-    let docs = documents(&v);
-    let docs: Vec<(&str, &str)> = docs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
-    let quotes = quotes(&v);
+    let v = common::soak_vectors();
+    let docs = common::soak_documents(&v);
+    let docs = common::doc_pairs(&docs);
+    let quotes = common::soak_quotes(&v);
     let quotes: Vec<&str> = quotes.iter().map(|s| s.as_str()).collect();
     let runs = v["runs_9c164e87"].as_object().unwrap();
     assert_eq!(runs.len(), 6);

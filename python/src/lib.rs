@@ -390,8 +390,9 @@ fn locate_table(
 #[pyo3(signature = (located, options))]
 fn locate_stats(located: PyDataFrame, options: &[u8]) -> PyResult<(PyDataFrame, String)> {
     let opts = locate_options(options)?;
-    let frame = locate::stats_frame(&located.0, &opts).map_err(py_err)?;
-    let csv = locate::stats_csv(&located.0, &opts).map_err(py_err)?;
+    let stats = locate::stats_of(&located.0, &opts).map_err(py_err)?;
+    let frame = locate::stats_frame(&stats).map_err(py_err)?;
+    let csv = polars_rag::metrics::locate::stats::melted_csv(&stats);
     Ok((PyDataFrame(frame), csv))
 }
 

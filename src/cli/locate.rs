@@ -5,9 +5,12 @@ use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
-use crate::metrics::locate::stats::{melted_csv, quote_stats};
+use crate::metrics::locate::embed::HashEmbedder;
+use crate::metrics::locate::stats::melted_csv;
 use crate::metrics::locate::LocateOptions;
-use crate::polars::locate::{corpus_documents, locate_table, matches_from_frame, write_workbook};
+use crate::polars::locate::{
+    corpus_documents, fill_cosine, locate_in_documents, stats_of, write_workbook,
+};
 
 /// A `locate` job.
 #[derive(Clone, Debug)]
@@ -58,22 +61,21 @@ fn read_quotes(path: &Path, column: &str) -> PolarsResult<Series> {
     Ok(Series::new("quote".into(), lines))
 }
 
-fn read_corpus(path: &Path) -> PolarsResult<DataFrame> {
+/// The documents in join order: a Parquet table's row order, a directory's sorted paths.
+fn read_corpus(path: &Path) -> PolarsResult<Vec<(String, String)>> {
     if path.is_dir() {
         let corpus =
             super::corpus::load(path).map_err(|e| polars_err!(ComputeError: "locate: {e}"))?;
-        let docs = corpus.sorted_documents();
-        return df!(
-            "file" => docs.iter().map(|d| d.0).collect::<Vec<_>>(),
-            "text" => docs.iter().map(|d| d.1).collect::<Vec<_>>()
-        );
+        return Ok(corpus
+            .sorted_documents()
+            .into_iter()
+            .map(|(f, t)| (f.to_string(), t.to_string()))
+            .collect());
     }
     if !path.is_file() {
         polars_bail!(ComputeError: "locate: corpus not found: {}", path.display());
     }
-    let df = ParquetReader::new(std::fs::File::open(path)?).finish()?;
-    corpus_documents(&df)?;
-    Ok(df)
+    corpus_documents(&ParquetReader::new(std::fs::File::open(path)?).finish()?)
 }
 
 /// Runs the job: writes `located.parquet`, `quote_verification.xlsx` and `stats.csv` under
@@ -81,21 +83,9 @@ fn read_corpus(path: &Path) -> PolarsResult<DataFrame> {
 pub fn run(job: &LocateJob) -> PolarsResult<LocateReport> {
     let quotes = read_quotes(&job.quotes, &job.quote_col)?;
     let corpus = read_corpus(&job.corpus)?;
-    let mut located = locate_table(&quotes, &corpus, &job.options)?;
+    let mut located = locate_in_documents(&quotes, &corpus, &job.options)?;
     if let Some(dim) = job.hash_embedding {
-        use crate::metrics::locate::embed::{fill_cosine, HashEmbedder};
-        let (qs, mut matches) = matches_from_frame(&located)?;
-        let qs: Vec<&str> = qs.iter().map(|q| q.as_str()).collect();
-        fill_cosine(&mut matches, &qs, &HashEmbedder { dim })
-            .map_err(|e| polars_err!(ComputeError: "{e}"))?;
-        // Rows without a match (errors) keep a null cosine.
-        let mut it = matches.iter();
-        let spans = located.column("span_text")?.str()?.clone();
-        let cos: Float64Chunked = spans
-            .iter()
-            .map(|s| s.and_then(|_| it.next().and_then(|m| m.cosine)))
-            .collect();
-        located.with_column(cos.with_name("cosine".into()).into_column())?;
+        fill_cosine(&mut located, &HashEmbedder { dim })?;
     }
     std::fs::create_dir_all(&job.out)?;
     let mut file = std::fs::File::create(job.out.join("located.parquet"))?;
@@ -105,16 +95,14 @@ pub fn run(job: &LocateJob) -> PolarsResult<LocateReport> {
         &job.out.join("quote_verification.xlsx"),
         &job.options,
     )?;
-    let (qs, matches) = matches_from_frame(&located)?;
-    let qs: Vec<&str> = qs.iter().map(|q| q.as_str()).collect();
-    let stats = quote_stats(&qs, &matches, &job.options);
+    let stats = stats_of(&located, &job.options)?;
     std::fs::write(job.out.join("stats.csv"), melted_csv(&stats))?;
 
     let errors = located.column("error")?.len() - located.column("error")?.null_count();
     let mut text = format!(
         "located {} quotes in {} documents ({} with an error)\n",
         located.height(),
-        corpus.height(),
+        corpus.len(),
         errors
     );
     for (name, value) in &stats {

@@ -93,33 +93,7 @@ impl Corpus {
 
     /// A corpus from a `file`, `text` table. Duplicate ids are an error.
     pub fn from_frame(df: &DataFrame) -> Result<Corpus, String> {
-        let column = |name: &str| -> Result<StringChunked, String> {
-            let c = df.column(name).map_err(|_| {
-                format!(
-                    "needs columns 'file' and 'text', has {:?}",
-                    df.get_column_names()
-                )
-            })?;
-            c.cast(&DataType::String)
-                .and_then(|c| c.str().cloned())
-                .map_err(|e| format!("column '{name}': {e}"))
-        };
-        let files = column("file")?;
-        let texts = column("text")?;
-        let mut corpus = Corpus::default();
-        for (file, text) in files.iter().zip(texts.iter()) {
-            let (Some(file), Some(text)) = (file, text) else {
-                return Err("a row has a null file or text".into());
-            };
-            if corpus
-                .docs
-                .insert(file.to_string(), Document::new(text.to_string()))
-                .is_some()
-            {
-                return Err(format!("document '{file}' occurs twice"));
-            }
-        }
-        Ok(corpus)
+        Corpus::from_documents(frame_documents(df)?)
     }
 
     /// Number of documents.
@@ -153,6 +127,33 @@ impl Corpus {
             .get(id)
             .ok_or_else(|| format!("unknown file '{id}'"))
     }
+}
+
+/// The `(file, text)` rows of a corpus table, in row order; an error for a missing column or a
+/// null cell.
+pub fn frame_documents(df: &DataFrame) -> Result<Vec<(String, String)>, String> {
+    let column = |name: &str| -> Result<StringChunked, String> {
+        let c = df.column(name).map_err(|_| {
+            format!(
+                "needs columns 'file' and 'text', has {:?}",
+                df.get_column_names()
+            )
+        })?;
+        c.cast(&DataType::String)
+            .and_then(|c| c.str().cloned())
+            .map_err(|e| format!("column '{name}': {e}"))
+    };
+    let files = column("file")?;
+    let texts = column("text")?;
+    files
+        .iter()
+        .zip(texts.iter())
+        .enumerate()
+        .map(|(i, (file, text))| match (file, text) {
+            (Some(f), Some(t)) => Ok((f.to_string(), t.to_string())),
+            _ => Err(format!("row {i} has a null file or text")),
+        })
+        .collect()
 }
 
 /// The unit of a table's span offsets.

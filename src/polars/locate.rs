@@ -13,9 +13,11 @@ use std::hash::{Hash, Hasher};
 
 use polars::prelude::*;
 
+use super::corpus::frame_documents;
 use super::driver::{output_len, struct_series, StrColumn};
 use crate::metrics::citation::QuotedSpansOptions;
-use crate::metrics::locate::stats::{melted_csv, quote_stats};
+use crate::metrics::locate::embed::{self, Embedder};
+use crate::metrics::locate::stats::quote_stats;
 use crate::metrics::locate::{LocateOptions, QuoteIndex, QuoteMatch};
 use crate::metrics::retrieval::cosine;
 use crate::text::quotes::extract_quoted_spans;
@@ -220,35 +222,37 @@ pub fn locate_quotes(
     });
     let row_index: Vec<Option<&Result<QuoteIndex, String>>> =
         row_slot.iter().map(|s| s.map(|k| &indexes[k])).collect();
-    let named = |i: usize| -> bool {
-        let src = if shared {
-            &source_rows[0]
-        } else {
-            &source_rows[i]
-        };
-        src.as_ref()
-            .is_some_and(|s| s.iter().all(|(f, _)| f.is_some()))
-    };
     // Row by row on the thread pool: quotes cost very different times (a verbatim quote is
     // cheap, an absent one is not), so fixed batches would leave a core idle.
     let rows: Vec<Row> = par_map(len, parallel, |i| match (all_quotes[i], row_index[i]) {
-        (Some(q), Some(index)) => match index {
-            Ok(index) => match index.locate(q) {
-                Ok(m) => {
-                    let source = m
-                        .file
-                        .as_deref()
-                        .and_then(|f| index.document_position(f))
-                        .unwrap_or(u32::MAX);
-                    Row::Located(Box::new(m), source, named(i))
-                }
-                Err(e) => Row::Failed(e),
-            },
-            Err(e) => Row::Failed(e.clone()),
-        },
+        (Some(q), Some(Ok(index))) => {
+            let named = row_sources(i).as_ref().is_some_and(|s| all_named(s));
+            locate_row(index, q, named)
+        }
+        (Some(_), Some(Err(e))) => Row::Failed(e.clone()),
         _ => Row::Null,
     });
     rows_to_struct(&rows)
+}
+
+/// Whether every document of a source list has a name (else `file` is left null).
+fn all_named(sources: &Sources) -> bool {
+    sources.iter().all(|(f, _)| f.is_some())
+}
+
+/// One quote located against a row's index, with the position of its document.
+fn locate_row(index: &QuoteIndex, quote: &str, named: bool) -> Row {
+    match index.locate(quote) {
+        Ok(m) => {
+            let source = m
+                .file
+                .as_deref()
+                .and_then(|f| index.document_position(f))
+                .unwrap_or(u32::MAX);
+            Row::Located(Box::new(m), source, named)
+        }
+        Err(e) => Row::Failed(e),
+    }
 }
 
 /// `f` over `0..n`, on Polars' thread pool with work stealing when `parallel`; in order.
@@ -342,22 +346,7 @@ fn rows_to_struct(rows: &[Row]) -> PolarsResult<Series> {
 
 /// The `(file, text)` documents of a corpus table, in row order.
 pub fn corpus_documents(corpus: &DataFrame) -> PolarsResult<Vec<(String, String)>> {
-    let col = |name: &str| -> PolarsResult<StringChunked> {
-        let c = corpus.column(name).map_err(|_| {
-            polars_err!(ColumnNotFound: "{METRIC}: the corpus needs columns 'file' and 'text', has {:?}", corpus.get_column_names())
-        })?;
-        Ok(c.cast(&DataType::String)?.str()?.clone())
-    };
-    let (files, texts) = (col("file")?, col("text")?);
-    files
-        .iter()
-        .zip(texts.iter())
-        .enumerate()
-        .map(|(i, (f, t))| match (f, t) {
-            (Some(f), Some(t)) => Ok((f.to_string(), t.to_string())),
-            _ => Err(polars_err!(ComputeError: "{METRIC}: corpus row {i} has a null file or text")),
-        })
-        .collect()
+    frame_documents(corpus).map_err(|e| polars_err!(ComputeError: "{METRIC}: the corpus {e}"))
 }
 
 /// The table-level form: every quote of `quotes` located in one corpus (a `file`, `text`
@@ -368,26 +357,30 @@ pub fn locate_table(
     corpus: &DataFrame,
     opts: &LocateOptions,
 ) -> PolarsResult<DataFrame> {
-    let docs = corpus_documents(corpus)?;
+    locate_in_documents(quotes, &corpus_documents(corpus)?, opts)
+}
+
+/// [`locate_table`] over `(file, text)` documents already read: one index for every quote.
+pub fn locate_in_documents(
+    quotes: &Series,
+    docs: &[(String, String)],
+    opts: &LocateOptions,
+) -> PolarsResult<DataFrame> {
+    opts.validate()
+        .map_err(|e| polars_err!(InvalidOperation: "{e}"))?;
     if docs.is_empty() {
         polars_bail!(ComputeError: "{METRIC}: the corpus has no documents");
     }
-    let file = Series::new(
-        "file".into(),
-        docs.iter().map(|(f, _)| f.as_str()).collect::<Vec<_>>(),
-    );
-    let text = Series::new(
-        "text".into(),
-        docs.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>(),
-    );
-    // One list of every document: a length-1 sources column, indexed once for all quotes.
-    let docs_series =
-        StructChunked::from_series("sources".into(), docs.len(), [file, text].iter())?
-            .into_series()
-            .implode()?
-            .into_series();
-    let located = locate_quotes(quotes, &docs_series, opts, true)?;
-    let mut df = located.struct_()?.clone().unnest();
+    let rows_in = StrColumn::new(METRIC, "quotes", quotes)?.rows(0..quotes.len());
+    let batch: Vec<&str> = rows_in.iter().flatten().copied().collect();
+    let pairs: Vec<(&str, &str)> = docs.iter().map(|(f, t)| (f.as_str(), t.as_str())).collect();
+    let index = QuoteIndex::new(&pairs, opts, &batch);
+    let rows: Vec<Row> = par_map(rows_in.len(), true, |i| match (rows_in[i], &index) {
+        (Some(q), Ok(index)) => locate_row(index, q, true),
+        (Some(_), Err(e)) => Row::Failed(e.clone()),
+        (None, _) => Row::Null,
+    });
+    let mut df = rows_to_struct(&rows)?.struct_()?.clone().unnest();
     df.drop_in_place("source")?;
     df.insert_column(0, quotes.clone().with_name("quote".into()).into_column())?;
     Ok(df)
@@ -473,11 +466,18 @@ pub fn matches_from_frame(df: &DataFrame) -> PolarsResult<(Vec<String>, Vec<Quot
     Ok((quotes, matches))
 }
 
-/// The aggregate statistics of a located table as a `variable`, `value` table.
-pub fn stats_frame(df: &DataFrame, opts: &LocateOptions) -> PolarsResult<DataFrame> {
+/// The aggregate statistics of a located table, `(name, value)` in soak's order.
+pub fn stats_of(
+    df: &DataFrame,
+    opts: &LocateOptions,
+) -> PolarsResult<Vec<(&'static str, Option<f64>)>> {
     let (quotes, matches) = matches_from_frame(df)?;
     let quotes: Vec<&str> = quotes.iter().map(|q| q.as_str()).collect();
-    let stats = quote_stats(&quotes, &matches, opts);
+    Ok(quote_stats(&quotes, &matches, opts))
+}
+
+/// Statistics as a `variable`, `value` table.
+pub fn stats_frame(stats: &[(&str, Option<f64>)]) -> PolarsResult<DataFrame> {
     DataFrame::new(
         stats.len(),
         vec![
@@ -493,11 +493,22 @@ pub fn stats_frame(df: &DataFrame, opts: &LocateOptions) -> PolarsResult<DataFra
     )
 }
 
-/// The statistics of a located table as soak's melted `variable,value` CSV text.
-pub fn stats_csv(df: &DataFrame, opts: &LocateOptions) -> PolarsResult<String> {
-    let (quotes, matches) = matches_from_frame(df)?;
+/// Fills the `cosine` column of a located table with the similarity of each quote and its
+/// span under `embedder` (rows without a match keep a null).
+pub fn fill_cosine(df: &mut DataFrame, embedder: &dyn Embedder) -> PolarsResult<()> {
+    let (quotes, mut matches) = matches_from_frame(df)?;
     let quotes: Vec<&str> = quotes.iter().map(|q| q.as_str()).collect();
-    Ok(melted_csv(&quote_stats(&quotes, &matches, opts)))
+    embed::fill_cosine(&mut matches, &quotes, embedder)
+        .map_err(|e| polars_err!(ComputeError: "{e}"))?;
+    // matches_from_frame keeps exactly the rows with a span, in order.
+    let mut located = matches.iter();
+    let spans = df.column("span_text")?.str()?.clone();
+    let cosine: Float64Chunked = spans
+        .iter()
+        .map(|s| s.and_then(|_| located.next().and_then(|m| m.cosine)))
+        .collect();
+    df.with_column(cosine.with_name("cosine".into()).into_column())?;
+    Ok(())
 }
 
 /// Writes the `.xlsx` workbook of a located table.
@@ -539,21 +550,10 @@ pub fn locate_answer_quotes(
     let per_row: Vec<Option<(Vec<String>, Vec<Row>)>> = par_map(len, parallel, |i| {
         let src = source_rows[if source_rows.len() == 1 { 0 } else { i }].as_ref()?;
         let quotes = extract_quoted_spans(answers[i]?, quoted.quotes, quoted.min_len);
-        let named = src.iter().all(|(f, _)| f.is_some());
         let rows = match build_index(src, options, &quotes) {
             Ok(index) => quotes
                 .iter()
-                .map(|q| match index.locate(q) {
-                    Ok(m) => {
-                        let source = m
-                            .file
-                            .as_deref()
-                            .and_then(|f| index.document_position(f))
-                            .unwrap_or(u32::MAX);
-                        Row::Located(Box::new(m), source, named)
-                    }
-                    Err(e) => Row::Failed(e),
-                })
+                .map(|q| locate_row(&index, q, all_named(src)))
                 .collect(),
             Err(e) => quotes.iter().map(|_| Row::Failed(e.clone())).collect(),
         };

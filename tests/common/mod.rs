@@ -28,3 +28,49 @@ pub fn strings(v: &Value) -> Vec<String> {
         .map(|s| s.as_str().expect("string").to_owned())
         .collect()
 }
+
+/// The repository's copy of soak 9c164e87's quote-verification vectors.
+pub fn soak_vectors() -> Value {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/soak_quotes_9c164e87.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The `(name, content)` documents of the soak vectors' corpus, in join order.
+pub fn soak_documents(v: &Value) -> Vec<(String, String)> {
+    v["corpus"]["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["name"].as_str().unwrap().to_string(),
+                d["content"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The soak vectors' quotes, in input order.
+pub fn soak_quotes(v: &Value) -> Vec<String> {
+    v["quotes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["quote"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Borrowed `(file, text)` pairs, the shape `locate_quotes` takes.
+pub fn doc_pairs(docs: &[(String, String)]) -> Vec<(&str, &str)> {
+    docs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect()
+}
+
+/// Texts named `d0`, `d1`, ... as `(file, text)` documents.
+pub fn numbered_documents(texts: &[String]) -> Vec<(String, String)> {
+    texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (format!("d{i}"), t.clone()))
+        .collect()
+}

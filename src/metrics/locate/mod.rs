@@ -199,6 +199,20 @@ impl Default for LocateOptions {
     }
 }
 
+/// An option value spelled as in the TOML and Python options (`"sliding_bm25"`, `"soak"`,
+/// `"nltk"`), so that the command line reads the same spellings.
+///
+/// ```
+/// use polars_rag::metrics::locate::{align::Trim, parse_choice, LocateCompat};
+/// assert_eq!(parse_choice::<Trim>("sliding_bm25"), Ok(Trim::SlidingBm25));
+/// assert_eq!(parse_choice::<LocateCompat>("soak"), Ok(LocateCompat::Soak));
+/// assert!(parse_choice::<Trim>("exact").is_err());
+/// ```
+pub fn parse_choice<T: serde::de::DeserializeOwned>(name: &str) -> Result<T, String> {
+    use serde::de::IntoDeserializer;
+    T::deserialize(name.into_deserializer()).map_err(|e: serde::de::value::Error| e.to_string())
+}
+
 /// The default window size of the default mode.
 pub const DEFAULT_WINDOW_SIZE: usize = 400;
 
@@ -703,10 +717,8 @@ impl QuoteIndex {
                 return found(m, doc);
             }
         }
-        let mut best: Option<(Aligned, usize)> = None;
-        for w_idx in top_windows(&scores, CANDIDATE_WINDOWS) {
+        let align_in = |w_idx: usize| -> (Aligned, usize) {
             let w = self.windows[w_idx];
-            let doc = self.window_doc[w_idx];
             let m = match o.trim {
                 Trim::Off => Aligned {
                     start: w.start,
@@ -716,20 +728,22 @@ impl QuoteIndex {
                 },
                 _ => self.align_with_neighbours(w_idx, &quote),
             };
-            if best.as_ref().is_none_or(|(b, _)| m.ratio > b.ratio) {
-                best = Some((m, doc));
-            }
+            (m, self.window_doc[w_idx])
+        };
+        let candidates = top_windows(&scores, CANDIDATE_WINDOWS);
+        // An index always has a window (`QuoteIndex::new` refuses empty sources).
+        let mut best = align_in(candidates.first().copied().unwrap_or(0));
+        for &w_idx in candidates.iter().skip(1) {
             // The next candidates are only for a top window that does not hold the quote.
-            if o.trim == Trim::Off
-                || best
-                    .as_ref()
-                    .is_some_and(|(b, _)| b.ratio >= o.min_match_ratio)
-            {
+            if o.trim == Trim::Off || best.0.ratio >= o.min_match_ratio {
                 break;
             }
+            let next = align_in(w_idx);
+            if next.0.ratio > best.0.ratio {
+                best = next;
+            }
         }
-        let (m, doc) = best.expect("an index has at least one window");
-        found(m, doc)
+        found(best.0, best.1)
     }
 
     /// Aligns the quote in window `w_idx`, and again in the window with its neighbours when the

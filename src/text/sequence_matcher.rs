@@ -43,8 +43,11 @@
 //! assert_eq!(ratio("", ""), 1.0);
 //! ```
 
+use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
-use std::hash::Hash;
+use std::hash::{BuildHasherDefault, Hash};
+
+use crate::text::bm25::TokenHasher;
 
 /// A matching block: `a[a..a + size] == b[b..b + size]` (difflib's `Match(a, b, size)`).
 ///
@@ -69,23 +72,33 @@ impl Match {
 /// No b2j list for this element of `a` (it does not occur in `b`, or it is popular).
 const NO_SLOT: u32 = u32::MAX;
 
+/// Element → slot maps are looked up once per element of `a` and `b`; code points and tokens
+/// need no DoS-resistant hashing.
+type SlotMap<T> = HashMap<T, u32, BuildHasherDefault<TokenHasher>>;
+
 /// difflib's `SequenceMatcher` with `isjunk=None`, over owned sequences.
 ///
 /// Like difflib, the index is built over `b`; to compare one `b` against many `a`s, keep the
-/// matcher and call [`SequenceMatcher::set_seq1`], which does not rebuild it.
+/// matcher and call [`SequenceMatcher::set_seq1`], which does not rebuild it. Like difflib, the
+/// matching blocks are computed once and cached, so [`SequenceMatcher::ratio`] after
+/// [`SequenceMatcher::get_matching_blocks`] costs nothing.
 #[derive(Clone, Debug)]
 pub struct SequenceMatcher<T> {
     a: Vec<T>,
     b: Vec<T>,
     autojunk: bool,
-    /// difflib's `b2j` (element → ascending positions in `b`, popular elements removed), split
-    /// into an element → slot map and the position lists, so that `a` is hashed once per
-    /// [`SequenceMatcher::set_seq1`] instead of once per element per recursion step.
-    b2j_slot: HashMap<T, u32>,
-    b2j: Vec<Vec<usize>>,
+    /// difflib's `b2j` (element → ascending positions in `b`, popular elements removed), as an
+    /// element → slot map and one flat array of positions: slot `s` owns
+    /// `b2j_pos[b2j_start[s]..b2j_start[s + 1]]`. `a` is mapped to slots once per
+    /// [`SequenceMatcher::set_seq1`], not once per element per recursion step.
+    b2j_slot: SlotMap<T>,
+    b2j_start: Vec<u32>,
+    b2j_pos: Vec<u32>,
     popular: HashSet<T>,
     /// For each position of `a`: its slot in `b2j`, or [`NO_SLOT`].
     a_slots: Vec<u32>,
+    /// difflib's `matching_blocks` cache.
+    blocks: OnceCell<Vec<Match>>,
 }
 
 impl SequenceMatcher<char> {
@@ -103,15 +116,22 @@ impl<T: Eq + Hash + Clone> SequenceMatcher<T> {
     }
 
     /// `SequenceMatcher(None, a, b, autojunk=autojunk)`.
+    ///
+    /// # Panics
+    ///
+    /// If `a` has `2^31` elements or more, or `b` has `u32::MAX` or more.
     pub fn with_autojunk(a: Vec<T>, b: Vec<T>, autojunk: bool) -> Self {
+        assert!(b.len() < u32::MAX as usize, "sequence too long");
         let mut m = SequenceMatcher {
             a: Vec::new(),
             b,
             autojunk,
-            b2j_slot: HashMap::new(),
-            b2j: Vec::new(),
+            b2j_slot: SlotMap::default(),
+            b2j_start: Vec::new(),
+            b2j_pos: Vec::new(),
             popular: HashSet::new(),
             a_slots: Vec::new(),
+            blocks: OnceCell::new(),
         };
         m.chain_b();
         m.set_seq1(a);
@@ -119,17 +139,28 @@ impl<T: Eq + Hash + Clone> SequenceMatcher<T> {
     }
 
     /// Replaces `a`, keeping the index of `b` (difflib's `set_seq1`).
+    ///
+    /// # Panics
+    ///
+    /// If `a` has `2^31` elements or more.
     pub fn set_seq1(&mut self, a: Vec<T>) {
+        assert!(a.len() < 1 << 31, "sequence too long");
         self.a = a;
         self.a_slots = self
             .a
             .iter()
             .map(|x| self.b2j_slot.get(x).copied().unwrap_or(NO_SLOT))
             .collect();
+        self.blocks = OnceCell::new();
     }
 
     /// Replaces `b` and rebuilds its index (difflib's `set_seq2`).
+    ///
+    /// # Panics
+    ///
+    /// If `b` has `u32::MAX` elements or more.
     pub fn set_seq2(&mut self, b: Vec<T>) {
+        assert!(b.len() < u32::MAX as usize, "sequence too long");
         self.b = b;
         self.chain_b();
         let a = std::mem::take(&mut self.a);
@@ -153,29 +184,61 @@ impl<T: Eq + Hash + Clone> SequenceMatcher<T> {
 
     /// difflib's `__chain_b`: index `b`, then drop popular elements when autojunk applies.
     fn chain_b(&mut self) {
-        let mut lists: HashMap<T, Vec<usize>> = HashMap::new();
-        for (j, x) in self.b.iter().enumerate() {
-            lists.entry(x.clone()).or_default().push(j);
+        // Slot of each element of `b`, in order of first appearance, and each slot's count.
+        let mut slot_of: SlotMap<T> = SlotMap::default();
+        let mut b_slots: Vec<u32> = Vec::with_capacity(self.b.len());
+        let mut counts: Vec<u32> = Vec::new();
+        for x in &self.b {
+            let next = counts.len() as u32;
+            let slot = *slot_of.entry(x.clone()).or_insert(next);
+            if slot == next {
+                counts.push(0);
+            }
+            counts[slot as usize] += 1;
+            b_slots.push(slot);
         }
         self.popular.clear();
         let n = self.b.len();
         if self.autojunk && n >= 200 {
-            let ntest = n / 100 + 1;
-            lists.retain(|x, idxs| {
-                let popular = idxs.len() > ntest;
+            let ntest = (n / 100 + 1) as u32;
+            slot_of.retain(|x, slot| {
+                let popular = counts[*slot as usize] > ntest;
                 if popular {
                     self.popular.insert(x.clone());
                 }
                 !popular
             });
         }
-        self.b2j_slot.clear();
-        self.b2j.clear();
-        for (x, idxs) in lists {
-            let slot = u32::try_from(self.b2j.len()).expect("fewer than 2^32 distinct elements");
-            self.b2j_slot.insert(x, slot);
-            self.b2j.push(idxs);
+        // Renumber the kept slots densely and lay their positions out in one array.
+        let mut renumber = vec![NO_SLOT; counts.len()];
+        let mut starts: Vec<u32> = Vec::with_capacity(slot_of.len() + 1);
+        let mut total = 0u32;
+        for slot in slot_of.values_mut() {
+            let kept = starts.len() as u32;
+            starts.push(total);
+            total += counts[*slot as usize];
+            renumber[*slot as usize] = kept;
+            *slot = kept;
         }
+        starts.push(total);
+        let mut fill: Vec<u32> = starts[..starts.len() - 1].to_vec();
+        let mut pos = vec![0u32; total as usize];
+        for (j, &slot) in b_slots.iter().enumerate() {
+            let kept = renumber[slot as usize];
+            if kept != NO_SLOT {
+                pos[fill[kept as usize] as usize] = j as u32;
+                fill[kept as usize] += 1;
+            }
+        }
+        self.b2j_slot = slot_of;
+        self.b2j_start = starts;
+        self.b2j_pos = pos;
+    }
+
+    /// The positions in `b` of slot `slot`, ascending.
+    fn positions(&self, slot: u32) -> &[u32] {
+        let s = slot as usize;
+        &self.b2j_pos[self.b2j_start[s] as usize..self.b2j_start[s + 1] as usize]
     }
 
     /// The longest matching block in `a[alo..ahi]` and `b[blo..bhi]`, difflib's
@@ -190,8 +253,8 @@ impl<T: Eq + Hash + Clone> SequenceMatcher<T> {
     pub fn find_longest_match(&self, alo: usize, ahi: usize, blo: usize, bhi: usize) -> Match {
         assert!(alo <= ahi && ahi <= self.a.len(), "a range out of bounds");
         assert!(blo <= bhi && bhi <= self.b.len(), "b range out of bounds");
-        let mut scratch = Scratch::new(self.b.len());
-        self.longest_match(alo, ahi, blo, bhi, &mut scratch)
+        let mut rows = Rows::new(self.b.len());
+        self.longest_match(alo, ahi, blo, bhi, &mut rows)
     }
 
     fn longest_match(
@@ -200,38 +263,50 @@ impl<T: Eq + Hash + Clone> SequenceMatcher<T> {
         ahi: usize,
         blo: usize,
         bhi: usize,
-        s: &mut Scratch,
+        rows: &mut Rows,
     ) -> Match {
         let (a, b) = (&self.a, &self.b);
         let (mut besti, mut bestj, mut bestsize) = (alo, blo, 0usize);
-        // difflib keeps `j2len` (previous row: j → length of the match ending at a[i-1], b[j])
-        // and `newj2len` (current row) as dicts. Here they are dense arrays indexed by j + 1,
-        // zero when unset, cleared through the list of entries each row touched: the same
-        // values, without hashing, and in time proportional to the matches, not to len(b).
+        // difflib keeps `j2len` (j → length of the match ending at a[i-1], b[j]) for the
+        // previous row and builds `newj2len` for the current one, as dicts. Here one array
+        // holds both: each entry is stamped with the row that wrote it, and a row walks its
+        // positions from the right, so that it reads entry j − 1 (still the previous row's)
+        // before anything writes it. The ties difflib's left-to-right scan settles (the first
+        // j of a row's longest run) are settled by keeping the leftmost row maximum, and a
+        // row only replaces the best match with a strictly longer one, as in difflib.
+        let (blo32, bhi32) = (blo as u32, bhi as u32);
+        let first_row = rows.start(ahi - alo);
         for i in alo..ahi {
             let slot = self.a_slots[i];
-            if slot != NO_SLOT {
-                let js = &self.b2j[slot as usize];
-                // difflib skips `j < blo` one by one; the list is ascending, so start there.
-                let start = js.partition_point(|&j| j < blo);
-                for &j in &js[start..] {
-                    if j >= bhi {
-                        break;
-                    }
-                    let k = s.prev[j] + 1; // j2len.get(j - 1, 0) + 1
-                    s.cur[j + 1] = k;
-                    s.cur_touched.push(j + 1);
-                    let k = k as usize;
-                    if k > bestsize {
-                        besti = i + 1 - k;
-                        bestj = j + 1 - k;
-                        bestsize = k;
-                    }
+            let stamp = first_row + (i - alo) as u32;
+            if slot == NO_SLOT {
+                continue;
+            }
+            let js = self.positions(slot);
+            let from = js.partition_point(|&j| j < blo32);
+            let to = from + js[from..].partition_point(|&j| j < bhi32);
+            let (mut row_best, mut row_j) = (0u32, 0u32);
+            for &j in js[from..to].iter().rev() {
+                let prev = if j > 0 {
+                    rows.entries[j as usize - 1]
+                } else {
+                    (0, 0)
+                };
+                let k = if prev.0 == stamp - 1 { prev.1 + 1 } else { 1 };
+                rows.entries[j as usize] = (stamp, k);
+                if k >= row_best {
+                    row_best = k;
+                    row_j = j;
                 }
             }
-            s.next_row();
+            if row_best as usize > bestsize {
+                let k = row_best as usize;
+                besti = i + 1 - k;
+                bestj = row_j as usize + 1 - k;
+                bestsize = k;
+            }
         }
-        s.finish();
+        rows.end((ahi - alo) as u32);
 
         // Extend the match over equal elements on both sides. difflib excludes junk here, and
         // there is none; popular elements *are* taken in.
@@ -252,14 +327,20 @@ impl<T: Eq + Hash + Clone> SequenceMatcher<T> {
     /// difflib's `get_matching_blocks()`: the non-adjacent matching blocks in increasing order,
     /// ending with the sentinel `Match(len(a), len(b), 0)`.
     pub fn get_matching_blocks(&self) -> Vec<Match> {
+        self.blocks
+            .get_or_init(|| self.compute_matching_blocks())
+            .clone()
+    }
+
+    fn compute_matching_blocks(&self) -> Vec<Match> {
         let (la, lb) = (self.a.len(), self.b.len());
-        let mut scratch = Scratch::new(lb);
+        let mut rows = Rows::new(lb);
         let mut queue = vec![(0usize, la, 0usize, lb)];
         let mut blocks: Vec<Match> = Vec::new();
         // difflib's work list, popped from the end; every region is independent, so the order
         // only matters for reproducing its traversal, which costs nothing to keep.
         while let Some((alo, ahi, blo, bhi)) = queue.pop() {
-            let m = self.longest_match(alo, ahi, blo, bhi, &mut scratch);
+            let m = self.longest_match(alo, ahi, blo, bhi, &mut rows);
             if m.size > 0 {
                 blocks.push(m);
                 if alo < m.a && blo < m.b {
@@ -295,7 +376,11 @@ impl<T: Eq + Hash + Clone> SequenceMatcher<T> {
 
     /// `M`, the number of matched elements: the sum of the matching blocks' sizes.
     pub fn matches(&self) -> usize {
-        self.get_matching_blocks().iter().map(|m| m.size).sum()
+        self.blocks
+            .get_or_init(|| self.compute_matching_blocks())
+            .iter()
+            .map(|m| m.size)
+            .sum()
     }
 
     /// difflib's `ratio()`: `2.0 * M / (len(a) + len(b))`, or `1.0` when both are empty.
@@ -313,41 +398,36 @@ fn ratio_of(matches: usize, length: usize) -> f64 {
     }
 }
 
-/// Reusable rows of difflib's `j2len`, sized `len(b) + 1`.
-struct Scratch {
-    prev: Vec<u32>,
-    cur: Vec<u32>,
-    prev_touched: Vec<usize>,
-    cur_touched: Vec<usize>,
+/// difflib's `j2len` rows, sized `len(b)`: per position of `b`, the row (stamp) that last
+/// wrote it and the length of the match ending there. Stamps only grow, so a new search needs
+/// no clearing: its first row's predecessor stamp was never written.
+struct Rows {
+    entries: Vec<(u32, u32)>,
+    next: u32,
 }
 
-impl Scratch {
+impl Rows {
     fn new(lb: usize) -> Self {
-        assert!(lb < u32::MAX as usize, "sequence too long");
-        Scratch {
-            prev: vec![0; lb + 1],
-            cur: vec![0; lb + 1],
-            prev_touched: Vec::new(),
-            cur_touched: Vec::new(),
+        Rows {
+            entries: vec![(0, 0); lb],
+            next: 2,
         }
     }
 
-    /// `j2len = newj2len`: clear the old previous row, make the current row the previous one.
-    fn next_row(&mut self) {
-        for &t in &self.prev_touched {
-            self.prev[t] = 0;
+    /// The stamp of the first of a search's `n_rows` rows; they use consecutive stamps.
+    fn start(&mut self, n_rows: usize) -> u32 {
+        if self.next as u64 + n_rows as u64 + 2 >= u32::MAX as u64 {
+            // The stamps would run out: start them afresh.
+            self.entries.iter_mut().for_each(|e| *e = (0, 0));
+            self.next = 2;
         }
-        self.prev_touched.clear();
-        std::mem::swap(&mut self.prev, &mut self.cur);
-        std::mem::swap(&mut self.prev_touched, &mut self.cur_touched);
+        self.next
     }
 
-    /// Leave both rows zeroed for the next search.
-    fn finish(&mut self) {
-        for &t in &self.prev_touched {
-            self.prev[t] = 0;
-        }
-        self.prev_touched.clear();
+    /// Records that a search used `n_rows` stamps; the next one starts after a gap, so its
+    /// first row does not read this search's last row as its predecessor.
+    fn end(&mut self, n_rows: u32) {
+        self.next += n_rows + 1;
     }
 }
 

@@ -52,7 +52,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 use self::align::{bm25_ratio, snap_to_words, touches_edge, trim_soak, Trim, Window};
-use crate::text::bm25::Bm25Okapi;
+use crate::text::bm25::{Bm25Okapi, DocInterner};
 use crate::text::normalize::Whitespace;
 use crate::text::sequence_matcher::SequenceMatcher;
 
@@ -98,37 +98,6 @@ impl QuoteTokenizer {
                 crate::text::word_tokenize::nltk_word_tokenize_for_each(lowered, f)
             }
         }
-    }
-}
-
-/// The tokens of one window, stored back to back in one string (one allocation per window
-/// instead of one per token).
-struct WindowTokens {
-    text: String,
-    ends: Vec<u32>,
-}
-
-impl WindowTokens {
-    fn of(lowered: &str, tokenizer: QuoteTokenizer) -> Self {
-        let mut text = String::with_capacity(lowered.len());
-        let mut ends = Vec::new();
-        tokenizer.for_each_token(lowered, |tok| {
-            text.push_str(tok);
-            ends.push(text.len() as u32);
-        });
-        WindowTokens { text, ends }
-    }
-
-    fn tokens(&self) -> Vec<&str> {
-        let mut start = 0usize;
-        self.ends
-            .iter()
-            .map(|&e| {
-                let tok = &self.text[start..e as usize];
-                start = e as usize;
-                tok
-            })
-            .collect()
     }
 }
 
@@ -463,9 +432,7 @@ impl QuoteIndex {
         if windows.is_empty() {
             return Err("locate_quotes: every source document is empty".into());
         }
-        let tokenized = tokenize_windows(&text, &windows, opts.tokenizer());
-        let token_lists: Vec<Vec<&str>> = tokenized.iter().map(WindowTokens::tokens).collect();
-        let bm25 = Bm25Okapi::new(&token_lists, opts.k1, opts.b, 0.25);
+        let bm25 = index_windows(&text, &windows, opts.tokenizer(), opts.k1, opts.b);
         let normalized = match opts.compat {
             LocateCompat::Soak => Vec::new(),
             LocateCompat::None => doc_spans
@@ -562,8 +529,8 @@ impl QuoteIndex {
         if !ellipsis {
             let scores = self.window_scores(quote);
             let best = align::argmax(&scores);
-            let (top1, _) = align::top_two(&scores);
-            ratio = bm25_ratio(&scores);
+            let (top1, top2) = align::top_two(&scores);
+            ratio = top1 / (top2 + 1e-6); // bm25_ratio, without a second pass
             bm25_score = top1;
             let w = self.windows[best];
             if o.trim != Trim::Off {
@@ -925,46 +892,67 @@ fn doc_at(docs: &[(String, usize, usize)], pos: usize) -> Option<usize> {
     docs.iter().position(|&(_, s, e)| s <= pos && pos < e)
 }
 
-/// The tokens of every window's lowercased text. Code points lowercase independently (but for
-/// the final sigma), so the text is lowercased once and each window is a slice of it; windows
-/// are tokenized in parallel with the `polars` feature.
-fn tokenize_windows(
+/// The BM25 index over the windows' lowercased text. Each window is lowercased code point by
+/// code point (what lowercasing the window's string gives, but for the final sigma). With the
+/// `polars` feature, runs of consecutive windows are lowercased, tokenized and interned in
+/// parallel, then joined in window order (the same term ids as one pass).
+fn index_windows(
     text: &[char],
     windows: &[Window],
     tokenizer: QuoteTokenizer,
-) -> Vec<WindowTokens> {
-    let mut lowered = String::with_capacity(text.len());
-    // Byte offset in `lowered` of each code point of `text`, plus the end.
-    let mut byte_of = Vec::with_capacity(text.len() + 1);
-    for &c in text {
-        byte_of.push(lowered.len());
-        if c.is_ascii() {
-            lowered.push(c.to_ascii_lowercase());
-        } else {
-            lowered.extend(c.to_lowercase());
-        }
-    }
-    byte_of.push(lowered.len());
+    k1: f64,
+    b: f64,
+) -> Bm25Okapi {
     // Python's `str.lower()` (like Rust's) turns a capital sigma at the end of a word into `ς`,
-    // which depends on the window's edges: texts with one are lowercased window by window.
-    let has_sigma = text.contains(&'\u{3A3}');
-    let one = |w: &Window| {
-        if has_sigma {
-            let window: String = text[w.start..w.end].iter().collect();
-            WindowTokens::of(&window.to_lowercase(), tokenizer)
-        } else {
-            WindowTokens::of(&lowered[byte_of[w.start]..byte_of[w.end]], tokenizer)
+    // which depends on the window's edges: windows holding one are lowercased as strings.
+    let sigmas: Vec<usize> = (0..text.len()).filter(|&i| text[i] == '\u{3A3}').collect();
+    let has_sigma = |w: &Window| {
+        let first = sigmas.partition_point(|&i| i < w.start);
+        sigmas.get(first).is_some_and(|&i| i < w.end)
+    };
+    let intern = |run: &[Window]| {
+        let mut interner = DocInterner::default();
+        let mut lowered = String::new();
+        for w in run {
+            let window = &text[w.start..w.end];
+            lowered.clear();
+            if has_sigma(w) {
+                lowered = window.iter().collect::<String>().to_lowercase();
+            } else {
+                for &c in window {
+                    if c.is_ascii() {
+                        lowered.push(c.to_ascii_lowercase());
+                    } else {
+                        lowered.extend(c.to_lowercase());
+                    }
+                }
+            }
+            tokenizer.for_each_token(&lowered, |t| interner.add_token(t));
+            interner.end_doc();
         }
+        interner
     };
     #[cfg(feature = "polars")]
-    {
+    let interned = {
         use rayon::prelude::*;
-        polars_core::runtime::THREAD_POOL.install(|| windows.par_iter().map(one).collect())
-    }
+        // Windows cost about the same, so two runs per thread balance them; every run's
+        // vocabulary is joined once, on one thread, so more runs would cost more.
+        let threads = polars_core::runtime::THREAD_POOL
+            .current_num_threads()
+            .max(1);
+        let run = windows.len().div_ceil(2 * threads).max(64);
+        let runs: Vec<DocInterner> = polars_core::runtime::THREAD_POOL
+            .install(|| windows.par_chunks(run).map(intern).collect());
+        let mut runs = runs.into_iter();
+        let mut all = runs.next().unwrap_or_default();
+        for later in runs {
+            all.append(later);
+        }
+        all
+    };
     #[cfg(not(feature = "polars"))]
-    {
-        windows.iter().map(one).collect()
-    }
+    let interned = intern(windows);
+    Bm25Okapi::from_interned(interned, k1, b, 0.25)
 }
 
 struct PartMatch {

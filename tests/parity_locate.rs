@@ -221,6 +221,46 @@ fn windows_and_bm25_scores() {
     }
 }
 
+/// A capital sigma lowercases to `ς` or `σ` depending on its neighbours, so a window that cuts
+/// through a word holding one must be lowercased on its own, as soak lowercases each window;
+/// the other windows are slices of the text lowercased once. Either way the index is the one
+/// built from each window's own lowercased text.
+#[test]
+fn windows_with_a_capital_sigma_are_lowercased_on_their_own() {
+    let greek: String = (0..40)
+        .map(|i| format!("ΚΑΣΣΑΝΔΡΑ{} ΟΔΟΣ ", "Σ".repeat(i % 3)))
+        .collect();
+    let body = greek + &"Plain ascii text without any Greek letters at all, ".repeat(20);
+    let docs = [("greek.txt", body.as_str())];
+    let quotes = ["a quote of about forty characters long....."];
+    let opts = LocateOptions::soak();
+    let index = QuoteIndex::new(&docs, &opts, &quotes).unwrap();
+    let text: Vec<char> = index.joined_text().chars().collect();
+    let per_window: Vec<Vec<String>> = index
+        .windows()
+        .iter()
+        .map(|w| {
+            nltk(
+                &text[w.start..w.end]
+                    .iter()
+                    .collect::<String>()
+                    .to_lowercase(),
+            )
+        })
+        .collect();
+    // Some window cuts a word right after an inner sigma, which then becomes final.
+    let lowered_once: Vec<char> = index.joined_text().to_lowercase().chars().collect();
+    assert!(index.windows().iter().any(|w| {
+        let alone: String = text[w.start..w.end]
+            .iter()
+            .collect::<String>()
+            .to_lowercase();
+        alone != lowered_once[w.start..w.end].iter().collect::<String>()
+    }));
+    let want = polars_rag::text::bm25::Bm25Okapi::new(&per_window, opts.k1, opts.b, 0.25);
+    assert_eq!(index.bm25(), &want);
+}
+
 fn options_of(params: &Value) -> LocateOptions {
     let trim = if params["trim_spans"].as_bool() == Some(false) {
         Trim::Off

@@ -155,6 +155,15 @@ pub fn touches_edge(start: usize, end: usize, span_len: usize, threshold: usize)
 
 /// soak's matching normalisation: strip, lowercase, collapse whitespace runs to one space
 /// (`re.sub(r"\s+", " ", s.strip().lower())`), with Python's whitespace class.
+///
+/// ```
+/// use polars_rag::metrics::locate::align::soak_clean;
+/// let clean = |s: &str| soak_clean(&s.chars().collect::<Vec<_>>()).into_iter().collect::<String>();
+/// assert_eq!(clean("  The  Quick\n\tFox "), "the quick fox");
+/// // A capital sigma ending a word lowercases to a final sigma, as in Python.
+/// assert_eq!(clean("  ΟΔΟΣ  Σοφια ΟΔΟΣ.  "), "οδος σοφια οδος.");
+/// assert_eq!(clean("ΚΑΣΣΑΝΔΡΑΣ\tΣ"), "κασσανδρας σ");
+/// ```
 pub fn soak_clean(text: &[char]) -> Vec<char> {
     let ws = Whitespace::Python;
     let lo = text
@@ -167,6 +176,22 @@ pub fn soak_clean(text: &[char]) -> Vec<char> {
         .map_or(lo, |i| i + 1);
     let mut out = Vec::with_capacity(hi - lo);
     let mut in_space = false;
+    if text[lo..hi].contains(&'\u{3A3}') {
+        // Lowercasing a capital sigma depends on its neighbours: lowercase the string.
+        let lowered = text[lo..hi].iter().collect::<String>().to_lowercase();
+        for l in lowered.chars() {
+            if ws.is_space(l) {
+                if !in_space {
+                    out.push(' ');
+                }
+                in_space = true;
+            } else {
+                out.push(l);
+                in_space = false;
+            }
+        }
+        return out;
+    }
     for &c in &text[lo..hi] {
         // ASCII (most text) lowercases to one character and needs no Unicode tables.
         if c.is_ascii() {

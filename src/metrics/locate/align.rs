@@ -176,49 +176,31 @@ pub fn soak_clean(text: &[char]) -> Vec<char> {
         .map_or(lo, |i| i + 1);
     let mut out = Vec::with_capacity(hi - lo);
     let mut in_space = false;
+    // Whitespace runs become one space; everything else is kept.
+    let mut push = |l: char, space: bool| {
+        if !space {
+            out.push(l);
+        } else if !in_space {
+            out.push(' ');
+        }
+        in_space = space;
+    };
     if text[lo..hi].contains(&'\u{3A3}') {
         // Lowercasing a capital sigma depends on its neighbours: lowercase the string.
         let lowered = text[lo..hi].iter().collect::<String>().to_lowercase();
-        for l in lowered.chars() {
-            if ws.is_space(l) {
-                if !in_space {
-                    out.push(' ');
-                }
-                in_space = true;
-            } else {
-                out.push(l);
-                in_space = false;
-            }
-        }
+        lowered.chars().for_each(|l| push(l, ws.is_space(l)));
         return out;
     }
     for &c in &text[lo..hi] {
         // ASCII (most text) lowercases to one character and needs no Unicode tables.
         if c.is_ascii() {
-            if matches!(
+            let space = matches!(
                 c,
                 ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r' | '\x1c'..='\x1f'
-            ) {
-                if !in_space {
-                    out.push(' ');
-                }
-                in_space = true;
-            } else {
-                out.push(c.to_ascii_lowercase());
-                in_space = false;
-            }
-            continue;
-        }
-        for l in c.to_lowercase() {
-            if ws.is_space(l) {
-                if !in_space {
-                    out.push(' ');
-                }
-                in_space = true;
-            } else {
-                out.push(l);
-                in_space = false;
-            }
+            );
+            push(c.to_ascii_lowercase(), space);
+        } else {
+            c.to_lowercase().for_each(|l| push(l, ws.is_space(l)));
         }
     }
     out

@@ -50,7 +50,40 @@ impl Default for CompareOptions {
     }
 }
 
+/// The most bootstrap resamples (and randomization permutations) a comparison accepts.
+pub const MAX_RESAMPLES: usize = 1_000_000;
+
 impl CompareOptions {
+    /// Checks the settings; the message names `function` (`compare` or `summary`) and the option.
+    ///
+    /// ```
+    /// use polars_rag::compare::CompareOptions;
+    /// assert!(CompareOptions::default().validate("compare").is_ok());
+    /// let bad = CompareOptions { resamples: 0, ..Default::default() };
+    /// assert!(bad.validate("summary").unwrap_err().starts_with("summary: resamples"));
+    /// ```
+    pub fn validate(&self, function: &str) -> Result<(), String> {
+        if !(1..=MAX_RESAMPLES).contains(&self.resamples) {
+            return Err(format!(
+                "{function}: resamples must be between 1 and {MAX_RESAMPLES}, got {}",
+                self.resamples
+            ));
+        }
+        if !(self.confidence > 0.0 && self.confidence < 1.0) {
+            return Err(format!(
+                "{function}: confidence must be in (0, 1), got {}",
+                self.confidence
+            ));
+        }
+        if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
+            return Err(format!(
+                "{function}: tolerance must be a finite number >= 0, got {}",
+                self.tolerance
+            ));
+        }
+        Ok(())
+    }
+
     fn resample_options(&self) -> ResampleOptions {
         ResampleOptions {
             resamples: self.resamples,

@@ -23,6 +23,7 @@
 //! assert_eq!((counts.matched, counts.total), (1, 1));
 //! ```
 
+pub mod atomic;
 pub mod compare;
 pub mod metrics;
 pub mod registry;

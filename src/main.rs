@@ -201,7 +201,7 @@ fn compare(args: CompareArgs) -> Result<bool, String> {
         parquet: args.parquet,
     };
     let report = cli_compare::run(&job).map_err(|e| e.to_string())?;
-    print!("{}", report.markdown);
+    emit(&report.markdown)?;
     if let Some(first) = report.failures.first() {
         eprintln!("gate failed: {first}");
         return Ok(false);
@@ -460,10 +460,21 @@ fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
     })
 }
 
+/// Writes `text` to standard output. A closed pipe (`polars-rag metrics | head -1`) ends the
+/// program quietly with success, as other command-line tools do; other write errors are errors.
+fn emit(text: &str) -> Result<(), String> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => Err(format!("cannot write to standard output: {e}")),
+    }
+}
+
 fn run_job(job: &ScoreJob) -> Result<(), String> {
     let report = score::run(job).map_err(|e| e.to_string())?;
-    print!("{}", report.summary);
-    Ok(())
+    emit(&report.summary)
 }
 
 fn demo() -> Result<(), String> {
@@ -481,7 +492,7 @@ fn demo() -> Result<(), String> {
             ..Default::default()
         })?;
         run_job(&job)?;
-        println!();
+        emit("\n")?;
     }
     // run_b against run_a: what changed, and is it real?
     let job = CompareJob {
@@ -494,8 +505,7 @@ fn demo() -> Result<(), String> {
         ..Default::default()
     };
     let report = cli_compare::run(&job).map_err(|e| e.to_string())?;
-    print!("{}", report.markdown);
-    Ok(())
+    emit(&report.markdown)
 }
 
 fn main() -> ExitCode {
@@ -516,8 +526,7 @@ fn main() -> ExitCode {
                 args.out.as_deref(),
             )
             .map_err(|e| e.to_string())?;
-            print!("{text}");
-            Ok(())
+            emit(&text)
         }),
         Some(Command::Validate(args)) => {
             let job = ValidateJob {
@@ -532,7 +541,10 @@ fn main() -> ExitCode {
             };
             match validate::run(&job) {
                 Ok(report) => {
-                    print!("{}", report.text);
+                    if let Err(e) = emit(&report.text) {
+                        eprintln!("error: {e}");
+                        return ExitCode::FAILURE;
+                    }
                     if !report.problems.is_empty() {
                         return ExitCode::FAILURE;
                     }
@@ -543,14 +555,15 @@ fn main() -> ExitCode {
         }
         Some(Command::Locate(args)) => locate_job(args).and_then(|job| {
             cli_locate::run(&job)
-                .map(|report| print!("{}", report.text))
                 .map_err(|e| e.to_string())
+                .and_then(|report| emit(&report.text))
         }),
         Some(Command::Metrics) => {
-            for m in registry::METRICS {
-                println!("{:<20} {:?}  {}", m.id, m.kind, m.summary);
-            }
-            Ok(())
+            let listing: String = registry::METRICS
+                .iter()
+                .map(|m| format!("{:<20} {:?}  {}\n", m.id, m.kind, m.summary))
+                .collect();
+            emit(&listing)
         }
     };
     match result {

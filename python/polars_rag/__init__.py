@@ -113,6 +113,57 @@ Distance = Literal["levenshtein", "hamming", "jaro", "jaro_winkler"]
 _PLUGIN_PATH = Path(__file__).parent
 
 
+def _as_float(function: str, name: str, value: Any) -> float:
+    """``value`` as a float, or a ``ValueError`` naming the function and the argument."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{function}: {name} must be a number, got {value!r}")
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"{function}: {name} is too large, got {value!r}") from None
+
+
+def _as_int(function: str, name: str, value: Any, low: int = 0, high: int = 2**64 - 1) -> int:
+    """``value`` as an int in ``[low, high]``, or a ``ValueError`` naming the function and the
+    argument (instead of the ``OverflowError`` / ``TypeError`` of the conversion to Rust)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{function}: {name} must be an integer, got {value!r}")
+    if not low <= value <= high:
+        raise ValueError(f"{function}: {name} must be between {low} and {high}, got {value}")
+    return value
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Writes ``path`` through a temporary file in its directory and a rename, so a failure or a
+    kill mid-write leaves the previous file (or none), never a truncated one."""
+    import os
+    import tempfile
+
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent or Path("."))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def _check_option_int(function: str, option: str, value: Any) -> None:
+    """Options travel to Rust as 64-bit integers at most: a larger one gets an error naming the
+    function and the option (the plugin's decoder would only say "integer too large")."""
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
+        raise ValueError(f"{function}: option {option}={value} is outside the 64-bit integer range")
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            _check_option_int(function, option, item)
+    if isinstance(value, dict):
+        for item in value.values():
+            _check_option_int(function, option, item)
+
+
 def _plugin(
     name: str,
     args: Sequence[IntoExprColumn],
@@ -121,6 +172,8 @@ def _plugin(
     aggregate: bool = False,
 ) -> pl.Expr:
     """Calls the plugin function ``name``; its output column is named after the metric."""
+    for option, value in (kwargs or {}).items():
+        _check_option_int(name, option, value)
     return register_plugin_function(
         plugin_path=_PLUGIN_PATH,
         function_name=name,
@@ -429,12 +482,12 @@ def _ranked(
             "k": k,
             "relevance": relevance,
             "min_overlap": min_overlap,
-            "min_overlap_fraction": float(min_overlap_fraction),
-            "similarity_threshold": float(similarity_threshold),
+            "min_overlap_fraction": _as_float(name, "min_overlap_fraction", min_overlap_fraction),
+            "similarity_threshold": _as_float(name, "similarity_threshold", similarity_threshold),
             "rank_by": rank_by,
             "compat": compat,
-            "alpha": float(alpha),
-            "gamma": float(gamma),
+            "alpha": _as_float(name, "alpha", alpha),
+            "gamma": _as_float(name, "gamma", gamma),
         },
     )
 
@@ -738,7 +791,8 @@ class GoldenJoin(NamedTuple):
     frame: pl.DataFrame
     #: Golden questions with no run row.
     missing: List[Any]
-    #: Run ids that are not in the golden table (their rows are not in ``frame``).
+    #: Run ids that are not in the golden table (their rows are not in ``frame``); a null id is
+    #: listed as ``None``, once per run row.
     unknown: List[Any]
     #: Ids that occur more than once in the golden table.
     duplicate_golden: List[Any]
@@ -773,7 +827,8 @@ def join_golden(golden: FrameLike, run: FrameLike, *, id: str = "query_id") -> G
     return GoldenJoin(
         frame=frame,
         missing=frame.filter(~pl.col("in_run"))[id].to_list(),
-        unknown=r.filter(~pl.col(id).is_in(g[id].implode()))[id].to_list(),
+        # A null run id matches no golden row: it is reported here, never dropped silently.
+        unknown=r.filter(pl.col(id).is_null() | ~pl.col(id).is_in(g[id].implode()))[id].to_list(),
         duplicate_golden=dup(g),
         duplicate_run=dup(r),
     )
@@ -826,7 +881,14 @@ def compare(
     from polars_rag._internal import compare_tables as _compare
 
     metrics, segments, regressions = _compare(
-        _frame(baseline), _frame(candidate), id, by, resamples, confidence, seed, top
+        _frame(baseline),
+        _frame(candidate),
+        id,
+        by,
+        _as_int("compare", "resamples", resamples),
+        _as_float("compare", "confidence", confidence),
+        _as_int("compare", "seed", seed),
+        _as_int("compare", "top", top),
     )
     return Comparison(metrics, segments, regressions)
 
@@ -843,7 +905,13 @@ def summary(
     per value of ``by``: ``segment``, ``metric``, ``n``, ``mean``, ``ci_low``, ``ci_high``."""
     from polars_rag._internal import summarize_table as _summary
 
-    return _summary(_frame(scores), by, resamples, confidence, seed)
+    return _summary(
+        _frame(scores),
+        by,
+        _as_int("summary", "resamples", resamples),
+        _as_float("summary", "confidence", confidence),
+        _as_int("summary", "seed", seed),
+    )
 
 
 # ---------------------------------------------------------------------------- quote localisation
@@ -1035,7 +1103,7 @@ def locate_quotes_in_corpus(
     if xlsx is not None:
         _write_locate_workbook(located, str(xlsx), packed)
     if stats_csv is not None:
-        Path(stats_csv).write_text(csv, encoding="utf-8")
+        _write_atomically(Path(stats_csv), csv.encode("utf-8"))
     return LocatedQuotes(located, stats, csv)
 
 

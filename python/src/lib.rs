@@ -17,6 +17,7 @@ use polars_rag::metrics::MetricOptions;
 use polars_rag::polars::columns;
 use polars_rag::polars::compare;
 use polars_rag::polars::corpus::{self, Corpus, SpanUnit};
+use polars_rag::polars::driver;
 use polars_rag::polars::golden;
 use polars_rag::polars::locate;
 use polars_rag::polars::retrieval::{self, SpanMetric};
@@ -26,10 +27,70 @@ use pyo3_polars::derive::{polars_expr, CallerContext, DefaultKwargs};
 use pyo3_polars::PyDataFrame;
 use serde::de::DeserializeOwned;
 
-/// Decodes pickled keyword arguments into `T`, with an error naming the metric.
+/// Decodes pickled keyword arguments into `T`, with an error naming the metric and, when one
+/// argument is to blame, that argument.
 fn options<T: DeserializeOwned>(metric: &str, kwargs: DefaultKwargs) -> PolarsResult<T> {
-    serde_pickle::from_value(kwargs)
-        .map_err(|e| polars_err!(InvalidOperation: "{metric}: invalid options: {e}"))
+    let whole = match serde_pickle::from_value::<T>(kwargs.clone()) {
+        Ok(decoded) => return Ok(decoded),
+        Err(e) => e,
+    };
+    // Every options type fills left-out fields with defaults, so decoding one argument alone
+    // tells whether that argument is the bad one.
+    if let serde_pickle::Value::Dict(entries) = &kwargs {
+        for (key, value) in entries {
+            let alone = serde_pickle::Value::Dict([(key.clone(), value.clone())].into());
+            if let Err(e) = serde_pickle::from_value::<T>(alone) {
+                let name = match key {
+                    serde_pickle::HashableValue::String(k) => k.clone(),
+                    other => format!("{other:?}"),
+                };
+                let problem = match value {
+                    serde_pickle::Value::I64(_) | serde_pickle::Value::Int(_)
+                        if e.to_string().contains("too large") =>
+                    {
+                        format!("{value} is outside the range this option accepts")
+                    }
+                    _ => e.to_string(),
+                };
+                polars_bail!(InvalidOperation: "{metric}: invalid options: option '{name}': {problem}");
+            }
+        }
+    }
+    polars_bail!(InvalidOperation: "{metric}: invalid options: {whole}")
+}
+
+/// An error as it may cross the plugin boundary: Polars passes plugin errors on as C strings,
+/// so a NUL character in a message (an option value or column content quoted back) is shown
+/// as `\0` instead of ending the message.
+fn boundary_error(e: PolarsError) -> PolarsError {
+    e.wrap_msg(|m| m.replace('\0', "\\0"))
+}
+
+/// Runs one plugin call: an error keeps its kind with a boundary-safe message, and a panic in
+/// the library (a defect) becomes an error naming the metric instead of unwinding into Polars.
+fn guarded<T>(metric: &str, call: impl FnOnce() -> PolarsResult<T>) -> PolarsResult<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(call)) {
+        Ok(result) => result.map_err(boundary_error),
+        Err(payload) => {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown cause".into());
+            Err(boundary_error(
+                polars_err!(ComputeError: "{metric}: internal error ({what}); please report it with the input that caused it"),
+            ))
+        }
+    }
+}
+
+/// The input columns of a call as the library reads them (Categorical as strings, small
+/// integers widened, ...): see `driver::readable_input`.
+fn readable_inputs(metric: &str, series: &[Series]) -> PolarsResult<Vec<Series>> {
+    series
+        .iter()
+        .map(|s| driver::readable_input(metric, s))
+        .collect()
 }
 
 /// The `N` input columns of a call, or an error naming the metric: never an index panic.
@@ -40,6 +101,21 @@ fn input_columns<'a, const N: usize>(
     series.try_into().map_err(
         |_| polars_err!(InvalidOperation: "{metric}: expected {N} input columns, got {}", series.len()),
     )
+}
+
+/// The output field of a call, after the input dtypes are checked (at planning time, before
+/// Polars hands over any data).
+fn checked_output(
+    metric: &str,
+    fields: &[Field],
+    output: fn(&[Field]) -> PolarsResult<Field>,
+) -> PolarsResult<Field> {
+    guarded(metric, || {
+        for field in fields {
+            driver::check_input_field(metric, field)?;
+        }
+        output(fields)
+    })
 }
 
 fn quoted_spans_field(_: &[Field]) -> PolarsResult<Field> {
@@ -89,31 +165,51 @@ fn rouge_field(_: &[Field]) -> PolarsResult<Field> {
     Ok(Field::new("rouge".into(), columns::rouge_dtype()))
 }
 
-/// One shim per metric id: decode the options, take the inputs, call the columnar function.
-/// `parallel` is false when Polars already runs the call in parallel (streaming morsels,
-/// group_by), so the library does not nest a second level of parallelism.
+/// One shim per metric id: check the input dtypes at planning time, decode the options, read the
+/// inputs, call the columnar function. `parallel` is false when Polars already runs the call in
+/// parallel (streaming morsels, group_by), so the library does not nest a second level of
+/// parallelism.
 macro_rules! shim {
     // Metrics without options take no keyword arguments (Polars sends none for an empty dict).
     ($id:ident, $field:ident, [$($input:ident),+], |$parallel:ident| $call:expr) => {
-        #[polars_expr(output_type_func = $field)]
-        fn $id(series: &[Series], context: CallerContext) -> PolarsResult<Series> {
-            let [$($input),+] = input_columns(stringify!($id), series)?;
-            let $parallel = !context.parallel();
-            $call
+        paste::paste! {
+            fn [<$id _output_field>](fields: &[Field]) -> PolarsResult<Field> {
+                checked_output(stringify!($id), fields, $field)
+            }
+
+            #[polars_expr(output_type_func = [<$id _output_field>])]
+            fn $id(series: &[Series], context: CallerContext) -> PolarsResult<Series> {
+                let metric = stringify!($id);
+                guarded(metric, || {
+                    let inputs = readable_inputs(metric, series)?;
+                    let [$($input),+] = input_columns(metric, &inputs)?;
+                    let $parallel = !context.parallel();
+                    $call
+                })
+            }
         }
     };
     ($id:ident, $field:ident, $options:ty, [$($input:ident),+], |$opts:ident, $parallel:ident| $call:expr) => {
-        #[polars_expr(output_type_func = $field)]
-        fn $id(
-            series: &[Series],
-            context: CallerContext,
-            kwargs: DefaultKwargs,
-        ) -> PolarsResult<Series> {
-            let metric = stringify!($id);
-            let $opts: $options = options(metric, kwargs)?;
-            let [$($input),+] = input_columns(metric, series)?;
-            let $parallel = !context.parallel();
-            $call
+        paste::paste! {
+            fn [<$id _output_field>](fields: &[Field]) -> PolarsResult<Field> {
+                checked_output(stringify!($id), fields, $field)
+            }
+
+            #[polars_expr(output_type_func = [<$id _output_field>])]
+            fn $id(
+                series: &[Series],
+                context: CallerContext,
+                kwargs: DefaultKwargs,
+            ) -> PolarsResult<Series> {
+                let metric = stringify!($id);
+                guarded(metric, || {
+                    let $opts: $options = options(metric, kwargs)?;
+                    let inputs = readable_inputs(metric, series)?;
+                    let [$($input),+] = input_columns(metric, &inputs)?;
+                    let $parallel = !context.parallel();
+                    $call
+                })
+            }
         }
     };
 }
@@ -368,8 +464,9 @@ shim!(embedding_cosine, cosine_field, [a, b], |_parallel| {
 
 /// Decodes pickled `locate_quotes` options.
 fn locate_options(options: &[u8]) -> PyResult<LocateOptions> {
-    serde_pickle::from_slice(options, serde_pickle::DeOptions::default())
-        .map_err(|e| py_err(format!("locate_quotes: invalid options: {e}")))
+    serde_pickle::from_slice(options, serde_pickle::DeOptions::default()).map_err(|e| {
+        py_err_in("locate_quotes_in_corpus")(format!("locate_quotes: invalid options: {e}"))
+    })
 }
 
 /// Every quote located in one corpus (`file`, `text` table): one row per quote.
@@ -381,7 +478,8 @@ fn locate_table(
     options: &[u8],
 ) -> PyResult<PyDataFrame> {
     let opts = locate_options(options)?;
-    let df = locate::locate_table(&quotes.0, &corpus.0, &opts).map_err(py_err)?;
+    let df = locate::locate_table(&quotes.0, &corpus.0, &opts)
+        .map_err(py_err_in("locate_quotes_in_corpus"))?;
     Ok(PyDataFrame(df))
 }
 
@@ -390,8 +488,9 @@ fn locate_table(
 #[pyo3(signature = (located, options))]
 fn locate_stats(located: PyDataFrame, options: &[u8]) -> PyResult<(PyDataFrame, String)> {
     let opts = locate_options(options)?;
-    let stats = locate::stats_of(&located.0, &opts).map_err(py_err)?;
-    let frame = locate::stats_frame(&stats).map_err(py_err)?;
+    let stats =
+        locate::stats_of(&located.0, &opts).map_err(py_err_in("locate_quotes_in_corpus"))?;
+    let frame = locate::stats_frame(&stats).map_err(py_err_in("locate_quotes_in_corpus"))?;
     let csv = polars_rag::metrics::locate::stats::melted_csv(&stats);
     Ok((PyDataFrame(frame), csv))
 }
@@ -401,7 +500,8 @@ fn locate_stats(located: PyDataFrame, options: &[u8]) -> PyResult<(PyDataFrame, 
 #[pyo3(signature = (located, path, options))]
 fn write_locate_workbook(located: PyDataFrame, path: &str, options: &[u8]) -> PyResult<()> {
     let opts = locate_options(options)?;
-    locate::write_workbook(&located.0, std::path::Path::new(path), &opts).map_err(py_err)
+    locate::write_workbook(&located.0, std::path::Path::new(path), &opts)
+        .map_err(py_err_in("locate_quotes_in_corpus"))
 }
 
 /// The metric ids this build exposes, from the library's registry.
@@ -419,15 +519,23 @@ fn signature_of(metric: &str, options: &[u8]) -> PyResult<String> {
         .ok_or_else(|| PyValueError::new_err(format!("unknown metric '{metric}'")))
 }
 
-fn py_err(e: impl std::fmt::Display) -> PyErr {
-    PyValueError::new_err(e.to_string())
+/// A `ValueError` whose message starts with the Python function it comes from.
+fn py_err_in<E: std::fmt::Display>(function: &'static str) -> impl Fn(E) -> PyErr {
+    move |e| {
+        let message = e.to_string();
+        if message.starts_with(function) {
+            PyValueError::new_err(message)
+        } else {
+            PyValueError::new_err(format!("{function}: {message}"))
+        }
+    }
 }
 
 fn span_unit(unit: &str) -> PyResult<SpanUnit> {
     match unit {
         "codepoints" => Ok(SpanUnit::CodePoints),
         "bytes" => Ok(SpanUnit::Bytes),
-        other => Err(py_err(format!(
+        other => Err(py_err_in("check_spans")(format!(
             "unit must be 'codepoints' or 'bytes', got '{other}'"
         ))),
     }
@@ -445,11 +553,11 @@ fn validate_golden(
     let corpus = corpus
         .map(|c| Corpus::from_frame(&c.0))
         .transpose()
-        .map_err(py_err)?;
+        .map_err(py_err_in("validate_golden"))?;
     let found = golden::validate_golden(&golden.0, id, corpus.as_ref(), span_unit(unit)?)
-        .map_err(py_err)?;
+        .map_err(py_err_in("validate_golden"))?;
     Ok(PyDataFrame(
-        golden::problems_frame(&found.problems).map_err(py_err)?,
+        golden::problems_frame(&found.problems).map_err(py_err_in("validate_golden"))?,
     ))
 }
 
@@ -465,12 +573,12 @@ fn check_spans(
     unit: &str,
     fill_text: bool,
 ) -> PyResult<(PyDataFrame, PyDataFrame)> {
-    let corpus = Corpus::from_frame(&corpus.0).map_err(py_err)?;
+    let corpus = Corpus::from_frame(&corpus.0).map_err(py_err_in("check_spans"))?;
     let mut df = frame.0;
     let checked = corpus::check_spans(&df, id, column, &corpus, span_unit(unit)?, fill_text)
-        .map_err(py_err)?;
+        .map_err(py_err_in("check_spans"))?;
     df.with_column(checked.column.into_column())
-        .map_err(py_err)?;
+        .map_err(py_err_in("check_spans"))?;
     let problems: Vec<golden::Problem> = checked
         .issues
         .iter()
@@ -488,18 +596,19 @@ fn check_spans(
             detail: format!("span #{}: {}", i.index, i.problem),
         })
         .collect();
-    let problems = golden::problems_frame(&problems).map_err(py_err)?;
+    let problems = golden::problems_frame(&problems).map_err(py_err_in("check_spans"))?;
     Ok((PyDataFrame(df), PyDataFrame(problems)))
 }
 
 fn compare_options(
+    function: &'static str,
     resamples: usize,
     confidence: f64,
     seed: u64,
     top: usize,
 ) -> PyResult<CompareOptions> {
     if !(confidence > 0.0 && confidence < 1.0) {
-        return Err(py_err(format!(
+        return Err(py_err_in(function)(format!(
             "confidence must be in (0, 1), got {confidence}"
         )));
     }
@@ -527,12 +636,13 @@ fn compare_tables(
     seed: u64,
     top: usize,
 ) -> PyResult<(PyDataFrame, PyDataFrame, PyDataFrame)> {
-    let options = compare_options(resamples, confidence, seed, top)?;
-    let c = compare::compare_tables(&baseline.0, &candidate.0, id, by, &options).map_err(py_err)?;
+    let options = compare_options("compare", resamples, confidence, seed, top)?;
+    let c = compare::compare_tables(&baseline.0, &candidate.0, id, by, &options)
+        .map_err(py_err_in("compare"))?;
     Ok((
-        PyDataFrame(compare::metrics_frame(&c.metrics, None).map_err(py_err)?),
-        PyDataFrame(compare::segments_frame(&c.segments).map_err(py_err)?),
-        PyDataFrame(compare::regressions_frame(&c.regressions).map_err(py_err)?),
+        PyDataFrame(compare::metrics_frame(&c.metrics, None).map_err(py_err_in("compare"))?),
+        PyDataFrame(compare::segments_frame(&c.segments).map_err(py_err_in("compare"))?),
+        PyDataFrame(compare::regressions_frame(&c.regressions).map_err(py_err_in("compare"))?),
     ))
 }
 
@@ -546,9 +656,11 @@ fn summarize_table(
     confidence: f64,
     seed: u64,
 ) -> PyResult<PyDataFrame> {
-    let options = compare_options(resamples, confidence, seed, 0)?;
-    let rows = compare::summarize_table(&scores.0, by, &options).map_err(py_err)?;
-    Ok(PyDataFrame(compare::summary_frame(&rows).map_err(py_err)?))
+    let options = compare_options("summary", resamples, confidence, seed, 0)?;
+    let rows = compare::summarize_table(&scores.0, by, &options).map_err(py_err_in("summary"))?;
+    Ok(PyDataFrame(
+        compare::summary_frame(&rows).map_err(py_err_in("summary"))?,
+    ))
 }
 
 #[pymodule]

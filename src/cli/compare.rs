@@ -2,7 +2,7 @@
 //! one golden table first), compare them with [`crate::polars::compare`], and write the
 //! Markdown summary, the HTML report, and JSON / Parquet summaries for machines.
 
-use std::fs::File;
+use crate::atomic::AtomicFile;
 use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
@@ -64,7 +64,7 @@ pub fn read_scores(path: &Path) -> PolarsResult<(DataFrame, Vec<(String, String)
     if !path.is_file() {
         return Err(err(format!("scores table not found: {}", path.display())));
     }
-    let mut reader = ParquetReader::new(File::open(path)?);
+    let mut reader = ParquetReader::new(std::fs::File::open(path)?);
     let signatures = reader
         .get_metadata()?
         .key_value_metadata
@@ -88,7 +88,8 @@ fn create_parent(path: &Path) -> PolarsResult<()> {
 
 fn write_text(path: &Path, text: &str) -> PolarsResult<()> {
     create_parent(path)?;
-    std::fs::write(path, text).map_err(|e| err(format!("cannot write {}: {e}", path.display())))
+    crate::atomic::write(path, text.as_bytes())
+        .map_err(|e| err(format!("cannot write {}: {e}", path.display())))
 }
 
 /// Runs the comparison and writes the files asked for.
@@ -173,12 +174,16 @@ pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
                 .iter()
                 .map(|(m, s)| (format!("{SIGNATURE_KEY}{m}"), s.clone())),
         );
-        ParquetWriter::new(File::create(path)?)
+        let mut out = AtomicFile::create(path)?;
+        ParquetWriter::new(out.file()?)
             .with_key_value_metadata(Some(KeyValueMetadata::from_static(kv)))
             .finish(&mut table)?;
+        out.commit()?;
         let mut regressions = regressions_frame(&comparison.regressions)?;
         let reg_path = path.with_extension("regressions.parquet");
-        ParquetWriter::new(File::create(&reg_path)?).finish(&mut regressions)?;
+        let mut out = AtomicFile::create(&reg_path)?;
+        ParquetWriter::new(out.file()?).finish(&mut regressions)?;
+        out.commit()?;
         markdown.push_str(&format!(
             "Parquet summary: {} (regressed items: {})\n",
             path.display(),
@@ -211,7 +216,9 @@ pub fn summary(
     if let Some(out) = out {
         create_parent(out)?;
         let mut frame = summary_frame(&rows)?;
-        ParquetWriter::new(File::create(out)?).finish(&mut frame)?;
+        let mut file = AtomicFile::create(out)?;
+        ParquetWriter::new(file.file()?).finish(&mut frame)?;
+        file.commit()?;
         text.push_str(&format!("\nwritten: {}\n", out.display()));
     }
     Ok(text)

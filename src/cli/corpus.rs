@@ -9,32 +9,13 @@ pub use crate::polars::corpus::{check_spans, CheckedSpans, Corpus, SpanIssue, Sp
 
 /// Reads a corpus: a Parquet file with `file` and `text` columns, or a directory whose files
 /// (recursively) are the documents.
+///
+/// In a directory, every path is resolved before it is read: a symbolic link whose target lies
+/// outside the corpus root is an error naming the link (a corpus never reads a file it does not
+/// contain), and a directory reached twice through links is read once.
 pub fn load(path: &Path) -> Result<Corpus, String> {
     if path.is_dir() {
-        let mut docs = Vec::new();
-        let mut stack = vec![path.to_path_buf()];
-        while let Some(dir) = stack.pop() {
-            let entries = std::fs::read_dir(&dir)
-                .map_err(|e| format!("corpus: cannot read {}: {e}", dir.display()))?;
-            for entry in entries {
-                let entry = entry.map_err(|e| format!("corpus: {e}"))?;
-                let p = entry.path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else if p.is_file() {
-                    let rel = p.strip_prefix(path).map_err(|e| e.to_string())?;
-                    let id = rel
-                        .components()
-                        .map(|c| c.as_os_str().to_string_lossy())
-                        .collect::<Vec<_>>()
-                        .join("/");
-                    let text = std::fs::read_to_string(&p)
-                        .map_err(|e| format!("corpus: {} is not UTF-8 text: {e}", p.display()))?;
-                    docs.push((id, text));
-                }
-            }
-        }
-        return Corpus::from_documents(docs);
+        return Corpus::from_documents(read_directory(path)?);
     }
     if !path.is_file() {
         return Err(format!("corpus not found: {}", path.display()));
@@ -45,4 +26,53 @@ pub fn load(path: &Path) -> Result<Corpus, String> {
         .finish()
         .map_err(|e| format!("corpus {}: {e}", path.display()))?;
     Corpus::from_frame(&df).map_err(|e| format!("corpus {}: {e}", path.display()))
+}
+
+/// The `(id, text)` documents under the directory `root`; see [`load`].
+fn read_directory(root: &Path) -> Result<Vec<(String, String)>, String> {
+    let real_root = root
+        .canonicalize()
+        .map_err(|e| format!("corpus: cannot read {}: {e}", root.display()))?;
+    let mut docs = Vec::new();
+    let mut visited = std::collections::HashSet::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let real_dir = dir
+            .canonicalize()
+            .map_err(|e| format!("corpus: cannot read {}: {e}", dir.display()))?;
+        if !visited.insert(real_dir) {
+            continue;
+        }
+        let entries = std::fs::read_dir(&dir)
+            .map_err(|e| format!("corpus: cannot read {}: {e}", dir.display()))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| format!("corpus: {e}"))?;
+            let p = entry.path();
+            let real = p
+                .canonicalize()
+                .map_err(|e| format!("corpus: cannot resolve {}: {e}", p.display()))?;
+            if !real.starts_with(&real_root) {
+                return Err(format!(
+                    "corpus: {} is a link to {}, outside the corpus root {}; it is not read",
+                    p.display(),
+                    real.display(),
+                    root.display()
+                ));
+            }
+            if real.is_dir() {
+                stack.push(p);
+            } else if real.is_file() {
+                let rel = p.strip_prefix(root).map_err(|e| e.to_string())?;
+                let id = rel
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join("/");
+                let text = std::fs::read_to_string(&real)
+                    .map_err(|e| format!("corpus: {} is not UTF-8 text: {e}", p.display()))?;
+                docs.push((id, text));
+            }
+        }
+    }
+    Ok(docs)
 }

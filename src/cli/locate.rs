@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
+use crate::atomic::AtomicFile;
+
 use crate::metrics::locate::embed::HashEmbedder;
 use crate::metrics::locate::stats::melted_csv;
 use crate::metrics::locate::LocateOptions;
@@ -88,15 +90,16 @@ pub fn run(job: &LocateJob) -> PolarsResult<LocateReport> {
         fill_cosine(&mut located, &HashEmbedder { dim })?;
     }
     std::fs::create_dir_all(&job.out)?;
-    let mut file = std::fs::File::create(job.out.join("located.parquet"))?;
-    ParquetWriter::new(&mut file).finish(&mut located.clone())?;
+    let mut parquet = AtomicFile::create(&job.out.join("located.parquet"))?;
+    ParquetWriter::new(parquet.file()?).finish(&mut located.clone())?;
+    parquet.commit()?;
     write_workbook(
         &located,
         &job.out.join("quote_verification.xlsx"),
         &job.options,
     )?;
     let stats = stats_of(&located, &job.options)?;
-    std::fs::write(job.out.join("stats.csv"), melted_csv(&stats))?;
+    crate::atomic::write(&job.out.join("stats.csv"), melted_csv(&stats).as_bytes())?;
 
     let errors = located.column("error")?.len() - located.column("error")?.null_count();
     let mut text = format!(

@@ -6,11 +6,11 @@
 //! run rows whose id is not in the golden table, and ids that occur twice, are reported in the
 //! summary, never dropped silently.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
+use crate::atomic::AtomicFile;
 use crate::cli::config::Columns;
 use crate::cli::corpus::{check_spans, SpanUnit};
 use crate::metrics::citation::{citation_alignment, SpanCounts};
@@ -245,12 +245,17 @@ fn load_inputs(job: &ScoreJob, id: &str) -> PolarsResult<Inputs> {
             ex.join(", ")
         ));
     }
+    let (golden_dtype, run_dtype) = (golden.column(id)?.dtype(), run.column(id)?.dtype());
+    if golden_dtype != run_dtype && !(golden_dtype.is_integer() && run_dtype.is_integer()) {
+        polars_bail!(SchemaMismatch: "cannot join the run to the golden table: golden column '{id}' has dtype {golden_dtype} but run column '{id}' has dtype {run_dtype}; write both with the same dtype");
+    }
     let golden_ids = id_strings(&golden, id)?;
-    let known: std::collections::HashSet<Option<&str>> = golden_ids.iter().collect();
+    let known: std::collections::HashSet<&str> = golden_ids.iter().flatten().collect();
     let run_ids = id_strings(&run, id)?;
+    // A null id joins no golden row (not even a null one), so it is reported with the unknown.
     let orphans: Vec<&str> = run_ids
         .iter()
-        .filter(|v| !known.contains(v))
+        .filter(|v| v.is_none_or(|v| !known.contains(v)))
         .map(|v| v.unwrap_or("null"))
         .collect();
     if !orphans.is_empty() {
@@ -484,6 +489,7 @@ fn apply_corpus(
 
 /// Runs the job: read (and join), score, write, summarise.
 pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
+    refuse_overwriting_inputs(job)?;
     if let Some(ids) = &job.metrics {
         validate_metrics(ids)?;
     }
@@ -596,6 +602,16 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
                 None => skipped.push((what, vec![info.id])),
             },
         }
+    }
+    if chosen.is_empty() && !job.locate_quotes {
+        let why: Vec<String> = skipped
+            .iter()
+            .map(|(what, ids)| format!("{} need {what}", ids.join(", ")))
+            .collect();
+        return Err(err(format!(
+            "nothing to score: {table} has the inputs of no metric ({}); name the columns with --answer-col, --retrieved-col, ... or a [columns] section",
+            why.join("; ")
+        )));
     }
     for (what, ids) in skipped {
         notes.push(format!("skipped (no {what}): {}", ids.join(", ")));
@@ -744,7 +760,7 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         std::fs::create_dir_all(parent)
             .map_err(|e| err(format!("cannot create {}: {e}", parent.display())))?;
     }
-    let file = File::create(&job.out)
+    let mut out = AtomicFile::create(&job.out)
         .map_err(|e| err(format!("cannot write {}: {e}", job.out.display())))?;
     // Every metric's signature travels with the scores, for `compare` and for readers of the
     // file (`pl.read_parquet_metadata`).
@@ -758,9 +774,11 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
             ))
         })
         .collect();
-    ParquetWriter::new(file)
+    ParquetWriter::new(out.file()?)
         .with_key_value_metadata(Some(KeyValueMetadata::from_static(signatures)))
         .finish(&mut scores)?;
+    out.commit()
+        .map_err(|e| err(format!("cannot write {}: {e}", job.out.display())))?;
     lap("aggregates and write", &mut stages);
 
     let ids: Vec<&str> = chosen.iter().map(|(m, _)| m.id).collect();
@@ -776,6 +794,24 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         ));
     }
     Ok(ScoreReport { scores, summary })
+}
+
+/// An error when the scores would be written over one of the job's own inputs (the run, the
+/// golden table or the corpus file), which the write would destroy.
+fn refuse_overwriting_inputs(job: &ScoreJob) -> PolarsResult<()> {
+    let Ok(out) = job.out.canonicalize() else {
+        return Ok(()); // the output does not exist yet, so it is no input
+    };
+    for (what, input) in [
+        ("run", Some(&job.run)),
+        ("golden table", job.golden.as_ref()),
+        ("corpus", job.corpus.as_ref()),
+    ] {
+        if input.and_then(|p| p.canonicalize().ok()).as_ref() == Some(&out) {
+            polars_bail!(InvalidOperation: "refusing to write the scores to {}: it is the {what} of this job", job.out.display());
+        }
+    }
+    Ok(())
 }
 
 fn line(out: &mut String, name: &str, rows: usize, scored: &str, value: &str) {

@@ -106,6 +106,39 @@ impl Default for BleuOptions {
 }
 
 impl BleuOptions {
+    /// Checks the options; the message names `metric` and the option. `smooth_value` must be a
+    /// finite number ≥ 0, and at most 1 with `floor` smoothing (a floor above one match per
+    /// n-gram would make a precision exceed 100 %, and the score leave [0, 1]).
+    ///
+    /// ```
+    /// use polars_rag::metrics::bleu::{BleuOptions, SmoothMethod};
+    /// assert!(BleuOptions::default().validate("bleu").is_ok());
+    /// let floor = |v| BleuOptions { smooth_method: SmoothMethod::Floor, smooth_value: Some(v), ..BleuOptions::default() };
+    /// assert!(floor(0.5).validate("bleu").is_ok());
+    /// assert!(floor(5.0).validate("bleu").unwrap_err().contains("smooth_value"));
+    /// assert!(floor(-1.0).validate("bleu").is_err());
+    /// ```
+    pub fn validate(&self, metric: &str) -> Result<(), String> {
+        if let Some(v) = self.smooth_value {
+            let upper = match self.smooth_method {
+                SmoothMethod::Floor => 1.0,
+                _ => f64::MAX,
+            };
+            if !(v.is_finite() && (0.0..=upper).contains(&v)) {
+                let range = if upper == 1.0 {
+                    "in [0, 1]"
+                } else {
+                    "a finite number >= 0"
+                };
+                return Err(format!(
+                    "{metric}: smooth_value must be {range} with smooth_method=\"{}\", got {v}",
+                    self.smooth_method.name()
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// sacrebleu's `corpus_bleu` defaults: as [`Default`] but without effective order.
     ///
     /// ```
@@ -306,7 +339,8 @@ pub fn score_from_stats(st: &BleuStats, opts: &BleuOptions) -> BleuScore {
     for &p in &out.precisions[..eff_order] {
         sum += my_log(p);
     }
-    out.score = bp * (sum / eff_order as f64).exp() / 100.0;
+    // Identical texts give exp(mean of ln 100) / 100, which can round one ulp above 1.
+    out.score = (bp * (sum / eff_order as f64).exp() / 100.0).min(1.0);
     out
 }
 

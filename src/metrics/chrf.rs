@@ -53,6 +53,42 @@ impl Default for ChrfOptions {
     }
 }
 
+/// The largest character or word n-gram order accepted: far above any order in use (sacrebleu's
+/// default is 6), low enough that the per-order statistics stay small.
+pub const MAX_CHRF_ORDER: usize = 100;
+
+impl ChrfOptions {
+    /// Checks the options; the message names `metric` and the option. sacrebleu raises for
+    /// `char_order = word_order = 0` (there is nothing to average); polars-rag says so.
+    ///
+    /// ```
+    /// use polars_rag::metrics::chrf::ChrfOptions;
+    /// assert!(ChrfOptions::default().validate("chrf").is_ok());
+    /// let none = ChrfOptions { char_order: 0, word_order: 0, ..ChrfOptions::default() };
+    /// assert!(none.validate("chrf").unwrap_err().contains("at least one"));
+    /// let huge = ChrfOptions { char_order: 1 << 40, ..ChrfOptions::default() };
+    /// assert!(huge.validate("chrf").unwrap_err().contains("char_order"));
+    /// ```
+    pub fn validate(&self, metric: &str) -> Result<(), String> {
+        for (name, order) in [
+            ("char_order", self.char_order),
+            ("word_order", self.word_order),
+        ] {
+            if order > MAX_CHRF_ORDER {
+                return Err(format!(
+                    "{metric}: {name} must be at most {MAX_CHRF_ORDER}, got {order}"
+                ));
+            }
+        }
+        if self.char_order + self.word_order == 0 {
+            return Err(format!(
+                "{metric}: char_order and word_order are both 0; at least one n-gram order is needed"
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// chrF of `hyp` against `refs`, in 0..1 (see the [module documentation](self)).
 ///
 /// ```

@@ -6,8 +6,10 @@
 //! * **numbers** ([`numbers`]): an optional sign (`-`, `+`, `−`) not glued to a preceding letter or
 //!   digit, an optional currency symbol (`$ € £ ¥ ₹`), digits with optional thousands commas
 //!   (`1,000`), an optional decimal part (`0.305`), an optional `%`. A trailing dot ends the
-//!   sentence (`604.` is 604). Numbers compare as numbers: `$604` and `604` match, `1,000` and
-//!   `1000` match, the sign matters, the `%` and the currency do not.
+//!   sentence (`604.` is 604). Numbers compare exactly, as the decimals the texts write (never
+//!   through a float tolerance): `$604` and `604` match, `1,000` and `1000` match, `2.50` and `2.5`
+//!   match, `1234567891` and `1234567890` do not; the sign matters, the `%` and the currency do
+//!   not.
 //! * **keywords** ([`keywords`]): capitalised phrases (a capitalised word followed by capitalised
 //!   words or words with digits: `Territory 118`, `Rule C-1`, `New York`), numbers as above, and
 //!   words of four or more letters of any script that are not English stop words.
@@ -154,11 +156,49 @@ const CURRENCY: &[char] = &['$', '€', '£', '¥', '₹'];
 /// assert_eq!(numbers("Rule C-1, model A4"), Vec::<f64>::new()); // identifiers, not numbers
 /// ```
 pub fn numbers(text: &str) -> Vec<f64> {
-    number_spans(text).into_iter().map(|(_, v)| v).collect()
+    number_spans(text).into_iter().map(|n| n.value).collect()
 }
 
-/// `(text as written, value)` of every number in `text`.
-fn number_spans(text: &str) -> Vec<(&str, f64)> {
+/// One number found in a text.
+struct NumberSpan<'a> {
+    /// As written, with its sign, currency and percent sign.
+    written: &'a str,
+    /// As a float (for display and the public [`numbers`]).
+    value: f64,
+    /// The exact decimal the text writes, in one canonical spelling: comparisons use it, so
+    /// 1234567891 never equals 1234567890 however close the floats are.
+    exact: DecimalKey,
+}
+
+/// A decimal number as written, canonicalised: no sign for zero, no leading zeros in the
+/// integer part, no trailing zeros in the fraction (`1,000` = `1000` = `1000.0`, `604.` = `604`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct DecimalKey(String);
+
+impl DecimalKey {
+    fn new(negative: bool, integer: &str, fraction: &str) -> Self {
+        let integer = integer.trim_start_matches('0');
+        let fraction = fraction.trim_end_matches('0');
+        let mut key = String::with_capacity(integer.len() + fraction.len() + 3);
+        if negative && !(integer.is_empty() && fraction.is_empty()) {
+            key.push('-');
+        }
+        key.push_str(if integer.is_empty() { "0" } else { integer });
+        if !fraction.is_empty() {
+            key.push('.');
+            key.push_str(fraction);
+        }
+        DecimalKey(key)
+    }
+
+    /// The key of a text that writes exactly one number, as [`keywords`] records it.
+    fn of_written(written: &str) -> Option<Self> {
+        number_spans(written).into_iter().next().map(|n| n.exact)
+    }
+}
+
+/// Every number in `text`, as written, as a float and as an exact decimal.
+fn number_spans(text: &str) -> Vec<NumberSpan<'_>> {
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let mut out = Vec::new();
     let mut i = 0;
@@ -187,6 +227,7 @@ fn number_spans(text: &str) -> Vec<(&str, f64)> {
         }
         // Integer part with optional thousands groups.
         let mut digits = String::new();
+        let mut integer_len = 0;
         while j < chars.len() && chars[j].1.is_ascii_digit() {
             digits.push(chars[j].1);
             j += 1;
@@ -199,6 +240,7 @@ fn number_spans(text: &str) -> Vec<(&str, f64)> {
             digits.extend(chars[j + 1..=j + 3].iter().map(|(_, c)| c));
             j += 4;
         }
+        integer_len = integer_len.max(digits.len());
         if j + 1 < chars.len() && chars[j].1 == '.' && chars[j + 1].1.is_ascii_digit() {
             digits.push('.');
             j += 1;
@@ -212,15 +254,21 @@ fn number_spans(text: &str) -> Vec<(&str, f64)> {
         }
         if let Ok(v) = digits.parse::<f64>() {
             let end = chars.get(j).map_or(text.len(), |(b, _)| *b);
-            out.push((&text[chars[start].0..end], if negative { -v } else { v }));
+            let fraction = digits.get(integer_len + 1..).unwrap_or("");
+            out.push(NumberSpan {
+                written: &text[chars[start].0..end],
+                value: if negative { -v } else { v },
+                exact: DecimalKey::new(negative, &digits[..integer_len], fraction),
+            });
         }
         i = j;
     }
     out
 }
 
-fn same_number(a: f64, b: f64) -> bool {
-    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+/// The exact decimals written in `text`.
+fn decimal_keys(text: &str) -> Vec<DecimalKey> {
+    number_spans(text).into_iter().map(|n| n.exact).collect()
 }
 
 /// Share of the expected answer's distinct numbers that the answer also has; `None` when the
@@ -231,22 +279,22 @@ fn same_number(a: f64, b: f64) -> bool {
 /// assert_eq!(number_match("It costs 604 for 1000 units", "$604 for 1,000 units."), Some(1.0));
 /// assert_eq!(number_match("It fell 0.133%", "It fell -0.133%"), Some(0.0));
 /// assert_eq!(number_match("anything", "no numbers"), None);
+/// // Numbers compare exactly as the decimals the texts write.
+/// assert_eq!(number_match("id 1234567891", "id 1234567890"), Some(0.0));
+/// assert_eq!(number_match("604. and 2.50", "604 and 2.5"), Some(1.0));
 /// ```
 pub fn number_match(answer: &str, expected: &str) -> Option<f64> {
-    let mut wanted: Vec<f64> = Vec::new();
-    for v in numbers(expected) {
-        if !wanted.iter().any(|w| same_number(*w, v)) {
+    let mut wanted: Vec<DecimalKey> = Vec::new();
+    for v in decimal_keys(expected) {
+        if !wanted.contains(&v) {
             wanted.push(v);
         }
     }
     if wanted.is_empty() {
         return None;
     }
-    let have = numbers(answer);
-    let found = wanted
-        .iter()
-        .filter(|w| have.iter().any(|h| same_number(**w, *h)))
-        .count();
+    let have = decimal_keys(answer);
+    let found = wanted.iter().filter(|w| have.contains(w)).count();
     Some(found as f64 / wanted.len() as f64)
 }
 
@@ -334,7 +382,9 @@ pub fn keywords(text: &str) -> Vec<Keyword> {
     let mut push = |k: Keyword| {
         let duplicate = out.iter().any(|o| match (o, &k) {
             (Keyword::Text(a), Keyword::Text(b)) => a == b,
-            (Keyword::Number(_, a), Keyword::Number(_, b)) => same_number(*a, *b),
+            (Keyword::Number(a, _), Keyword::Number(b, _)) => {
+                DecimalKey::of_written(a) == DecimalKey::of_written(b)
+            }
             _ => false,
         });
         if !duplicate {
@@ -351,9 +401,9 @@ pub fn keywords(text: &str) -> Vec<Keyword> {
     for w in content {
         items.push((position(&w), Keyword::Text(w)));
     }
-    for (written, v) in number_spans(text) {
-        let at = written.as_ptr() as usize - text.as_ptr() as usize;
-        items.push((at, Keyword::Number(written.to_string(), v)));
+    for n in number_spans(text) {
+        let at = n.written.as_ptr() as usize - text.as_ptr() as usize;
+        items.push((at, Keyword::Number(n.written.to_string(), n.value)));
     }
     items.sort_by_key(|(at, _)| *at);
     for (_, k) in items {
@@ -386,12 +436,14 @@ pub fn keyword_coverage(answer: &str, expected: &str) -> Option<f64> {
         return None;
     }
     let lower = answer.to_lowercase();
-    let have = numbers(answer);
+    let have = decimal_keys(answer);
     let found = wanted
         .iter()
         .filter(|k| match k {
             Keyword::Text(t) => contains_word(&lower, t),
-            Keyword::Number(_, v) => have.iter().any(|h| same_number(*h, *v)),
+            Keyword::Number(written, _) => {
+                DecimalKey::of_written(written).is_some_and(|key| have.contains(&key))
+            }
         })
         .count();
     Some(found as f64 / wanted.len() as f64)
@@ -553,7 +605,7 @@ enum Test {
     Contains(String),
     NotContains(String),
     Regex(regex::Regex),
-    Number(f64),
+    Number(DecimalKey),
     AnyOf(Vec<String>),
     Items(Vec<String>),
 }
@@ -654,8 +706,8 @@ impl PreparedChecks {
                 ),
                 CheckKind::Number => {
                     let v = value()?;
-                    match numbers(v).as_slice() {
-                        [n] => Test::Number(*n),
+                    match decimal_keys(v).as_slice() {
+                        [n] => Test::Number(n.clone()),
                         _ => return Err(format!("{who}: value '{v}' is not one number")),
                     }
                 }
@@ -697,7 +749,7 @@ impl PreparedChecks {
             };
         }
         let lower = answer.to_lowercase();
-        let mut have: Option<Vec<f64>> = None;
+        let mut have: Option<Vec<DecimalKey>> = None;
         let (mut earned, mut total) = (0.0, 0.0);
         let mut failed = Vec::new();
         for check in &self.checks {
@@ -706,8 +758,8 @@ impl PreparedChecks {
                 Test::NotContains(v) => f64::from(u8::from(!lower.contains(v.as_str()))),
                 Test::Regex(re) => f64::from(u8::from(re.is_match(answer))),
                 Test::Number(n) => {
-                    let have = have.get_or_insert_with(|| numbers(answer));
-                    f64::from(u8::from(have.iter().any(|h| same_number(*h, *n))))
+                    let have = have.get_or_insert_with(|| decimal_keys(answer));
+                    f64::from(u8::from(have.contains(n)))
                 }
                 Test::AnyOf(vs) => {
                     f64::from(u8::from(vs.iter().any(|v| lower.contains(v.as_str()))))

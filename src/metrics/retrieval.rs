@@ -611,18 +611,38 @@ impl From<&RetrievalOptions> for ScoreParams {
 }
 
 /// The log-rank score of a hit at 1-based `rank` among `n` items:
-/// `1 − ln(1 + γ(rank − 1)) / ln(1 + γ(n − 1))`; 1 when `n` is 1.
+/// `1 − ln(1 + γ(rank − 1)) / ln(1 + γ(n − 1))`; 1 when `n` is 1. When `γ(n − 1)` is so small
+/// that `1 + γ(n − 1)` rounds to 1 (the formula would give 0/0), the score is the formula's limit
+/// for small `γ`, computed with `ln_1p`: `1 − (rank − 1)/(n − 1)` in the limit.
 ///
 /// ```
 /// use polars_rag::metrics::retrieval::log_rank_score;
 /// assert_eq!(log_rank_score(2, 4, 1.0), 0.5);
 /// assert_eq!(log_rank_score(1, 1, 1.0), 1.0);
+/// assert!((log_rank_score(2, 3, 1e-300) - 0.5).abs() < 1e-12);
+/// assert!((0.0..=1.0).contains(&log_rank_score(2, 3, 1e308)));
 /// ```
 pub fn log_rank_score(rank: usize, n: usize, gamma: f64) -> f64 {
     if n <= 1 {
         return 1.0;
     }
-    1.0 - (1.0 + gamma * (rank as f64 - 1.0)).ln() / (1.0 + gamma * (n as f64 - 1.0)).ln()
+    let denominator = (1.0 + gamma * (n as f64 - 1.0)).ln();
+    // datapizza's formula as written where it is defined (bit for bit); where it is not (0/0
+    // for a vanishing γ, ∞/∞ for a huge one), the same quantity computed without the rounding.
+    if denominator == 0.0 {
+        return 1.0 - (gamma * (rank as f64 - 1.0)).ln_1p() / (gamma * (n as f64 - 1.0)).ln_1p();
+    }
+    if denominator.is_infinite() {
+        // ln(1 + γx) = ln γ + ln(1/γ + x)
+        let log = |x: f64| gamma.ln() + (1.0 / gamma + x).ln();
+        let numerator = if rank <= 1 {
+            0.0
+        } else {
+            log(rank as f64 - 1.0)
+        };
+        return 1.0 - numerator / log(n as f64 - 1.0);
+    }
+    1.0 - (1.0 + gamma * (rank as f64 - 1.0)).ln() / denominator
 }
 
 /// One ranked-list metric of one query from its judgments, over the first `k` ranks (`None`:

@@ -244,6 +244,9 @@ pub fn bleu(
     options: &BleuOptions,
     parallel: bool,
 ) -> PolarsResult<Series> {
+    options
+        .validate("bleu")
+        .map_err(|e| polars_err!(InvalidOperation: "{e}"))?;
     let scores = per_answer(
         "bleu",
         answer,
@@ -262,6 +265,9 @@ fn bleu_stats_rows(
     options: &BleuOptions,
     parallel: bool,
 ) -> PolarsResult<Vec<Option<BleuStats>>> {
+    options
+        .validate("corpus_bleu")
+        .map_err(|e| polars_err!(InvalidOperation: "{e}"))?;
     per_answer(
         "corpus_bleu",
         answer,
@@ -324,6 +330,9 @@ pub fn chrf(
     options: &ChrfOptions,
     parallel: bool,
 ) -> PolarsResult<Series> {
+    options
+        .validate("chrf")
+        .map_err(|e| polars_err!(InvalidOperation: "{e}"))?;
     let scores = per_answer(
         "chrf",
         answer,

@@ -12,6 +12,8 @@ use std::sync::OnceLock;
 
 use polars::prelude::*;
 
+use super::driver::offsets as read_offsets;
+
 /// One document.
 pub struct Document {
     text: String,
@@ -145,12 +147,19 @@ pub fn frame_documents(df: &DataFrame) -> Result<Vec<(String, String)>, String> 
     };
     let files = column("file")?;
     let texts = column("text")?;
+    let mut first_row: HashMap<&str, usize> = HashMap::new();
     files
         .iter()
         .zip(texts.iter())
         .enumerate()
         .map(|(i, (file, text))| match (file, text) {
-            (Some(f), Some(t)) => Ok((f.to_string(), t.to_string())),
+            (Some(f), Some(t)) => match first_row.insert(f, i) {
+                // The same rule as `Corpus::from_frame` and `validate`: a name is one document.
+                Some(first) => Err(format!(
+                    "has the file name '{f}' twice (rows {first} and {i}); file names must be unique"
+                )),
+                None => Ok((f.to_string(), t.to_string())),
+            },
             _ => Err(format!("row {i} has a null file or text")),
         })
         .collect()
@@ -239,10 +248,8 @@ pub fn check_spans(
         };
         let file = file.cast(&DataType::String)?;
         let file = file.str()?;
-        let start = start.cast(&DataType::Int64)?;
-        let start = start.i64()?;
-        let end = end.cast(&DataType::Int64)?;
-        let end = end.i64()?;
+        let start = read_offsets("check_spans", column, "start", &start)?;
+        let end = read_offsets("check_spans", column, "end", &end)?;
         let stored = field("text")
             .or_else(|| field("content"))
             .map(|t| t.cast(&DataType::String))
@@ -263,7 +270,7 @@ pub fn check_spans(
                     problem,
                 })
             };
-            let (f, s, e) = (file.get(i), start.get(i), end.get(i));
+            let (f, s, e) = (file.get(i), start[i], end[i]);
             let mut converted = (s, e);
             let mut text = stored.and_then(|t| t.get(i)).map(String::from);
             match (f, s, e) {

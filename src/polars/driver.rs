@@ -111,6 +111,165 @@ fn source_range(len: usize, range: &Range<usize>) -> Range<usize> {
     }
 }
 
+/// The dtype a metric reads a column of `dtype` as, where Python Polars can send a dtype the
+/// kernels have no reader for: Categorical and Enum are read as their strings, 8- and 16-bit
+/// integers as `i64`, Float16 as `f32` and Decimal as `f64`, also inside lists, arrays and
+/// structs. `None` when the column is read as it is.
+///
+/// ```
+/// use polars::prelude::*;
+/// use polars_rag::polars::driver::readable_dtype;
+/// assert_eq!(readable_dtype(&DataType::UInt8), Some(DataType::Int64));
+/// assert_eq!(
+///     readable_dtype(&DataType::List(Box::new(DataType::Int16))),
+///     Some(DataType::List(Box::new(DataType::Int64)))
+/// );
+/// assert_eq!(readable_dtype(&DataType::String), None);
+/// ```
+pub fn readable_dtype(dtype: &DataType) -> Option<DataType> {
+    match dtype {
+        DataType::Categorical(..) | DataType::Enum(..) => Some(DataType::String),
+        DataType::Int8 | DataType::Int16 | DataType::UInt8 | DataType::UInt16 => {
+            Some(DataType::Int64)
+        }
+        DataType::Float16 => Some(DataType::Float32),
+        DataType::Decimal(..) => Some(DataType::Float64),
+        DataType::List(inner) => readable_dtype(inner).map(|d| DataType::List(Box::new(d))),
+        DataType::Array(inner, width) => {
+            readable_dtype(inner).map(|d| DataType::Array(Box::new(d), *width))
+        }
+        DataType::Struct(fields) => {
+            let mapped: Vec<Option<DataType>> =
+                fields.iter().map(|f| readable_dtype(f.dtype())).collect();
+            if mapped.iter().all(Option::is_none) {
+                return None;
+            }
+            Some(DataType::Struct(
+                fields
+                    .iter()
+                    .zip(mapped)
+                    .map(|(f, d)| {
+                        Field::new(f.name().clone(), d.unwrap_or_else(|| f.dtype().clone()))
+                    })
+                    .collect(),
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// `s` as a metric reads it (see [`readable_dtype`]): cast exactly, or an error naming the
+/// metric and the column.
+pub fn readable_input(metric: &str, s: &Series) -> PolarsResult<Series> {
+    match readable_dtype(s.dtype()) {
+        None => Ok(s.clone()),
+        Some(target) => s.strict_cast(&target).map_err(|e| {
+            polars_err!(SchemaMismatch: "{metric}: column '{}' of dtype {} cannot be read as {target}: {e}", s.name(), s.dtype())
+        }),
+    }
+}
+
+/// Rejects, before any data is read, an input whose dtype no metric can take whatever its
+/// values: a fixed-size array of width 0 anywhere in it (an embedding with no dimension).
+pub fn check_input_field(metric: &str, field: &Field) -> PolarsResult<()> {
+    fn has_zero_width(dtype: &DataType) -> bool {
+        match dtype {
+            DataType::Array(inner, width) => *width == 0 || has_zero_width(inner),
+            DataType::List(inner) => has_zero_width(inner),
+            DataType::Struct(fields) => fields.iter().any(|f| has_zero_width(f.dtype())),
+            _ => false,
+        }
+    }
+    if has_zero_width(field.dtype()) {
+        polars_bail!(SchemaMismatch: "{metric}: column '{}' has dtype {}: arrays of width 0 (embeddings with no dimension) are not accepted", field.name(), field.dtype());
+    }
+    Ok(())
+}
+
+/// Code-point (or byte) offsets read exactly from the `name` field of column `column`: integers
+/// of any width, or floats that hold whole numbers. A fractional or non-finite float, a value
+/// outside `i64`, or a non-numeric dtype is an error naming the metric, the column, the field and
+/// the value; nothing is truncated or turned into a null.
+///
+/// ```
+/// use polars::prelude::*;
+/// use polars_rag::polars::driver::offsets;
+/// let ok = Series::new("start".into(), [Some(3.0f64), None]);
+/// assert_eq!(offsets("span_recall", "golden", "start", &ok).unwrap(), vec![Some(3), None]);
+/// let bad = Series::new("start".into(), [-0.5f64]);
+/// assert!(offsets("span_recall", "golden", "start", &bad).unwrap_err().to_string().contains("-0.5"));
+/// ```
+pub fn offsets(
+    metric: &str,
+    column: &str,
+    name: &str,
+    s: &Series,
+) -> PolarsResult<Vec<Option<i64>>> {
+    let problem = |what: String| polars_err!(ComputeError: "{metric}: column '{column}' field '{name}': {what}");
+    let dtype = s.dtype();
+    if dtype.is_float() || matches!(dtype, DataType::Decimal(..)) {
+        let values = s.cast(&DataType::Float64)?;
+        let mut out = Vec::with_capacity(values.len());
+        for v in values.f64()?.iter() {
+            out.push(match v {
+                None => None,
+                Some(v) if !v.is_finite() => {
+                    return Err(problem(format!("offset {v} is not a finite number")))
+                }
+                Some(v) if v.fract() != 0.0 => {
+                    return Err(problem(format!("offset {v} is not a whole number")))
+                }
+                // 2^63 is exactly representable and one past i64::MAX.
+                Some(v) if !(-9.223372036854776e18..9.223372036854776e18).contains(&v) => {
+                    return Err(problem(format!(
+                        "offset {v} is outside the 64-bit integer range"
+                    )))
+                }
+                Some(v) => Some(v as i64),
+            });
+        }
+        return Ok(out);
+    }
+    if dtype.is_integer() {
+        let exact = s.strict_cast(&DataType::Int64).map_err(|_| {
+            problem(format!(
+                "an offset of dtype {dtype} is outside the 64-bit integer range (above {})",
+                i64::MAX
+            ))
+        })?;
+        return Ok(exact.i64()?.iter().collect());
+    }
+    if dtype.is_null() {
+        return Ok(vec![None; s.len()]);
+    }
+    Err(problem(format!(
+        "offsets must be integers, got dtype {dtype}"
+    )))
+}
+
+/// Floats read from the `name` field of column `column` that must be finite when present
+/// (relevance grades): NaN or an infinity is an error naming the metric, the column and the
+/// value.
+pub fn finite_floats(
+    metric: &str,
+    column: &str,
+    name: &str,
+    s: &Series,
+) -> PolarsResult<Vec<Option<f64>>> {
+    let dtype = s.dtype();
+    if !(dtype.is_primitive_numeric()
+        || dtype.is_null()
+        || matches!(dtype, DataType::Decimal(..) | DataType::Boolean))
+    {
+        polars_bail!(SchemaMismatch: "{metric}: column '{column}' field '{name}' must be numeric, got dtype {dtype}");
+    }
+    let values: Vec<Option<f64>> = s.cast(&DataType::Float64)?.f64()?.iter().collect();
+    if let Some(bad) = values.iter().flatten().find(|v| !v.is_finite()) {
+        polars_bail!(ComputeError: "{metric}: column '{column}' field '{name}': {bad} is not a finite number");
+    }
+    Ok(values)
+}
+
 /// A string input (`str` dtype; an all-null column is accepted as all-null strings).
 pub struct StrColumn<'a> {
     ca: Option<&'a StringChunked>,

@@ -64,8 +64,10 @@ pub fn located_quotes_dtype() -> DataType {
     DataType::List(Box::new(DataType::Struct(with_quote)))
 }
 
-/// The documents of one row: `(file name if any, text)`.
-type Sources = Vec<(Option<String>, String)>;
+/// The documents of one row: `(position in the row's list, file name if any, text)`. A null
+/// entry of the list is no document, but keeps its position, so `source` is always the position
+/// in the list the user passed.
+type Sources = Vec<(usize, Option<String>, String)>;
 
 /// Reads the sources column into one document list per row (`None`: null row).
 fn read_sources(s: &Series) -> PolarsResult<Vec<Option<Sources>>> {
@@ -80,8 +82,8 @@ fn read_sources(s: &Series) -> PolarsResult<Vec<Option<Sources>>> {
             DataType::String => Ok(inner
                 .str()?
                 .iter()
-                .flatten()
-                .map(|t| (None, t.to_string()))
+                .enumerate()
+                .filter_map(|(position, t)| t.map(|t| (position, None, t.to_string())))
                 .collect()),
             DataType::Null => Ok(Vec::new()),
             DataType::Struct(_) => {
@@ -98,7 +100,8 @@ fn read_sources(s: &Series) -> PolarsResult<Vec<Option<Sources>>> {
                     .str()?
                     .iter()
                     .zip(files)
-                    .filter_map(|(t, f)| t.map(|t| (f, t.to_string())))
+                    .enumerate()
+                    .filter_map(|(position, (t, f))| t.map(|t| (position, f, t.to_string())))
                     .collect())
             }
             other => Err(bad(&DataType::List(Box::new(other.clone())))),
@@ -108,7 +111,7 @@ fn read_sources(s: &Series) -> PolarsResult<Vec<Option<Sources>>> {
         DataType::String => Ok(s
             .str()?
             .iter()
-            .map(|t| t.map(|t| vec![(None, t.to_string())]))
+            .map(|t| t.map(|t| vec![(0, None, t.to_string())]))
             .collect()),
         DataType::Null => Ok(vec![None; s.len()]),
         DataType::List(_) => {
@@ -131,22 +134,31 @@ fn sources_key(sources: &Sources) -> u64 {
     h.finish()
 }
 
-/// Builds the index of one row's sources; documents without a name are called by their
-/// position.
+/// Builds the index of one row's sources. The index knows each document by its position in
+/// the row's list (so a document without a name, or named like another's position, is never
+/// confused with another); [`locate_row`] turns the position back into the file name. Two
+/// documents with the same name are an error for the row, as `validate` and the corpus readers
+/// treat them.
 fn build_index(
     sources: &Sources,
     opts: &LocateOptions,
     quotes: &[&str],
 ) -> Result<QuoteIndex, String> {
-    let names: Vec<String> = sources
-        .iter()
-        .enumerate()
-        .map(|(i, (f, _))| f.clone().unwrap_or_else(|| i.to_string()))
-        .collect();
-    let docs: Vec<(&str, &str)> = names
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (position, file, _) in sources {
+        if let Some(file) = file {
+            if let Some(first) = seen.insert(file.as_str(), *position) {
+                return Err(format!(
+                    "{METRIC}: two sources are named '{file}' (positions {first} and {position}); document names must be unique"
+                ));
+            }
+        }
+    }
+    let positions: Vec<String> = sources.iter().map(|(p, _, _)| p.to_string()).collect();
+    let docs: Vec<(&str, &str)> = positions
         .iter()
         .zip(sources)
-        .map(|(n, (_, t))| (n.as_str(), t.as_str()))
+        .map(|(p, (_, _, t))| (p.as_str(), t.as_str()))
         .collect();
     QuoteIndex::new(&docs, opts, quotes)
 }
@@ -225,31 +237,40 @@ pub fn locate_quotes(
     // Row by row on the thread pool: quotes cost very different times (a verbatim quote is
     // cheap, an absent one is not), so fixed batches would leave a core idle.
     let rows: Vec<Row> = par_map(len, parallel, |i| match (all_quotes[i], row_index[i]) {
-        (Some(q), Some(Ok(index))) => {
-            let named = row_sources(i).as_ref().is_some_and(|s| all_named(s));
-            locate_row(index, q, named)
-        }
+        (Some(q), Some(Ok(index))) => match row_sources(i) {
+            Some(src) => locate_row(index, q, Some(src)),
+            None => Row::Null,
+        },
         (Some(_), Some(Err(e))) => Row::Failed(e.clone()),
         _ => Row::Null,
     });
     rows_to_struct(&rows)
 }
 
-/// Whether every document of a source list has a name (else `file` is left null).
-fn all_named(sources: &Sources) -> bool {
-    sources.iter().all(|(f, _)| f.is_some())
-}
-
-/// One quote located against a row's index, with the position of its document.
-fn locate_row(index: &QuoteIndex, quote: &str, named: bool) -> Row {
+/// One quote located against an index, with the position of its document. With a row's
+/// `sources` the index names documents by position (see [`build_index`]): `source` is that
+/// position and `file` the document's own name (null when it has none). Without, the index is a
+/// corpus of named documents and `source` is the document's place in it.
+fn locate_row(index: &QuoteIndex, quote: &str, sources: Option<&Sources>) -> Row {
     match index.locate(quote) {
-        Ok(m) => {
-            let source = m
-                .file
-                .as_deref()
-                .and_then(|f| index.document_position(f))
-                .unwrap_or(u32::MAX);
-            Row::Located(Box::new(m), source, named)
+        Ok(mut m) => {
+            let source = match sources {
+                Some(src) => {
+                    let position = m.file.as_deref().and_then(|p| p.parse::<usize>().ok());
+                    m.file = position.and_then(|p| {
+                        src.iter()
+                            .find(|(q, _, _)| *q == p)
+                            .and_then(|(_, file, _)| file.clone())
+                    });
+                    position.map_or(u32::MAX, |p| u32::try_from(p).unwrap_or(u32::MAX))
+                }
+                None => m
+                    .file
+                    .as_deref()
+                    .and_then(|f| index.document_position(f))
+                    .unwrap_or(u32::MAX),
+            };
+            Row::Located(Box::new(m), source, true)
         }
         Err(e) => Row::Failed(e),
     }
@@ -376,7 +397,7 @@ pub fn locate_in_documents(
     let pairs: Vec<(&str, &str)> = docs.iter().map(|(f, t)| (f.as_str(), t.as_str())).collect();
     let index = QuoteIndex::new(&pairs, opts, &batch);
     let rows: Vec<Row> = par_map(rows_in.len(), true, |i| match (rows_in[i], &index) {
-        (Some(q), Ok(index)) => locate_row(index, q, true),
+        (Some(q), Ok(index)) => locate_row(index, q, None),
         (Some(_), Err(e)) => Row::Failed(e.clone()),
         (None, _) => Row::Null,
     });
@@ -553,7 +574,7 @@ pub fn locate_answer_quotes(
         let rows = match build_index(src, options, &quotes) {
             Ok(index) => quotes
                 .iter()
-                .map(|q| locate_row(&index, q, all_named(src)))
+                .map(|q| locate_row(&index, q, Some(src)))
                 .collect(),
             Err(e) => quotes.iter().map(|_| Row::Failed(e.clone())).collect(),
         };

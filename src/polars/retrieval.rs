@@ -16,7 +16,7 @@
 use polars::prelude::*;
 use polars_arrow::array::{Array, ListArray, Utf8ViewArray};
 
-use super::driver::{map_row_batches, output_len};
+use super::driver::{finite_floats, map_row_batches, offsets, output_len};
 use crate::metrics::retrieval::{
     datapizza, rank_order, score, Judgments, RankBy, RankedMetric, Relevance, RetrievalCompat,
     RetrievalOptions, ScoreParams, Span,
@@ -76,10 +76,6 @@ fn single_chunk_str(s: &Series) -> PolarsResult<StringChunked> {
 fn str_at(ca: &StringChunked, i: usize) -> Option<&str> {
     let arr: &Utf8ViewArray = ca.downcast_iter().next()?;
     arr.get(i)
-}
-
-fn ints(s: &Series) -> PolarsResult<Vec<Option<i64>>> {
-    Ok(s.cast(&DataType::Int64)?.i64()?.iter().collect())
 }
 
 fn floats(s: &Series) -> PolarsResult<Vec<Option<f64>>> {
@@ -192,14 +188,14 @@ impl ItemColumn {
                 }
                 if has("file") && has("start") && has("end") && needs.spans {
                     col.file = Some(single_chunk_str(&field("file")?)?);
-                    col.start = Some(ints(&field("start")?)?);
-                    col.end = Some(ints(&field("end")?)?);
+                    col.start = Some(offsets(metric, &name, "start", &field("start")?)?);
+                    col.end = Some(offsets(metric, &name, "end", &field("end")?)?);
                 }
                 if has("score") && needs.score {
                     col.score = Some(floats(&field("score")?)?);
                 }
                 if has("grade") && needs.grade {
-                    col.grade = Some(floats(&field("grade")?)?);
+                    col.grade = Some(finite_floats(metric, &name, "grade", &field("grade")?)?);
                 }
             }
             DataType::List(v) | DataType::Array(v, _) if is_float(v) || v.is_integer() => {

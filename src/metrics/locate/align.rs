@@ -341,10 +341,23 @@ pub fn argmax(values: &[f64]) -> usize {
 }
 
 /// The two largest values (`np.sort(scores)[::-1][:2]`), 0.0 standing in for a missing one.
+/// NaN scores (rank_bm25's 0/0 when no window of a source has a word token) are not scores: they
+/// are skipped, so such a source reports a BM25 score and ratio of 0, never -inf or NaN.
+///
+/// ```
+/// use polars_rag::metrics::locate::align::top_two;
+/// assert_eq!(top_two(&[1.0, 3.0, 2.0]), (3.0, 2.0));
+/// assert_eq!(top_two(&[f64::NAN, f64::NAN]), (0.0, 0.0));
+/// ```
 pub fn top_two(values: &[f64]) -> (f64, f64) {
     let mut first = f64::NEG_INFINITY;
     let mut second = f64::NEG_INFINITY;
+    let mut scores = 0;
     for &v in values {
+        if v.is_nan() {
+            continue;
+        }
+        scores += 1;
         if v > first {
             second = first;
             first = v;
@@ -352,7 +365,7 @@ pub fn top_two(values: &[f64]) -> (f64, f64) {
             second = v;
         }
     }
-    match values.len() {
+    match scores {
         0 => (0.0, 0.0),
         1 => (first, 0.0),
         _ => (first, second),

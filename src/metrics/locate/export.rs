@@ -152,6 +152,7 @@ pub fn write_workbook(
         };
         sheet.set_column_width(c as u16, width).map_err(xerr)?;
     }
-    workbook.save(path).map_err(xerr)?;
-    Ok(())
+    let bytes = workbook.save_to_buffer().map_err(xerr)?;
+    crate::atomic::write(path, &bytes)
+        .map_err(|e| format!("locate_quotes: cannot write {}: {e}", path.display()))
 }

@@ -114,6 +114,10 @@ pub fn unicode_words(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// The largest length option of [`LocateOptions`] accepted, in code points (16 Mi): longer than
+/// any document a window or a context is cut from in practice.
+pub const MAX_LOCATE_LENGTH: usize = 1 << 24;
+
 /// The options of `locate_quotes`, shared by every face.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -203,7 +207,8 @@ impl LocateOptions {
         })
     }
 
-    /// Checks the options, with messages that name the option.
+    /// Checks the options, with messages that name the option. Lengths (windows, gaps, context)
+    /// are at most [`MAX_LOCATE_LENGTH`] code points.
     pub fn validate(&self) -> Result<(), String> {
         let bad = |msg: String| Err(format!("locate_quotes: {msg}"));
         if self.compat == LocateCompat::None {
@@ -214,8 +219,24 @@ impl LocateOptions {
                 return bad("overlap must be at least 1 (got 0); leave it unset for 30 %".into());
             }
         }
-        if !(self.k1.is_finite() && self.k1 >= 0.0) {
-            return bad(format!("k1 must be a finite number >= 0 (got {})", self.k1));
+        // k1 = 0 makes rank_bm25's term weight 0/0 for every window without the term.
+        if !(self.k1.is_finite() && self.k1 > 0.0) {
+            return bad(format!("k1 must be a finite number > 0 (got {})", self.k1));
+        }
+        for (name, value) in [
+            ("window_size", self.window_size),
+            ("overlap", self.overlap),
+            ("ellipsis_max_gap", self.ellipsis_max_gap),
+            ("expand_neighbors", Some(self.expand_neighbors)),
+            ("edge_chars", Some(self.edge_chars)),
+            ("context_chars", Some(self.context_chars)),
+            ("context_pad", Some(self.context_pad)),
+        ] {
+            if let Some(v) = value.filter(|&v| v > MAX_LOCATE_LENGTH) {
+                return bad(format!(
+                    "{name} must be at most {MAX_LOCATE_LENGTH}, got {v}"
+                ));
+            }
         }
         if !(self.b.is_finite() && (0.0..=1.0).contains(&self.b)) {
             return bad(format!("b must be in [0, 1] (got {})", self.b));

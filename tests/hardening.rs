@@ -1,0 +1,637 @@
+//! Hostile input through the columnar driver and the CLI: dtypes the kernels have no reader for,
+//! offsets that are not exact integers, duplicate and unnamed sources, null ids, closed pipes,
+//! interrupted writes and corpus links that leave the root. Every case either works or fails
+//! with an error that names the metric or command, the column and the problem.
+#![cfg(feature = "cli")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use polars::prelude::*;
+use polars_rag::metrics::locate::LocateOptions;
+use polars_rag::metrics::retrieval::{RankedMetric, RetrievalOptions};
+use polars_rag::metrics::spans::SpanOptions;
+use polars_rag::polars::driver::readable_input;
+use polars_rag::polars::{locate, retrieval};
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("polars-rag-hardening-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn cli(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_polars-rag"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `list[struct{file, start, end}]` with offsets of `dtype`.
+fn spans(name: &str, rows: &[Vec<(&str, i64, i64)>], dtype: DataType) -> Series {
+    let items: Vec<Series> = rows
+        .iter()
+        .map(|r| {
+            let fields = [
+                Series::new("file".into(), r.iter().map(|s| s.0).collect::<Vec<_>>()),
+                Series::new("start".into(), r.iter().map(|s| s.1).collect::<Vec<_>>()),
+                Series::new("end".into(), r.iter().map(|s| s.2).collect::<Vec<_>>()),
+            ];
+            StructChunked::from_series("".into(), r.len(), fields.iter())
+                .unwrap()
+                .into_series()
+        })
+        .collect();
+    let ca: ListChunked = items.into_iter().collect();
+    let target = DataType::List(Box::new(DataType::Struct(vec![
+        Field::new("file".into(), DataType::String),
+        Field::new("start".into(), dtype.clone()),
+        Field::new("end".into(), dtype),
+    ])));
+    ca.into_series()
+        .with_name(name.into())
+        .cast(&target)
+        .unwrap()
+}
+
+fn write_parquet(path: &Path, df: &mut DataFrame) {
+    ParquetWriter::new(std::fs::File::create(path).unwrap())
+        .finish(df)
+        .unwrap();
+}
+
+fn read_parquet(path: &Path) -> PolarsResult<DataFrame> {
+    ParquetReader::new(std::fs::File::open(path)?).finish()
+}
+
+#[test]
+fn small_integer_and_categorical_inputs_are_read_as_their_values() {
+    let wide = spans("retrieved", &[vec![("a", 0, 10)]], DataType::Int64);
+    let truth = spans("golden", &[vec![("a", 5, 10)]], DataType::Int64);
+    let want = retrieval::span_metric(
+        retrieval::SpanMetric::Recall,
+        &wide,
+        &truth,
+        &SpanOptions::default(),
+        false,
+    )
+    .unwrap();
+    for dtype in [
+        DataType::UInt8,
+        DataType::Int8,
+        DataType::UInt16,
+        DataType::Int16,
+    ] {
+        let small = readable_input(
+            "span_recall",
+            &spans("retrieved", &[vec![("a", 0, 10)]], dtype.clone()),
+        )
+        .unwrap();
+        let small_truth = readable_input(
+            "span_recall",
+            &spans("golden", &[vec![("a", 5, 10)]], dtype.clone()),
+        )
+        .unwrap();
+        let got = retrieval::span_metric(
+            retrieval::SpanMetric::Recall,
+            &small,
+            &small_truth,
+            &SpanOptions::default(),
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            got.f64().unwrap().get(0),
+            want.f64().unwrap().get(0),
+            "{dtype}"
+        );
+    }
+    let answers = Series::new("answer".into(), ["the cat sat", "a dog"])
+        .cast(&DataType::from_categories(Categories::global()))
+        .unwrap();
+    let as_strings = readable_input("bleu", &answers).unwrap();
+    assert_eq!(as_strings.dtype(), &DataType::String);
+    assert_eq!(as_strings.str().unwrap().get(1), Some("a dog"));
+}
+
+#[test]
+fn offsets_that_are_not_exact_integers_are_errors_naming_the_value() {
+    let truth = spans("golden", &[vec![("a", 0, 4)]], DataType::Int64);
+    for (value, expected) in [
+        (-0.5, "-0.5 is not a whole number"),
+        (2.25, "2.25 is not a whole number"),
+        (f64::NAN, "NaN is not a finite number"),
+        (f64::INFINITY, "inf is not a finite number"),
+        (1e19, "outside the 64-bit integer range"),
+    ] {
+        let fields = [
+            Series::new("file".into(), ["a"]),
+            Series::new("start".into(), [value]),
+            Series::new("end".into(), [3.0f64]),
+        ];
+        let item = StructChunked::from_series("".into(), 1, fields.iter())
+            .unwrap()
+            .into_series();
+        let run: ListChunked = [Some(item)].into_iter().collect();
+        let run = run.into_series().with_name("retrieved".into());
+        let e = retrieval::span_metric(
+            retrieval::SpanMetric::Precision,
+            &run,
+            &truth,
+            &SpanOptions::default(),
+            false,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("span_precision") && e.contains("'retrieved'") && e.contains(expected),
+            "{e}"
+        );
+    }
+    let too_big = Series::new("start".into(), [u64::MAX]);
+    let e = polars_rag::polars::driver::offsets("span_iou", "golden", "start", &too_big)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("outside the 64-bit integer range"), "{e}");
+}
+
+#[test]
+fn an_infinite_grade_is_an_error_not_a_nan_score() {
+    let fields = [
+        Series::new("id".into(), ["d1"]),
+        Series::new("grade".into(), [f64::INFINITY]),
+    ];
+    let item = StructChunked::from_series("".into(), 1, fields.iter())
+        .unwrap()
+        .into_series();
+    let truth: ListChunked = [Some(item)].into_iter().collect();
+    let truth = truth.into_series().with_name("qrels".into());
+    let run: ListChunked = [Some(Series::new("".into(), ["d1"]))].into_iter().collect();
+    let e = retrieval::ranked_metric(
+        RankedMetric::NdcgAtK,
+        &run.into_series().with_name("run".into()),
+        &truth,
+        &RetrievalOptions::default(),
+        false,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("ndcg_at_k") && e.contains("grade") && e.contains("inf"),
+        "{e}"
+    );
+}
+
+/// `(file, text)` sources of one row as `list[struct{file, text}]`.
+fn named_sources(docs: &[(Option<&str>, &str)]) -> Series {
+    let fields = [
+        Series::new("file".into(), docs.iter().map(|d| d.0).collect::<Vec<_>>()),
+        Series::new("text".into(), docs.iter().map(|d| d.1).collect::<Vec<_>>()),
+    ];
+    let item = StructChunked::from_series("".into(), docs.len(), fields.iter())
+        .unwrap()
+        .into_series();
+    let ca: ListChunked = [Some(item)].into_iter().collect();
+    ca.into_series().with_name("sources".into())
+}
+
+fn located(quote: &str, sources: &Series) -> StructChunked {
+    let quotes = Series::new("quote".into(), [quote]);
+    locate::locate_quotes(&quotes, sources, &LocateOptions::default(), false)
+        .unwrap()
+        .struct_()
+        .unwrap()
+        .clone()
+}
+
+fn field<'a>(st: &'a StructChunked, name: &str) -> Series {
+    st.field_by_name(name).unwrap()
+}
+
+#[test]
+fn locate_reports_the_document_by_its_position_and_own_name() {
+    // An unnamed document before a named one: the match keeps its file name.
+    let sources = named_sources(&[
+        (None, "nothing to see here"),
+        (Some("b.txt"), "the quick brown fox jumps"),
+    ]);
+    let st = located("quick brown fox", &sources);
+    assert_eq!(field(&st, "file").str().unwrap().get(0), Some("b.txt"));
+    assert_eq!(
+        field(&st, "source")
+            .cast(&DataType::Int64)
+            .unwrap()
+            .i64()
+            .unwrap()
+            .get(0),
+        Some(1)
+    );
+    // A document named like another's position is not confused with it.
+    let sources = named_sources(&[
+        (Some("1"), "the quick brown fox jumps"),
+        (None, "other words entirely"),
+    ]);
+    let st = located("quick brown fox", &sources);
+    assert_eq!(field(&st, "file").str().unwrap().get(0), Some("1"));
+    assert_eq!(
+        field(&st, "source")
+            .cast(&DataType::Int64)
+            .unwrap()
+            .i64()
+            .unwrap()
+            .get(0),
+        Some(0)
+    );
+    assert_eq!(field(&st, "start").i64().unwrap().get(0), Some(4));
+    // Two documents with one name: the row says why it has no match.
+    let sources = named_sources(&[
+        (Some("a.txt"), "alpha beta gamma"),
+        (Some("a.txt"), "the quick brown fox"),
+    ]);
+    let st = located("quick brown fox", &sources);
+    let error = field(&st, "error");
+    let error = error.str().unwrap().get(0).unwrap_or_default().to_string();
+    assert!(error.contains("two sources are named 'a.txt'"), "{error}");
+    // list[str] with a null entry: `source` is the position in the list as given.
+    let texts: ListChunked = [Some(Series::new(
+        "".into(),
+        [None, Some("zzz"), Some("the quick brown fox")],
+    ))]
+    .into_iter()
+    .collect();
+    let st = located(
+        "quick brown fox",
+        &texts.into_series().with_name("sources".into()),
+    );
+    assert_eq!(
+        field(&st, "source")
+            .cast(&DataType::Int64)
+            .unwrap()
+            .i64()
+            .unwrap()
+            .get(0),
+        Some(2)
+    );
+    assert_eq!(field(&st, "file").str().unwrap().get(0), None);
+}
+
+#[test]
+fn a_corpus_table_with_a_file_name_twice_is_refused_by_locate_as_by_validate() {
+    let corpus = df!("file" => ["a.txt", "a.txt"], "text" => ["one text", "another text"]).unwrap();
+    let quotes = Series::new("quote".into(), ["one text"]);
+    let e = locate::locate_table(&quotes, &corpus, &LocateOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("locate_quotes") && e.contains("'a.txt' twice"),
+        "{e}"
+    );
+    let e = polars_rag::polars::corpus::Corpus::from_frame(&corpus)
+        .err()
+        .unwrap();
+    assert!(e.contains("a.txt"), "{e}");
+}
+
+#[test]
+fn cli_exits_quietly_when_its_output_pipe_is_closed() {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader); // every write of the child now fails with a broken pipe
+    let o = Command::new(env!("CARGO_BIN_EXE_polars-rag"))
+        .arg("metrics")
+        .stdout(writer)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "status {:?}: {}", o.status, stderr(&o));
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+}
+
+/// A golden table, a run and a corpus whose span offsets have `dtype`.
+fn span_job(dir: &Path, dtype: DataType) -> (PathBuf, PathBuf, PathBuf) {
+    let mut corpus =
+        df!("file" => ["a.txt"], "text" => ["The quick brown fox jumps over the lazy dog."])
+            .unwrap();
+    let mut golden = df!("query_id" => ["q1", "q2"]).unwrap();
+    golden
+        .with_column(
+            spans(
+                "relevant_spans",
+                &[vec![("a.txt", 4, 19)], vec![("a.txt", 20, 30)]],
+                dtype.clone(),
+            )
+            .into_column(),
+        )
+        .unwrap();
+    let mut run = df!("query_id" => ["q1", "q2"]).unwrap();
+    run.with_column(
+        spans(
+            "retrieved",
+            &[vec![("a.txt", 0, 19)], vec![("a.txt", 35, 44)]],
+            dtype,
+        )
+        .into_column(),
+    )
+    .unwrap();
+    let paths = (
+        dir.join("golden.parquet"),
+        dir.join("run.parquet"),
+        dir.join("corpus.parquet"),
+    );
+    write_parquet(&paths.0, &mut golden);
+    write_parquet(&paths.1, &mut run);
+    write_parquet(&paths.2, &mut corpus);
+    paths
+}
+
+#[test]
+fn cli_scores_and_validates_spans_with_8_and_16_bit_offsets() {
+    let dir = temp_dir("small-offsets");
+    let (golden, run, corpus) = span_job(&dir, DataType::Int64);
+    let out_wide = dir.join("wide.parquet");
+    let o = cli(&[
+        "score",
+        "--golden",
+        golden.to_str().unwrap(),
+        "--run",
+        run.to_str().unwrap(),
+        "--corpus",
+        corpus.to_str().unwrap(),
+        "--metrics",
+        "span_recall",
+        "--out",
+        out_wide.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let want = read_parquet(&out_wide)
+        .unwrap()
+        .column("span_recall")
+        .unwrap()
+        .clone();
+    for dtype in [DataType::UInt8, DataType::UInt16] {
+        let (golden, run, corpus) = span_job(&dir, dtype.clone());
+        let out = dir.join("small.parquet");
+        let o = cli(&[
+            "score",
+            "--golden",
+            golden.to_str().unwrap(),
+            "--run",
+            run.to_str().unwrap(),
+            "--corpus",
+            corpus.to_str().unwrap(),
+            "--metrics",
+            "span_recall",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{dtype}: {}", stderr(&o));
+        let got = read_parquet(&out)
+            .unwrap()
+            .column("span_recall")
+            .unwrap()
+            .clone();
+        assert_eq!(got, want, "{dtype}");
+        let o = cli(&[
+            "validate",
+            "--golden",
+            golden.to_str().unwrap(),
+            "--corpus",
+            corpus.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{dtype}: {}", stderr(&o));
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn cli_says_when_nothing_can_be_scored_and_when_ids_cannot_be_joined() {
+    let dir = temp_dir("nothing");
+    let run = dir.join("run.parquet");
+    write_parquet(
+        &run,
+        &mut df!("query_id" => ["q1"], "note" => ["x"]).unwrap(),
+    );
+    let o = cli(&[
+        "score",
+        "--run",
+        run.to_str().unwrap(),
+        "--out",
+        dir.join("s.parquet").to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("nothing to score"), "{}", stderr(&o));
+
+    let golden = dir.join("golden.parquet");
+    write_parquet(
+        &golden,
+        &mut df!("query_id" => [1i64, 2], "reference_answers" => ["a", "b"]).unwrap(),
+    );
+    write_parquet(
+        &run,
+        &mut df!("query_id" => ["1", "2"], "answer" => ["a", "c"]).unwrap(),
+    );
+    let o = cli(&[
+        "score",
+        "--golden",
+        golden.to_str().unwrap(),
+        "--run",
+        run.to_str().unwrap(),
+        "--out",
+        dir.join("s.parquet").to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(
+        e.contains("golden column 'query_id' has dtype i64")
+            && e.contains("run column 'query_id' has dtype str"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn cli_accounts_for_run_rows_with_a_null_id() {
+    let dir = temp_dir("null-ids");
+    let golden = dir.join("golden.parquet");
+    let run = dir.join("run.parquet");
+    write_parquet(
+        &golden,
+        &mut df!("query_id" => [Some("q1"), None], "reference_answers" => ["a b c", "d e f"])
+            .unwrap(),
+    );
+    write_parquet(
+        &run,
+        &mut df!("query_id" => [Some("q1"), None], "answer" => ["a b c", "d e f"]).unwrap(),
+    );
+    let o = cli(&[
+        "score",
+        "--golden",
+        golden.to_str().unwrap(),
+        "--run",
+        run.to_str().unwrap(),
+        "--metrics",
+        "exact_match",
+        "--out",
+        dir.join("s.parquet").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("1 rows have an id that is not in the golden table (e.g. null)"),
+        "{text}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn cli_refuses_to_write_scores_over_its_own_run() {
+    let dir = temp_dir("overwrite");
+    let run = dir.join("run.parquet");
+    write_parquet(
+        &run,
+        &mut df!("query_id" => ["q1"], "answer" => ["a"], "reference_answers" => ["a"]).unwrap(),
+    );
+    let before = std::fs::read(&run).unwrap();
+    let o = cli(&[
+        "score",
+        "--run",
+        run.to_str().unwrap(),
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("it is the run of this job"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read(&run).unwrap(), before);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[cfg(unix)]
+#[test]
+fn a_corpus_directory_never_reads_through_a_link_that_leaves_it() {
+    let dir = temp_dir("links");
+    let outside = dir.join("outside");
+    let corpus = dir.join("corpus");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(corpus.join("sub")).unwrap();
+    std::fs::write(outside.join("secret.txt"), "the launch code is swordfish").unwrap();
+    std::fs::write(corpus.join("doc.txt"), "the launch was delayed by rain").unwrap();
+    std::os::unix::fs::symlink(outside.join("secret.txt"), corpus.join("sub/link.txt")).unwrap();
+    let quotes = dir.join("quotes.txt");
+    std::fs::write(&quotes, "the launch code is swordfish\n").unwrap();
+    let out = dir.join("located");
+    let o = cli(&[
+        "locate",
+        "--quotes",
+        quotes.to_str().unwrap(),
+        "--corpus",
+        corpus.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("outside the corpus root"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.join("located.parquet").exists());
+    let golden = dir.join("golden.parquet");
+    write_parquet(&golden, &mut df!("query_id" => ["q1"]).unwrap());
+    let o = cli(&[
+        "validate",
+        "--golden",
+        golden.to_str().unwrap(),
+        "--corpus",
+        corpus.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("outside the corpus root"),
+        "{}",
+        stderr(&o)
+    );
+    // A link that stays inside the root is read like a file.
+    std::fs::remove_file(corpus.join("sub/link.txt")).unwrap();
+    std::os::unix::fs::symlink(corpus.join("doc.txt"), corpus.join("sub/link.txt")).unwrap();
+    std::fs::write(&quotes, "the launch was delayed\n").unwrap();
+    let o = cli(&[
+        "locate",
+        "--quotes",
+        quotes.to_str().unwrap(),
+        "--corpus",
+        corpus.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Kills `polars-rag score` at moments spread over its whole run, the write included: after
+/// every kill the output is the previous good file or the complete new one, never a truncated
+/// file.
+#[cfg(unix)]
+#[test]
+fn a_killed_score_run_leaves_the_previous_output_intact() {
+    let dir = temp_dir("killed");
+    let run = dir.join("run.parquet");
+    let rows = 3000;
+    // Incompressible text carried through to the scores, so the write itself takes a while.
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let payload: Vec<String> = (0..rows)
+        .map(|_| {
+            (0..2000)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    char::from(b'a' + (state % 26) as u8)
+                })
+                .collect()
+        })
+        .collect();
+    let ids: Vec<String> = (0..rows).map(|i| format!("q{i}")).collect();
+    let mut df = df!("query_id" => ids, "answer" => vec!["an answer"; rows], "reference_answers" => vec!["an answer"; rows], "payload" => payload).unwrap();
+    write_parquet(&run, &mut df);
+    let out = dir.join("scores.parquet");
+    let args = [
+        "score",
+        "--run",
+        run.to_str().unwrap(),
+        "--metrics",
+        "exact_match",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let started = std::time::Instant::now();
+    let o = cli(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let full = started.elapsed();
+    let good = std::fs::read(&out).unwrap();
+    for step in 1..=8u32 {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_polars-rag"))
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(full * step / 8);
+        let _ = child.kill(); // SIGKILL: no cleanup runs
+        let _ = child.wait();
+        let now = std::fs::read(&out).unwrap();
+        if now != good {
+            let table = read_parquet(&out)
+                .unwrap_or_else(|e| panic!("kill {step}: unreadable output: {e}"));
+            assert_eq!(table.height(), rows, "kill {step}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

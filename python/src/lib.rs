@@ -477,31 +477,40 @@ fn locate_table(
     corpus: PyDataFrame,
     options: &[u8],
 ) -> PyResult<PyDataFrame> {
-    let opts = locate_options(options)?;
-    let df = locate::locate_table(&quotes.0, &corpus.0, &opts)
-        .map_err(py_err_in("locate_quotes_in_corpus"))?;
-    Ok(PyDataFrame(df))
+    py_guarded("locate_quotes_in_corpus", move || {
+        let opts = locate_options(options)?;
+        let corpus = readable("locate_quotes_in_corpus", &corpus.0)?;
+        let quotes = driver::readable_input("locate_quotes_in_corpus", &quotes.0)
+            .map_err(py_err_in("locate_quotes_in_corpus"))?;
+        let df = locate::locate_table(&quotes, &corpus, &opts)
+            .map_err(py_err_in("locate_quotes_in_corpus"))?;
+        Ok(PyDataFrame(df))
+    })
 }
 
 /// The statistics of a located table: a `variable`, `value` table and soak's melted CSV text.
 #[pyfunction]
 #[pyo3(signature = (located, options))]
 fn locate_stats(located: PyDataFrame, options: &[u8]) -> PyResult<(PyDataFrame, String)> {
-    let opts = locate_options(options)?;
-    let stats =
-        locate::stats_of(&located.0, &opts).map_err(py_err_in("locate_quotes_in_corpus"))?;
-    let frame = locate::stats_frame(&stats).map_err(py_err_in("locate_quotes_in_corpus"))?;
-    let csv = polars_rag::metrics::locate::stats::melted_csv(&stats);
-    Ok((PyDataFrame(frame), csv))
+    py_guarded("locate_quotes_in_corpus", move || {
+        let opts = locate_options(options)?;
+        let stats =
+            locate::stats_of(&located.0, &opts).map_err(py_err_in("locate_quotes_in_corpus"))?;
+        let frame = locate::stats_frame(&stats).map_err(py_err_in("locate_quotes_in_corpus"))?;
+        let csv = polars_rag::metrics::locate::stats::melted_csv(&stats);
+        Ok((PyDataFrame(frame), csv))
+    })
 }
 
 /// Writes the `.xlsx` workbook of a located table.
 #[pyfunction]
 #[pyo3(signature = (located, path, options))]
 fn write_locate_workbook(located: PyDataFrame, path: &str, options: &[u8]) -> PyResult<()> {
-    let opts = locate_options(options)?;
-    locate::write_workbook(&located.0, std::path::Path::new(path), &opts)
-        .map_err(py_err_in("locate_quotes_in_corpus"))
+    py_guarded("locate_quotes_in_corpus", move || {
+        let opts = locate_options(options)?;
+        locate::write_workbook(&located.0, std::path::Path::new(path), &opts)
+            .map_err(py_err_in("locate_quotes_in_corpus"))
+    })
 }
 
 /// The metric ids this build exposes, from the library's registry.
@@ -513,10 +522,35 @@ fn metric_ids() -> Vec<&'static str> {
 /// The signature of `metric` under the pickled keyword options `options`.
 #[pyfunction]
 fn signature_of(metric: &str, options: &[u8]) -> PyResult<String> {
-    let mut decoder = serde_pickle::Deserializer::new(options, serde_pickle::DeOptions::default());
-    let opts = MetricOptions::for_metric(metric, &mut decoder).map_err(PyValueError::new_err)?;
-    opts.signature(metric)
-        .ok_or_else(|| PyValueError::new_err(format!("unknown metric '{metric}'")))
+    py_guarded("signature", move || {
+        let mut decoder =
+            serde_pickle::Deserializer::new(options, serde_pickle::DeOptions::default());
+        let opts =
+            MetricOptions::for_metric(metric, &mut decoder).map_err(PyValueError::new_err)?;
+        opts.signature(metric)
+            .ok_or_else(|| PyValueError::new_err(format!("unknown metric '{metric}'")))
+    })
+}
+
+/// Runs the body of a Python function: a panic in the library (a defect) becomes a `ValueError`
+/// naming the function instead of pyo3's `PanicException`.
+fn py_guarded<T>(function: &'static str, call: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(call)).unwrap_or_else(|payload| {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown cause".into());
+        Err(PyValueError::new_err(format!(
+            "{function}: internal error ({what}); please report it with the input that caused it"
+        )))
+    })
+}
+
+/// A frame from Python as the library reads it (Categorical as strings, small integers
+/// widened, ...), or a `ValueError` naming `function`.
+fn readable(function: &'static str, df: &DataFrame) -> PyResult<DataFrame> {
+    driver::readable_frame(function, df).map_err(py_err_in(function))
 }
 
 /// A `ValueError` whose message starts with the Python function it comes from.
@@ -550,15 +584,20 @@ fn validate_golden(
     id: &str,
     unit: &str,
 ) -> PyResult<PyDataFrame> {
-    let corpus = corpus
-        .map(|c| Corpus::from_frame(&c.0))
-        .transpose()
-        .map_err(py_err_in("validate_golden"))?;
-    let found = golden::validate_golden(&golden.0, id, corpus.as_ref(), span_unit(unit)?)
-        .map_err(py_err_in("validate_golden"))?;
-    Ok(PyDataFrame(
-        golden::problems_frame(&found.problems).map_err(py_err_in("validate_golden"))?,
-    ))
+    py_guarded("validate_golden", move || {
+        let corpus = corpus
+            .map(|c| {
+                readable("validate_golden", &c.0)
+                    .and_then(|c| Corpus::from_frame(&c).map_err(py_err_in("validate_golden")))
+            })
+            .transpose()?;
+        let golden = readable("validate_golden", &golden.0)?;
+        let found = golden::validate_golden(&golden, id, corpus.as_ref(), span_unit(unit)?)
+            .map_err(py_err_in("validate_golden"))?;
+        Ok(PyDataFrame(
+            golden::problems_frame(&found.problems).map_err(py_err_in("validate_golden"))?,
+        ))
+    })
 }
 
 /// A span column checked against a corpus: the frame with the column converted to code points
@@ -573,31 +612,34 @@ fn check_spans(
     unit: &str,
     fill_text: bool,
 ) -> PyResult<(PyDataFrame, PyDataFrame)> {
-    let corpus = Corpus::from_frame(&corpus.0).map_err(py_err_in("check_spans"))?;
-    let mut df = frame.0;
-    let checked = corpus::check_spans(&df, id, column, &corpus, span_unit(unit)?, fill_text)
-        .map_err(py_err_in("check_spans"))?;
-    df.with_column(checked.column.into_column())
-        .map_err(py_err_in("check_spans"))?;
-    let problems: Vec<golden::Problem> = checked
-        .issues
-        .iter()
-        .map(|i| ("span_outside_document", i))
-        .chain(
-            checked
-                .text_mismatches
-                .iter()
-                .map(|i| ("span_text_mismatch", i)),
-        )
-        .map(|(check, i)| golden::Problem {
-            check,
-            query_id: Some(i.query.clone()),
-            column: column.to_string(),
-            detail: format!("span #{}: {}", i.index, i.problem),
-        })
-        .collect();
-    let problems = golden::problems_frame(&problems).map_err(py_err_in("check_spans"))?;
-    Ok((PyDataFrame(df), PyDataFrame(problems)))
+    py_guarded("check_spans", move || {
+        let corpus = Corpus::from_frame(&readable("check_spans", &corpus.0)?)
+            .map_err(py_err_in("check_spans"))?;
+        let mut df = readable("check_spans", &frame.0)?;
+        let checked = corpus::check_spans(&df, id, column, &corpus, span_unit(unit)?, fill_text)
+            .map_err(py_err_in("check_spans"))?;
+        df.with_column(checked.column.into_column())
+            .map_err(py_err_in("check_spans"))?;
+        let problems: Vec<golden::Problem> = checked
+            .issues
+            .iter()
+            .map(|i| ("span_outside_document", i))
+            .chain(
+                checked
+                    .text_mismatches
+                    .iter()
+                    .map(|i| ("span_text_mismatch", i)),
+            )
+            .map(|(check, i)| golden::Problem {
+                check,
+                query_id: Some(i.query.clone()),
+                column: column.to_string(),
+                detail: format!("span #{}: {}", i.index, i.problem),
+            })
+            .collect();
+        let problems = golden::problems_frame(&problems).map_err(py_err_in("check_spans"))?;
+        Ok((PyDataFrame(df), PyDataFrame(problems)))
+    })
 }
 
 fn compare_options(
@@ -636,14 +678,22 @@ fn compare_tables(
     seed: u64,
     top: usize,
 ) -> PyResult<(PyDataFrame, PyDataFrame, PyDataFrame)> {
-    let options = compare_options("compare", resamples, confidence, seed, top)?;
-    let c = compare::compare_tables(&baseline.0, &candidate.0, id, by, &options)
+    py_guarded("compare", move || {
+        let options = compare_options("compare", resamples, confidence, seed, top)?;
+        let c = compare::compare_tables(
+            &readable("compare", &baseline.0)?,
+            &readable("compare", &candidate.0)?,
+            id,
+            by,
+            &options,
+        )
         .map_err(py_err_in("compare"))?;
-    Ok((
-        PyDataFrame(compare::metrics_frame(&c.metrics, None).map_err(py_err_in("compare"))?),
-        PyDataFrame(compare::segments_frame(&c.segments).map_err(py_err_in("compare"))?),
-        PyDataFrame(compare::regressions_frame(&c.regressions).map_err(py_err_in("compare"))?),
-    ))
+        Ok((
+            PyDataFrame(compare::metrics_frame(&c.metrics, None).map_err(py_err_in("compare"))?),
+            PyDataFrame(compare::segments_frame(&c.segments).map_err(py_err_in("compare"))?),
+            PyDataFrame(compare::regressions_frame(&c.regressions).map_err(py_err_in("compare"))?),
+        ))
+    })
 }
 
 /// Per-metric (and per-segment) means with bootstrap intervals (`polars-rag summary`).
@@ -656,11 +706,14 @@ fn summarize_table(
     confidence: f64,
     seed: u64,
 ) -> PyResult<PyDataFrame> {
-    let options = compare_options("summary", resamples, confidence, seed, 0)?;
-    let rows = compare::summarize_table(&scores.0, by, &options).map_err(py_err_in("summary"))?;
-    Ok(PyDataFrame(
-        compare::summary_frame(&rows).map_err(py_err_in("summary"))?,
-    ))
+    py_guarded("summary", move || {
+        let options = compare_options("summary", resamples, confidence, seed, 0)?;
+        let rows = compare::summarize_table(&readable("summary", &scores.0)?, by, &options)
+            .map_err(py_err_in("summary"))?;
+        Ok(PyDataFrame(
+            compare::summary_frame(&rows).map_err(py_err_in("summary"))?,
+        ))
+    })
 }
 
 #[pymodule]

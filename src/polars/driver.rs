@@ -169,6 +169,24 @@ pub fn readable_input(metric: &str, s: &Series) -> PolarsResult<Series> {
     }
 }
 
+/// Every column of `df` as the library reads it (see [`readable_input`]); `function` names the
+/// caller in errors.
+pub fn readable_frame(function: &str, df: &DataFrame) -> PolarsResult<DataFrame> {
+    if df
+        .columns()
+        .iter()
+        .all(|c| readable_dtype(c.dtype()).is_none())
+    {
+        return Ok(df.clone());
+    }
+    let columns = df
+        .columns()
+        .iter()
+        .map(|c| readable_input(function, c.as_materialized_series()).map(Column::from))
+        .collect::<PolarsResult<Vec<_>>>()?;
+    DataFrame::new(df.height(), columns)
+}
+
 /// Rejects, before any data is read, an input whose dtype no metric can take whatever its
 /// values: a fixed-size array of width 0 anywhere in it (an embedding with no dimension).
 pub fn check_input_field(metric: &str, field: &Field) -> PolarsResult<()> {

@@ -68,10 +68,11 @@ fn rows(n: usize, found: bool, seed: u64) -> Vec<Row> {
         .map(|_| {
             let sources: Vec<String> = (0..5).map(|_| rng.words(220)).collect();
             let mut answer = String::new();
-            for q in 0..(2 + rng.next() % 2) {
+            let quotes = 2 + rng.next() % 2;
+            for source in sources.iter().take(quotes) {
                 answer.push_str(&rng.words(18));
                 let quote = if found {
-                    let words: Vec<&str> = sources[q].split(' ').collect();
+                    let words: Vec<&str> = source.split(' ').collect();
                     let at = rng.next() % (words.len() - 10);
                     words[at..at + 8].join(" ")
                 } else {

@@ -22,11 +22,20 @@ if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 &
         || echo "note: Chromium could not be installed; the report test will say so and skip rendering"
 fi
 
+step "Rust: formatting"
+cargo fmt --check
+
 step "Rust: kernels without Polars"
 cargo test --lib --tests
 
 step "Rust: columnar driver, Expr builders, CLI (feature cli)"
 cargo test --features cli
+
+step "Rust: lints and docs (warnings are errors)"
+cargo clippy --all-targets -- -D warnings
+cargo clippy --all-targets --features cli -- -D warnings
+RUSTDOCFLAGS=-Dwarnings cargo doc --no-deps --features cli
+CARGO_TARGET_DIR="$PLUGIN_TARGET_DIR" cargo clippy --manifest-path python/Cargo.toml -- -D warnings
 
 step "Python: test environments"
 make_venv() { # dir requirements
@@ -35,6 +44,10 @@ make_venv() { # dir requirements
 }
 make_venv .venv requirements-test.txt
 make_venv .venv-polars1 requirements-test-polars1.txt
+
+step "Python: lint and type check"
+.venv/bin/ruff check python/polars_rag
+.venv/bin/mypy
 
 step "Python: build the plugin wheel (release, abi3)"
 rm -rf dist
@@ -46,4 +59,6 @@ for env in .venv .venv-polars1; do
     "$env/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
     # Run from the tests folder so the installed package, not the source tree, is imported.
     (cd tests/python && "../../$env/bin/python" -m pytest -q -p no:cacheprovider .)
+    # Every >>> example of the package's docstrings, run against the installed wheel.
+    (cd tests/python && "../../$env/bin/python" -m pytest -q -p no:cacheprovider --doctest-modules --pyargs polars_rag)
 done

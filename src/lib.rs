@@ -23,6 +23,8 @@
 //! assert_eq!((counts.matched, counts.total), (1, 1));
 //! ```
 
+#![deny(missing_docs)]
+
 pub mod atomic;
 pub mod compare;
 pub mod metrics;

@@ -587,7 +587,7 @@ fn rouge_expr_equals_kernel_with_nulls_and_several_references() {
     };
     let out = df
         .lazy()
-        .select([expr::rouge(col("answer"), col("refs"), opts.clone())])
+        .select([expr::rouge(col("answer"), col("refs"), opts)])
         .collect()
         .unwrap();
     let st = out.column("rouge").unwrap().struct_().unwrap().clone();

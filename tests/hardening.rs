@@ -210,7 +210,7 @@ fn located(quote: &str, sources: &Series) -> StructChunked {
         .clone()
 }
 
-fn field<'a>(st: &'a StructChunked, name: &str) -> Series {
+fn field(st: &StructChunked, name: &str) -> Series {
     st.field_by_name(name).unwrap()
 }
 

@@ -22,7 +22,10 @@ fn strings(name: &str, rows: &[Option<Vec<&str>>]) -> Series {
         .unwrap()
 }
 
-fn spans(name: &str, rows: &[Option<Vec<(&str, i64, i64)>>]) -> Series {
+/// One row of spans, `(file, start, end)`; `None` is a null row.
+type SpanRow<'a> = Option<Vec<(&'a str, i64, i64)>>;
+
+fn spans(name: &str, rows: &[SpanRow<'_>]) -> Series {
     let items: Vec<Option<Series>> = rows
         .iter()
         .map(|r| {

@@ -23,74 +23,75 @@ Importing the package also registers the ``.rag`` expression namespace, a thin f
 from __future__ import annotations
 
 import pickle
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Literal, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Literal, NamedTuple, Union
 
-import polars as pl
 from polars.plugins import register_plugin_function
 
+import polars as pl
 from polars_rag._internal import __version__
 from polars_rag._internal import locate_stats as _locate_stats
 from polars_rag._internal import locate_table as _locate_table
-from polars_rag._internal import write_locate_workbook as _write_locate_workbook
 from polars_rag._internal import metric_ids as _metric_ids
 from polars_rag._internal import signature_of as _signature_of
+from polars_rag._internal import write_locate_workbook as _write_locate_workbook
 
 __all__ = [
-    "locate_quotes",
-    "locate_quotes_in_corpus",
-    "LocatedQuotes",
-    "extract_quotes",
-    "embedding_cosine",
-    "LocateCompat",
-    "Trim",
-    "compare",
-    "summary",
+    "BleuTokenizer",
     "Comparison",
-    "validate_golden",
-    "check_spans",
-    "collapse_run",
-    "join_golden",
+    "Distance",
     "GoldenJoin",
-    "precision_at_k",
-    "recall_at_k",
+    "IntoExprColumn",
+    "LocateCompat",
+    "LocatedQuotes",
+    "QuoteStyle",
+    "RankBy",
+    "Relevance",
+    "RetrievalCompat",
+    "RougeTokenizer",
+    "SmoothMethod",
+    "SpanCompat",
+    "Trim",
+    "__version__",
+    "answer_completeness",
+    "average_precision",
+    "bleu",
+    "check_spans",
+    "checks",
+    "chrf",
+    "citation_alignment",
+    "citation_indicators",
+    "collapse_run",
+    "compare",
+    "corpus_bleu",
+    "embedding_cosine",
+    "exact_match",
+    "extract_quotes",
     "f1_at_k",
     "hit_rate_at_k",
-    "ndcg_at_k",
-    "mrr",
-    "average_precision",
-    "r_precision",
     "hybrid_log_rank",
-    "span_precision",
-    "span_recall",
-    "span_iou",
-    "Relevance",
-    "RankBy",
-    "RetrievalCompat",
-    "SpanCompat",
-    "__version__",
-    "checks",
-    "answer_completeness",
-    "citation_indicators",
+    "join_golden",
     "keyword_coverage",
-    "number_match",
-    "exact_match",
-    "string_presence",
-    "string_similarity",
-    "Distance",
-    "bleu",
-    "chrf",
-    "corpus_bleu",
-    "BleuTokenizer",
-    "SmoothMethod",
-    "citation_alignment",
+    "locate_quotes",
+    "locate_quotes_in_corpus",
     "metric_ids",
+    "mrr",
+    "ndcg_at_k",
+    "number_match",
+    "precision_at_k",
     "quoted_spans",
+    "r_precision",
+    "recall_at_k",
     "rouge",
     "signature",
-    "IntoExprColumn",
-    "QuoteStyle",
-    "RougeTokenizer",
+    "span_iou",
+    "span_precision",
+    "span_recall",
+    "string_presence",
+    "string_similarity",
+    "summary",
+    "validate_golden",
 ]
 
 #: A column name or an expression.
@@ -114,9 +115,10 @@ _PLUGIN_PATH = Path(__file__).parent
 
 
 def _as_float(function: str, name: str, value: Any) -> float:
-    """``value`` as a float, or a ``ValueError`` naming the function and the argument."""
+    """``value`` as a float, or a ``TypeError`` / ``ValueError`` naming the function and the
+    argument."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{function}: {name} must be a number, got {value!r}")
+        raise TypeError(f"{function}: {name} must be a number, got {value!r}")
     try:
         return float(value)
     except OverflowError:
@@ -124,10 +126,10 @@ def _as_float(function: str, name: str, value: Any) -> float:
 
 
 def _as_int(function: str, name: str, value: Any, low: int = 0, high: int = 2**64 - 1) -> int:
-    """``value`` as an int in ``[low, high]``, or a ``ValueError`` naming the function and the
-    argument (instead of the ``OverflowError`` / ``TypeError`` of the conversion to Rust)."""
+    """``value`` as an int in ``[low, high]``, or a ``TypeError`` / ``ValueError`` naming the
+    function and the argument (instead of the bare errors of the conversion to Rust)."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{function}: {name} must be an integer, got {value!r}")
+        raise TypeError(f"{function}: {name} must be an integer, got {value!r}")
     if not low <= value <= high:
         raise ValueError(f"{function}: {name} must be between {low} and {high}, got {value}")
     return value
@@ -167,7 +169,7 @@ def _check_option_int(function: str, option: str, value: Any) -> None:
 def _plugin(
     name: str,
     args: Sequence[IntoExprColumn],
-    kwargs: Optional[Dict[str, Any]] = None,
+    kwargs: dict[str, Any] | None = None,
     *,
     aggregate: bool = False,
 ) -> pl.Expr:
@@ -184,7 +186,7 @@ def _plugin(
     ).alias(name)
 
 
-def metric_ids() -> List[str]:
+def metric_ids() -> list[str]:
     """The metric ids of this build, from the library's registry."""
     return list(_metric_ids())
 
@@ -261,7 +263,13 @@ def signature(metric: str, **options: Any) -> str:
     return _signature_of(metric, pickle.dumps(options, protocol=4))
 
 
-def _bleu_options(tokenize, smooth_method, smooth_value, lowercase, use_effective_order):
+def _bleu_options(
+    tokenize: BleuTokenizer,
+    smooth_method: SmoothMethod,
+    smooth_value: float | None,
+    lowercase: bool,
+    use_effective_order: bool,
+) -> dict[str, Any]:
     return {
         "tokenize": tokenize,
         "smooth_method": smooth_method,
@@ -277,7 +285,7 @@ def bleu(
     *,
     tokenize: BleuTokenizer = "13a",
     smooth_method: SmoothMethod = "exp",
-    smooth_value: Optional[float] = None,
+    smooth_value: float | None = None,
     lowercase: bool = False,
     use_effective_order: bool = True,
 ) -> pl.Expr:
@@ -306,7 +314,7 @@ def corpus_bleu(
     *,
     tokenize: BleuTokenizer = "13a",
     smooth_method: SmoothMethod = "exp",
-    smooth_value: Optional[float] = None,
+    smooth_value: float | None = None,
     lowercase: bool = False,
     use_effective_order: bool = False,
 ) -> pl.Expr:
@@ -424,7 +432,7 @@ def answer_completeness(answer: IntoExprColumn, references: IntoExprColumn) -> p
 
 
 def citation_indicators(
-    answer: IntoExprColumn, *, indicators: Optional[Sequence[str]] = None
+    answer: IntoExprColumn, *, indicators: Sequence[str] | None = None
 ) -> pl.Expr:
     """min(citation phrases found / 3, 1): does the answer say where its facts come from.
 
@@ -465,7 +473,7 @@ def _ranked(
     name: str,
     retrieved: IntoExprColumn,
     relevant: IntoExprColumn,
-    k: Optional[int],
+    k: int | None,
     relevance: Relevance,
     min_overlap: int,
     min_overlap_fraction: float,
@@ -598,7 +606,7 @@ def mrr(
     retrieved: IntoExprColumn,
     relevant: IntoExprColumn,
     *,
-    k: Optional[int] = None,
+    k: int | None = None,
     relevance: Relevance = "auto",
     min_overlap: int = 1,
     min_overlap_fraction: float = 0.0,
@@ -617,7 +625,7 @@ def average_precision(
     retrieved: IntoExprColumn,
     relevant: IntoExprColumn,
     *,
-    k: Optional[int] = None,
+    k: int | None = None,
     relevance: Relevance = "auto",
     min_overlap: int = 1,
     min_overlap_fraction: float = 0.0,
@@ -633,7 +641,7 @@ def r_precision(
     retrieved: IntoExprColumn,
     relevant: IntoExprColumn,
     *,
-    k: Optional[int] = None,
+    k: int | None = None,
     relevance: Relevance = "auto",
     min_overlap: int = 1,
     min_overlap_fraction: float = 0.0,
@@ -651,7 +659,7 @@ def hybrid_log_rank(
     *,
     alpha: float = 0.5,
     gamma: float = 1.0,
-    k: Optional[int] = None,
+    k: int | None = None,
     relevance: Relevance = "auto",
     min_overlap: int = 1,
     min_overlap_fraction: float = 0.0,
@@ -715,7 +723,7 @@ def _frame(frame: FrameLike) -> pl.DataFrame:
     return frame.collect() if isinstance(frame, pl.LazyFrame) else frame
 
 
-def _corpus_frame(corpus: Union[FrameLike, Dict[str, str]]) -> pl.DataFrame:
+def _corpus_frame(corpus: FrameLike | dict[str, str]) -> pl.DataFrame:
     if isinstance(corpus, dict):
         return pl.DataFrame({"file": list(corpus), "text": list(corpus.values())}, schema={"file": pl.String, "text": pl.String})
     return _frame(corpus).select("file", "text")
@@ -723,7 +731,7 @@ def _corpus_frame(corpus: Union[FrameLike, Dict[str, str]]) -> pl.DataFrame:
 
 def validate_golden(
     golden: FrameLike,
-    corpus: Optional[Union[FrameLike, Dict[str, str]]] = None,
+    corpus: FrameLike | dict[str, str] | None = None,
     *,
     id: str = "query_id",
     unit: Literal["codepoints", "bytes"] = "codepoints",
@@ -751,12 +759,12 @@ def validate_golden(
 def check_spans(
     frame: FrameLike,
     column: str,
-    corpus: Union[FrameLike, Dict[str, str]],
+    corpus: FrameLike | dict[str, str],
     *,
     id: str = "query_id",
     unit: Literal["codepoints", "bytes"] = "codepoints",
     fill_text: bool = False,
-) -> Tuple[pl.DataFrame, pl.DataFrame]:
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Checks the spans of ``column`` (``list[struct{file, start, end, ...}]``) against a corpus.
 
     Returns the frame with the column's offsets in code points (converted from UTF-8 bytes when
@@ -790,14 +798,14 @@ class GoldenJoin(NamedTuple):
     #: One row per golden question, ``in_run`` false where the run has no row for it.
     frame: pl.DataFrame
     #: Golden questions with no run row.
-    missing: List[Any]
+    missing: list[Any]
     #: Run ids that are not in the golden table (their rows are not in ``frame``); a null id is
     #: listed as ``None``, once per run row.
-    unknown: List[Any]
+    unknown: list[Any]
     #: Ids that occur more than once in the golden table.
-    duplicate_golden: List[Any]
+    duplicate_golden: list[Any]
     #: Ids that occur more than once in the run (each row is kept).
-    duplicate_run: List[Any]
+    duplicate_run: list[Any]
 
 
 def join_golden(golden: FrameLike, run: FrameLike, *, id: str = "query_id") -> GoldenJoin:
@@ -820,7 +828,9 @@ def join_golden(golden: FrameLike, run: FrameLike, *, id: str = "query_id") -> G
     r = _frame(run)
     if "retrieved" not in r.columns and "doc_id" in r.columns:
         r = collapse_run(r, id=id)
-    dup = lambda df: df.group_by(id).len().filter(pl.col("len") > 1).sort(id)[id].to_list()  # noqa: E731
+    def dup(df: pl.DataFrame) -> list[Any]:
+        return df.group_by(id).len().filter(pl.col("len") > 1).sort(id)[id].to_list()
+
     frame = g.join(r.with_columns(pl.lit(True).alias("in_run")), on=id, how="left", suffix="_run").with_columns(
         pl.col("in_run").fill_null(False)
     )
@@ -856,7 +866,7 @@ def compare(
     candidate: FrameLike,
     *,
     id: str = "query_id",
-    by: Optional[str] = None,
+    by: str | None = None,
     resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 12345,
@@ -896,7 +906,7 @@ def compare(
 def summary(
     scores: FrameLike,
     *,
-    by: Optional[str] = None,
+    by: str | None = None,
     resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 12345,
@@ -922,22 +932,22 @@ LocateCompat = Literal["none", "soak"]
 #: heuristics (their match ratio is a BM25 score) and need ``compat="soak"``.
 Trim = Literal["fuzzy", "sliding_bm25", "hybrid", "off"]
 #: Turns a list of texts into one vector per text.
-Embedder = Callable[[List[str]], Sequence[Sequence[float]]]
+Embedder = Callable[[list[str]], Sequence[Sequence[float]]]
 
 
 def _locate_options(
-    window_size: Optional[int],
-    overlap: Optional[int],
+    window_size: int | None,
+    overlap: int | None,
     k1: float,
     b: float,
-    ellipsis_max_gap: Optional[int],
+    ellipsis_max_gap: int | None,
     trim: Trim,
     min_match_ratio: float,
     expand_neighbors: int,
     context_chars: int,
-    tokenizer: Optional[str],
+    tokenizer: str | None,
     compat: LocateCompat,
-) -> Dict[str, Any]:
+) -> dict[str, Any]:
     return {
         "window_size": window_size,
         "overlap": overlap,
@@ -957,16 +967,16 @@ def locate_quotes(
     quotes: IntoExprColumn,
     sources: IntoExprColumn,
     *,
-    window_size: Optional[int] = None,
-    overlap: Optional[int] = None,
+    window_size: int | None = None,
+    overlap: int | None = None,
     k1: float = 1.5,
     b: float = 0.4,
-    ellipsis_max_gap: Optional[int] = None,
+    ellipsis_max_gap: int | None = None,
     trim: Trim = "fuzzy",
     min_match_ratio: float = 0.6,
     expand_neighbors: int = 1,
     context_chars: int = 300,
-    tokenizer: Optional[Literal["unicode_words", "nltk"]] = None,
+    tokenizer: Literal["unicode_words", "nltk"] | None = None,
     compat: LocateCompat = "none",
 ) -> pl.Expr:
     """Where each quote is in its row's sources: a struct per row.
@@ -1050,22 +1060,22 @@ def _embedding_series(name: str, vectors: Sequence[Sequence[float]], n: int) -> 
 
 
 def locate_quotes_in_corpus(
-    quotes: Union[Sequence[str], pl.Series],
-    corpus: Union[FrameLike, Dict[str, str]],
+    quotes: Sequence[str] | pl.Series,
+    corpus: FrameLike | dict[str, str],
     *,
-    embed: Optional[Embedder] = None,
-    xlsx: Optional[Union[str, Path]] = None,
-    stats_csv: Optional[Union[str, Path]] = None,
-    window_size: Optional[int] = None,
-    overlap: Optional[int] = None,
+    embed: Embedder | None = None,
+    xlsx: str | Path | None = None,
+    stats_csv: str | Path | None = None,
+    window_size: int | None = None,
+    overlap: int | None = None,
     k1: float = 1.5,
     b: float = 0.4,
-    ellipsis_max_gap: Optional[int] = None,
+    ellipsis_max_gap: int | None = None,
     trim: Trim = "fuzzy",
     min_match_ratio: float = 0.6,
     expand_neighbors: int = 1,
     context_chars: int = 300,
-    tokenizer: Optional[Literal["unicode_words", "nltk"]] = None,
+    tokenizer: Literal["unicode_words", "nltk"] | None = None,
     compat: LocateCompat = "none",
 ) -> LocatedQuotes:
     """Every quote located in one shared corpus (the soak case, e.g. interview transcripts).
@@ -1155,7 +1165,7 @@ class RagNamespace:
         *,
         tokenize: BleuTokenizer = "13a",
         smooth_method: SmoothMethod = "exp",
-        smooth_value: Optional[float] = None,
+        smooth_value: float | None = None,
         lowercase: bool = False,
         use_effective_order: bool = True,
     ) -> pl.Expr:
@@ -1176,7 +1186,7 @@ class RagNamespace:
         *,
         tokenize: BleuTokenizer = "13a",
         smooth_method: SmoothMethod = "exp",
-        smooth_value: Optional[float] = None,
+        smooth_value: float | None = None,
         lowercase: bool = False,
         use_effective_order: bool = False,
     ) -> pl.Expr:
@@ -1240,7 +1250,7 @@ class RagNamespace:
         """See :func:`polars_rag.answer_completeness`."""
         return answer_completeness(self._expr, references)
 
-    def citation_indicators(self, *, indicators: Optional[Sequence[str]] = None) -> pl.Expr:
+    def citation_indicators(self, *, indicators: Sequence[str] | None = None) -> pl.Expr:
         """See :func:`polars_rag.citation_indicators`."""
         return citation_indicators(self._expr, indicators=indicators)
 

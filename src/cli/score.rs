@@ -370,9 +370,9 @@ fn metric_expr(id: &str, inputs: &[Expr], o: &MetricOptions) -> Option<Expr> {
     let other = || arg(1);
     Some(match id {
         "quoted_spans" => expr::quoted_spans(answer, other()?, o.quoted_spans.clone()),
-        "bleu" => expr::bleu(answer, other()?, o.bleu.clone()),
-        "chrf" => expr::chrf(answer, other()?, o.chrf.clone()),
-        "rouge" => expr::rouge(answer, other()?, o.rouge.clone()),
+        "bleu" => expr::bleu(answer, other()?, o.bleu),
+        "chrf" => expr::chrf(answer, other()?, o.chrf),
+        "rouge" => expr::rouge(answer, other()?, o.rouge),
         "exact_match" => expr::exact_match(answer, other()?),
         "string_similarity" => expr::string_similarity(answer, other()?, o.string_similarity),
         "string_presence" => expr::string_presence(answer, other()?),
@@ -721,8 +721,7 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     if let (Some(negatives), Some(references), Some(_)) =
         (&resolved.negatives, &resolved.references, &resolved.answer)
     {
-        let chrf =
-            |other: &str| expr::chrf(answer_expr.clone(), col(other), job.options.chrf.clone());
+        let chrf = |other: &str| expr::chrf(answer_expr.clone(), col(other), job.options.chrf);
         select.push(chrf(negatives).alias("negative_chrf"));
         select.push(
             chrf(negatives)

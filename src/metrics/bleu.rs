@@ -232,7 +232,9 @@ pub struct BleuScore {
     pub precisions: [f64; 4],
     /// Brevity penalty.
     pub bp: f64,
+    /// Hypothesis length in tokens.
     pub sys_len: u64,
+    /// Effective reference length in tokens (the closest reference's).
     pub ref_len: u64,
 }
 

@@ -453,8 +453,7 @@ fn matches_normalised_at(
     ws: Whitespace,
 ) -> bool {
     let mut stream = JoinedChars::new(sources, si, pos);
-    let mut key_chars = key.chars();
-    while let Some(k) = key_chars.next() {
+    for k in key.chars() {
         if k == ' ' {
             match stream.peek() {
                 Some(c) if ws.is_space(c) => {}

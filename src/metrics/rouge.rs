@@ -49,8 +49,11 @@ pub struct RougeOptions {
 /// Precision, recall and f-measure of one ROUGE type.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Prf {
+    /// Share of the prediction's n-grams (or LCS) found in the reference.
     pub precision: f64,
+    /// Share of the reference's n-grams (or LCS) found in the prediction.
     pub recall: f64,
+    /// Their harmonic mean, as rouge-score computes it.
     pub fmeasure: f64,
 }
 
@@ -77,10 +80,14 @@ fn fmeasure(precision: f64, recall: f64) -> f64 {
 /// The four ROUGE scores of one prediction.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RougeScores {
+    /// Unigram overlap.
     pub rouge1: Prf,
+    /// Bigram overlap.
     pub rouge2: Prf,
+    /// Longest common subsequence over the whole text.
     #[serde(rename = "rougeL")]
     pub rouge_l: Prf,
+    /// Summary-level LCS over newline-separated sentences.
     #[serde(rename = "rougeLsum")]
     pub rouge_lsum: Prf,
 }
@@ -550,8 +557,11 @@ fn hash(bytes: &[u8]) -> u64 {
 /// datapizza-ai `metrics.py` output: ROUGE-1, ROUGE-2 and ROUGE-L.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DatapizzaRouge {
+    /// Unigram overlap.
     pub rouge1: Prf,
+    /// Bigram overlap.
     pub rouge2: Prf,
+    /// Longest common subsequence.
     #[serde(rename = "rougeL")]
     pub rouge_l: Prf,
 }
@@ -659,8 +669,10 @@ pub fn datapizza_corpus_rouge_scores(
 /// Ragas `RougeScore.rouge_type`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RagasRougeType {
+    /// Unigram overlap.
     #[serde(rename = "rouge1")]
     Rouge1,
+    /// Longest common subsequence (Ragas' default).
     #[default]
     #[serde(rename = "rougeL")]
     RougeL,
@@ -670,9 +682,12 @@ pub enum RagasRougeType {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RagasRougeMode {
+    /// The F-measure (Ragas' default).
     #[default]
     Fmeasure,
+    /// The precision.
     Precision,
+    /// The recall.
     Recall,
 }
 

@@ -167,7 +167,9 @@ fn table_metrics(df: &DataFrame) -> PolarsResult<TableMetrics> {
     }
     if let Ok(stats) = df.column("corpus_bleu_stats") {
         let lists = stats.as_materialized_series().list()?.clone();
-        let mut cols: Vec<Vec<f64>> = vec![Vec::with_capacity(df.height()); BLEU_STATS];
+        let mut cols: Vec<Vec<f64>> = (0..BLEU_STATS)
+            .map(|_| Vec::with_capacity(df.height()))
+            .collect();
         for i in 0..lists.len() {
             let row: Vec<f64> = match lists.get_as_series(i) {
                 Some(s) => f64_values(&s)?

@@ -185,5 +185,5 @@ def test_python_side_arguments_get_clear_errors():
         pr.summary(a, resamples=0)
     with pytest.raises(ValueError, match="^summary: "):
         pr.summary(a, by="no_such_column")
-    with pytest.raises(ValueError, match="hybrid_log_rank: alpha"):
+    with pytest.raises(TypeError, match="hybrid_log_rank: alpha"):
         pr.hybrid_log_rank("run", "truth", alpha=None)  # type: ignore[arg-type]

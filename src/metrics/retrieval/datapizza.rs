@@ -61,7 +61,7 @@ fn shared(top: &[&str], ground_truth: &[&str]) -> usize {
         .count()
 }
 
-/// `precision_at_k_exact`: |set(retrieved[:k]) ∩ set(ground_truth)| / k.
+/// `precision_at_k_exact`: `|set(retrieved[:k]) ∩ set(ground_truth)| / k`.
 pub fn precision_at_k_exact(retrieved: &[&str], ground_truth: &[&str], k: i64) -> DatapizzaResult {
     if retrieved.is_empty() || k == 0 {
         return Ok(0.0);
@@ -72,7 +72,7 @@ pub fn precision_at_k_exact(retrieved: &[&str], ground_truth: &[&str], k: i64) -
     Ok(shared(head(retrieved, k), ground_truth) as f64 / k as f64)
 }
 
-/// `recall_at_k_exact`: |set(retrieved[:k]) ∩ set(ground_truth)| / |set(ground_truth)|.
+/// `recall_at_k_exact`: `|set(retrieved[:k]) ∩ set(ground_truth)| / |set(ground_truth)|`.
 pub fn recall_at_k_exact(retrieved: &[&str], ground_truth: &[&str], k: i64) -> DatapizzaResult {
     if retrieved.is_empty() || k == 0 {
         return Ok(0.0);

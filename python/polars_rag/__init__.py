@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Sequence
+from functools import wraps
 from pathlib import Path
-from typing import Any, Callable, Literal, NamedTuple, Union
+from typing import Any, Callable, Literal, NamedTuple, TypeVar, Union
 
 from polars.plugins import register_plugin_function
 
@@ -114,6 +115,38 @@ Distance = Literal["levenshtein", "hamming", "jaro", "jaro_winkler"]
 _PLUGIN_PATH = Path(__file__).parent
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+#: Keyword arguments of the table functions that name a column or choose a unit: strings.
+_STRING_ARGUMENTS = ("id", "by", "column", "unit")
+
+
+def _names_its_errors(function: _F) -> _F:
+    """Every error a table function raises names it: string arguments are checked first, and an
+    error from Polars or the library that does not start with the function's name gets it as a
+    prefix (same exception type, original chained)."""
+    name = function.__name__
+
+    @wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        for argument in _STRING_ARGUMENTS:
+            value = kwargs.get(argument, "")
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"{name}: {argument} must be a column name (str), got {value!r}")
+        try:
+            return function(*args, **kwargs)
+        except (pl.exceptions.PolarsError, ValueError, TypeError) as e:
+            if str(e).startswith(f"{name}:"):
+                raise
+            try:
+                renamed = type(e)(f"{name}: {e}")
+            except Exception:  # noqa: BLE001 - an exception type that takes other arguments
+                raise ValueError(f"{name}: {e}") from e
+            raise renamed from e
+
+    return call  # type: ignore[return-value]
+
+
 def _as_float(function: str, name: str, value: Any) -> float:
     """``value`` as a float, or a ``TypeError`` / ``ValueError`` naming the function and the
     argument."""
@@ -186,6 +219,7 @@ def _plugin(
     ).alias(name)
 
 
+@_names_its_errors
 def metric_ids() -> list[str]:
     """The metric ids of this build, from the library's registry."""
     return list(_metric_ids())
@@ -250,6 +284,7 @@ def citation_alignment(
     )
 
 
+@_names_its_errors
 def signature(metric: str, **options: Any) -> str:
     """The settings behind a metric's numbers, in sacrebleu's signature style.
 
@@ -729,6 +764,7 @@ def _corpus_frame(corpus: FrameLike | dict[str, str]) -> pl.DataFrame:
     return _frame(corpus).select("file", "text")
 
 
+@_names_its_errors
 def validate_golden(
     golden: FrameLike,
     corpus: FrameLike | dict[str, str] | None = None,
@@ -756,6 +792,7 @@ def validate_golden(
     return _validate(_frame(golden), corpus_df, id, unit)
 
 
+@_names_its_errors
 def check_spans(
     frame: FrameLike,
     column: str,
@@ -777,6 +814,7 @@ def check_spans(
     return _check(_frame(frame), column, _corpus_frame(corpus), id, unit, fill_text)
 
 
+@_names_its_errors
 def collapse_run(run: FrameLike, *, id: str = "query_id") -> pl.DataFrame:
     """A long run (one row per retrieved item: ``doc_id`` and any of ``rank``, ``score``,
     ``text``, ``file``, ``start``, ``end``) as one row per query with a ``retrieved`` list in
@@ -808,6 +846,7 @@ class GoldenJoin(NamedTuple):
     duplicate_run: list[Any]
 
 
+@_names_its_errors
 def join_golden(golden: FrameLike, run: FrameLike, *, id: str = "query_id") -> GoldenJoin:
     """Joins a run to its golden table as the CLI does, reporting instead of dropping silently.
 
@@ -861,6 +900,7 @@ class Comparison(NamedTuple):
     regressions: pl.DataFrame
 
 
+@_names_its_errors
 def compare(
     baseline: FrameLike,
     candidate: FrameLike,
@@ -903,6 +943,7 @@ def compare(
     return Comparison(metrics, segments, regressions)
 
 
+@_names_its_errors
 def summary(
     scores: FrameLike,
     *,
@@ -1059,6 +1100,7 @@ def _embedding_series(name: str, vectors: Sequence[Sequence[float]], n: int) -> 
     return pl.Series(name, rows, dtype=pl.List(pl.Float64))
 
 
+@_names_its_errors
 def locate_quotes_in_corpus(
     quotes: Sequence[str] | pl.Series,
     corpus: FrameLike | dict[str, str],

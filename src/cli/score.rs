@@ -16,6 +16,7 @@ use crate::cli::corpus::{check_spans, SpanUnit};
 use crate::metrics::citation::{citation_alignment, SpanCounts};
 use crate::metrics::retrieval::{RankedMetric, Relevance};
 use crate::metrics::MetricOptions;
+use crate::polars::driver::readable_frame;
 use crate::polars::expr;
 use crate::polars::retrieval::SpanMetric;
 use crate::registry::{self, MetricInputs, MetricKind};
@@ -223,6 +224,8 @@ fn load_inputs(job: &ScoreJob, id: &str) -> PolarsResult<Inputs> {
     } else {
         run.collect()?
     };
+    // Categorical ids and texts are read as strings, small integers widened, as every face does.
+    let mut run = readable_frame("score", &run)?;
     let (n, ex) = duplicates(&run, id)?;
     if n > 0 {
         notes.push(format!(
@@ -237,7 +240,7 @@ fn load_inputs(job: &ScoreJob, id: &str) -> PolarsResult<Inputs> {
     let mut golden = scan(golden_path, "golden")?;
     let golden_schema = golden.collect_schema()?;
     require(&golden_schema, &golden_name, id, "id")?;
-    let golden = golden.collect()?;
+    let mut golden = readable_frame("score", &golden.collect()?)?;
     let (n, ex) = duplicates(&golden, id)?;
     if n > 0 {
         notes.push(format!(
@@ -245,9 +248,26 @@ fn load_inputs(job: &ScoreJob, id: &str) -> PolarsResult<Inputs> {
             ex.join(", ")
         ));
     }
-    let (golden_dtype, run_dtype) = (golden.column(id)?.dtype(), run.column(id)?.dtype());
-    if golden_dtype != run_dtype && !(golden_dtype.is_integer() && run_dtype.is_integer()) {
-        polars_bail!(SchemaMismatch: "cannot join the run to the golden table: golden column '{id}' has dtype {golden_dtype} but run column '{id}' has dtype {run_dtype}; write both with the same dtype");
+    let (golden_dtype, run_dtype) = (
+        golden.column(id)?.dtype().clone(),
+        run.column(id)?.dtype().clone(),
+    );
+    if golden_dtype != run_dtype {
+        if !(golden_dtype.is_integer() && run_dtype.is_integer()) {
+            polars_bail!(SchemaMismatch: "cannot join the run to the golden table: golden column '{id}' has dtype {golden_dtype} but run column '{id}' has dtype {run_dtype}; write both with the same dtype");
+        }
+        // Integer ids of different widths join as i64 (exactly, or an error naming the id).
+        for (name, frame) in [("golden", &mut golden), ("run", &mut run)] {
+            let ids = frame
+                .column(id)?
+                .strict_cast(&DataType::Int64)
+                .map_err(|e| {
+                    err(format!(
+                        "{name} column '{id}': ids do not fit a 64-bit integer: {e}"
+                    ))
+                })?;
+            frame.with_column(ids)?;
+        }
     }
     let golden_ids = id_strings(&golden, id)?;
     let known: std::collections::HashSet<&str> = golden_ids.iter().flatten().collect();

@@ -36,7 +36,10 @@ pub fn run(job: &ValidateJob) -> PolarsResult<ValidateReport> {
     if !job.golden.is_file() {
         polars_bail!(ComputeError: "golden table not found: {name}");
     }
-    let golden = ParquetReader::new(std::fs::File::open(&job.golden)?).finish()?;
+    let golden = crate::polars::driver::readable_frame(
+        "validate",
+        &ParquetReader::new(std::fs::File::open(&job.golden)?).finish()?,
+    )?;
     let corpus = match &job.corpus {
         Some(path) => {
             Some(super::corpus::load(path).map_err(|e| polars_err!(ComputeError: "{e}"))?)

@@ -635,3 +635,76 @@ fn a_killed_score_run_leaves_the_previous_output_intact() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn cli_joins_categorical_ids_as_strings_and_integer_ids_of_any_width() {
+    let dir = temp_dir("id-dtypes");
+    let (golden, run, out) = (
+        dir.join("golden.parquet"),
+        dir.join("run.parquet"),
+        dir.join("s.parquet"),
+    );
+    let categorical = DataType::from_categories(Categories::global());
+    let mut g = df!("query_id" => ["q1", "q2"], "reference_answers" => ["a b c", "d e f"]).unwrap();
+    let mut r = df!("query_id" => ["q2", "q1"], "answer" => ["d e f", "x"]).unwrap();
+    let ids = r.column("query_id").unwrap().cast(&categorical).unwrap();
+    r.with_column(ids).unwrap();
+    write_parquet(&golden, &mut g);
+    write_parquet(&run, &mut r);
+    let o = cli(&[
+        "score",
+        "--golden",
+        golden.to_str().unwrap(),
+        "--run",
+        run.to_str().unwrap(),
+        "--metrics",
+        "exact_match",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let scores = read_parquet(&out).unwrap();
+    assert_eq!(
+        scores
+            .column("exact_match")
+            .unwrap()
+            .f64()
+            .unwrap()
+            .iter()
+            .collect::<Vec<_>>(),
+        [Some(0.0), Some(1.0)]
+    );
+
+    write_parquet(
+        &golden,
+        &mut df!("query_id" => [1i32, 2], "reference_answers" => ["a b c", "d e f"]).unwrap(),
+    );
+    write_parquet(
+        &run,
+        &mut df!("query_id" => [2u8, 1], "answer" => ["d e f", "a b c"]).unwrap(),
+    );
+    let o = cli(&[
+        "score",
+        "--golden",
+        golden.to_str().unwrap(),
+        "--run",
+        run.to_str().unwrap(),
+        "--metrics",
+        "exact_match",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let scores = read_parquet(&out).unwrap();
+    assert_eq!(
+        scores
+            .column("exact_match")
+            .unwrap()
+            .f64()
+            .unwrap()
+            .iter()
+            .collect::<Vec<_>>(),
+        [Some(1.0), Some(1.0)]
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -223,36 +223,37 @@ struct LocateArgs {
     /// The quote column of a Parquet quotes table.
     #[arg(long, default_value = "quote")]
     quote_col: String,
-    /// `none` (corrected algorithm) or `soak` (soak 9c164e87 VerifyQuotes, bit for bit).
-    #[arg(long, value_parser = ["none", "soak"], default_value = "none")]
-    compat: String,
+    /// `none` (corrected algorithm, the default) or `soak` (soak 9c164e87 VerifyQuotes, bit for
+    /// bit).
+    #[arg(long, value_parser = ["none", "soak"])]
+    compat: Option<String>,
     /// Window size in code points (default: 400; soak: 1.1 x the longest quote, capped at 500).
     #[arg(long)]
     window_size: Option<usize>,
     /// Window overlap in code points (default: 30 % of the window).
     #[arg(long)]
     overlap: Option<usize>,
-    /// BM25 k1.
-    #[arg(long, default_value_t = 1.5)]
-    k1: f64,
-    /// BM25 b.
-    #[arg(long, default_value_t = 0.4)]
-    b: f64,
+    /// BM25 k1 (default: the library's, 1.5).
+    #[arg(long)]
+    k1: Option<f64>,
+    /// BM25 b (default: the library's, 0.4).
+    #[arg(long)]
+    b: Option<f64>,
     /// Ellipsis quotes: most windows allowed between head and tail.
     #[arg(long)]
     ellipsis_max_gap: Option<usize>,
-    /// How the best window is trimmed to the quote.
-    #[arg(long, value_parser = ["fuzzy", "sliding_bm25", "hybrid", "off"], default_value = "fuzzy")]
-    trim: String,
-    /// Below this match ratio a quote is not found.
-    #[arg(long, default_value_t = 0.6)]
-    min_match_ratio: f64,
-    /// Windows added on each side when a match touches a window edge.
-    #[arg(long, default_value_t = 1)]
-    expand_neighbors: usize,
-    /// Code points of context on each side of a span.
-    #[arg(long, default_value_t = 300)]
-    context_chars: usize,
+    /// How the best window is trimmed to the quote (default: fuzzy).
+    #[arg(long, value_parser = ["fuzzy", "sliding_bm25", "hybrid", "off"])]
+    trim: Option<String>,
+    /// Below this match ratio a quote is not found (default: the library's, 0.6).
+    #[arg(long)]
+    min_match_ratio: Option<f64>,
+    /// Windows added on each side when a match touches a window edge (default: 1).
+    #[arg(long)]
+    expand_neighbors: Option<usize>,
+    /// Code points of context on each side of a span (default: 300).
+    #[arg(long)]
+    context_chars: Option<usize>,
     /// BM25 words (default: unicode_words; soak: nltk).
     #[arg(long, value_parser = ["unicode_words", "nltk"])]
     tokenizer: Option<String>,
@@ -262,19 +263,24 @@ struct LocateArgs {
 }
 
 fn locate_job(a: LocateArgs) -> Result<LocateJob, String> {
+    // Options left out keep the defaults of the options type.
+    let defaults = LocateOptions::default();
     let options = LocateOptions {
         window_size: a.window_size,
         overlap: a.overlap,
-        k1: a.k1,
-        b: a.b,
+        k1: a.k1.unwrap_or(defaults.k1),
+        b: a.b.unwrap_or(defaults.b),
         ellipsis_max_gap: a.ellipsis_max_gap,
-        trim: parse_choice(&a.trim)?,
-        min_match_ratio: a.min_match_ratio,
-        expand_neighbors: a.expand_neighbors,
-        context_chars: a.context_chars,
+        trim: a.trim.as_deref().map_or(Ok(defaults.trim), parse_choice)?,
+        min_match_ratio: a.min_match_ratio.unwrap_or(defaults.min_match_ratio),
+        expand_neighbors: a.expand_neighbors.unwrap_or(defaults.expand_neighbors),
+        context_chars: a.context_chars.unwrap_or(defaults.context_chars),
         tokenizer: a.tokenizer.as_deref().map(parse_choice).transpose()?,
-        compat: parse_choice(&a.compat)?,
-        ..Default::default()
+        compat: a
+            .compat
+            .as_deref()
+            .map_or(Ok(defaults.compat), parse_choice)?,
+        ..defaults
     };
     Ok(LocateJob {
         quotes: a.quotes,
@@ -460,14 +466,16 @@ fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
     })
 }
 
-/// Writes `text` to standard output. A closed pipe (`polars-rag metrics | head -1`) ends the
-/// program quietly with success, as other command-line tools do; other write errors are errors.
+/// Writes `text` to standard output. A closed pipe (`polars-rag metrics | head -1`) is not an
+/// error, as for other command-line tools: the text is dropped quietly and the command goes on,
+/// so its exit status still says what it found (a failed `compare` gate, `validate` problems).
+/// Other write errors are errors.
 fn emit(text: &str) -> Result<(), String> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(format!("cannot write to standard output: {e}")),
     }
 }

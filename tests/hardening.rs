@@ -708,3 +708,165 @@ fn cli_joins_categorical_ids_as_strings_and_integer_ids_of_any_width() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Whether `now` is a whole output: the previous good bytes, or a complete file of its kind
+/// (xlsx workbooks carry their creation time, so a fresh one differs from the previous bytes).
+fn is_whole_output(path: &Path, now: &[u8], good: &[u8]) -> Result<(), String> {
+    if now == good {
+        return Ok(());
+    }
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let ok = match ext {
+        "parquet" => read_parquet(path).is_ok(),
+        "json" => serde_json::from_slice::<serde_json::Value>(now).is_ok(),
+        "html" => String::from_utf8_lossy(now).trim_end().ends_with("</html>"),
+        // A zip archive ends with its end-of-central-directory record (22 bytes, no comment).
+        "xlsx" => now.len() >= 22 && now[now.len() - 22..].starts_with(b"PK\x05\x06"),
+        "csv" => now.split(|b| *b == b'\n').count() == good.split(|b| *b == b'\n').count(),
+        _ => false,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}: {} bytes, not a whole file",
+            path.display(),
+            now.len()
+        ))
+    }
+}
+
+/// Runs the CLI with `args` once to completion, then kills it (SIGKILL: no cleanup) at eight
+/// moments spread over a run's duration; after every kill each of `outputs` is whole.
+#[cfg(unix)]
+fn kill_repeatedly(args: &[&str], outputs: &[PathBuf]) {
+    let started = std::time::Instant::now();
+    let o = cli(args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let full = started.elapsed();
+    let good: Vec<Vec<u8>> = outputs.iter().map(|p| std::fs::read(p).unwrap()).collect();
+    for step in 1..=8u32 {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_polars-rag"))
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(full * step / 8);
+        let _ = child.kill();
+        let _ = child.wait();
+        for (path, good) in outputs.iter().zip(&good) {
+            let now = std::fs::read(path)
+                .unwrap_or_else(|e| panic!("kill {step}: {} is gone: {e}", path.display()));
+            if let Err(e) = is_whole_output(path, &now, good) {
+                panic!("kill {step}: {e}");
+            }
+        }
+    }
+}
+
+/// `compare` writes Parquet, JSON and HTML; `locate` writes Parquet, xlsx and CSV: killed at
+/// any moment, each output is the previous good file or the complete new one.
+#[cfg(unix)]
+#[test]
+fn killed_compare_and_locate_runs_leave_every_output_whole() {
+    let dir = temp_dir("killed-outputs");
+    let demo = |f: &str| format!("{}/datasets/demo/{f}", env!("CARGO_MANIFEST_DIR"));
+    let (html, json, parquet, scores) = (
+        dir.join("report.html"),
+        dir.join("summary.json"),
+        dir.join("summary.parquet"),
+        dir.join("scores"),
+    );
+    let (golden, corpus, a, b) = (
+        demo("golden.parquet"),
+        demo("corpus.parquet"),
+        demo("run_a.parquet"),
+        demo("run_b.parquet"),
+    );
+    kill_repeatedly(
+        &[
+            "compare",
+            "--golden",
+            &golden,
+            "--corpus",
+            &corpus,
+            "--baseline",
+            &a,
+            "--candidate",
+            &b,
+            "--scores-dir",
+            scores.to_str().unwrap(),
+            "--html",
+            html.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+            "--parquet",
+            parquet.to_str().unwrap(),
+        ],
+        &[html.clone(), json.clone(), parquet.clone()],
+    );
+
+    // Enough quotes and text that writing the workbook and the table takes a while.
+    let docs = dir.join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let mut word = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        [
+            "alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "theta",
+        ][(state % 8) as usize]
+    };
+    let mut quotes = Vec::new();
+    for d in 0..4 {
+        let text: Vec<&str> = (0..6000).map(|_| word()).collect();
+        for q in 0..150 {
+            quotes.push(text[q * 37..q * 37 + 8].join(" "));
+        }
+        std::fs::write(docs.join(format!("doc{d}.txt")), text.join(" ")).unwrap();
+    }
+    std::fs::write(dir.join("quotes.txt"), quotes.join("\n")).unwrap();
+    let out = dir.join("located");
+    kill_repeatedly(
+        &[
+            "locate",
+            "--quotes",
+            dir.join("quotes.txt").to_str().unwrap(),
+            "--corpus",
+            docs.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[
+            out.join("located.parquet"),
+            out.join("quote_verification.xlsx"),
+            out.join("stats.csv"),
+        ],
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A closed output pipe does not hide what a command found: `validate` with problems still
+/// exits non-zero.
+#[test]
+fn a_closed_pipe_keeps_the_exit_status_of_what_was_found() {
+    let dir = temp_dir("closed-pipe-status");
+    let golden = dir.join("golden.parquet");
+    // The same id twice is a problem `validate` reports.
+    write_parquet(
+        &golden,
+        &mut df!("query_id" => ["q1", "q1"], "query" => ["a?", "b?"]).unwrap(),
+    );
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let o = Command::new(env!("CARGO_BIN_EXE_polars-rag"))
+        .args(["validate", "--golden", golden.to_str().unwrap()])
+        .stdout(writer)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -5,8 +5,9 @@ mod common;
 
 use polars::prelude::*;
 use polars_rag::metrics::citation::{quoted_spans as kernel, QuotedSpansOptions};
+use polars_rag::metrics::MetricOptions;
 use polars_rag::polars::{columns, expr};
-use polars_rag::registry;
+use polars_rag::registry::{self, MetricInputs};
 use polars_rag::text::quotes::QuoteStyle;
 
 fn ragas() -> QuotedSpansOptions {
@@ -408,13 +409,30 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             .into_series()
     };
     let spans = Series::new("spans".into(), vec![span; df.height()]);
+    let embedding = Series::new("".into(), [0.6f64, 0.8]);
+    let embeddings = Series::new("emb".into(), vec![embedding; df.height()]);
     let df = df
         .hstack(&[
             checks_column("checks", df.height(), "contains", "a").into(),
             spans.into(),
+            embeddings.into(),
         ])
         .unwrap();
-    for id in registry::ids() {
+    for info in registry::METRICS {
+        let id = info.id;
+        // The table's generic builder, on the columns the metric's inputs say.
+        let inputs: Vec<Expr> = match info.inputs {
+            MetricInputs::AnswerSources | MetricInputs::AnswerReferences => {
+                vec![col("answer"), col("sources")]
+            }
+            MetricInputs::QuoteSources => vec![col("answer"), col("sources")],
+            MetricInputs::Answer => vec![col("answer")],
+            MetricInputs::AnswerChecks => vec![col("answer"), col("checks")],
+            MetricInputs::RetrievedGroundTruth => vec![col("sources"), col("sources")],
+            MetricInputs::RetrievedSpans => vec![col("spans"), col("spans")],
+            MetricInputs::Embeddings => vec![col("emb"), col("emb")],
+        };
+        let generic = expr::metric(id, inputs, &MetricOptions::default()).unwrap();
         let e = match id {
             "quoted_spans" => expr::quoted_spans(col("answer"), col("sources"), Default::default()),
             "citation_alignment" => {
@@ -456,6 +474,11 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             }
             "span_recall" => expr::span_recall(col("spans"), col("spans"), Default::default()),
             "span_iou" => expr::span_iou(col("spans"), col("spans"), Default::default()),
+            "locate_quotes" => {
+                expr::locate_quotes(col("answer"), col("sources"), Default::default())
+            }
+            // Tools without a builder of their own go through the table's.
+            "extract_quotes" | "embedding_cosine" => generic.clone(),
             other => panic!("metric '{other}' has no Rust Expr builder"),
         };
         let out = df.clone().lazy().select([e]).collect().unwrap();
@@ -463,6 +486,11 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             out.get_column_names()[0].as_str(),
             id,
             "the output column is named after the id"
+        );
+        let through_table = df.clone().lazy().select([generic]).collect().unwrap();
+        assert!(
+            out.equals_missing(&through_table),
+            "{id}: the named builder and the table's disagree:\n{out}\n{through_table}"
         );
     }
     let listed = std::process::Command::new(env!("CARGO_BIN_EXE_polars-rag"))
@@ -801,4 +829,94 @@ fn bleu_and_chrf_exprs_equal_kernels_overall_and_per_group() {
         }
         assert_eq!(got[k], Some(bleu::score_from_stats(&total, &opts).score));
     }
+}
+
+/// `polars-rag score --metrics <id>` computes every scored id of the table on a run that has
+/// every kind of input: a row-wise metric as a column of the scores table, an aggregate as a
+/// summary line; and the tools are refused by name.
+#[test]
+fn every_scored_id_is_computed_by_the_cli() {
+    let dir = std::env::temp_dir().join(format!("polars-rag-cli-ids-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let df = demo_frame();
+    let rows = df.height();
+    let span = {
+        let fields = [
+            Series::new("file".into(), ["a.txt"]),
+            Series::new("start".into(), [0i64]),
+            Series::new("end".into(), [3i64]),
+        ];
+        StructChunked::from_series("".into(), 1, fields.iter())
+            .unwrap()
+            .into_series()
+    };
+    let references = list_of_strings(
+        "reference_answers",
+        &vec![vec!["the capital of France".into()]; rows],
+    );
+    let mut run = df
+        .hstack(
+            &[
+                references,
+                checks_column("checks", rows, "contains", "a"),
+                Series::new("retrieved".into(), vec![span.clone(); rows]),
+                Series::new("relevant_spans".into(), vec![span; rows]),
+            ]
+            .map(Column::from),
+        )
+        .unwrap();
+    let run_path = dir.join("run.parquet");
+    ParquetWriter::new(std::fs::File::create(&run_path).unwrap())
+        .finish(&mut run)
+        .unwrap();
+    let out = dir.join("scores.parquet");
+    for info in registry::METRICS {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_polars-rag"))
+            .args(["score", "--run"])
+            .arg(&run_path)
+            .args(["--metrics", info.id, "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr),
+        );
+        match info.kind {
+            registry::MetricKind::Tool => {
+                assert!(!o.status.success(), "{}: {stdout}", info.id);
+                assert!(stderr.contains(info.id), "{}: {stderr}", info.id);
+            }
+            registry::MetricKind::RowWise => {
+                assert!(o.status.success(), "{}: {stderr}", info.id);
+                let scores = ParquetReader::new(std::fs::File::open(&out).unwrap())
+                    .finish()
+                    .unwrap();
+                assert!(
+                    scores.column(info.id).is_ok(),
+                    "{}: {:?}",
+                    info.id,
+                    scores.get_column_names()
+                );
+                for label in registry::value_labels(info) {
+                    assert!(
+                        stdout.lines().any(|l| l.starts_with(&format!("{label} "))),
+                        "{label}: {stdout}"
+                    );
+                }
+            }
+            registry::MetricKind::Aggregate => {
+                assert!(o.status.success(), "{}: {stderr}", info.id);
+                assert!(
+                    stdout
+                        .lines()
+                        .any(|l| l.starts_with(&format!("{} ", info.id))),
+                    "{}: {stdout}",
+                    info.id
+                );
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -22,9 +22,10 @@ Importing the package also registers the ``.rag`` expression namespace, a thin f
 
 from __future__ import annotations
 
+import json
 import pickle
 from collections.abc import Sequence
-from functools import wraps
+from functools import cache, wraps
 from pathlib import Path
 from typing import Any, Callable, Literal, NamedTuple, TypeVar, Union
 
@@ -35,6 +36,7 @@ from polars_rag._internal import __version__
 from polars_rag._internal import locate_stats as _locate_stats
 from polars_rag._internal import locate_table as _locate_table
 from polars_rag._internal import metric_ids as _metric_ids
+from polars_rag._internal import option_defaults as _option_defaults
 from polars_rag._internal import signature_of as _signature_of
 from polars_rag._internal import write_locate_workbook as _write_locate_workbook
 
@@ -80,6 +82,7 @@ __all__ = [
     "mrr",
     "ndcg_at_k",
     "number_match",
+    "option_defaults",
     "precision_at_k",
     "quoted_spans",
     "r_precision",
@@ -158,6 +161,11 @@ def _as_float(function: str, name: str, value: Any) -> float:
         raise ValueError(f"{function}: {name} is too large, got {value!r}") from None
 
 
+def _as_optional_float(function: str, name: str, value: Any) -> float | None:
+    """:func:`_as_float`, with ``None`` (the library's default) passed through."""
+    return None if value is None else _as_float(function, name, value)
+
+
 def _as_int(function: str, name: str, value: Any, low: int = 0, high: int = 2**64 - 1) -> int:
     """``value`` as an int in ``[low, high]``, or a ``TypeError`` / ``ValueError`` naming the
     function and the argument (instead of the bare errors of the conversion to Rust)."""
@@ -199,6 +207,34 @@ def _check_option_int(function: str, option: str, value: Any) -> None:
             _check_option_int(function, option, item)
 
 
+@cache
+def _defaults(metric: str) -> dict[str, Any]:
+    return dict(json.loads(_option_defaults(metric)))
+
+
+def option_defaults(metric: str) -> dict[str, Any]:
+    """The default keyword options of a metric, as the library defines them: what an option left
+    at ``None`` means.
+
+    Example:
+        >>> import polars_rag as pr
+        >>> pr.option_defaults("chrf")["char_order"]
+        6
+        >>> pr.option_defaults("exact_match")
+        {}
+    """
+    return dict(_defaults(metric))
+
+
+def _with_defaults(metric: str, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with every ``None`` replaced by the library's default, after checking that
+    integers fit the 64 bits options travel in."""
+    for option, value in options.items():
+        _check_option_int(metric, option, value)
+    defaults = _defaults(metric)
+    return {key: defaults.get(key) if value is None else value for key, value in options.items()}
+
+
 def _plugin(
     name: str,
     args: Sequence[IntoExprColumn],
@@ -206,14 +242,14 @@ def _plugin(
     *,
     aggregate: bool = False,
 ) -> pl.Expr:
-    """Calls the plugin function ``name``; its output column is named after the metric."""
-    for option, value in (kwargs or {}).items():
-        _check_option_int(name, option, value)
+    """Calls the plugin function ``name``; its output column is named after the metric. Options
+    left at ``None`` take the library's defaults (:func:`option_defaults`)."""
+    kwargs = _with_defaults(name, kwargs or {})
     return register_plugin_function(
         plugin_path=_PLUGIN_PATH,
         function_name=name,
         args=list(args),
-        kwargs=kwargs or {},
+        kwargs=kwargs,
         is_elementwise=not aggregate,
         returns_scalar=aggregate,
     ).alias(name)
@@ -229,9 +265,9 @@ def quoted_spans(
     answer: IntoExprColumn,
     sources: IntoExprColumn,
     *,
-    casefold: bool = True,
-    min_len: int = 3,
-    quotes: QuoteStyle = "standard",
+    casefold: bool | None = None,
+    min_len: int | None = None,
+    quotes: QuoteStyle | None = None,
 ) -> pl.Expr:
     """Quoted spans of each answer found verbatim in its sources.
 
@@ -265,9 +301,9 @@ def citation_alignment(
     answer: IntoExprColumn,
     sources: IntoExprColumn,
     *,
-    casefold: bool = True,
-    min_len: int = 3,
-    quotes: QuoteStyle = "standard",
+    casefold: bool | None = None,
+    min_len: int | None = None,
+    quotes: QuoteStyle | None = None,
 ) -> pl.Expr:
     """Dataset-level quoted-span citation alignment, as Ragas' ``quoted_spans_alignment``.
 
@@ -295,15 +331,19 @@ def signature(metric: str, **options: Any) -> str:
         >>> pr.signature("rouge", use_stemmer=True)
         'rouge|tok:rouge_score|stem:porter|version:rouge-score-0.1.2'
     """
+    for option, value in options.items():
+        _check_option_int("signature", option, value)
+    if metric in _metric_ids():
+        options = _with_defaults(metric, options)
     return _signature_of(metric, pickle.dumps(options, protocol=4))
 
 
 def _bleu_options(
-    tokenize: BleuTokenizer,
-    smooth_method: SmoothMethod,
+    tokenize: BleuTokenizer | None,
+    smooth_method: SmoothMethod | None,
     smooth_value: float | None,
-    lowercase: bool,
-    use_effective_order: bool,
+    lowercase: bool | None,
+    use_effective_order: bool | None,
 ) -> dict[str, Any]:
     return {
         "tokenize": tokenize,
@@ -318,11 +358,11 @@ def bleu(
     answer: IntoExprColumn,
     references: IntoExprColumn,
     *,
-    tokenize: BleuTokenizer = "13a",
-    smooth_method: SmoothMethod = "exp",
+    tokenize: BleuTokenizer | None = None,
+    smooth_method: SmoothMethod | None = None,
     smooth_value: float | None = None,
-    lowercase: bool = False,
-    use_effective_order: bool = True,
+    lowercase: bool | None = None,
+    use_effective_order: bool | None = None,
 ) -> pl.Expr:
     """Sentence BLEU in [0, 1]: sacrebleu 2.6.0 ``sentence_bleu(answer, refs).score / 100``.
 
@@ -347,11 +387,11 @@ def corpus_bleu(
     answer: IntoExprColumn,
     references: IntoExprColumn,
     *,
-    tokenize: BleuTokenizer = "13a",
-    smooth_method: SmoothMethod = "exp",
+    tokenize: BleuTokenizer | None = None,
+    smooth_method: SmoothMethod | None = None,
     smooth_value: float | None = None,
-    lowercase: bool = False,
-    use_effective_order: bool = False,
+    lowercase: bool | None = None,
+    use_effective_order: bool | None = None,
 ) -> pl.Expr:
     """Corpus BLEU in [0, 1] over a column or a group: sacrebleu ``corpus_bleu(...).score / 100``.
 
@@ -370,12 +410,12 @@ def chrf(
     answer: IntoExprColumn,
     references: IntoExprColumn,
     *,
-    char_order: int = 6,
-    word_order: int = 0,
-    beta: int = 2,
-    lowercase: bool = False,
-    whitespace: bool = False,
-    eps_smoothing: bool = False,
+    char_order: int | None = None,
+    word_order: int | None = None,
+    beta: int | None = None,
+    lowercase: bool | None = None,
+    whitespace: bool | None = None,
+    eps_smoothing: bool | None = None,
 ) -> pl.Expr:
     """chrF in [0, 1] (``word_order=2`` gives chrF++): sacrebleu ``sentence_chrf(...).score / 100``.
 
@@ -398,8 +438,8 @@ def rouge(
     answer: IntoExprColumn,
     references: IntoExprColumn,
     *,
-    use_stemmer: bool = False,
-    tokenizer: RougeTokenizer = "rouge_score",
+    use_stemmer: bool | None = None,
+    tokenizer: RougeTokenizer | None = None,
 ) -> pl.Expr:
     """ROUGE-1, ROUGE-2, ROUGE-L and ROUGE-Lsum as rouge-score 0.1.2's ``RougeScorer``.
 
@@ -428,7 +468,7 @@ def string_similarity(
     answer: IntoExprColumn,
     references: IntoExprColumn,
     *,
-    distance: Distance = "levenshtein",
+    distance: Distance | None = None,
 ) -> pl.Expr:
     """1 − rapidfuzz's normalised distance between answer and reference (best reference).
 
@@ -509,14 +549,14 @@ def _ranked(
     retrieved: IntoExprColumn,
     relevant: IntoExprColumn,
     k: int | None,
-    relevance: Relevance,
-    min_overlap: int,
-    min_overlap_fraction: float,
-    similarity_threshold: float,
-    rank_by: RankBy,
-    compat: RetrievalCompat,
-    alpha: float = 0.5,
-    gamma: float = 1.0,
+    relevance: Relevance | None,
+    min_overlap: int | None,
+    min_overlap_fraction: float | None,
+    similarity_threshold: float | None,
+    rank_by: RankBy | None,
+    compat: RetrievalCompat | None,
+    alpha: float | None = None,
+    gamma: float | None = None,
 ) -> pl.Expr:
     return _plugin(
         name,
@@ -525,12 +565,12 @@ def _ranked(
             "k": k,
             "relevance": relevance,
             "min_overlap": min_overlap,
-            "min_overlap_fraction": _as_float(name, "min_overlap_fraction", min_overlap_fraction),
-            "similarity_threshold": _as_float(name, "similarity_threshold", similarity_threshold),
+            "min_overlap_fraction": _as_optional_float(name, "min_overlap_fraction", min_overlap_fraction),
+            "similarity_threshold": _as_optional_float(name, "similarity_threshold", similarity_threshold),
             "rank_by": rank_by,
             "compat": compat,
-            "alpha": _as_float(name, "alpha", alpha),
-            "gamma": _as_float(name, "gamma", gamma),
+            "alpha": _as_optional_float(name, "alpha", alpha),
+            "gamma": _as_optional_float(name, "gamma", gamma),
         },
     )
 
@@ -539,13 +579,13 @@ def precision_at_k(
     retrieved: IntoExprColumn,
     relevant: IntoExprColumn,
     *,
-    k: int = 10,
-    relevance: Relevance = "auto",
-    min_overlap: int = 1,
-    min_overlap_fraction: float = 0.0,
-    similarity_threshold: float = 0.8,
-    rank_by: RankBy = "order",
-    compat: RetrievalCompat = "standard",
+    k: int | None = None,
+    relevance: Relevance | None = None,
+    min_overlap: int | None = None,
+    min_overlap_fraction: float | None = None,
+    similarity_threshold: float | None = None,
+    rank_by: RankBy | None = None,
+    compat: RetrievalCompat | None = None,
 ) -> pl.Expr:
     """Relevant items among the first ``k`` retrieved, divided by ``k`` (trec_eval ``P_k``).
 
@@ -569,13 +609,13 @@ def recall_at_k(
     retrieved: IntoExprColumn,
     relevant: IntoExprColumn,
     *,
-    k: int = 10,
-    relevance: Relevance = "auto",
-    min_overlap: int = 1,
-    min_overlap_fraction: float = 0.0,
-    similarity_threshold: float = 0.8,
-    rank_by: RankBy = "order",
-    compat: RetrievalCompat = "standard",
+    k: int | None = None,
+    relevance: Relevance | None = None,
+    min_overlap: int | None = None,
+    min_overlap_fraction: float | None = None,
+    similarity_threshold: float | None = None,
+    rank_by: RankBy | None = None,
+    compat: RetrievalCompat | None = None,
 ) -> pl.Expr:
     """Relevant ground-truth items found among the first ``k`` retrieved / all relevant items.
 
@@ -589,13 +629,13 @@ def f1_at_k(
     retrieved: IntoExprColumn,
     relevant: IntoExprColumn,
     *,
-    k: int = 10,
-    relevance: Relevance = "auto",
-    min_overlap: int = 1,
-    min_overlap_fraction: float = 0.0,
-    similarity_threshold: float = 0.8,
-    rank_by: RankBy = "order",
-    compat: RetrievalCompat = "standard",
+    k: int | None = None,
+    relevance: Relevance | None = None,
+    min_overlap: int | None = None,
+    min_overlap_fraction: float | None = None,
+    similarity_threshold: float | None = None,
+    rank_by: RankBy | None = None,
+    compat: RetrievalCompat | None = None,
 ) -> pl.Expr:
     """Harmonic mean of :func:`precision_at_k` and :func:`recall_at_k` (0 when both are 0)."""
     return _ranked("f1_at_k", retrieved, relevant, k, relevance, min_overlap,
@@ -606,12 +646,12 @@ def hit_rate_at_k(
     retrieved: IntoExprColumn,
     relevant: IntoExprColumn,
     *,
-    k: int = 10,
-    relevance: Relevance = "auto",
-    min_overlap: int = 1,
-    min_overlap_fraction: float = 0.0,
-    similarity_threshold: float = 0.8,
-    rank_by: RankBy = "order",
+    k: int | None = None,
+    relevance: Relevance | None = None,
+    min_overlap: int | None = None,
+    min_overlap_fraction: float | None = None,
+    similarity_threshold: float | None = None,
+    rank_by: RankBy | None = None,
 ) -> pl.Expr:
     """1.0 when a relevant item is among the first ``k`` retrieved, else 0.0."""
     return _ranked("hit_rate_at_k", retrieved, relevant, k, relevance, min_overlap,
@@ -622,12 +662,12 @@ def ndcg_at_k(
     retrieved: IntoExprColumn,
     relevant: IntoExprColumn,
     *,
-    k: int = 10,
-    relevance: Relevance = "auto",
-    min_overlap: int = 1,
-    min_overlap_fraction: float = 0.0,
-    similarity_threshold: float = 0.8,
-    rank_by: RankBy = "order",
+    k: int | None = None,
+    relevance: Relevance | None = None,
+    min_overlap: int | None = None,
+    min_overlap_fraction: float | None = None,
+    similarity_threshold: float | None = None,
+    rank_by: RankBy | None = None,
 ) -> pl.Expr:
     """nDCG over the first ``k`` ranks with linear gains (trec_eval ``ndcg_cut_k``).
 
@@ -642,11 +682,11 @@ def mrr(
     relevant: IntoExprColumn,
     *,
     k: int | None = None,
-    relevance: Relevance = "auto",
-    min_overlap: int = 1,
-    min_overlap_fraction: float = 0.0,
-    similarity_threshold: float = 0.8,
-    rank_by: RankBy = "order",
+    relevance: Relevance | None = None,
+    min_overlap: int | None = None,
+    min_overlap_fraction: float | None = None,
+    similarity_threshold: float | None = None,
+    rank_by: RankBy | None = None,
 ) -> pl.Expr:
     """1 / rank of the first relevant item, 0 when none (trec_eval ``recip_rank``).
 
@@ -661,11 +701,11 @@ def average_precision(
     relevant: IntoExprColumn,
     *,
     k: int | None = None,
-    relevance: Relevance = "auto",
-    min_overlap: int = 1,
-    min_overlap_fraction: float = 0.0,
-    similarity_threshold: float = 0.8,
-    rank_by: RankBy = "order",
+    relevance: Relevance | None = None,
+    min_overlap: int | None = None,
+    min_overlap_fraction: float | None = None,
+    similarity_threshold: float | None = None,
+    rank_by: RankBy | None = None,
 ) -> pl.Expr:
     """Average precision of each query (trec_eval ``map``); average it over queries for MAP."""
     return _ranked("average_precision", retrieved, relevant, k, relevance, min_overlap,
@@ -677,11 +717,11 @@ def r_precision(
     relevant: IntoExprColumn,
     *,
     k: int | None = None,
-    relevance: Relevance = "auto",
-    min_overlap: int = 1,
-    min_overlap_fraction: float = 0.0,
-    similarity_threshold: float = 0.8,
-    rank_by: RankBy = "order",
+    relevance: Relevance | None = None,
+    min_overlap: int | None = None,
+    min_overlap_fraction: float | None = None,
+    similarity_threshold: float | None = None,
+    rank_by: RankBy | None = None,
 ) -> pl.Expr:
     """Precision at R, R the number of relevant items (trec_eval ``Rprec``)."""
     return _ranked("r_precision", retrieved, relevant, k, relevance, min_overlap,
@@ -692,15 +732,15 @@ def hybrid_log_rank(
     retrieved: IntoExprColumn,
     relevant: IntoExprColumn,
     *,
-    alpha: float = 0.5,
-    gamma: float = 1.0,
+    alpha: float | None = None,
+    gamma: float | None = None,
     k: int | None = None,
-    relevance: Relevance = "auto",
-    min_overlap: int = 1,
-    min_overlap_fraction: float = 0.0,
-    similarity_threshold: float = 0.8,
-    rank_by: RankBy = "order",
-    compat: RetrievalCompat = "standard",
+    relevance: Relevance | None = None,
+    min_overlap: int | None = None,
+    min_overlap_fraction: float | None = None,
+    similarity_threshold: float | None = None,
+    rank_by: RankBy | None = None,
+    compat: RetrievalCompat | None = None,
 ) -> pl.Expr:
     """``alpha * recall + (1 - alpha) * rank quality``, datapizza's hybrid log-rank score.
 
@@ -713,7 +753,7 @@ def hybrid_log_rank(
 
 
 def span_precision(
-    retrieved: IntoExprColumn, relevant_spans: IntoExprColumn, *, compat: SpanCompat = "standard"
+    retrieved: IntoExprColumn, relevant_spans: IntoExprColumn, *, compat: SpanCompat | None = None
 ) -> pl.Expr:
     """Retrieved characters inside golden spans / retrieved characters.
 
@@ -733,14 +773,14 @@ def span_precision(
 
 
 def span_recall(
-    retrieved: IntoExprColumn, relevant_spans: IntoExprColumn, *, compat: SpanCompat = "standard"
+    retrieved: IntoExprColumn, relevant_spans: IntoExprColumn, *, compat: SpanCompat | None = None
 ) -> pl.Expr:
     """Golden characters retrieved / golden characters (see :func:`span_precision`)."""
     return _plugin("span_recall", [retrieved, relevant_spans], {"compat": compat})
 
 
 def span_iou(
-    retrieved: IntoExprColumn, relevant_spans: IntoExprColumn, *, compat: SpanCompat = "standard"
+    retrieved: IntoExprColumn, relevant_spans: IntoExprColumn, *, compat: SpanCompat | None = None
 ) -> pl.Expr:
     """Characters both cover / characters either covers (see :func:`span_precision`)."""
     return _plugin("span_iou", [retrieved, relevant_spans], {"compat": compat})
@@ -979,15 +1019,15 @@ Embedder = Callable[[list[str]], Sequence[Sequence[float]]]
 def _locate_options(
     window_size: int | None,
     overlap: int | None,
-    k1: float,
-    b: float,
+    k1: float | None,
+    b: float | None,
     ellipsis_max_gap: int | None,
-    trim: Trim,
-    min_match_ratio: float,
-    expand_neighbors: int,
-    context_chars: int,
+    trim: Trim | None,
+    min_match_ratio: float | None,
+    expand_neighbors: int | None,
+    context_chars: int | None,
     tokenizer: str | None,
-    compat: LocateCompat,
+    compat: LocateCompat | None,
 ) -> dict[str, Any]:
     return {
         "window_size": window_size,
@@ -1010,15 +1050,15 @@ def locate_quotes(
     *,
     window_size: int | None = None,
     overlap: int | None = None,
-    k1: float = 1.5,
-    b: float = 0.4,
+    k1: float | None = None,
+    b: float | None = None,
     ellipsis_max_gap: int | None = None,
-    trim: Trim = "fuzzy",
-    min_match_ratio: float = 0.6,
-    expand_neighbors: int = 1,
-    context_chars: int = 300,
+    trim: Trim | None = None,
+    min_match_ratio: float | None = None,
+    expand_neighbors: int | None = None,
+    context_chars: int | None = None,
     tokenizer: Literal["unicode_words", "nltk"] | None = None,
-    compat: LocateCompat = "none",
+    compat: LocateCompat | None = None,
 ) -> pl.Expr:
     """Where each quote is in its row's sources: a struct per row.
 
@@ -1056,7 +1096,7 @@ def locate_quotes(
     return _plugin("locate_quotes", [quotes, sources], options)
 
 
-def extract_quotes(answer: IntoExprColumn, *, min_len: int = 3, quotes: QuoteStyle = "standard") -> pl.Expr:
+def extract_quotes(answer: IntoExprColumn, *, min_len: int | None = None, quotes: QuoteStyle | None = None) -> pl.Expr:
     """The quoted spans of each answer as ``list[str]``, as :func:`quoted_spans` counts them.
 
     Example:
@@ -1110,15 +1150,15 @@ def locate_quotes_in_corpus(
     stats_csv: str | Path | None = None,
     window_size: int | None = None,
     overlap: int | None = None,
-    k1: float = 1.5,
-    b: float = 0.4,
+    k1: float | None = None,
+    b: float | None = None,
     ellipsis_max_gap: int | None = None,
-    trim: Trim = "fuzzy",
-    min_match_ratio: float = 0.6,
-    expand_neighbors: int = 1,
-    context_chars: int = 300,
+    trim: Trim | None = None,
+    min_match_ratio: float | None = None,
+    expand_neighbors: int | None = None,
+    context_chars: int | None = None,
     tokenizer: Literal["unicode_words", "nltk"] | None = None,
-    compat: LocateCompat = "none",
+    compat: LocateCompat | None = None,
 ) -> LocatedQuotes:
     """Every quote located in one shared corpus (the soak case, e.g. interview transcripts).
 
@@ -1138,6 +1178,9 @@ def locate_quotes_in_corpus(
     options = _locate_options(
         window_size, overlap, k1, b, ellipsis_max_gap, trim, min_match_ratio, expand_neighbors, context_chars, tokenizer, compat
     )
+    for option, value in options.items():
+        _check_option_int("locate_quotes_in_corpus", option, value)
+    options = _with_defaults("locate_quotes", options)
     packed = pickle.dumps(options, protocol=4)
     series = quotes if isinstance(quotes, pl.Series) else pl.Series("quote", list(quotes), dtype=pl.String)
     located = _locate_table(series.cast(pl.String), _corpus_frame(corpus), packed)
@@ -1159,203 +1202,55 @@ def locate_quotes_in_corpus(
     return LocatedQuotes(located, stats, csv)
 
 
+def _document_defaults() -> None:
+    """Adds each metric function's defaults, read from the library, to its docstring, so the
+    documentation never restates a default by hand."""
+    import inspect
+
+    for metric in _metric_ids():
+        function = globals().get(metric)
+        if function is None or not function.__doc__:
+            continue
+        parameters = inspect.signature(function).parameters
+        shown = ", ".join(f"``{key}={value!r}``" for key, value in _defaults(metric).items() if key in parameters)
+        if shown:
+            function.__doc__ = (
+                function.__doc__.rstrip() + f"\n\n    Options left at ``None`` take the library's defaults: {shown}.\n"
+            )
+
+
+_document_defaults()
+
+
+def _namespace_method(function: Callable[..., pl.Expr]) -> Callable[..., pl.Expr]:
+    """A ``.rag`` method forwarding to ``function`` with the expression as its first argument,
+    with the function's signature (less that argument) for ``help()`` and editors."""
+    import inspect
+
+    def method(self: RagNamespace, *args: Any, **kwargs: Any) -> pl.Expr:
+        return function(self._expr, *args, **kwargs)
+
+    signature = inspect.signature(function)
+    rest = list(signature.parameters.values())[1:]
+    this = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    method.__signature__ = signature.replace(parameters=[this, *rest])  # type: ignore[attr-defined]
+    method.__name__ = method.__qualname__ = function.__name__
+    method.__doc__ = f"See :func:`polars_rag.{function.__name__}`."
+    return method
+
+
 @pl.api.register_expr_namespace("rag")
 class RagNamespace:
-    """``pl.col("answer").rag.<metric>(...)``: forwards to the typed functions."""
+    """``pl.col("answer").rag.<metric>(...)``: forwards to the typed functions, one method per
+    metric id of the library's table (the first argument is the expression)."""
 
     def __init__(self, expr: pl.Expr) -> None:
         self._expr = expr
 
-    def quoted_spans(
-        self,
-        sources: IntoExprColumn,
-        *,
-        casefold: bool = True,
-        min_len: int = 3,
-        quotes: QuoteStyle = "standard",
-    ) -> pl.Expr:
-        """See :func:`polars_rag.quoted_spans`."""
-        return quoted_spans(self._expr, sources, casefold=casefold, min_len=min_len, quotes=quotes)
-
-    def citation_alignment(
-        self,
-        sources: IntoExprColumn,
-        *,
-        casefold: bool = True,
-        min_len: int = 3,
-        quotes: QuoteStyle = "standard",
-    ) -> pl.Expr:
-        """See :func:`polars_rag.citation_alignment`."""
-        return citation_alignment(
-            self._expr, sources, casefold=casefold, min_len=min_len, quotes=quotes
-        )
+    def __getattr__(self, name: str) -> Any:
+        # Only for type checkers: the methods are set on the class below.
+        raise AttributeError(f"'.rag' has no metric '{name}'; polars_rag.metric_ids() lists them")
 
 
-    def rouge(
-        self,
-        references: IntoExprColumn,
-        *,
-        use_stemmer: bool = False,
-        tokenizer: RougeTokenizer = "rouge_score",
-    ) -> pl.Expr:
-        """See :func:`polars_rag.rouge`."""
-        return rouge(self._expr, references, use_stemmer=use_stemmer, tokenizer=tokenizer)
-
-    def bleu(
-        self,
-        references: IntoExprColumn,
-        *,
-        tokenize: BleuTokenizer = "13a",
-        smooth_method: SmoothMethod = "exp",
-        smooth_value: float | None = None,
-        lowercase: bool = False,
-        use_effective_order: bool = True,
-    ) -> pl.Expr:
-        """See :func:`polars_rag.bleu`."""
-        return bleu(
-            self._expr,
-            references,
-            tokenize=tokenize,
-            smooth_method=smooth_method,
-            smooth_value=smooth_value,
-            lowercase=lowercase,
-            use_effective_order=use_effective_order,
-        )
-
-    def corpus_bleu(
-        self,
-        references: IntoExprColumn,
-        *,
-        tokenize: BleuTokenizer = "13a",
-        smooth_method: SmoothMethod = "exp",
-        smooth_value: float | None = None,
-        lowercase: bool = False,
-        use_effective_order: bool = False,
-    ) -> pl.Expr:
-        """See :func:`polars_rag.corpus_bleu`."""
-        return corpus_bleu(
-            self._expr,
-            references,
-            tokenize=tokenize,
-            smooth_method=smooth_method,
-            smooth_value=smooth_value,
-            lowercase=lowercase,
-            use_effective_order=use_effective_order,
-        )
-
-    def chrf(
-        self,
-        references: IntoExprColumn,
-        *,
-        char_order: int = 6,
-        word_order: int = 0,
-        beta: int = 2,
-        lowercase: bool = False,
-        whitespace: bool = False,
-        eps_smoothing: bool = False,
-    ) -> pl.Expr:
-        """See :func:`polars_rag.chrf`."""
-        return chrf(
-            self._expr,
-            references,
-            char_order=char_order,
-            word_order=word_order,
-            beta=beta,
-            lowercase=lowercase,
-            whitespace=whitespace,
-            eps_smoothing=eps_smoothing,
-        )
-
-    def exact_match(self, references: IntoExprColumn) -> pl.Expr:
-        """See :func:`polars_rag.exact_match`."""
-        return exact_match(self._expr, references)
-
-    def string_similarity(
-        self, references: IntoExprColumn, *, distance: Distance = "levenshtein"
-    ) -> pl.Expr:
-        """See :func:`polars_rag.string_similarity`."""
-        return string_similarity(self._expr, references, distance=distance)
-
-    def string_presence(self, references: IntoExprColumn) -> pl.Expr:
-        """See :func:`polars_rag.string_presence`."""
-        return string_presence(self._expr, references)
-
-    def keyword_coverage(self, references: IntoExprColumn) -> pl.Expr:
-        """See :func:`polars_rag.keyword_coverage`."""
-        return keyword_coverage(self._expr, references)
-
-    def number_match(self, references: IntoExprColumn) -> pl.Expr:
-        """See :func:`polars_rag.number_match`."""
-        return number_match(self._expr, references)
-
-    def answer_completeness(self, references: IntoExprColumn) -> pl.Expr:
-        """See :func:`polars_rag.answer_completeness`."""
-        return answer_completeness(self._expr, references)
-
-    def citation_indicators(self, *, indicators: Sequence[str] | None = None) -> pl.Expr:
-        """See :func:`polars_rag.citation_indicators`."""
-        return citation_indicators(self._expr, indicators=indicators)
-
-    def checks(self, checks_column: IntoExprColumn) -> pl.Expr:
-        """See :func:`polars_rag.checks`."""
-        return checks(self._expr, checks_column)
-
-    def precision_at_k(self, relevant: IntoExprColumn, **options: Any) -> pl.Expr:
-        """See :func:`polars_rag.precision_at_k` (``pl.col("retrieved").rag.precision_at_k(...)``)."""
-        return precision_at_k(self._expr, relevant, **options)
-
-    def recall_at_k(self, relevant: IntoExprColumn, **options: Any) -> pl.Expr:
-        """See :func:`polars_rag.recall_at_k` (``pl.col("retrieved").rag.recall_at_k(...)``)."""
-        return recall_at_k(self._expr, relevant, **options)
-
-    def f1_at_k(self, relevant: IntoExprColumn, **options: Any) -> pl.Expr:
-        """See :func:`polars_rag.f1_at_k` (``pl.col("retrieved").rag.f1_at_k(...)``)."""
-        return f1_at_k(self._expr, relevant, **options)
-
-    def hit_rate_at_k(self, relevant: IntoExprColumn, **options: Any) -> pl.Expr:
-        """See :func:`polars_rag.hit_rate_at_k` (``pl.col("retrieved").rag.hit_rate_at_k(...)``)."""
-        return hit_rate_at_k(self._expr, relevant, **options)
-
-    def ndcg_at_k(self, relevant: IntoExprColumn, **options: Any) -> pl.Expr:
-        """See :func:`polars_rag.ndcg_at_k` (``pl.col("retrieved").rag.ndcg_at_k(...)``)."""
-        return ndcg_at_k(self._expr, relevant, **options)
-
-    def mrr(self, relevant: IntoExprColumn, **options: Any) -> pl.Expr:
-        """See :func:`polars_rag.mrr` (``pl.col("retrieved").rag.mrr(...)``)."""
-        return mrr(self._expr, relevant, **options)
-
-    def average_precision(self, relevant: IntoExprColumn, **options: Any) -> pl.Expr:
-        """See :func:`polars_rag.average_precision` (``pl.col("retrieved").rag.average_precision(...)``)."""
-        return average_precision(self._expr, relevant, **options)
-
-    def r_precision(self, relevant: IntoExprColumn, **options: Any) -> pl.Expr:
-        """See :func:`polars_rag.r_precision` (``pl.col("retrieved").rag.r_precision(...)``)."""
-        return r_precision(self._expr, relevant, **options)
-
-    def hybrid_log_rank(self, relevant: IntoExprColumn, **options: Any) -> pl.Expr:
-        """See :func:`polars_rag.hybrid_log_rank` (``pl.col("retrieved").rag.hybrid_log_rank(...)``)."""
-        return hybrid_log_rank(self._expr, relevant, **options)
-
-    def span_precision(self, relevant_spans: IntoExprColumn, *, compat: SpanCompat = "standard") -> pl.Expr:
-        """See :func:`polars_rag.span_precision`."""
-        return span_precision(self._expr, relevant_spans, compat=compat)
-
-    def span_recall(self, relevant_spans: IntoExprColumn, *, compat: SpanCompat = "standard") -> pl.Expr:
-        """See :func:`polars_rag.span_recall`."""
-        return span_recall(self._expr, relevant_spans, compat=compat)
-
-    def span_iou(self, relevant_spans: IntoExprColumn, *, compat: SpanCompat = "standard") -> pl.Expr:
-        """See :func:`polars_rag.span_iou`."""
-        return span_iou(self._expr, relevant_spans, compat=compat)
-
-    def locate_quotes(self, sources: IntoExprColumn, **options: Any) -> pl.Expr:
-        """See :func:`polars_rag.locate_quotes` (``pl.col("quote").rag.locate_quotes(...)``)."""
-        return locate_quotes(self._expr, sources, **options)
-
-    def extract_quotes(self, **options: Any) -> pl.Expr:
-        """See :func:`polars_rag.extract_quotes` (``pl.col("answer").rag.extract_quotes()``)."""
-        return extract_quotes(self._expr, **options)
-
-    def embedding_cosine(self, other: IntoExprColumn) -> pl.Expr:
-        """See :func:`polars_rag.embedding_cosine`."""
-        return embedding_cosine(self._expr, other)
+for _metric in _metric_ids():
+    setattr(RagNamespace, _metric, _namespace_method(globals()[_metric]))

@@ -1,26 +1,18 @@
-//! Python Polars plugin: `#[polars_expr]` shims over `polars_rag::polars::columns`. No metric
-//! logic lives here: each shim decodes its keyword arguments into the library's `Options` struct
-//! and calls the columnar function the Rust API and the CLI also call.
+//! Python Polars plugin: `#[polars_expr]` shims generated from the library's metric table
+//! (`polars_rag::metric_table!`). No metric logic lives here: each shim decodes its keyword
+//! arguments into the metric's options section and evaluates it through `polars_rag::polars::table`,
+//! the path the Rust API and the CLI also take.
 
 use polars::prelude::*;
 use polars_rag::compare::CompareOptions;
-use polars_rag::metrics::bleu::{BleuOptions, CorpusBleuOptions};
-use polars_rag::metrics::chrf::ChrfOptions;
-use polars_rag::metrics::citation::QuotedSpansOptions;
-use polars_rag::metrics::lexical::CitationIndicatorOptions;
 use polars_rag::metrics::locate::LocateOptions;
-use polars_rag::metrics::retrieval::{RankedMetric, RetrievalOptions};
-use polars_rag::metrics::rouge::RougeOptions;
-use polars_rag::metrics::similarity::StringSimilarityOptions;
-use polars_rag::metrics::spans::SpanOptions;
-use polars_rag::metrics::MetricOptions;
-use polars_rag::polars::columns;
+use polars_rag::metrics::{MetricOptions, SectionReader};
 use polars_rag::polars::compare;
 use polars_rag::polars::corpus::{self, Corpus, SpanUnit};
 use polars_rag::polars::driver;
 use polars_rag::polars::golden;
 use polars_rag::polars::locate;
-use polars_rag::polars::retrieval::{self, SpanMetric};
+use polars_rag::polars::table;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3_polars::derive::{polars_expr, CallerContext, DefaultKwargs};
@@ -93,106 +85,73 @@ fn readable_inputs(metric: &str, series: &[Series]) -> PolarsResult<Vec<Series>>
         .collect()
 }
 
-/// The `N` input columns of a call, or an error naming the metric: never an index panic.
-fn input_columns<'a, const N: usize>(
-    metric: &str,
-    series: &'a [Series],
-) -> PolarsResult<&'a [Series; N]> {
-    series.try_into().map_err(
-        |_| polars_err!(InvalidOperation: "{metric}: expected {N} input columns, got {}", series.len()),
-    )
-}
-
 /// The output field of a call, after the input dtypes are checked (at planning time, before
 /// Polars hands over any data).
-fn checked_output(
-    metric: &str,
-    fields: &[Field],
-    output: fn(&[Field]) -> PolarsResult<Field>,
-) -> PolarsResult<Field> {
+fn checked_output(metric: &str, fields: &[Field]) -> PolarsResult<Field> {
     guarded(metric, || {
         for field in fields {
             driver::check_input_field(metric, field)?;
         }
-        output(fields)
+        table::output_field(metric)
     })
 }
 
-fn quoted_spans_field(_: &[Field]) -> PolarsResult<Field> {
-    Ok(Field::new(
-        "quoted_spans".into(),
-        columns::quoted_spans_dtype(),
-    ))
+/// Reads a metric's options section from its pickled keyword arguments, blaming one argument
+/// when one is to blame.
+struct PickledKwargs<'a> {
+    metric: &'a str,
+    kwargs: DefaultKwargs,
 }
 
-fn citation_alignment_field(_: &[Field]) -> PolarsResult<Field> {
-    Ok(Field::new(
-        "citation_alignment".into(),
-        columns::citation_alignment_dtype(),
-    ))
+impl SectionReader for PickledKwargs<'_> {
+    fn read<T: DeserializeOwned>(self) -> Result<T, String> {
+        options(self.metric, self.kwargs).map_err(|e| {
+            // `options` already names the metric; `with_section` names it again.
+            let message = e.to_string();
+            let prefix = format!("{}: invalid options: ", self.metric);
+            message
+                .strip_prefix(&prefix)
+                .map_or(message.clone(), str::to_string)
+        })
+    }
 }
 
-fn float_field(fields: &[Field]) -> PolarsResult<Field> {
-    let name = fields
-        .first()
-        .map_or_else(|| "score".into(), |f| f.name().clone());
-    Ok(Field::new(name, DataType::Float64))
+/// One shim per id of the library's metric table: check the input dtypes at planning time,
+/// decode the options section, read the inputs, evaluate through the table. `parallel` is false
+/// when Polars already runs the call in parallel (streaming morsels, group_by), so the library
+/// does not nest a second level of parallelism.
+macro_rules! plugin_shims {
+    (
+        sections { $($sections:tt)* }
+        metrics { $(
+            $id:ident {
+                kind: $kind:ident, inputs: $inputs:ident, options: $options:ident,
+                $($rest:tt)*
+            }
+        )* }
+    ) => {
+        $( plugin_shim!($id, $options); )*
+    };
 }
 
-fn checks_field(_: &[Field]) -> PolarsResult<Field> {
-    Ok(Field::new("checks".into(), columns::checks_dtype()))
-}
-
-fn locate_quotes_field(_: &[Field]) -> PolarsResult<Field> {
-    Ok(Field::new(
-        "locate_quotes".into(),
-        locate::locate_quotes_dtype(),
-    ))
-}
-
-fn quotes_list_field(_: &[Field]) -> PolarsResult<Field> {
-    Ok(Field::new(
-        "quotes".into(),
-        DataType::List(Box::new(DataType::String)),
-    ))
-}
-
-fn cosine_field(_: &[Field]) -> PolarsResult<Field> {
-    Ok(Field::new("cosine".into(), DataType::Float64))
-}
-
-fn rouge_field(_: &[Field]) -> PolarsResult<Field> {
-    Ok(Field::new("rouge".into(), columns::rouge_dtype()))
-}
-
-/// One shim per metric id: check the input dtypes at planning time, decode the options, read the
-/// inputs, call the columnar function. `parallel` is false when Polars already runs the call in
-/// parallel (streaming morsels, group_by), so the library does not nest a second level of
-/// parallelism.
-macro_rules! shim {
+macro_rules! plugin_shim {
     // Metrics without options take no keyword arguments (Polars sends none for an empty dict).
-    ($id:ident, $field:ident, [$($input:ident),+], |$parallel:ident| $call:expr) => {
+    ($id:ident, none) => {
         paste::paste! {
             fn [<$id _output_field>](fields: &[Field]) -> PolarsResult<Field> {
-                checked_output(stringify!($id), fields, $field)
+                checked_output(stringify!($id), fields)
             }
 
             #[polars_expr(output_type_func = [<$id _output_field>])]
             fn $id(series: &[Series], context: CallerContext) -> PolarsResult<Series> {
-                let metric = stringify!($id);
-                guarded(metric, || {
-                    let inputs = readable_inputs(metric, series)?;
-                    let [$($input),+] = input_columns(metric, &inputs)?;
-                    let $parallel = !context.parallel();
-                    $call
-                })
+                evaluate(stringify!($id), series, context, MetricOptions::default())
             }
         }
     };
-    ($id:ident, $field:ident, $options:ty, [$($input:ident),+], |$opts:ident, $parallel:ident| $call:expr) => {
+    ($id:ident, $section:ident) => {
         paste::paste! {
             fn [<$id _output_field>](fields: &[Field]) -> PolarsResult<Field> {
-                checked_output(stringify!($id), fields, $field)
+                checked_output(stringify!($id), fields)
             }
 
             #[polars_expr(output_type_func = [<$id _output_field>])]
@@ -203,270 +162,37 @@ macro_rules! shim {
             ) -> PolarsResult<Series> {
                 let metric = stringify!($id);
                 guarded(metric, || {
-                    let $opts: $options = options(metric, kwargs)?;
-                    let inputs = readable_inputs(metric, series)?;
-                    let [$($input),+] = input_columns(metric, &inputs)?;
-                    let $parallel = !context.parallel();
-                    $call
+                    let options = MetricOptions::with_section(metric, PickledKwargs { metric, kwargs })
+                        .map_err(|e| polars_err!(InvalidOperation: "{e}"))?;
+                    evaluate(metric, series, context, options)
                 })
             }
         }
     };
 }
 
-shim!(
-    quoted_spans,
-    quoted_spans_field,
-    QuotedSpansOptions,
-    [answer, sources],
-    |o, parallel| columns::quoted_spans(answer, sources, &o, parallel)
-);
-shim!(
-    citation_alignment,
-    citation_alignment_field,
-    QuotedSpansOptions,
-    [answer, sources],
-    |o, parallel| columns::citation_alignment_series(answer, sources, &o, parallel)
-);
-shim!(
-    bleu,
-    float_field,
-    BleuOptions,
-    [answer, references],
-    |o, parallel| columns::bleu(answer, references, &o, parallel)
-);
-shim!(
-    corpus_bleu,
-    float_field,
-    CorpusBleuOptions,
-    [answer, references],
-    |o, parallel| columns::corpus_bleu(answer, references, &o.0, parallel)
-);
-shim!(
-    chrf,
-    float_field,
-    ChrfOptions,
-    [answer, references],
-    |o, parallel| columns::chrf(answer, references, &o, parallel)
-);
-shim!(
-    rouge,
-    rouge_field,
-    RougeOptions,
-    [answer, references],
-    |o, parallel| columns::rouge(answer, references, &o, parallel)
-);
-
-shim!(exact_match, float_field, [answer, references], |parallel| {
-    columns::exact_match(answer, references, parallel)
-});
-shim!(
-    string_similarity,
-    float_field,
-    StringSimilarityOptions,
-    [answer, references],
-    |o, parallel| columns::string_similarity(answer, references, &o, parallel)
-);
-shim!(
-    string_presence,
-    float_field,
-    [answer, references],
-    |parallel| columns::string_presence(answer, references, parallel)
-);
-
-shim!(
-    keyword_coverage,
-    float_field,
-    [answer, references],
-    |parallel| columns::keyword_coverage(answer, references, parallel)
-);
-shim!(
-    number_match,
-    float_field,
-    [answer, references],
-    |parallel| columns::number_match(answer, references, parallel)
-);
-shim!(
-    answer_completeness,
-    float_field,
-    [answer, references],
-    |parallel| columns::answer_completeness(answer, references, parallel)
-);
-shim!(
-    citation_indicators,
-    float_field,
-    CitationIndicatorOptions,
-    [answer],
-    |o, parallel| columns::citation_indicators(answer, &o, parallel)
-);
-
-shim!(checks, checks_field, [answer, checks], |parallel| {
-    columns::checks(answer, checks, parallel)
-});
-
-// Retrieval: ranked lists (judged by text, id, span or embedding) and character spans.
-shim!(
-    precision_at_k,
-    float_field,
-    RetrievalOptions,
-    [retrieved, ground_truth],
-    |o, parallel| retrieval::ranked_metric(
-        RankedMetric::PrecisionAtK,
-        retrieved,
-        ground_truth,
-        &o,
-        parallel
-    )
-);
-shim!(
-    recall_at_k,
-    float_field,
-    RetrievalOptions,
-    [retrieved, ground_truth],
-    |o, parallel| retrieval::ranked_metric(
-        RankedMetric::RecallAtK,
-        retrieved,
-        ground_truth,
-        &o,
-        parallel
-    )
-);
-shim!(
-    f1_at_k,
-    float_field,
-    RetrievalOptions,
-    [retrieved, ground_truth],
-    |o, parallel| retrieval::ranked_metric(
-        RankedMetric::F1AtK,
-        retrieved,
-        ground_truth,
-        &o,
-        parallel
-    )
-);
-shim!(
-    hybrid_log_rank,
-    float_field,
-    RetrievalOptions,
-    [retrieved, ground_truth],
-    |o, parallel| retrieval::ranked_metric(
-        RankedMetric::HybridLogRank,
-        retrieved,
-        ground_truth,
-        &o,
-        parallel
-    )
-);
-shim!(
-    hit_rate_at_k,
-    float_field,
-    RetrievalOptions,
-    [retrieved, ground_truth],
-    |o, parallel| retrieval::ranked_metric(
-        RankedMetric::HitRateAtK,
-        retrieved,
-        ground_truth,
-        &o,
-        parallel
-    )
-);
-shim!(
-    mrr,
-    float_field,
-    RetrievalOptions,
-    [retrieved, ground_truth],
-    |o, parallel| retrieval::ranked_metric(
-        RankedMetric::Mrr,
-        retrieved,
-        ground_truth,
-        &o,
-        parallel
-    )
-);
-shim!(
-    average_precision,
-    float_field,
-    RetrievalOptions,
-    [retrieved, ground_truth],
-    |o, parallel| retrieval::ranked_metric(
-        RankedMetric::AveragePrecision,
-        retrieved,
-        ground_truth,
-        &o,
-        parallel
-    )
-);
-shim!(
-    ndcg_at_k,
-    float_field,
-    RetrievalOptions,
-    [retrieved, ground_truth],
-    |o, parallel| retrieval::ranked_metric(
-        RankedMetric::NdcgAtK,
-        retrieved,
-        ground_truth,
-        &o,
-        parallel
-    )
-);
-shim!(
-    r_precision,
-    float_field,
-    RetrievalOptions,
-    [retrieved, ground_truth],
-    |o, parallel| retrieval::ranked_metric(
-        RankedMetric::RPrecision,
-        retrieved,
-        ground_truth,
-        &o,
-        parallel
-    )
-);
-shim!(
-    span_precision,
-    float_field,
-    SpanOptions,
-    [retrieved, golden],
-    |o, parallel| retrieval::span_metric(SpanMetric::Precision, retrieved, golden, &o, parallel)
-);
-shim!(
-    span_recall,
-    float_field,
-    SpanOptions,
-    [retrieved, golden],
-    |o, parallel| retrieval::span_metric(SpanMetric::Recall, retrieved, golden, &o, parallel)
-);
-shim!(
-    span_iou,
-    float_field,
-    SpanOptions,
-    [retrieved, golden],
-    |o, parallel| retrieval::span_metric(SpanMetric::Iou, retrieved, golden, &o, parallel)
-);
-
-shim!(
-    locate_quotes,
-    locate_quotes_field,
-    LocateOptions,
-    [quotes, sources],
-    |o, parallel| locate::locate_quotes(quotes, sources, &o, parallel)
-);
-shim!(
-    extract_quotes,
-    quotes_list_field,
-    QuotedSpansOptions,
-    [answer],
-    |o, _parallel| locate::extract_quotes(answer, &o)
-);
-shim!(embedding_cosine, cosine_field, [a, b], |_parallel| {
-    locate::embedding_cosine(a, b)
-});
-
-/// Decodes pickled `locate_quotes` options.
-fn locate_options(options: &[u8]) -> PyResult<LocateOptions> {
-    serde_pickle::from_slice(options, serde_pickle::DeOptions::default()).map_err(|e| {
-        py_err_in("locate_quotes_in_corpus")(format!("locate_quotes: invalid options: {e}"))
+/// A shim's body: the inputs as the library reads them, evaluated through the metric table.
+fn evaluate(
+    metric: &str,
+    series: &[Series],
+    context: CallerContext,
+    options: MetricOptions,
+) -> PolarsResult<Series> {
+    guarded(metric, || {
+        let inputs = readable_inputs(metric, series)?;
+        table::evaluate(metric, &inputs, &options, !context.parallel())
     })
+}
+
+polars_rag::metric_table!(plugin_shims);
+
+/// Decodes pickled `locate_quotes` options, with an error naming the option to blame.
+fn locate_options(options: &[u8]) -> PyResult<LocateOptions> {
+    let value = serde_pickle::value_from_slice(options, serde_pickle::DeOptions::default())
+        .map_err(|e| {
+            py_err_in("locate_quotes_in_corpus")(format!("locate_quotes: invalid options: {e}"))
+        })?;
+    self::options("locate_quotes", value).map_err(py_err_in("locate_quotes_in_corpus"))
 }
 
 /// Every quote located in one corpus (`file`, `text` table): one row per quote.
@@ -517,6 +243,26 @@ fn write_locate_workbook(located: PyDataFrame, path: &str, options: &[u8]) -> Py
 #[pyfunction]
 fn metric_ids() -> Vec<&'static str> {
     polars_rag::registry::ids().collect()
+}
+
+/// The default options of `metric` as JSON text: an object from option name to value (empty for
+/// a metric without options), read from the library's options types.
+#[pyfunction]
+fn option_defaults(metric: &str) -> PyResult<String> {
+    py_guarded("option_defaults", move || {
+        let mut text = Vec::new();
+        let written =
+            MetricOptions::defaults_of(metric, &mut serde_json::Serializer::new(&mut text))
+                .map_err(py_err_in("option_defaults"))?;
+        if written.is_none() {
+            return Err(py_err_in("option_defaults")(
+                polars_rag::registry::require(metric)
+                    .err()
+                    .unwrap_or_default(),
+            ));
+        }
+        String::from_utf8(text).map_err(py_err_in("option_defaults"))
+    })
 }
 
 /// The signature of `metric` under the pickled keyword options `options`.
@@ -724,6 +470,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate_golden, m)?)?;
     m.add_function(wrap_pyfunction!(check_spans, m)?)?;
     m.add_function(wrap_pyfunction!(signature_of, m)?)?;
+    m.add_function(wrap_pyfunction!(option_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(locate_table, m)?)?;
     m.add_function(wrap_pyfunction!(locate_stats, m)?)?;
     m.add_function(wrap_pyfunction!(write_locate_workbook, m)?)?;

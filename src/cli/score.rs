@@ -13,12 +13,11 @@ use polars::prelude::*;
 use crate::atomic::AtomicFile;
 use crate::cli::config::Columns;
 use crate::cli::corpus::{check_spans, SpanUnit};
-use crate::metrics::citation::{citation_alignment, SpanCounts};
 use crate::metrics::retrieval::{RankedMetric, Relevance};
 use crate::metrics::MetricOptions;
 use crate::polars::driver::readable_frame;
 use crate::polars::expr;
-use crate::polars::retrieval::SpanMetric;
+use crate::polars::table;
 use crate::registry::{self, MetricInputs, MetricKind};
 
 /// A fully resolved `score` job.
@@ -74,14 +73,14 @@ fn err(msg: String) -> PolarsError {
     PolarsError::ComputeError(msg.into())
 }
 
-/// Checks metric ids against the registry.
+/// Checks metric ids against the metric table (tools such as `locate_quotes` have switches of
+/// their own and are not scored by id).
 pub fn validate_metrics(ids: &[String]) -> PolarsResult<()> {
     for id in ids {
-        if registry::find(id).is_none() {
-            let known: Vec<&str> = registry::ids().collect();
+        let info = registry::require(id).map_err(err)?;
+        if info.kind == MetricKind::Tool {
             return Err(err(format!(
-                "unknown metric '{id}'; known metrics: {}",
-                known.join(", ")
+                "{id} is not a score metric; use its own option or command (polars-rag metrics lists them)"
             )));
         }
     }
@@ -351,6 +350,9 @@ impl Resolved {
                     .map(|(c, _)| c.as_str())
                     .ok_or("ground truth (relevant_ids, relevant_chunks or relevant_spans; --relevant-col)")?,
             ],
+            MetricInputs::QuoteSources | MetricInputs::Embeddings => {
+                return Err("its own option or command (it is not scored by id)")
+            }
             MetricInputs::RetrievedSpans => vec![
                 need(&self.retrieved, "retrieved spans (--retrieved-col)")?,
                 need(&self.spans, "golden spans (relevant_spans) and retrieved items with file, start, end")?,
@@ -374,35 +376,6 @@ fn holds_spans(schema: &Schema, name: &str) -> bool {
         },
         _ => false,
     }
-}
-
-/// The native expression of a row-wise metric over its input columns (in
-/// [`Resolved::inputs_for`] order).
-fn metric_expr(id: &str, inputs: &[Expr], o: &MetricOptions) -> Option<Expr> {
-    let arg = |i: usize| inputs.get(i).cloned();
-    if let Some(metric) = RankedMetric::from_id(id) {
-        return Some(expr::ranked(metric, arg(0)?, arg(1)?, *o.retrieval(id)?));
-    }
-    if let Some(metric) = SpanMetric::from_id(id) {
-        return Some(expr::span(metric, arg(0)?, arg(1)?, *o.span(id)?));
-    }
-    let answer = arg(0)?;
-    let other = || arg(1);
-    Some(match id {
-        "quoted_spans" => expr::quoted_spans(answer, other()?, o.quoted_spans.clone()),
-        "bleu" => expr::bleu(answer, other()?, o.bleu),
-        "chrf" => expr::chrf(answer, other()?, o.chrf),
-        "rouge" => expr::rouge(answer, other()?, o.rouge),
-        "exact_match" => expr::exact_match(answer, other()?),
-        "string_similarity" => expr::string_similarity(answer, other()?, o.string_similarity),
-        "string_presence" => expr::string_presence(answer, other()?),
-        "keyword_coverage" => expr::keyword_coverage(answer, other()?),
-        "number_match" => expr::number_match(answer, other()?),
-        "answer_completeness" => expr::answer_completeness(answer, other()?),
-        "checks" => expr::checks(answer, other()?),
-        "citation_indicators" => expr::citation_indicators(answer, o.citation_indicators.clone()),
-        _ => return None,
-    })
 }
 
 /// Checks the span columns against the corpus (converting byte offsets, filling retrieved
@@ -607,7 +580,7 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     // inputs the tables have.
     let mut chosen: Vec<(&'static registry::MetricInfo, Vec<String>)> = Vec::new();
     let mut skipped: Vec<(&'static str, Vec<&'static str>)> = Vec::new();
-    for info in registry::METRICS {
+    for info in registry::scored() {
         let asked = job.metrics.as_ref().map(|m| m.iter().any(|x| x == info.id));
         if asked == Some(false) {
             continue;
@@ -651,12 +624,12 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         .iter()
         .filter(|(m, _)| m.kind == MetricKind::RowWise)
         .map(|(m, _)| m.id)
-        .chain([
-            "quoted_spans",
-            "negative_chrf",
-            "closer_to_negative",
-            "corpus_bleu_stats",
-        ])
+        .chain(
+            chosen
+                .iter()
+                .filter_map(|(m, _)| m.corpus.map(|c| c.column)),
+        )
+        .chain(["negative_chrf", "closer_to_negative"])
         .collect();
     let mut select: Vec<Expr> = Vec::new();
     for name in schema.iter_names().map(|n| n.as_str()) {
@@ -672,9 +645,6 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         select.push(col(name));
     }
     let answer_expr = col(resolved.answer.as_deref().unwrap_or("answer"));
-    let wants_spans = chosen
-        .iter()
-        .any(|(m, _)| m.id == "quoted_spans" || m.id == "citation_alignment");
     // The ranked retrieval metrics all read the same two columns: one pass computes them all.
     let ranked: Vec<(RankedMetric, crate::metrics::retrieval::RetrievalOptions)> = chosen
         .iter()
@@ -702,26 +672,23 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
             continue;
         }
         let inputs: Vec<Expr> = inputs.iter().map(|c| col(c.as_str())).collect();
-        if let Some(e) = metric_expr(info.id, &inputs, &options) {
-            select.push(e);
+        select.push(expr::metric(info.id, inputs, &options)?);
+    }
+    // Corpus-level metrics keep their per-row statistics (quoted-span counts, BLEU statistics),
+    // so the summary and `compare` can combine and resample them.
+    let mut stats_columns: Vec<&str> = Vec::new();
+    for (info, inputs) in &chosen {
+        let Some(stats) = info.corpus else { continue };
+        let computed = chosen
+            .iter()
+            .any(|(m, _)| m.id == stats.column && m.kind == MetricKind::RowWise);
+        if computed || stats_columns.contains(&stats.column) {
+            continue;
         }
-    }
-    // Corpus BLEU's per-row statistics, so `compare` can resample it at corpus level.
-    if let Some((_, inputs)) = chosen.iter().find(|(m, _)| m.id == "corpus_bleu") {
-        select.push(expr::corpus_bleu_stats(
-            col(inputs[0].as_str()),
-            col(inputs[1].as_str()),
-            options.corpus_bleu.0,
-        ));
-    }
-    // citation_alignment is summarised from the per-row counts.
-    if wants_spans && !chosen.iter().any(|(m, _)| m.id == "quoted_spans") {
-        if let (Some(sources), Some(_)) = (&resolved.sources, &resolved.answer) {
-            select.push(expr::quoted_spans(
-                answer_expr.clone(),
-                col(sources.as_str()),
-                job.options.quoted_spans.clone(),
-            ));
+        let inputs: Vec<Expr> = inputs.iter().map(|c| col(c.as_str())).collect();
+        if let Some(e) = expr::metric_stats(info.id, inputs, &options)? {
+            select.push(e);
+            stats_columns.push(stats.column);
         }
     }
     // Where each quote of the answer is in its sources.
@@ -755,26 +722,23 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     }
     lap("score", &mut stages);
 
-    // Aggregates over the whole table.
+    // Aggregates over the whole table, with their options.
     let mut aggregates: Vec<(String, f64)> = Vec::new();
     for (info, inputs) in &chosen {
-        if info.id == "corpus_bleu" {
-            if let Some(refs) = inputs.get(1) {
-                let value = frame
-                    .clone()
-                    .lazy()
-                    .select([expr::corpus_bleu(
-                        answer_expr.clone(),
-                        col(refs.as_str()),
-                        job.options.corpus_bleu.0,
-                    )])
-                    .collect()?;
-                let v = value.column("corpus_bleu")?.f64()?.get(0);
-                aggregates.push(("corpus_bleu".into(), v.unwrap_or(f64::NAN)));
-            }
+        if info.kind != MetricKind::Aggregate {
+            continue;
         }
+        let inputs: Vec<Expr> = inputs.iter().map(|c| col(c.as_str())).collect();
+        let value = frame
+            .clone()
+            .lazy()
+            .select([expr::metric(info.id, inputs, &options)?])
+            .collect()?;
+        let first = crate::polars::table::metric_values(&value, info.id)?
+            .first()
+            .and_then(|(_, v)| v.f64().ok()?.get(0));
+        aggregates.push((info.id.to_string(), first.unwrap_or(f64::NAN)));
     }
-
     if let Some(parent) = job.out.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .map_err(|e| err(format!("cannot create {}: {e}", parent.display())))?;
@@ -868,61 +832,27 @@ fn summarise(
         "{:<26} {:>8} {:>8} {:>10}\n",
         "metric", "rows", "scored", "mean"
     ));
-    for id in metrics {
-        match *id {
-            "quoted_spans" | "citation_alignment" | "corpus_bleu" => {}
-            "checks" => {
-                let st = scores.column("checks")?.struct_()?.clone();
-                let f = st.field_by_name("score")?;
-                mean_line(&mut out, "checks.score", f.f64()?);
-            }
-            "rouge" => {
-                let st = scores.column("rouge")?.struct_()?.clone();
-                for field in ["rouge1", "rouge2", "rougeL", "rougeLsum"] {
-                    let f = st.field_by_name(field)?;
-                    let f = f.struct_()?.field_by_name("fmeasure")?;
-                    mean_line(&mut out, &format!("rouge.{field}.fmeasure"), f.f64()?);
-                }
-            }
-            other => {
-                if let Ok(c) = scores.column(other) {
-                    mean_line(&mut out, other, c.f64()?);
-                }
-            }
-        }
-    }
-    if metrics.contains(&"quoted_spans") || metrics.contains(&"citation_alignment") {
-        if let Ok(c) = scores.column("quoted_spans") {
-            let st = c.struct_()?.clone();
-            let (matched, total, score) = (
-                st.field_by_name("matched")?,
-                st.field_by_name("total")?,
-                st.field_by_name("score")?,
-            );
-            mean_line(&mut out, "quoted_spans.score", score.f64()?);
-            // Null-answer rows carry zero counts, so they add nothing to the sums.
-            let counts = matched
-                .u32()?
-                .iter()
-                .zip(total.u32()?.iter())
-                .map(|(m, t)| SpanCounts {
-                    matched: m.unwrap_or(0),
-                    total: t.unwrap_or(0),
-                });
-            let agg = citation_alignment(counts);
-            out.push_str(&format!(
-                "{:<26} {:>8} {:>8} {:>10.4}   ({} of {} quoted spans found)\n",
-                "citation_alignment",
-                scores.height(),
-                "-",
-                agg.citation_alignment_quoted_spans,
-                agg.matched,
-                agg.total
-            ));
+    for id in summarised(scores, metrics) {
+        for (label, values) in table::metric_values(scores, id)? {
+            mean_line(&mut out, &label, values.f64()?);
         }
     }
     for (name, value) in aggregates {
-        line(&mut out, name, scores.height(), "-", &format!("{value:.4}"));
+        let detail = registry::find(name)
+            .and_then(|m| m.corpus)
+            .and_then(|stats| {
+                let describe = stats.describe?;
+                let columns = table::corpus_stats(scores, &stats).ok()??;
+                let sums: Vec<f64> = columns.iter().map(|c| c.iter().sum()).collect();
+                Some(format!("   {}", describe(&sums)))
+            })
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "{name:<26} {:>8} {:>8} {:>10}{detail}\n",
+            scores.height(),
+            "-",
+            format!("{value:.4}")
+        ));
     }
     if let Ok(located) = scores.column("located_quotes") {
         let inner = located.explode(ExplodeOptions {
@@ -964,36 +894,38 @@ pub fn default_out(run: &Path, dir: &Path) -> PathBuf {
     dir.join(format!("{stem}.scores.parquet"))
 }
 
+/// The metrics whose per-row values a summary shows: those scored, and the row-wise metrics
+/// whose output holds a scored corpus-level metric's statistics (`quoted_spans` for
+/// `citation_alignment`), in table order.
+fn summarised(scores: &DataFrame, metrics: &[&str]) -> Vec<&'static str> {
+    registry::METRICS
+        .iter()
+        .filter(|m| m.kind == MetricKind::RowWise && scores.column(m.id).is_ok())
+        .filter(|m| {
+            metrics.contains(&m.id)
+                || metrics.iter().any(|id| {
+                    registry::find(id)
+                        .and_then(|a| a.corpus)
+                        .is_some_and(|c| c.column == m.id)
+                })
+        })
+        .map(|m| m.id)
+        .collect()
+}
+
 /// The per-row values the summary averages, as (label, expression) pairs.
 fn summary_columns(scores: &DataFrame, metrics: &[&str]) -> Vec<(String, Expr)> {
     let mut out = Vec::new();
-    for id in metrics {
-        match *id {
-            "citation_alignment" | "corpus_bleu" => {}
-            "quoted_spans" => out.push((
-                "quoted_spans.score".to_string(),
-                col("quoted_spans").struct_().field_by_name("score"),
-            )),
-            "checks" => out.push((
-                "checks.score".to_string(),
-                col("checks").struct_().field_by_name("score"),
-            )),
-            "rouge" => {
-                for t in ["rouge1", "rouge2", "rougeL", "rougeLsum"] {
-                    out.push((
-                        format!("rouge.{t}.fmeasure"),
-                        col("rouge")
-                            .struct_()
-                            .field_by_name(t)
-                            .struct_()
-                            .field_by_name("fmeasure"),
-                    ));
-                }
+    for id in summarised(scores, metrics) {
+        let Some(info) = registry::find(id) else {
+            continue;
+        };
+        for path in info.values {
+            let mut e = col(id);
+            for field in path.split('.').filter(|f| !f.is_empty()) {
+                e = e.struct_().field_by_name(field);
             }
-            other if scores.column(other).is_ok() => {
-                out.push((other.to_string(), col(other).cast(DataType::Float64)))
-            }
-            _ => {}
+            out.push((registry::value_label(id, path), e.cast(DataType::Float64)));
         }
     }
     out

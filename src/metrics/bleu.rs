@@ -89,7 +89,7 @@ pub struct BleuOptions {
     /// Lowercase both sides first.
     pub lowercase: bool,
     /// Average only over the orders up to the last one with any hypothesis n-gram.
-    #[serde(alias = "use_effective_order")]
+    #[serde(rename = "use_effective_order", alias = "effective_order")]
     pub effective_order: bool,
 }
 
@@ -272,6 +272,29 @@ fn my_log(x: f64) -> f64 {
     } else {
         x.ln()
     }
+}
+
+/// Statistics per row of corpus BLEU (the `corpus_bleu_stats` column of a scores table): matches
+/// and totals for n = 1..4, hypothesis length, closest reference length.
+pub const CORPUS_STATS: usize = 10;
+
+/// Corpus BLEU (sacrebleu's corpus settings) of summed per-row statistics, laid out as
+/// [`CORPUS_STATS`] says. Resampled sums are weighted, so they are rounded to whole counts first.
+///
+/// ```
+/// use polars_rag::metrics::bleu::corpus_bleu_of_sums;
+/// let perfect = [4.0, 3.0, 2.0, 1.0, 4.0, 3.0, 2.0, 1.0, 4.0, 4.0];
+/// assert!((corpus_bleu_of_sums(&perfect) - 1.0).abs() < 1e-12);
+/// ```
+pub fn corpus_bleu_of_sums(s: &[f64]) -> f64 {
+    let at = |i: usize| s.get(i).map_or(0, |x| x.max(0.0).round() as u64);
+    let st = BleuStats {
+        counts: [at(0), at(1), at(2), at(3)],
+        totals: [at(4), at(5), at(6), at(7)],
+        sys_len: at(8),
+        ref_len: at(9),
+    };
+    score_from_stats(&st, &BleuOptions::corpus()).score
 }
 
 /// sacrebleu's `BLEU.compute_bleu`.

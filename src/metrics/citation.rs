@@ -608,6 +608,34 @@ pub fn citation_alignment(counts: impl IntoIterator<Item = SpanCounts>) -> Citat
     }
 }
 
+/// Citation alignment of summed per-row statistics `[matched, total]` (as a comparison resamples
+/// them): Σ matched / Σ total, 0.0 when nothing is quoted.
+///
+/// ```
+/// use polars_rag::metrics::citation::alignment_of_sums;
+/// assert_eq!(alignment_of_sums(&[15.0, 18.0]), 15.0 / 18.0);
+/// assert_eq!(alignment_of_sums(&[0.0, 0.0]), 0.0);
+/// ```
+pub fn alignment_of_sums(sums: &[f64]) -> f64 {
+    match sums {
+        [matched, total, ..] if *total != 0.0 => matched / total,
+        _ => 0.0,
+    }
+}
+
+/// What summed `[matched, total]` statistics say, for a summary line.
+///
+/// ```
+/// assert_eq!(polars_rag::metrics::citation::describe_sums(&[15.0, 18.0]), "(15 of 18 quoted spans found)");
+/// ```
+pub fn describe_sums(sums: &[f64]) -> String {
+    let (matched, total) = (
+        sums.first().copied().unwrap_or(0.0),
+        sums.get(1).copied().unwrap_or(0.0),
+    );
+    format!("({matched} of {total} quoted spans found)")
+}
+
 /// A sacrebleu-style signature of the quoted-span settings, so a number can be reproduced.
 ///
 /// ```

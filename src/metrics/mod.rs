@@ -12,6 +12,7 @@ pub mod similarity;
 pub mod spans;
 pub mod stats;
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// The options of a metric that has none: only an empty set of keyword arguments is accepted.
@@ -19,52 +20,141 @@ use serde::{Deserialize, Deserializer, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct NoOptions {}
 
-/// The options of every metric family, one section each, as the CLI's TOML file and a scoring
-/// job carry them.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct MetricOptions {
-    /// `quoted_spans` and `citation_alignment`.
-    pub quoted_spans: citation::QuotedSpansOptions,
-    /// `bleu`.
-    pub bleu: bleu::BleuOptions,
-    /// `corpus_bleu` (sacrebleu's corpus defaults: no effective order).
-    pub corpus_bleu: bleu::CorpusBleuOptions,
-    /// `chrf`.
-    pub chrf: chrf::ChrfOptions,
-    /// `rouge`.
-    pub rouge: rouge::RougeOptions,
-    /// `string_similarity`.
-    pub string_similarity: similarity::StringSimilarityOptions,
-    /// `citation_indicators`.
-    pub citation_indicators: lexical::CitationIndicatorOptions,
-    /// `precision_at_k`.
-    pub precision_at_k: retrieval::RetrievalOptions,
-    /// `recall_at_k`.
-    pub recall_at_k: retrieval::RetrievalOptions,
-    /// `f1_at_k`.
-    pub f1_at_k: retrieval::RetrievalOptions,
-    /// `hybrid_log_rank`.
-    pub hybrid_log_rank: retrieval::RetrievalOptions,
-    /// `hit_rate_at_k`.
-    pub hit_rate_at_k: retrieval::RetrievalOptions,
-    /// `mrr`.
-    pub mrr: retrieval::RetrievalOptions,
-    /// `average_precision`.
-    pub average_precision: retrieval::RetrievalOptions,
-    /// `ndcg_at_k`.
-    pub ndcg_at_k: retrieval::RetrievalOptions,
-    /// `r_precision`.
-    pub r_precision: retrieval::RetrievalOptions,
-    /// `span_precision`.
-    pub span_precision: spans::SpanOptions,
-    /// `span_recall`.
-    pub span_recall: spans::SpanOptions,
-    /// `span_iou`.
-    pub span_iou: spans::SpanOptions,
-    /// `locate_quotes` (the `located_quotes` column of `score --locate-quotes`).
-    pub locate_quotes: locate::LocateOptions,
+/// Reads one options section from keyword arguments or a configuration section. The Python
+/// plugin implements it over pickled keyword arguments (with errors naming the argument to
+/// blame); [`MetricOptions::for_metric`] over any serde deserializer.
+pub trait SectionReader {
+    /// Reads a section of type `T`; the error says what is wrong with it.
+    fn read<T: DeserializeOwned>(self) -> Result<T, String>;
 }
+
+/// A [`SectionReader`] over a serde deserializer.
+struct FromDeserializer<D>(D);
+
+impl<'de, D: Deserializer<'de>> SectionReader for FromDeserializer<D> {
+    fn read<T: DeserializeOwned>(self) -> Result<T, String> {
+        T::deserialize(self.0).map_err(|e| e.to_string())
+    }
+}
+
+/// Expands the metric table into [`MetricOptions`]: one field per options section, and per
+/// metric id the section it reads and its signature.
+macro_rules! metric_options {
+    (
+        sections { $( $(#[$doc:meta])* $section:ident : $stype:ty, )* }
+        metrics { $(
+            $id:ident {
+                kind: $kind:ident, inputs: $inputs:ident, options: $options:ident,
+                values: [$($value:literal),*], corpus: $corpus:expr,
+                summary: $summary:literal, reference: $reference:literal,
+                signature: |$so:ident| $signature:expr,
+                $($rest:tt)*
+            }
+        )* }
+    ) => {
+        /// The options of every metric, one section each (named as in the metric table), as the
+        /// CLI's TOML file and a scoring job carry them. Defaults live on the section types.
+        #[derive(Clone, Debug, Default, Deserialize)]
+        #[serde(default, deny_unknown_fields)]
+        pub struct MetricOptions {
+            $( $(#[$doc])* pub $section: $stype, )*
+        }
+
+        impl MetricOptions {
+            /// Defaults everywhere, except the section `metric` reads, taken from `reader`.
+            pub fn with_section(metric: &str, reader: impl SectionReader) -> Result<Self, String> {
+                let mut all = MetricOptions::default();
+                let bad = |e: String| format!("{metric}: invalid options: {e}");
+                match metric {
+                    $( stringify!($id) => read_section!(all, reader, bad, $options), )*
+                    _ => return Err(crate::registry::require(metric).err().unwrap_or_default()),
+                }
+                Ok(all)
+            }
+
+            /// The signature of `metric` under these options, in sacrebleu's style
+            /// (`key:value|...`), ending with the version of the library or reference whose
+            /// numbers it reproduces; `None` for an unknown id.
+            ///
+            /// ```
+            /// use polars_rag::metrics::MetricOptions;
+            /// let sig = MetricOptions::default().signature("bleu").unwrap();
+            /// assert!(sig.contains("tok:13a") && sig.contains("smooth:exp") && sig.contains("eff:yes"));
+            /// assert!(MetricOptions::default().signature("corpus_bleu").unwrap().contains("eff:no"));
+            /// ```
+            pub fn signature(&self, metric: &str) -> Option<String> {
+                match metric {
+                    $( stringify!($id) => {
+                        let $so = section_ref!(self, $options);
+                        Some($signature)
+                    } )*
+                    _ => None,
+                }
+            }
+
+            /// The options section `metric` reads, if it reads one of type `T`.
+            pub fn section<T: 'static>(&self, metric: &str) -> Option<&T> {
+                let section: &dyn std::any::Any = match metric {
+                    $( stringify!($id) => section_ref!(self, $options), )*
+                    _ => return None,
+                };
+                section.downcast_ref()
+            }
+
+            /// Mutable [`MetricOptions::section`].
+            pub fn section_mut<T: 'static>(&mut self, metric: &str) -> Option<&mut T> {
+                let section: &mut dyn std::any::Any = match metric {
+                    $( stringify!($id) => section_mut!(self, $options), )*
+                    _ => return None,
+                };
+                section.downcast_mut()
+            }
+
+            /// The default keyword arguments of `metric`, written by `serializer` (a map from
+            /// option name to value; empty for a metric without options). Python's functions
+            /// take `None` for "the library's default" and show these.
+            pub fn defaults_of<S: serde::Serializer>(metric: &str, serializer: S) -> Result<Option<S::Ok>, S::Error> {
+                let defaults = MetricOptions::default();
+                match metric {
+                    $( stringify!($id) => section_ref!(defaults, $options).serialize(serializer).map(Some), )*
+                    _ => Ok(None),
+                }
+            }
+        }
+    };
+}
+
+/// Reads the section a metric reads (`none`: only an empty set of options is accepted).
+macro_rules! read_section {
+    ($all:ident, $reader:ident, $bad:ident, none) => {{
+        let _: NoOptions = $reader.read().map_err($bad)?;
+    }};
+    ($all:ident, $reader:ident, $bad:ident, $section:ident) => {
+        $all.$section = $reader.read().map_err($bad)?
+    };
+}
+
+/// The section a metric reads, by reference (`none`: an empty one).
+macro_rules! section_ref {
+    ($self:expr, none) => {
+        &NoOptions {}
+    };
+    ($self:expr, $section:ident) => {
+        &$self.$section
+    };
+}
+
+/// The section a metric reads, by mutable reference (`none`: there is nothing to change).
+macro_rules! section_mut {
+    ($self:expr, none) => {
+        return None
+    };
+    ($self:expr, $section:ident) => {
+        &mut $self.$section
+    };
+}
+
+crate::metric_table!(metric_options);
 
 impl MetricOptions {
     /// Defaults everywhere, except the options of `metric` read from `options` (its keyword
@@ -77,125 +167,21 @@ impl MetricOptions {
     /// assert!(MetricOptions::for_metric("rouge", serde_json::json!({"stemmer": true})).is_err());
     /// ```
     pub fn for_metric<'de, D: Deserializer<'de>>(metric: &str, options: D) -> Result<Self, String> {
-        let mut all = MetricOptions::default();
-        let bad = |e: D::Error| format!("{metric}: invalid options: {e}");
-        match metric {
-            "quoted_spans" | "citation_alignment" => {
-                all.quoted_spans = Deserialize::deserialize(options).map_err(bad)?
-            }
-            "bleu" => all.bleu = Deserialize::deserialize(options).map_err(bad)?,
-            "corpus_bleu" => all.corpus_bleu = Deserialize::deserialize(options).map_err(bad)?,
-            "chrf" => all.chrf = Deserialize::deserialize(options).map_err(bad)?,
-            "rouge" => all.rouge = Deserialize::deserialize(options).map_err(bad)?,
-            "string_similarity" => {
-                all.string_similarity = Deserialize::deserialize(options).map_err(bad)?
-            }
-            "citation_indicators" => {
-                all.citation_indicators = Deserialize::deserialize(options).map_err(bad)?
-            }
-            _ if all.retrieval_mut(metric).is_some() => {
-                let parsed = Deserialize::deserialize(options).map_err(bad)?;
-                if let Some(slot) = all.retrieval_mut(metric) {
-                    *slot = parsed;
-                }
-            }
-            _ if all.span_mut(metric).is_some() => {
-                let parsed = Deserialize::deserialize(options).map_err(bad)?;
-                if let Some(slot) = all.span_mut(metric) {
-                    *slot = parsed;
-                }
-            }
-            _ if crate::registry::find(metric).is_some() => {
-                let _: NoOptions = Deserialize::deserialize(options).map_err(bad)?;
-            }
-            _ => return Err(format!("unknown metric '{metric}'")),
-        }
-        Ok(all)
-    }
-
-    /// The signature of `metric` under these options, in sacrebleu's style (`key:value|...`),
-    /// ending with the version of the library or reference whose numbers it reproduces; `None`
-    /// for an unknown id.
-    ///
-    /// ```
-    /// use polars_rag::metrics::MetricOptions;
-    /// let sig = MetricOptions::default().signature("bleu").unwrap();
-    /// assert!(sig.contains("tok:13a") && sig.contains("smooth:exp") && sig.contains("eff:yes"));
-    /// assert!(MetricOptions::default().signature("corpus_bleu").unwrap().contains("eff:no"));
-    /// ```
-    pub fn signature(&self, metric: &str) -> Option<String> {
-        let version = env!("CARGO_PKG_VERSION");
-        Some(match metric {
-            "quoted_spans" | "citation_alignment" => citation::signature(&self.quoted_spans),
-            "bleu" => bleu::signature(&self.bleu),
-            "corpus_bleu" => bleu::signature(&self.corpus_bleu.0),
-            "chrf" => chrf::signature(&self.chrf),
-            "rouge" => rouge::signature(&self.rouge),
-            "string_similarity" => similarity::signature(&self.string_similarity),
-            "citation_indicators" => {
-                lexical::citation_indicators_signature(&self.citation_indicators)
-            }
-            _ if self.retrieval(metric).is_some() => retrieval::signature(
-                retrieval::RankedMetric::from_id(metric)?,
-                self.retrieval(metric)?,
-            ),
-            _ if self.span(metric).is_some() => spans::signature(self.span(metric)?),
-            _ => {
-                crate::registry::find(metric)?;
-                format!("{metric}|version:polars-rag-{version}")
-            }
-        })
+        Self::with_section(metric, FromDeserializer(options))
     }
 
     /// The options of a ranked-list metric (`precision_at_k`, ..., `r_precision`).
     pub fn retrieval(&self, metric: &str) -> Option<&retrieval::RetrievalOptions> {
-        Some(match metric {
-            "precision_at_k" => &self.precision_at_k,
-            "recall_at_k" => &self.recall_at_k,
-            "f1_at_k" => &self.f1_at_k,
-            "hybrid_log_rank" => &self.hybrid_log_rank,
-            "hit_rate_at_k" => &self.hit_rate_at_k,
-            "mrr" => &self.mrr,
-            "average_precision" => &self.average_precision,
-            "ndcg_at_k" => &self.ndcg_at_k,
-            "r_precision" => &self.r_precision,
-            _ => return None,
-        })
+        self.section(metric)
     }
 
     /// Mutable [`MetricOptions::retrieval`].
     pub fn retrieval_mut(&mut self, metric: &str) -> Option<&mut retrieval::RetrievalOptions> {
-        Some(match metric {
-            "precision_at_k" => &mut self.precision_at_k,
-            "recall_at_k" => &mut self.recall_at_k,
-            "f1_at_k" => &mut self.f1_at_k,
-            "hybrid_log_rank" => &mut self.hybrid_log_rank,
-            "hit_rate_at_k" => &mut self.hit_rate_at_k,
-            "mrr" => &mut self.mrr,
-            "average_precision" => &mut self.average_precision,
-            "ndcg_at_k" => &mut self.ndcg_at_k,
-            "r_precision" => &mut self.r_precision,
-            _ => return None,
-        })
+        self.section_mut(metric)
     }
 
     /// The options of a span metric (`span_precision`, `span_recall`, `span_iou`).
     pub fn span(&self, metric: &str) -> Option<&spans::SpanOptions> {
-        Some(match metric {
-            "span_precision" => &self.span_precision,
-            "span_recall" => &self.span_recall,
-            "span_iou" => &self.span_iou,
-            _ => return None,
-        })
-    }
-
-    /// Mutable [`MetricOptions::span`].
-    pub fn span_mut(&mut self, metric: &str) -> Option<&mut spans::SpanOptions> {
-        Some(match metric {
-            "span_precision" => &mut self.span_precision,
-            "span_recall" => &mut self.span_recall,
-            "span_iou" => &mut self.span_iou,
-            _ => return None,
-        })
+        self.section(metric)
     }
 }

@@ -11,37 +11,11 @@ use polars::prelude::*;
 use crate::compare::{
     compare_metrics, largest_drops, CompareOptions, MetricComparison, MetricValues,
 };
-use crate::metrics::bleu::{score_from_stats, BleuOptions, BleuStats};
 use crate::metrics::stats::{paired_resampling, ResampleOptions};
 use crate::registry;
 
 /// Columns that make an item's key together with the id, when both tables have them.
 pub const REPEAT_COLUMNS: [&str; 2] = ["sample", "repeat"];
-
-/// Statistics per item of corpus BLEU, in `corpus_bleu_stats`: matches and totals for n = 1..4,
-/// hypothesis length, closest reference length.
-pub const BLEU_STATS: usize = 10;
-
-/// Corpus BLEU (sacrebleu's corpus settings) of summed statistics. Resampled sums are weighted,
-/// so they are rounded to whole counts first.
-pub fn corpus_bleu_of_sums(s: &[f64]) -> f64 {
-    let whole = |x: f64| x.max(0.0).round() as u64;
-    let st = BleuStats {
-        counts: [whole(s[0]), whole(s[1]), whole(s[2]), whole(s[3])],
-        totals: [whole(s[4]), whole(s[5]), whole(s[6]), whole(s[7])],
-        sys_len: whole(s[8]),
-        ref_len: whole(s[9]),
-    };
-    score_from_stats(&st, &BleuOptions::corpus()).score
-}
-
-fn citation_alignment_of_sums(s: &[f64]) -> f64 {
-    if s[1] == 0.0 {
-        0.0
-    } else {
-        s[0] / s[1]
-    }
-}
 
 /// One item that regressed.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -121,72 +95,14 @@ fn table_metrics(df: &DataFrame) -> PolarsResult<TableMetrics> {
     let mut values = Vec::new();
     let mut corpus = Vec::new();
     for info in registry::METRICS {
-        let Ok(column) = df.column(info.id) else {
-            continue;
-        };
-        let s = column.as_materialized_series();
-        match (info.id, s.dtype()) {
-            ("quoted_spans", DataType::Struct(_)) => {
-                let st = s.struct_()?;
-                values.push((
-                    "quoted_spans.score".into(),
-                    f64_values(&st.field_by_name("score")?)?,
-                ));
-                let counts = |f: &str| -> PolarsResult<Vec<f64>> {
-                    Ok(f64_values(&st.field_by_name(f)?)?
-                        .into_iter()
-                        .map(|v| if v.is_nan() { 0.0 } else { v })
-                        .collect())
-                };
-                corpus.push((
-                    "citation_alignment".to_string(),
-                    vec![counts("matched")?, counts("total")?],
-                    citation_alignment_of_sums as crate::compare::CorpusFn,
-                ));
-            }
-            ("checks", DataType::Struct(_)) => {
-                let st = s.struct_()?;
-                values.push((
-                    "checks.score".into(),
-                    f64_values(&st.field_by_name("score")?)?,
-                ));
-            }
-            ("rouge", DataType::Struct(_)) => {
-                let st = s.struct_()?;
-                for t in ["rouge1", "rouge2", "rougeL", "rougeLsum"] {
-                    let f = st.field_by_name(t)?;
-                    let f = f.struct_()?.field_by_name("fmeasure")?;
-                    values.push((format!("rouge.{t}.fmeasure"), f64_values(&f)?));
-                }
-            }
-            (_, dtype) if dtype.is_primitive_numeric() || dtype == &DataType::Boolean => {
-                values.push((info.id.to_string(), f64_values(s)?));
-            }
-            _ => {}
+        for (label, series) in super::table::metric_values(df, info.id)? {
+            values.push((label, f64_values(&series)?));
         }
-    }
-    if let Ok(stats) = df.column("corpus_bleu_stats") {
-        let lists = stats.as_materialized_series().list()?.clone();
-        let mut cols: Vec<Vec<f64>> = (0..BLEU_STATS)
-            .map(|_| Vec::with_capacity(df.height()))
-            .collect();
-        for i in 0..lists.len() {
-            let row: Vec<f64> = match lists.get_as_series(i) {
-                Some(s) => f64_values(&s)?
-                    .into_iter()
-                    .map(|v| if v.is_nan() { 0.0 } else { v })
-                    .collect(),
-                None => Vec::new(),
-            };
-            for (j, col) in cols.iter_mut().enumerate() {
-                col.push(row.get(j).copied().unwrap_or(0.0));
+        if let Some(stats) = &info.corpus {
+            if let Some(columns) = super::table::corpus_stats(df, stats)? {
+                corpus.push((info.id.to_string(), columns, stats.of_sums));
             }
         }
-        corpus.push((
-            "corpus_bleu".to_string(),
-            cols,
-            corpus_bleu_of_sums as crate::compare::CorpusFn,
-        ));
     }
     Ok(TableMetrics { values, corpus })
 }

@@ -28,6 +28,7 @@ use polars::prelude::*;
 use super::columns;
 use super::locate;
 use super::retrieval::{self, SpanMetric};
+use super::table;
 use crate::metrics::bleu::BleuOptions;
 use crate::metrics::chrf::ChrfOptions;
 use crate::metrics::citation::QuotedSpansOptions;
@@ -37,6 +38,7 @@ use crate::metrics::retrieval::{RankedMetric, RetrievalOptions};
 use crate::metrics::rouge::RougeOptions;
 use crate::metrics::similarity::StringSimilarityOptions;
 use crate::metrics::spans::SpanOptions;
+use crate::metrics::MetricOptions;
 
 /// Per-row `struct{matched: u32, total: u32, score: f64}`, named `quoted_spans`. Elementwise, so
 /// it runs in streaming queries. `sources` may be `list[str]`, `str`, or a list of structs with
@@ -380,6 +382,82 @@ pub fn span_recall(retrieved: Expr, golden: Expr, options: SpanOptions) -> Expr 
 /// Shared characters / characters of either, named `span_iou`.
 pub fn span_iou(retrieved: Expr, golden: Expr, options: SpanOptions) -> Expr {
     span(SpanMetric::Iou, retrieved, golden, options)
+}
+
+/// Metric `id` of the metric table over its input expressions (in the order of its inputs), with
+/// its section of `options`, named after it: elementwise for row-wise metrics, one row per
+/// column or group for aggregates. This is the builder `score` uses for every metric.
+///
+/// ```
+/// use polars::prelude::*;
+/// use polars_rag::metrics::MetricOptions;
+/// use polars_rag::polars::expr;
+/// let df = df!("answer" => ["the cat sat"], "ref" => ["the cat sat"]).unwrap();
+/// let options = MetricOptions::default();
+/// let out = df.lazy()
+///     .select([expr::metric("exact_match", [col("answer"), col("ref")], &options).unwrap()])
+///     .collect().unwrap();
+/// assert_eq!(out.column("exact_match").unwrap().f64().unwrap().get(0), Some(1.0));
+/// assert!(expr::metric("nope", [col("answer")], &options).is_err());
+/// ```
+pub fn metric(id: &str, inputs: impl AsRef<[Expr]>, options: &MetricOptions) -> PolarsResult<Expr> {
+    let info = crate::registry::require(id).map_err(|e| polars_err!(InvalidOperation: "{e}"))?;
+    let dtype = table::output_dtype(info.id)?;
+    let evaluate = table_call(info.id, options, table::evaluate);
+    let output = move |_: &Schema, _: &[Field]| Ok(Field::new(info.id.into(), dtype.clone()));
+    Ok(match info.kind {
+        crate::registry::MetricKind::Aggregate => apply_multiple(evaluate, inputs, output, true),
+        _ => map_multiple(evaluate, inputs, output),
+    }
+    .alias(info.id))
+}
+
+/// The per-row statistics of corpus-level metric `id` (named as its
+/// [`CorpusStats::column`](crate::registry::CorpusStats::column)), or `None` when `id` is not
+/// corpus-level. `compare` resamples the metric from them.
+pub fn metric_stats(
+    id: &str,
+    inputs: impl AsRef<[Expr]>,
+    options: &MetricOptions,
+) -> PolarsResult<Option<Expr>> {
+    let info = crate::registry::require(id).map_err(|e| polars_err!(InvalidOperation: "{e}"))?;
+    let Some(stats) = info.corpus else {
+        return Ok(None);
+    };
+    let evaluate = table_call(info.id, options, |id, inputs, options, parallel| {
+        table::evaluate_stats(id, inputs, options, parallel)?
+            .ok_or_else(|| polars_err!(InvalidOperation: "{id}: no per-row statistics"))
+    });
+    // The statistics dtype is known only from a call: ask the columnar function on empty input.
+    let output = move |_: &Schema, fields: &[Field]| {
+        let empty: Vec<Series> = fields
+            .iter()
+            .map(|f| Series::new_empty(f.name().clone(), f.dtype()))
+            .collect();
+        let options = MetricOptions::default();
+        let out = table::evaluate_stats(info.id, &empty, &options, false)?
+            .ok_or_else(|| polars_err!(InvalidOperation: "{}: no per-row statistics", info.id))?;
+        Ok(Field::new(stats.column.into(), out.dtype().clone()))
+    };
+    Ok(Some(
+        map_multiple(evaluate, inputs, output).alias(stats.column),
+    ))
+}
+
+/// A closure calling `call(id, series, options, parallel)` on the input columns of a UDF.
+fn table_call(
+    id: &'static str,
+    options: &MetricOptions,
+    call: fn(&str, &[Series], &MetricOptions, bool) -> PolarsResult<Series>,
+) -> impl Fn(&mut [Column]) -> PolarsResult<Column> + Send + Sync + 'static {
+    let options = std::sync::Arc::new(options.clone());
+    move |cols: &mut [Column]| {
+        let series: Vec<Series> = cols
+            .iter()
+            .map(|c| c.as_materialized_series().clone())
+            .collect();
+        call(id, &series, &options, true).map(Column::from)
+    }
 }
 
 /// An elementwise metric expression named `id` over `N` input expressions.

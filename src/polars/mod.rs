@@ -4,7 +4,9 @@
 //!   metric and the column, nulls, length-1 broadcast and chunk-parallel evaluation.
 //! * [`columns`]: per-metric glue: which inputs a metric takes and the schema of what it returns.
 //!   It calls the kernels in [`crate::metrics`] and holds no metric math.
-//! * [`expr`] (feature `lazy`): native `Expr` builders over [`columns`].
+//! * [`table`]: the metric table over columns: every id's columnar call and output dtype, the
+//!   one path every face evaluates a metric through.
+//! * [`expr`] (feature `lazy`): native `Expr` builders over [`columns`] and [`table`].
 
 pub mod columns;
 pub mod compare;
@@ -15,3 +17,4 @@ pub mod expr;
 pub mod golden;
 pub mod locate;
 pub mod retrieval;
+pub mod table;

@@ -38,6 +38,39 @@ def test_span_offsets_of_every_integer_width(dtype):
     assert df.select(pr.span_precision("retrieved", "golden"))["span_precision"].to_list() == [0.5]
 
 
+_WIDE = [getattr(pl, name) for name in ("Int128", "UInt128") if hasattr(pl, name)]
+
+
+@pytest.mark.skipif(not _WIDE, reason="this Polars has no 128-bit integers")
+@pytest.mark.parametrize("dtype", _WIDE)
+def test_span_offsets_of_128_bit_integers_are_read_exactly(dtype):
+    span = pl.Struct({"file": pl.String, "start": dtype, "end": dtype})
+    df = pl.DataFrame(
+        {"retrieved": [[{"file": "a", "start": 0, "end": 10}]], "golden": [[{"file": "a", "start": 5, "end": 10}]]},
+        schema={"retrieved": pl.List(span), "golden": pl.List(span)},
+    )
+    assert df.select(pr.span_precision("retrieved", "golden"))["span_precision"].to_list() == [0.5]
+    too_large = pl.DataFrame(
+        {"retrieved": [[{"file": "a", "start": 0, "end": 2**70}]], "golden": [[{"file": "a", "start": 5, "end": 10}]]},
+        schema={"retrieved": pl.List(span), "golden": pl.List(span)},
+    )
+    with pytest.raises(pl.exceptions.PolarsError) as e:
+        too_large.select(pr.span_precision("retrieved", "golden"))
+    assert "span_precision" in _message(e) and "retrieved" in _message(e)
+
+
+@pytest.mark.skipif(not hasattr(pl, "Float16"), reason="this Polars has no Float16")
+def test_float16_embeddings_and_grades_are_read_as_floats():
+    df = pl.DataFrame(
+        {"a": [[1.0, 0.0]], "b": [[1.0, 0.0]]}, schema={"a": pl.Array(pl.Float16, 2), "b": pl.Array(pl.Float16, 2)}
+    )
+    assert df.select(pr.embedding_cosine("a", "b")).to_series().to_list() == [1.0]
+    item = pl.Struct({"id": pl.String, "grade": pl.Float16})
+    truth = pl.Series("truth", [[{"id": "d1", "grade": 2.0}]], dtype=pl.List(item))
+    graded = pl.DataFrame({"run": [["d1", "d2"]]}).with_columns(truth)
+    assert graded.select(pr.ndcg_at_k("run", "truth"))["ndcg_at_k"].to_list() == [1.0]
+
+
 def test_decimal_grades_and_small_integer_grades_are_read():
     item = pl.Struct({"id": pl.String, "grade": pl.Decimal(10, 2)})
     truth = pl.Series("truth", [[{"id": "d1", "grade": decimal.Decimal("2.00")}]], dtype=pl.List(item))
@@ -95,6 +128,18 @@ def test_options_beyond_64_bits_name_the_option():
     with pytest.raises(ValueError) as e:
         df.select(pr.chrf("answer", "ref", char_order=2**64))
     assert "chrf" in _message(e) and "char_order" in _message(e) and "decoding error" not in _message(e)
+
+
+def test_options_beyond_64_bits_name_the_option_in_table_functions():
+    with pytest.raises(ValueError) as e:
+        pr.locate_quotes_in_corpus(["a quote"], {"a.txt": "a quote here"}, window_size=2**64)
+    assert "locate_quotes_in_corpus" in _message(e) and "window_size" in _message(e)
+    with pytest.raises(ValueError) as e:
+        pr.signature("chrf", char_order=2**64)
+    assert "signature" in _message(e) and "char_order" in _message(e)
+    with pytest.raises(ValueError) as e:
+        pr.locate_quotes_in_corpus(["a quote"], {"a.txt": "a quote here"}, window_size=-3)
+    assert "locate_quotes_in_corpus" in _message(e) and "window_size" in _message(e)
 
 
 def test_scores_stay_in_their_documented_range():
@@ -186,4 +231,4 @@ def test_python_side_arguments_get_clear_errors():
     with pytest.raises(ValueError, match="^summary: "):
         pr.summary(a, by="no_such_column")
     with pytest.raises(TypeError, match="hybrid_log_rank: alpha"):
-        pr.hybrid_log_rank("run", "truth", alpha=None)  # type: ignore[arg-type]
+        pr.hybrid_log_rank("run", "truth", alpha="0.5")  # type: ignore[arg-type]

@@ -118,6 +118,28 @@ pub fn unicode_words(text: &str) -> Vec<String> {
 /// any document a window or a context is cut from in practice.
 pub const MAX_LOCATE_LENGTH: usize = 1 << 24;
 
+/// A signature of the localisation settings, so a located span can be reproduced.
+///
+/// ```
+/// use polars_rag::metrics::locate::{signature, LocateOptions};
+/// assert!(signature(&LocateOptions::default()).starts_with("locate|compat:none|"));
+/// ```
+pub fn signature(o: &LocateOptions) -> String {
+    let name = |v: &dyn std::fmt::Debug| format!("{v:?}").to_lowercase();
+    let size = |v: Option<usize>| v.map_or("auto".to_string(), |v| v.to_string());
+    format!(
+        "locate|compat:{}|window:{}|overlap:{}|k1:{}|b:{}|trim:{}|min_match_ratio:{}|version:polars-rag-{}",
+        name(&o.compat),
+        size(o.window_size),
+        size(o.overlap),
+        o.k1,
+        o.b,
+        name(&o.trim),
+        o.min_match_ratio,
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
 /// The options of `locate_quotes`, shared by every face.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

@@ -1,0 +1,200 @@
+//! The metric table over Polars columns: for every id, the columnar call and the output dtype,
+//! expanded from [`metric_table!`](crate::metric_table). The `Expr` builders, the CLI's `score`
+//! and the Python plugin's shims all evaluate a metric through [`evaluate`], so no face holds a
+//! per-metric branch of its own.
+//!
+//! ```
+//! use polars::prelude::*;
+//! use polars_rag::metrics::MetricOptions;
+//! use polars_rag::polars::table;
+//! let answer = Series::new("answer".into(), ["the cat sat on the mat"]);
+//! let reference = Series::new("reference".into(), ["the cat sat on the mat"]);
+//! let options = MetricOptions::default();
+//! let out = table::evaluate("exact_match", &[answer, reference], &options, false).unwrap();
+//! assert_eq!(out.f64().unwrap().get(0), Some(1.0));
+//! assert_eq!(table::output_dtype("exact_match").unwrap(), DataType::Float64);
+//! assert!(table::evaluate("nope", &[], &options, false).is_err());
+//! ```
+
+use polars::prelude::*;
+
+use crate::metrics::MetricOptions;
+
+/// Expands the table into [`evaluate`], [`output_dtype`] and [`evaluate_stats`].
+macro_rules! metric_columns {
+    (
+        sections { $($sections:tt)* }
+        metrics { $(
+            $id:ident {
+                kind: $kind:ident, inputs: $inputs:ident, options: $options:ident,
+                values: [$($value:literal),*], corpus: $corpus:expr,
+                summary: $summary:literal, reference: $reference:literal,
+                signature: |$so:ident| $signature:expr,
+                output: $dtype:expr,
+                column: |$o:ident, [$($arg:ident),+], $parallel:ident| $call:expr,
+                $( stats: |$stats_o:ident, [$($stats_arg:ident),+], $stats_parallel:ident| $stats_call:expr, )?
+            }
+        )* }
+    ) => {
+        /// Evaluates metric `id` over its input columns (in the order of its inputs) with its
+        /// section of `options`. `parallel` is false when the caller already runs calls in
+        /// parallel (Polars' streaming engine, `group_by`).
+        pub fn evaluate(id: &str, inputs: &[Series], options: &MetricOptions, parallel: bool) -> PolarsResult<Series> {
+            match id {
+                $( stringify!($id) => {
+                    let [$($arg),+] = inputs else {
+                        return Err(input_count(id, [$(stringify!($arg)),+].len(), inputs.len()));
+                    };
+                    let $o = options_of!(options, $options);
+                    let $parallel = parallel;
+                    $call
+                } )*
+                _ => Err(unknown(id)),
+            }
+        }
+
+        /// The dtype of metric `id`'s output.
+        pub fn output_dtype(id: &str) -> PolarsResult<DataType> {
+            match id {
+                $( stringify!($id) => Ok($dtype), )*
+                _ => Err(unknown(id)),
+            }
+        }
+
+        /// The per-row statistics of a corpus-level metric (the column its
+        /// [`CorpusStats`](crate::registry::CorpusStats) names), `None` for other metrics.
+        pub fn evaluate_stats(id: &str, inputs: &[Series], options: &MetricOptions, parallel: bool) -> PolarsResult<Option<Series>> {
+            match id {
+                $( $( stringify!($id) => {
+                    let [$($stats_arg),+] = inputs else {
+                        return Err(input_count(id, [$(stringify!($stats_arg)),+].len(), inputs.len()));
+                    };
+                    let $stats_o = options_of!(options, $options);
+                    let $stats_parallel = parallel;
+                    $stats_call.map(Some)
+                } )? )*
+                _ => Ok(None),
+            }
+        }
+    };
+}
+
+/// The options section a metric reads (`none`: nothing).
+macro_rules! options_of {
+    ($options:ident, none) => {
+        ()
+    };
+    ($options:ident, $section:ident) => {
+        &$options.$section
+    };
+}
+
+crate::metric_table!(metric_columns);
+
+fn unknown(id: &str) -> PolarsError {
+    PolarsError::InvalidOperation(
+        crate::registry::require(id)
+            .err()
+            .unwrap_or_default()
+            .into(),
+    )
+}
+
+fn input_count(id: &str, expected: usize, got: usize) -> PolarsError {
+    polars_err!(InvalidOperation: "{id}: expected {expected} input columns, got {got}")
+}
+
+/// The output field of metric `id`, named after it.
+pub fn output_field(id: &str) -> PolarsResult<Field> {
+    Ok(Field::new(id.into(), output_dtype(id)?))
+}
+
+/// A scores table's per-row values of metric `id` (its [`MetricInfo::values`]), as
+/// `(label, Float64 values)`; empty when the table has no column of that name or it is not of
+/// the metric's shape.
+///
+/// [`MetricInfo::values`]: crate::registry::MetricInfo::values
+pub fn metric_values(scores: &DataFrame, id: &str) -> PolarsResult<Vec<(String, Series)>> {
+    let Some(info) = crate::registry::find(id) else {
+        return Ok(Vec::new());
+    };
+    let Ok(column) = scores.column(id) else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for path in info.values {
+        if let Some(values) = value_at(column.as_materialized_series(), path)? {
+            out.push((crate::registry::value_label(id, path), values));
+        }
+    }
+    Ok(out)
+}
+
+/// The values at a dotted path into struct fields, as Float64; `None` when the column does not
+/// have that shape.
+fn value_at(series: &Series, path: &str) -> PolarsResult<Option<Series>> {
+    let mut current = series.clone();
+    for field in path.split('.').filter(|f| !f.is_empty()) {
+        let DataType::Struct(_) = current.dtype() else {
+            return Ok(None);
+        };
+        current = match current.struct_()?.field_by_name(field) {
+            Ok(s) => s,
+            Err(_) => return Ok(None),
+        };
+    }
+    let numeric = current.dtype().is_primitive_numeric() || current.dtype() == &DataType::Boolean;
+    if !numeric {
+        return Ok(None);
+    }
+    Ok(Some(current.cast(&DataType::Float64)?))
+}
+
+/// A corpus-level metric's per-row statistics in a scores table, one `Vec` per statistic (0.0
+/// where a row has none, so it adds nothing to the sums); `None` when the table lacks them.
+pub fn corpus_stats(
+    scores: &DataFrame,
+    stats: &crate::registry::CorpusStats,
+) -> PolarsResult<Option<Vec<Vec<f64>>>> {
+    use crate::registry::StatsLayout;
+    let Ok(column) = scores.column(stats.column) else {
+        return Ok(None);
+    };
+    let series = column.as_materialized_series();
+    let zero_null = |s: &Series| -> PolarsResult<Vec<f64>> {
+        Ok(s.cast(&DataType::Float64)?
+            .f64()?
+            .iter()
+            .map(|v| v.filter(|v| !v.is_nan()).unwrap_or(0.0))
+            .collect())
+    };
+    match stats.layout {
+        StatsLayout::Fields(fields) => {
+            let DataType::Struct(_) = series.dtype() else {
+                return Ok(None);
+            };
+            let st = series.struct_()?;
+            let mut out = Vec::with_capacity(fields.len());
+            for f in fields {
+                out.push(zero_null(&st.field_by_name(f)?)?);
+            }
+            Ok(Some(out))
+        }
+        StatsLayout::List(width) => {
+            let lists = series.list()?;
+            let mut out: Vec<Vec<f64>> = (0..width)
+                .map(|_| Vec::with_capacity(scores.height()))
+                .collect();
+            for i in 0..lists.len() {
+                let row = match lists.get_as_series(i) {
+                    Some(s) => zero_null(&s)?,
+                    None => Vec::new(),
+                };
+                for (j, col) in out.iter_mut().enumerate() {
+                    col.push(row.get(j).copied().unwrap_or(0.0));
+                }
+            }
+            Ok(Some(out))
+        }
+    }
+}

@@ -241,7 +241,7 @@ EXPRESSIONS: dict[str, tuple[list[str], bool]] = {
 # Outputs documented in [0, 1] (struct outputs: the float fields named here).
 UNIT_RANGE = {name for name in EXPRESSIONS} - {"quoted_spans", "citation_alignment", "rouge", "checks", "locate_quotes", "extract_quotes", "embedding_cosine"}
 FRAME_FUNCTIONS = ["validate_golden", "check_spans", "collapse_run", "join_golden", "compare", "summary",
-                   "locate_quotes_in_corpus", "signature", "metric_ids"]
+                   "locate_quotes_in_corpus", "signature", "metric_ids", "option_defaults"]
 
 
 class Defect(AssertionError):
@@ -368,13 +368,17 @@ def run_frame_function(name: str, data: Any) -> None:
                 if data.draw(st.booleans()):
                     opts["embed"] = lambda batch: [[1.0, 0.0] for _ in batch]
                 result = fn(quotes, corpus_value(data), **opts)
-                if result.located.height != len(quotes):
-                    raise Defect(f"{name}: {result.located.height} rows for {len(quotes)} quotes")
+                if result.quotes.height != len(quotes):
+                    raise Defect(f"{name}: {result.quotes.height} rows for {len(quotes)} quotes")
         elif name == "signature":
             metric = data.draw(st.sampled_from([*EXPRESSIONS, "nope", "\x00"]))
             opts = {k: data.draw(st.sampled_from(HOSTILE_OPTION_VALUES)) for k in data.draw(st.lists(st.sampled_from(["k", "tokenize", "char_order", "compat", "smooth_value", "x"]), max_size=2))}
             result = fn(metric, **opts)
             if not isinstance(result, str):
+                raise Defect(f"{name}: returned {result!r}")
+        elif name == "option_defaults":
+            result = fn(data.draw(st.sampled_from([*EXPRESSIONS, "nope", "\x00", ""])))
+            if not isinstance(result, dict):
                 raise Defect(f"{name}: returned {result!r}")
         elif name == "metric_ids":
             result = fn()

@@ -165,6 +165,12 @@ def test_every_metric_id_is_a_function_and_a_namespace_method():
             with_checks = df.with_columns(pl.lit([{"kind": "contains", "value": "a"}]).alias("checks"))
             out = with_checks.select(fn("answer", "checks"))
             via_ns = with_checks.select(ns(pl.col("checks")))
+        elif metric == "extract_quotes":  # the answer alone
+            out, via_ns = df.select(fn("answer")), df.select(ns())
+        elif metric == "embedding_cosine":  # two embedding columns
+            vectors = pl.DataFrame({"a": [[0.6, 0.8]], "b": [[1.0, 0.0]]})
+            out = vectors.select(fn("a", "b"))
+            via_ns = vectors.select(getattr(pl.col("a").rag, metric)(pl.col("b")))
         elif metric.startswith("span_"):  # retrieved spans against golden spans
             span = [{"file": "a", "start": 0, "end": 3}]
             spans = pl.DataFrame({"retrieved": [span], "golden": [span]})

@@ -1,4 +1,4 @@
-//! Benchmarks of the paired-comparison statistics (`polars_rag::metrics::stats`).
+//! Benchmarks of the paired-comparison statistics (`polars_rag::compare::stats`).
 //!
 //! Run: `cargo bench --bench stats`
 //!
@@ -11,7 +11,7 @@
 use std::time::Instant;
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use polars_rag::metrics::stats::{
+use polars_rag::compare::stats::{
     bootstrap_corpus, paired_resampling, paired_t_test, ResampleOptions,
 };
 

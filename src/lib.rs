@@ -33,6 +33,3 @@ pub mod text;
 
 #[cfg(feature = "polars")]
 pub mod polars;
-
-#[cfg(feature = "cli")]
-pub mod cli;

@@ -1,17 +1,19 @@
 //! `polars-rag`: score RAG evaluation tables from the command line.
 
+mod cli;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::cli::compare::{self as cli_compare, CompareJob};
+use crate::cli::config::Columns;
+use crate::cli::config::ScoreConfig;
+use crate::cli::corpus::SpanUnit;
+use crate::cli::demo_dir;
+use crate::cli::locate::{self as cli_locate, LocateJob};
+use crate::cli::score::{self, InvalidSpans, ScoreJob};
+use crate::cli::validate::{self, ValidateJob};
 use clap::{Parser, Subcommand};
-use polars_rag::cli::compare::{self as cli_compare, CompareJob};
-use polars_rag::cli::config::Columns;
-use polars_rag::cli::config::ScoreConfig;
-use polars_rag::cli::corpus::SpanUnit;
-use polars_rag::cli::demo_dir;
-use polars_rag::cli::locate::{self as cli_locate, LocateJob};
-use polars_rag::cli::score::{self, InvalidSpans, ScoreJob};
-use polars_rag::cli::validate::{self, ValidateJob};
 use polars_rag::compare::{CompareOptions, Gate};
 use polars_rag::metrics::locate::{parse_choice, LocateOptions};
 use polars_rag::registry;

@@ -80,6 +80,17 @@ pub struct CorpusStats {
     pub describe: Option<fn(&[f64]) -> String>,
 }
 
+/// A stateful engine a metric needs besides its kernel, built once per job from settings and
+/// handed to the columnar call (see the README's architecture section). No metric of this
+/// version needs one; the judged and embedding metrics will.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// An LLM-as-judge client (OpenAI-compatible chat completions, with a persistent cache).
+    Judge,
+    /// A sentence-embedding model (local or remote).
+    Embedder,
+}
+
 /// A metric known to every face: one entry of [`metric_table!`](crate::metric_table).
 #[derive(Clone, Copy, Debug)]
 pub struct MetricInfo {
@@ -97,6 +108,9 @@ pub struct MetricInfo {
     pub values: &'static [&'static str],
     /// For a corpus-level metric: where its per-row statistics are and how they combine.
     pub corpus: Option<CorpusStats>,
+    /// The engine the metric needs, if any (written `engine: Judge,` after `options:` in its
+    /// table entry).
+    pub engine: Option<Engine>,
     /// One line for `polars-rag metrics` and docs.
     pub summary: &'static str,
     /// The reference implementation reproduced in compatibility mode (empty when the metric is
@@ -107,7 +121,8 @@ pub struct MetricInfo {
 /// The metric table. It expands to `$callback! { sections { .. } metrics { .. } }`: the
 /// options sections (name: type), then one entry per metric (in catalogue order) with its kind,
 /// inputs, options section (`none` for none), summary values, corpus statistics, the columnar
-/// call and its output dtype. The Polars tokens are only expanded by the callbacks of the
+/// call and its output dtype; an entry that needs an engine says so with `engine: Judge,` (or
+/// `Embedder`) after its options. The Polars tokens are only expanded by the callbacks of the
 /// `polars` feature, so the table is also read without Polars.
 #[macro_export]
 #[doc(hidden)]
@@ -445,6 +460,7 @@ macro_rules! metric_infos {
         metrics { $(
             $id:ident {
                 kind: $kind:ident, inputs: $inputs:ident, options: $section:ident,
+                $(engine: $engine:ident,)?
                 values: [$($value:literal),*], corpus: $corpus:expr,
                 summary: $summary:literal, reference: $reference:literal,
                 $($rest:tt)*
@@ -460,10 +476,21 @@ macro_rules! metric_infos {
                 section: section_name!($section),
                 values: &[$($value),*],
                 corpus: $corpus,
+                engine: engine_of!($($engine)?),
                 summary: $summary,
                 reference: $reference,
             },
         )*];
+    };
+}
+
+/// The engine of a table entry, `None` when it names none.
+macro_rules! engine_of {
+    () => {
+        None
+    };
+    ($engine:ident) => {
+        Some(Engine::$engine)
     };
 }
 

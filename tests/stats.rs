@@ -1,9 +1,9 @@
-//! The paired-comparison statistics (`polars_rag::metrics::stats`): the t-test against scipy,
+//! The paired-comparison statistics (`polars_rag::compare::stats`): the t-test against scipy,
 //! the calibration of the resampling procedures under simulated nulls, and their determinism.
 //!
 //! Run: `cargo test --test stats` (no Polars).
 
-use polars_rag::metrics::stats::{
+use polars_rag::compare::stats::{
     bootstrap_corpus, effect_size, paired_deltas, paired_resampling, paired_t_test, t_test_deltas,
     PairedResampler, ResampleOptions, RESAMPLE_BLOCK,
 };

@@ -10,6 +10,10 @@ def validate_golden(golden: pl.DataFrame, corpus: pl.DataFrame | None, id: str, 
 def check_spans(
     frame: pl.DataFrame, column: str, corpus: pl.DataFrame, id: str, unit: str, fill_text: bool
 ) -> tuple[pl.DataFrame, pl.DataFrame]: ...
+def collapse_run(run: pl.DataFrame, id: str) -> pl.DataFrame: ...
+def join_golden(
+    golden: pl.DataFrame, run: pl.DataFrame, id: str
+) -> tuple[pl.DataFrame, pl.Series, pl.Series, pl.Series, pl.Series]: ...
 def compare_tables(
     baseline: pl.DataFrame, candidate: pl.DataFrame, id: str, by: str | None,
     resamples: int, confidence: float, seed: int, top: int,

@@ -4,19 +4,19 @@
 //! the path the Rust API and the CLI also take.
 
 use polars::prelude::*;
+use polars_rag::compare::tables as comparison;
 use polars_rag::compare::CompareOptions;
 use polars_rag::metrics::locate::LocateOptions;
 use polars_rag::metrics::{MetricOptions, SectionReader};
-use polars_rag::polars::compare;
 use polars_rag::polars::corpus::{self, Corpus, SpanUnit};
 use polars_rag::polars::driver;
 use polars_rag::polars::golden;
 use polars_rag::polars::locate;
-use polars_rag::polars::table;
+use polars_rag::polars::{table, tables};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3_polars::derive::{polars_expr, CallerContext, DefaultKwargs};
-use pyo3_polars::PyDataFrame;
+use pyo3_polars::{PyDataFrame, PySeries};
 use serde::de::DeserializeOwned;
 
 /// Decodes pickled keyword arguments into `T`, with an error naming the metric and, when one
@@ -388,6 +388,41 @@ fn check_spans(
     })
 }
 
+/// A long run collapsed into one row per query (`polars-rag score` does the same).
+#[pyfunction]
+#[pyo3(signature = (run, id))]
+fn collapse_run(run: PyDataFrame, id: &str) -> PyResult<PyDataFrame> {
+    py_guarded("collapse_run", move || {
+        let run = readable("collapse_run", &run.0)?;
+        let collapsed = tables::collapse_run(&run, id).map_err(py_err_in("collapse_run"))?;
+        Ok(PyDataFrame(collapsed))
+    })
+}
+
+/// A run joined to its golden table: the frame, then the missing, unknown, duplicate golden and
+/// duplicate run ids.
+#[pyfunction]
+#[pyo3(signature = (golden, run, id))]
+#[allow(clippy::type_complexity)]
+fn join_golden(
+    golden: PyDataFrame,
+    run: PyDataFrame,
+    id: &str,
+) -> PyResult<(PyDataFrame, PySeries, PySeries, PySeries, PySeries)> {
+    py_guarded("join_golden", move || {
+        let golden = readable("join_golden", &golden.0)?;
+        let run = readable("join_golden", &run.0)?;
+        let joined = tables::join_golden(&golden, &run, id).map_err(py_err_in("join_golden"))?;
+        Ok((
+            PyDataFrame(joined.frame),
+            PySeries(joined.missing),
+            PySeries(joined.unknown),
+            PySeries(joined.duplicate_golden),
+            PySeries(joined.duplicate_run),
+        ))
+    })
+}
+
 fn compare_options(
     function: &'static str,
     resamples: usize,
@@ -426,7 +461,7 @@ fn compare_tables(
 ) -> PyResult<(PyDataFrame, PyDataFrame, PyDataFrame)> {
     py_guarded("compare", move || {
         let options = compare_options("compare", resamples, confidence, seed, top)?;
-        let c = compare::compare_tables(
+        let c = comparison::compare_tables(
             &readable("compare", &baseline.0)?,
             &readable("compare", &candidate.0)?,
             id,
@@ -435,9 +470,11 @@ fn compare_tables(
         )
         .map_err(py_err_in("compare"))?;
         Ok((
-            PyDataFrame(compare::metrics_frame(&c.metrics, None).map_err(py_err_in("compare"))?),
-            PyDataFrame(compare::segments_frame(&c.segments).map_err(py_err_in("compare"))?),
-            PyDataFrame(compare::regressions_frame(&c.regressions).map_err(py_err_in("compare"))?),
+            PyDataFrame(comparison::metrics_frame(&c.metrics, None).map_err(py_err_in("compare"))?),
+            PyDataFrame(comparison::segments_frame(&c.segments).map_err(py_err_in("compare"))?),
+            PyDataFrame(
+                comparison::regressions_frame(&c.regressions).map_err(py_err_in("compare"))?,
+            ),
         ))
     })
 }
@@ -454,10 +491,10 @@ fn summarize_table(
 ) -> PyResult<PyDataFrame> {
     py_guarded("summary", move || {
         let options = compare_options("summary", resamples, confidence, seed, 0)?;
-        let rows = compare::summarize_table(&readable("summary", &scores.0)?, by, &options)
+        let rows = comparison::summarize_table(&readable("summary", &scores.0)?, by, &options)
             .map_err(py_err_in("summary"))?;
         Ok(PyDataFrame(
-            compare::summary_frame(&rows).map_err(py_err_in("summary"))?,
+            comparison::summary_frame(&rows).map_err(py_err_in("summary"))?,
         ))
     })
 }
@@ -469,6 +506,8 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(metric_ids, m)?)?;
     m.add_function(wrap_pyfunction!(validate_golden, m)?)?;
     m.add_function(wrap_pyfunction!(check_spans, m)?)?;
+    m.add_function(wrap_pyfunction!(collapse_run, m)?)?;
+    m.add_function(wrap_pyfunction!(join_golden, m)?)?;
     m.add_function(wrap_pyfunction!(signature_of, m)?)?;
     m.add_function(wrap_pyfunction!(option_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(locate_table, m)?)?;

@@ -1,19 +1,19 @@
 //! `polars-rag compare` and `polars-rag summary`: read scores tables (or score two runs against
-//! one golden table first), compare them with [`crate::polars::compare`], and write the
+//! one golden table first), compare them with [`polars_rag::compare::tables`], and write the
 //! Markdown summary, the HTML report, and JSON / Parquet summaries for machines.
 
-use crate::atomic::AtomicFile;
+use polars_rag::atomic::AtomicFile;
 use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
-use super::report;
 use super::score::{self, ScoreJob};
-use crate::compare::{check_gates, CompareOptions, Gate};
-use crate::polars::compare::{
+use polars_rag::compare::report;
+use polars_rag::compare::tables::{
     compare_tables, metrics_frame, regressions_frame, segments_frame, summarize_table,
-    summary_frame, TableComparison,
+    summary_frame,
 };
+use polars_rag::compare::{check_gates, CompareOptions, Gate};
 
 /// The Parquet key-value metadata key under which `score` records a metric's signature.
 pub const SIGNATURE_KEY: &str = "polars-rag:signature:";
@@ -51,8 +51,6 @@ pub struct CompareReport {
     pub markdown: String,
     /// One line per tripped gate (empty: the gate passes).
     pub failures: Vec<String>,
-    /// The comparison itself.
-    pub comparison: TableComparison,
 }
 
 fn err(msg: String) -> PolarsError {
@@ -88,7 +86,7 @@ fn create_parent(path: &Path) -> PolarsResult<()> {
 
 fn write_text(path: &Path, text: &str) -> PolarsResult<()> {
     create_parent(path)?;
-    crate::atomic::write(path, text.as_bytes())
+    polars_rag::atomic::write(path, text.as_bytes())
         .map_err(|e| err(format!("cannot write {}: {e}", path.display())))
 }
 
@@ -190,11 +188,7 @@ pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
             reg_path.display()
         ));
     }
-    Ok(CompareReport {
-        markdown,
-        failures,
-        comparison,
-    })
+    Ok(CompareReport { markdown, failures })
 }
 
 /// `polars-rag summary`: per-metric (and per-segment) means with bootstrap intervals.
@@ -225,16 +219,6 @@ pub fn summary(
 }
 
 /// The gates of a TOML file: `fail_if = ["METRIC OP VALUE", ...]`; any other key is an error.
-///
-/// ```
-/// let dir = std::env::temp_dir().join(format!("gates-doc-{}", std::process::id()));
-/// std::fs::create_dir_all(&dir).unwrap();
-/// let path = dir.join("gates.toml");
-/// std::fs::write(&path, "fail_if = [\"mrr < -0.02\"]").unwrap();
-/// assert_eq!(polars_rag::cli::compare::read_gates(&path).unwrap(), vec!["mrr < -0.02"]);
-/// std::fs::write(&path, "fail = []").unwrap();
-/// assert!(polars_rag::cli::compare::read_gates(&path).is_err());
-/// ```
 pub fn read_gates(path: &Path) -> Result<Vec<String>, String> {
     #[derive(serde::Deserialize)]
     #[serde(deny_unknown_fields)]
@@ -246,4 +230,21 @@ pub fn read_gates(path: &Path) -> Result<Vec<String>, String> {
     let file: GateFile =
         toml::from_str(&text).map_err(|e| format!("invalid gates file {}: {e}", path.display()))?;
     Ok(file.fail_if)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gates_are_read_from_fail_if_and_other_keys_are_errors() {
+        let dir = std::env::temp_dir().join(format!("gates-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("gates.toml");
+        std::fs::write(&path, "fail_if = [\"mrr < -0.02\"]").unwrap();
+        assert_eq!(read_gates(&path).unwrap(), vec!["mrr < -0.02"]);
+        std::fs::write(&path, "fail = []").unwrap();
+        assert!(read_gates(&path).is_err());
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }

@@ -59,7 +59,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::metrics::MetricOptions;
+use polars_rag::metrics::MetricOptions;
 
 /// Column names of the run and golden tables; `None` picks the documented default.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -175,7 +175,7 @@ impl ScoreConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::text::quotes::QuoteStyle;
+    use polars_rag::text::quotes::QuoteStyle;
 
     #[test]
     fn parses_the_documented_example() {

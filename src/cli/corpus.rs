@@ -5,7 +5,7 @@ use std::path::Path;
 
 use polars::prelude::*;
 
-pub use crate::polars::corpus::{check_spans, CheckedSpans, Corpus, SpanIssue, SpanUnit};
+pub use polars_rag::polars::corpus::{check_spans, Corpus, SpanUnit};
 
 /// Reads a corpus: a Parquet file with `file` and `text` columns, or a directory whose files
 /// (recursively) are the documents.

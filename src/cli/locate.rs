@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
-use crate::atomic::AtomicFile;
+use polars_rag::atomic::AtomicFile;
 
-use crate::metrics::locate::embed::HashEmbedder;
-use crate::metrics::locate::stats::melted_csv;
-use crate::metrics::locate::LocateOptions;
-use crate::polars::locate::{
+use polars_rag::metrics::locate::embed::HashEmbedder;
+use polars_rag::metrics::locate::stats::melted_csv;
+use polars_rag::metrics::locate::LocateOptions;
+use polars_rag::polars::locate::{
     corpus_documents, fill_cosine, locate_in_documents, stats_of, write_workbook,
 };
 
@@ -34,10 +34,6 @@ pub struct LocateJob {
 
 /// What a `locate` job wrote and printed.
 pub struct LocateReport {
-    /// The located table.
-    pub located: DataFrame,
-    /// The statistics as `(name, value)`.
-    pub stats: Vec<(&'static str, Option<f64>)>,
     /// The text printed on stdout.
     pub text: String,
 }
@@ -99,7 +95,7 @@ pub fn run(job: &LocateJob) -> PolarsResult<LocateReport> {
         &job.options,
     )?;
     let stats = stats_of(&located, &job.options)?;
-    crate::atomic::write(&job.out.join("stats.csv"), melted_csv(&stats).as_bytes())?;
+    polars_rag::atomic::write(&job.out.join("stats.csv"), melted_csv(&stats).as_bytes())?;
 
     let errors = located.column("error")?.len() - located.column("error")?.null_count();
     let mut text = format!(
@@ -116,9 +112,5 @@ pub fn run(job: &LocateJob) -> PolarsResult<LocateReport> {
         "wrote {}/located.parquet, quote_verification.xlsx, stats.csv\n",
         job.out.display()
     ));
-    Ok(LocateReport {
-        located,
-        stats,
-        text,
-    })
+    Ok(LocateReport { text })
 }

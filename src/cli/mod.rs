@@ -1,13 +1,12 @@
 //! The `polars-rag` command line: Parquet in, metrics, Parquet out, and a summary on stdout.
 //!
 //! The CLI plans a lazy query from the same `Expr` builders Rust users call
-//! ([`crate::polars::expr`]); it holds no metric logic.
+//! ([`polars_rag::polars::expr`]); it holds no metric logic.
 
 pub mod compare;
 pub mod config;
 pub mod corpus;
 pub mod locate;
-pub mod report;
 pub mod score;
 pub mod validate;
 

@@ -10,15 +10,15 @@ use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
-use crate::atomic::AtomicFile;
 use crate::cli::config::Columns;
 use crate::cli::corpus::{check_spans, SpanUnit};
-use crate::metrics::retrieval::{RankedMetric, Relevance};
-use crate::metrics::MetricOptions;
-use crate::polars::driver::readable_frame;
-use crate::polars::expr;
-use crate::polars::table;
-use crate::registry::{self, MetricInputs, MetricKind};
+use polars_rag::atomic::AtomicFile;
+use polars_rag::metrics::retrieval::{RankedMetric, Relevance};
+use polars_rag::metrics::MetricOptions;
+use polars_rag::polars::driver::readable_frame;
+use polars_rag::polars::expr;
+use polars_rag::polars::{table, tables};
+use polars_rag::registry::{self, MetricInputs, MetricKind};
 
 /// A fully resolved `score` job.
 #[derive(Clone, Debug, Default)]
@@ -63,8 +63,6 @@ pub enum InvalidSpans {
 
 /// What a job produced, for the summary.
 pub struct ScoreReport {
-    /// The scores table as written.
-    pub scores: DataFrame,
     /// Lines of the human-readable summary.
     pub summary: String,
 }
@@ -117,32 +115,16 @@ fn require(schema: &Schema, table: &str, name: &str, what: &str) -> PolarsResult
     )))
 }
 
-/// Ids that occur more than once in `frame`: count and up to five examples.
-fn duplicates(frame: &DataFrame, id: &str) -> PolarsResult<(usize, Vec<String>)> {
-    let dup = frame
-        .clone()
-        .lazy()
-        .group_by([col(id)])
-        .agg([len().alias("n")])
-        .filter(col("n").gt(lit(1)))
-        .sort([id], Default::default())
-        .collect()?;
-    Ok((dup.height(), examples(&dup, id)?))
-}
-
-/// The id column as strings (ids may be of any type).
-fn id_strings(frame: &DataFrame, id: &str) -> PolarsResult<StringChunked> {
-    Ok(frame.column(id)?.cast(&DataType::String)?.str()?.clone())
-}
-
-fn examples(frame: &DataFrame, id: &str) -> PolarsResult<Vec<String>> {
-    let ids = frame.column(id)?.cast(&DataType::String)?;
+/// Up to five ids of `ids` as text, for a note.
+fn examples(ids: &Series) -> PolarsResult<String> {
+    let ids = ids.cast(&DataType::String)?;
     Ok(ids
         .str()?
         .iter()
         .take(5)
-        .map(|v| v.unwrap_or("null").to_string())
-        .collect())
+        .map(|v| v.unwrap_or("null"))
+        .collect::<Vec<_>>()
+        .join(", "))
 }
 
 /// The input table of a job (run, or golden ⋈ run) and what the join found.
@@ -151,60 +133,8 @@ struct Inputs {
     notes: Vec<String>,
 }
 
-/// Item columns of a long run table (one row per retrieved item), as `retrieved` struct fields.
-const LONG_RUN_FIELDS: [(&str, &str); 6] = [
-    ("doc_id", "id"),
-    ("text", "text"),
-    ("file", "file"),
-    ("start", "start"),
-    ("end", "end"),
-    ("score", "score"),
-];
-
-/// Collapses a long run table (`query_id`, `doc_id`, optional `rank`, `score`, `text`, `file`,
-/// `start`, `end`: one row per retrieved item, TREC style) into one row per query with a
-/// `retrieved` list in rank order (by `rank` when present, else the row order). Other columns
-/// keep their first value per query.
-fn collapse_long_run(run: LazyFrame, schema: &Schema, id: &str) -> LazyFrame {
-    let fields: Vec<Expr> = LONG_RUN_FIELDS
-        .iter()
-        .filter(|(c, _)| schema.contains(c))
-        .map(|(c, f)| col(*c).alias(*f))
-        .collect();
-    let item_cols: Vec<&str> = LONG_RUN_FIELDS
-        .iter()
-        .map(|(c, _)| *c)
-        .chain(["rank"])
-        .collect();
-    let mut aggs = vec![as_struct(fields).alias("retrieved")];
-    for name in schema.iter_names().map(|n| n.as_str()) {
-        if name != id && !item_cols.contains(&name) {
-            aggs.push(col(name).first());
-        }
-    }
-    // Runs usually list each query's items by rank already: sort only when they do not.
-    let in_rank_order = || -> PolarsResult<bool> {
-        let step_ok = col("rank")
-            .gt_eq(col("rank").shift(lit(1)))
-            .or(col(id).neq(col(id).shift(lit(1))))
-            .fill_null(lit(true));
-        let checked = run
-            .clone()
-            .select([step_ok.all(true).alias("ok")])
-            .collect()?;
-        Ok(checked.column("ok")?.bool()?.get(0).unwrap_or(false))
-    };
-    let run = if schema.contains("rank") && !in_rank_order().unwrap_or(false) {
-        run.sort(
-            ["rank"],
-            SortMultipleOptions::default().with_maintain_order(true),
-        )
-    } else {
-        run
-    };
-    run.group_by_stable([col(id)]).agg(aggs)
-}
-
+/// Reads the run (collapsing a long one) and, with a golden table, joins it (the table layer,
+/// [`tables::join_golden`]); what the join found becomes notes.
 fn load_inputs(job: &ScoreJob, id: &str) -> PolarsResult<Inputs> {
     let run_name = job.run.display().to_string();
     let mut run = scan(&job.run, "run")?;
@@ -212,24 +142,22 @@ fn load_inputs(job: &ScoreJob, id: &str) -> PolarsResult<Inputs> {
     require(&run_schema, &run_name, id, "id")?;
     let mut notes = Vec::new();
     let retrieved_name = job.columns.retrieved.as_deref().unwrap_or("retrieved");
-    let run = if !run_schema.contains(retrieved_name) && run_schema.contains("doc_id") {
+    // Categorical ids and texts are read as strings, small integers widened, as every face does.
+    let mut run = readable_frame("score", &run.collect()?)?;
+    if tables::is_long_run(&run_schema, retrieved_name) {
         notes.push(format!(
             "run: one row per retrieved item (doc_id); collapsed into a '{retrieved_name}' list per query{}",
             if run_schema.contains("rank") { ", ordered by rank" } else { ", in row order" }
         ));
-        collapse_long_run(run, &run_schema, id)
-            .rename(["retrieved"], [retrieved_name], true)
-            .collect()?
-    } else {
-        run.collect()?
-    };
-    // Categorical ids and texts are read as strings, small integers widened, as every face does.
-    let mut run = readable_frame("score", &run)?;
-    let (n, ex) = duplicates(&run, id)?;
-    if n > 0 {
+        run = tables::collapse_run(&run, id)?;
+        run.rename("retrieved", retrieved_name.into())?;
+    }
+    let duplicate_run = tables::duplicate_ids(&run, "run", id)?;
+    if !duplicate_run.is_empty() {
         notes.push(format!(
-            "run: {n} ids occur more than once (e.g. {}); each row is scored",
-            ex.join(", ")
+            "run: {} ids occur more than once (e.g. {}); each row is scored",
+            duplicate_run.len(),
+            examples(&duplicate_run)?
         ));
     }
     let Some(golden_path) = &job.golden else {
@@ -239,74 +167,33 @@ fn load_inputs(job: &ScoreJob, id: &str) -> PolarsResult<Inputs> {
     let mut golden = scan(golden_path, "golden")?;
     let golden_schema = golden.collect_schema()?;
     require(&golden_schema, &golden_name, id, "id")?;
-    let mut golden = readable_frame("score", &golden.collect()?)?;
-    let (n, ex) = duplicates(&golden, id)?;
-    if n > 0 {
+    let golden = readable_frame("score", &golden.collect()?)?;
+    let joined = tables::join_golden(&golden, &run, id)?;
+    if !joined.duplicate_golden.is_empty() {
         notes.push(format!(
-            "golden: {n} ids occur more than once (e.g. {})",
-            ex.join(", ")
+            "golden: {} ids occur more than once (e.g. {})",
+            joined.duplicate_golden.len(),
+            examples(&joined.duplicate_golden)?
         ));
     }
-    let (golden_dtype, run_dtype) = (
-        golden.column(id)?.dtype().clone(),
-        run.column(id)?.dtype().clone(),
-    );
-    if golden_dtype != run_dtype {
-        if !(golden_dtype.is_integer() && run_dtype.is_integer()) {
-            polars_bail!(SchemaMismatch: "cannot join the run to the golden table: golden column '{id}' has dtype {golden_dtype} but run column '{id}' has dtype {run_dtype}; write both with the same dtype");
-        }
-        // Integer ids of different widths join as i64 (exactly, or an error naming the id).
-        for (name, frame) in [("golden", &mut golden), ("run", &mut run)] {
-            let ids = frame
-                .column(id)?
-                .strict_cast(&DataType::Int64)
-                .map_err(|e| {
-                    err(format!(
-                        "{name} column '{id}': ids do not fit a 64-bit integer: {e}"
-                    ))
-                })?;
-            frame.with_column(ids)?;
-        }
-    }
-    let golden_ids = id_strings(&golden, id)?;
-    let known: std::collections::HashSet<&str> = golden_ids.iter().flatten().collect();
-    let run_ids = id_strings(&run, id)?;
-    // A null id joins no golden row (not even a null one), so it is reported with the unknown.
-    let orphans: Vec<&str> = run_ids
-        .iter()
-        .filter(|v| v.is_none_or(|v| !known.contains(v)))
-        .map(|v| v.unwrap_or("null"))
-        .collect();
-    if !orphans.is_empty() {
+    if !joined.unknown.is_empty() {
         notes.push(format!(
             "run: {} rows have an id that is not in the golden table (e.g. {}); they are not scored",
-            orphans.len(),
-            orphans.iter().take(5).copied().collect::<Vec<_>>().join(", ")
+            joined.unknown.len(),
+            examples(&joined.unknown)?
         ));
     }
-    let frame = golden
-        .lazy()
-        .join(
-            run.lazy().with_column(lit(true).alias("in_run")),
-            [col(id)],
-            [col(id)],
-            JoinArgs::new(JoinType::Left).with_suffix(Some("_run".into())),
-        )
-        .with_column(col("in_run").fill_null(lit(false)))
-        .collect()?;
-    let answered = frame
-        .column("in_run")?
-        .bool()?
-        .sum()
-        .map_or(0, |n| n as usize);
-    let missing = frame.height() - answered;
-    if missing > 0 {
+    if !joined.missing.is_empty() {
         notes.push(format!(
-            "golden: {missing} of {} questions have no answer in the run (in_run = false; their scores are null)",
-            frame.height()
+            "golden: {} of {} questions have no answer in the run (in_run = false; their scores are null)",
+            joined.missing.len(),
+            joined.frame.height()
         ));
     }
-    Ok(Inputs { frame, notes })
+    Ok(Inputs {
+        frame: joined.frame,
+        notes,
+    })
 }
 
 /// Where each kind of metric input comes from in the joined table.
@@ -480,36 +367,86 @@ fn apply_corpus(
     Ok(frame)
 }
 
-/// Runs the job: read (and join), score, write, summarise.
+/// A metric to compute and the columns it reads, in the order of its inputs.
+type Chosen = Vec<(&'static registry::MetricInfo, Vec<String>)>;
+
+/// Wall time per named step, for `--timings`.
+struct Stages {
+    started: std::time::Instant,
+    last: std::time::Instant,
+    laps: Vec<(&'static str, f64)>,
+}
+
+impl Stages {
+    fn start() -> Self {
+        let now = std::time::Instant::now();
+        Stages {
+            started: now,
+            last: now,
+            laps: Vec::new(),
+        }
+    }
+
+    fn lap(&mut self, name: &'static str) {
+        let now = std::time::Instant::now();
+        self.laps.push((name, (now - self.last).as_secs_f64()));
+        self.last = now;
+    }
+
+    fn line(&self) -> String {
+        let mut out = String::from("timings:");
+        for (name, secs) in &self.laps {
+            out.push_str(&format!(" {name} {secs:.3} s;"));
+        }
+        out.push_str(&format!(
+            " total {:.3} s\n",
+            self.started.elapsed().as_secs_f64()
+        ));
+        out
+    }
+}
+
+/// Runs the job as a pipeline of named steps: load (read and join), resolve the columns, check
+/// the spans against the corpus, choose the metrics, plan and compute the scores, write, and
+/// summarise.
 pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     refuse_overwriting_inputs(job)?;
     if let Some(ids) = &job.metrics {
         validate_metrics(ids)?;
     }
     let id = job.columns.id.clone().unwrap_or_else(|| "query_id".into());
-    let started = std::time::Instant::now();
-    let mut stages: Vec<(&str, f64)> = Vec::new();
-    let mut lap = {
-        let mut last = started;
-        move |name: &'static str, stages: &mut Vec<(&'static str, f64)>| {
-            let now = std::time::Instant::now();
-            stages.push((name, (now - last).as_secs_f64()));
-            last = now;
-        }
-    };
+    let mut stages = Stages::start();
     let Inputs { frame, mut notes } = load_inputs(job, &id)?;
-    lap("read and join", &mut stages);
-    let schema = frame.schema().clone();
+    stages.lap("read and join");
+    let resolved = resolve_columns(job, frame.schema())?;
+    let options = options_with_relevance(job, &resolved);
+    let frame = apply_corpus(job, frame, &id, &resolved, &mut notes)?;
+    stages.lap("corpus");
+    let chosen = choose_metrics(job, &resolved, &mut notes)?;
+    let mut scores = compute_scores(job, &options, &resolved, &chosen, &frame, &mut notes)?;
+    stages.lap("score");
+    let aggregates = compute_aggregates(&frame, &chosen, &options)?;
+    write_scores(job, &options, &chosen, &mut scores)?;
+    stages.lap("aggregates and write");
+    let ids: Vec<&str> = chosen.iter().map(|(m, _)| m.id).collect();
+    let mut summary = summarise(job, &options, &scores, &ids, &aggregates, &notes)?;
+    if job.timings {
+        summary.push_str(&stages.line());
+    }
+    Ok(ScoreReport { summary })
+}
+
+/// Where each kind of metric input is in the joined table: the columns the job names, else the
+/// documented defaults that the table has. Every named column must exist.
+fn resolve_columns(job: &ScoreJob, schema: &Schema) -> PolarsResult<Resolved> {
     let table = job.run.display().to_string();
     let answer = job
         .columns
         .answer
         .clone()
         .unwrap_or_else(|| "answer".into());
-    let retrieved = pick(&schema, &job.columns.retrieved, &["retrieved"]);
-    let retrieved_spans = retrieved
-        .as_deref()
-        .is_some_and(|r| holds_spans(&schema, r));
+    let retrieved = pick(schema, &job.columns.retrieved, &["retrieved"]);
+    let retrieved_spans = retrieved.as_deref().is_some_and(|r| holds_spans(schema, r));
     let relevant = match &job.columns.relevant {
         Some(name) => Some(name.clone()),
         None => ["relevant_spans", "relevant_ids", "relevant_chunks"]
@@ -527,18 +464,18 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         };
         (name, hint)
     });
-    let spans = pick(&schema, &None, &["relevant_spans"])
-        .filter(|g| retrieved_spans && holds_spans(&schema, g));
+    let spans = pick(schema, &None, &["relevant_spans"])
+        .filter(|g| retrieved_spans && holds_spans(schema, g));
     let resolved = Resolved {
         answer: (job.columns.answer.is_some() || schema.contains(&answer)).then_some(answer),
-        sources: pick(&schema, &job.columns.sources, &["sources", "retrieved"]),
+        sources: pick(schema, &job.columns.sources, &["sources", "retrieved"]),
         references: pick(
-            &schema,
+            schema,
             &job.columns.references,
             &["reference_answers", "reference"],
         ),
-        checks: pick(&schema, &job.columns.checks, &["checks"]),
-        negatives: pick(&schema, &job.columns.negatives, &["negative_answers"]),
+        checks: pick(schema, &job.columns.checks, &["checks"]),
+        negatives: pick(schema, &job.columns.negatives, &["negative_answers"]),
         retrieved,
         relevant,
         spans,
@@ -556,14 +493,18 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         ),
     ] {
         if let Some(name) = name {
-            require(&schema, &table, name, what)?;
+            require(schema, &table, name, what)?;
         }
     }
     if let Some(by) = &job.by {
-        require(&schema, &table, by, "segment (--by)")?;
+        require(schema, &table, by, "segment (--by)")?;
     }
-    // The relevance a ground-truth column's name implies, unless a metric's section says otherwise;
-    // set in the options so the signatures show what was used.
+    Ok(resolved)
+}
+
+/// The job's options, with the relevance a ground-truth column's name implies wherever a
+/// ranked metric's section leaves it on `auto`, so the signatures show what was used.
+fn options_with_relevance(job: &ScoreJob, resolved: &Resolved) -> MetricOptions {
     let mut options = job.options.clone();
     for info in registry::METRICS {
         if let Some(o) = options.retrieval_mut(info.id) {
@@ -572,12 +513,17 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
             }
         }
     }
-    let frame = apply_corpus(job, frame, &id, &resolved, &mut notes)?;
-    lap("corpus", &mut stages);
-    let schema = frame.schema().clone();
+    options
+}
 
-    // The metrics to compute: those asked for (each must have its inputs), or every metric whose
-    // inputs the tables have.
+/// The metrics to compute: those asked for (each must have its inputs), or every metric whose
+/// inputs the tables have (the others are noted as skipped).
+fn choose_metrics(
+    job: &ScoreJob,
+    resolved: &Resolved,
+    notes: &mut Vec<String>,
+) -> PolarsResult<Chosen> {
+    let table = job.run.display().to_string();
     let mut chosen: Vec<(&'static registry::MetricInfo, Vec<String>)> = Vec::new();
     let mut skipped: Vec<(&'static str, Vec<&'static str>)> = Vec::new();
     for info in registry::scored() {
@@ -610,6 +556,20 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         notes.push(format!("skipped (no {what}): {}", ids.join(", ")));
     }
 
+    Ok(chosen)
+}
+
+/// The scores table: the input columns that are kept, and one column (or struct) per chosen
+/// row-wise metric, corpus statistics, located quotes and the negative-answer checks.
+fn compute_scores(
+    job: &ScoreJob,
+    options: &MetricOptions,
+    resolved: &Resolved,
+    chosen: &Chosen,
+    frame: &DataFrame,
+    notes: &mut Vec<String>,
+) -> PolarsResult<DataFrame> {
+    let schema = frame.schema();
     // Keep every input column except the (large) texts scored, so keys and metadata survive.
     // (The checks column too: its output column has the same name.)
     // The answer stays: `compare` shows regressed answers side by side.
@@ -646,7 +606,10 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     }
     let answer_expr = col(resolved.answer.as_deref().unwrap_or("answer"));
     // The ranked retrieval metrics all read the same two columns: one pass computes them all.
-    let ranked: Vec<(RankedMetric, crate::metrics::retrieval::RetrievalOptions)> = chosen
+    let ranked: Vec<(
+        RankedMetric,
+        polars_rag::metrics::retrieval::RetrievalOptions,
+    )> = chosen
         .iter()
         .filter_map(|(info, _)| {
             let metric = RankedMetric::from_id(info.id)?;
@@ -667,17 +630,17 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         ));
         unnest_retrieval = true;
     }
-    for (info, inputs) in &chosen {
+    for (info, inputs) in chosen {
         if info.kind != MetricKind::RowWise || RankedMetric::from_id(info.id).is_some() {
             continue;
         }
         let inputs: Vec<Expr> = inputs.iter().map(|c| col(c.as_str())).collect();
-        select.push(expr::metric(info.id, inputs, &options)?);
+        select.push(expr::metric(info.id, inputs, options)?);
     }
     // Corpus-level metrics keep their per-row statistics (quoted-span counts, BLEU statistics),
     // so the summary and `compare` can combine and resample them.
     let mut stats_columns: Vec<&str> = Vec::new();
-    for (info, inputs) in &chosen {
+    for (info, inputs) in chosen {
         let Some(stats) = info.corpus else { continue };
         let computed = chosen
             .iter()
@@ -686,7 +649,7 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
             continue;
         }
         let inputs: Vec<Expr> = inputs.iter().map(|c| col(c.as_str())).collect();
-        if let Some(e) = expr::metric_stats(info.id, inputs, &options)? {
+        if let Some(e) = expr::metric_stats(info.id, inputs, options)? {
             select.push(e);
             stats_columns.push(stats.column);
         }
@@ -720,11 +683,17 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     if unnest_retrieval {
         scores = scores.unnest(["retrieval"], None)?;
     }
-    lap("score", &mut stages);
+    Ok(scores)
+}
 
-    // Aggregates over the whole table, with their options.
+/// The chosen aggregates over the whole table, with their options.
+fn compute_aggregates(
+    frame: &DataFrame,
+    chosen: &Chosen,
+    options: &MetricOptions,
+) -> PolarsResult<Vec<(String, f64)>> {
     let mut aggregates: Vec<(String, f64)> = Vec::new();
-    for (info, inputs) in &chosen {
+    for (info, inputs) in chosen {
         if info.kind != MetricKind::Aggregate {
             continue;
         }
@@ -732,13 +701,23 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         let value = frame
             .clone()
             .lazy()
-            .select([expr::metric(info.id, inputs, &options)?])
+            .select([expr::metric(info.id, inputs, options)?])
             .collect()?;
-        let first = crate::polars::table::metric_values(&value, info.id)?
+        let first = polars_rag::polars::table::metric_values(&value, info.id)?
             .first()
             .and_then(|(_, v)| v.f64().ok()?.get(0));
         aggregates.push((info.id.to_string(), first.unwrap_or(f64::NAN)));
     }
+    Ok(aggregates)
+}
+
+/// Writes the scores table atomically, with every metric's signature in its Parquet metadata.
+fn write_scores(
+    job: &ScoreJob,
+    options: &MetricOptions,
+    chosen: &Chosen,
+    scores: &mut DataFrame,
+) -> PolarsResult<()> {
     if let Some(parent) = job.out.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .map_err(|e| err(format!("cannot create {}: {e}", parent.display())))?;
@@ -759,24 +738,10 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         .collect();
     ParquetWriter::new(out.file()?)
         .with_key_value_metadata(Some(KeyValueMetadata::from_static(signatures)))
-        .finish(&mut scores)?;
+        .finish(scores)?;
     out.commit()
         .map_err(|e| err(format!("cannot write {}: {e}", job.out.display())))?;
-    lap("aggregates and write", &mut stages);
-
-    let ids: Vec<&str> = chosen.iter().map(|(m, _)| m.id).collect();
-    let mut summary = summarise(job, &options, &scores, &ids, &aggregates, &notes)?;
-    if job.timings {
-        summary.push_str("timings:");
-        for (name, secs) in &stages {
-            summary.push_str(&format!(" {name} {secs:.3} s;"));
-        }
-        summary.push_str(&format!(
-            " total {:.3} s\n",
-            started.elapsed().as_secs_f64()
-        ));
-    }
-    Ok(ScoreReport { scores, summary })
+    Ok(())
 }
 
 /// An error when the scores would be written over one of the job's own inputs (the run, the

@@ -10,7 +10,6 @@ pub mod retrieval;
 pub mod rouge;
 pub mod similarity;
 pub mod spans;
-pub mod stats;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -45,6 +44,7 @@ macro_rules! metric_options {
         metrics { $(
             $id:ident {
                 kind: $kind:ident, inputs: $inputs:ident, options: $options:ident,
+                $(engine: $engine:ident,)?
                 values: [$($value:literal),*], corpus: $corpus:expr,
                 summary: $summary:literal, reference: $reference:literal,
                 signature: |$so:ident| $signature:expr,

@@ -6,10 +6,11 @@
 //!   It calls the kernels in [`crate::metrics`] and holds no metric math.
 //! * [`table`]: the metric table over columns: every id's columnar call and output dtype, the
 //!   one path every face evaluates a metric through.
+//! * [`tables`]: table plumbing of the golden-dataset job (long-run collapse, golden ⋈ run
+//!   with its report), shared by the CLI, the Python functions and Rust users.
 //! * [`expr`] (feature `lazy`): native `Expr` builders over [`columns`] and [`table`].
 
 pub mod columns;
-pub mod compare;
 pub mod corpus;
 pub mod driver;
 #[cfg(feature = "lazy")]
@@ -18,3 +19,4 @@ pub mod golden;
 pub mod locate;
 pub mod retrieval;
 pub mod table;
+pub mod tables;

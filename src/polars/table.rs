@@ -27,6 +27,7 @@ macro_rules! metric_columns {
         metrics { $(
             $id:ident {
                 kind: $kind:ident, inputs: $inputs:ident, options: $options:ident,
+                $(engine: $engine:ident,)?
                 values: [$($value:literal),*], corpus: $corpus:expr,
                 summary: $summary:literal, reference: $reference:literal,
                 signature: |$so:ident| $signature:expr,

@@ -232,3 +232,15 @@ def test_python_side_arguments_get_clear_errors():
         pr.summary(a, by="no_such_column")
     with pytest.raises(TypeError, match="hybrid_log_rank: alpha"):
         pr.hybrid_log_rank("run", "truth", alpha="0.5")  # type: ignore[arg-type]
+
+
+def test_table_functions_refuse_zero_width_arrays_by_name():
+    run = pl.DataFrame(
+        {"query_id": ["q1"], "emb": [[]]}, schema={"query_id": pl.String, "emb": pl.List(pl.Array(pl.Float32, 0))}
+    )
+    golden = pl.DataFrame({"query_id": ["q1"]})
+    for call in (lambda: pr.join_golden(golden, run), lambda: pr.collapse_run(run)):
+        with pytest.raises(ValueError) as e:
+            call()
+        assert "emb" in _message(e) and "width 0" in _message(e)
+        assert _message(e).split(":")[0] in ("join_golden", "collapse_run")

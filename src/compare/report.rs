@@ -3,8 +3,8 @@
 //! confidence intervals, the distribution of per-item deltas, a segment × metric heatmap and the
 //! regressed items.
 
+use crate::compare::tables::{MetricSummary, TableComparison};
 use crate::compare::{MetricComparison, HISTOGRAM_BINS};
-use crate::polars::compare::{MetricSummary, TableComparison};
 
 fn fmt(x: f64) -> String {
     if x.is_finite() {

@@ -8,10 +8,10 @@ use std::collections::HashMap;
 
 use polars::prelude::*;
 
+use crate::compare::stats::{paired_resampling, ResampleOptions};
 use crate::compare::{
     compare_metrics, largest_drops, CompareOptions, MetricComparison, MetricValues,
 };
-use crate::metrics::stats::{paired_resampling, ResampleOptions};
 use crate::registry;
 
 /// Columns that make an item's key together with the id, when both tables have them.
@@ -95,11 +95,11 @@ fn table_metrics(df: &DataFrame) -> PolarsResult<TableMetrics> {
     let mut values = Vec::new();
     let mut corpus = Vec::new();
     for info in registry::METRICS {
-        for (label, series) in super::table::metric_values(df, info.id)? {
+        for (label, series) in crate::polars::table::metric_values(df, info.id)? {
             values.push((label, f64_values(&series)?));
         }
         if let Some(stats) = &info.corpus {
-            if let Some(columns) = super::table::corpus_stats(df, stats)? {
+            if let Some(columns) = crate::polars::table::corpus_stats(df, stats)? {
                 corpus.push((info.id.to_string(), columns, stats.of_sums));
             }
         }
@@ -490,7 +490,7 @@ pub fn summarize_table(
             let b: Vec<&[f64]> = zeros.iter().map(Vec::as_slice).collect();
             let c: Vec<&[f64]> = cols.iter().map(Vec::as_slice).collect();
             // Against an all-zero baseline whose metric is 0, the delta is the metric itself.
-            let r = crate::metrics::stats::bootstrap_corpus(&b, &c, *value, &resample);
+            let r = crate::compare::stats::bootstrap_corpus(&b, &c, *value, &resample);
             let nan = f64::NAN;
             out.push(MetricSummary {
                 segment: segment.clone(),

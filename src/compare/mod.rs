@@ -1,8 +1,14 @@
-//! Run-versus-baseline comparison: per metric, the baseline and candidate means, the delta, a
-//! paired bootstrap confidence interval, a paired approximate-randomization p-value, a paired
-//! t-test, the effect size and the counts of improved / regressed / unchanged items; the same per
-//! segment; the items that regressed most; and a CI gate. Pure Rust over aligned per-item values
-//! (see `crate::polars::compare` for the tables); the statistics are [`crate::metrics::stats`].
+//! Run-versus-baseline comparison, in three layers:
+//!
+//! * [`stats`]: the statistics over `&[f64]` (special functions, the paired t-test, the
+//!   counter-based random numbers, the paired bootstrap and randomization, corpus-level
+//!   resampling);
+//! * this module: per metric, the baseline and candidate means, the delta, a paired bootstrap
+//!   confidence interval, a paired approximate-randomization p-value, a paired t-test, the effect
+//!   size and the counts of improved / regressed / unchanged items; the same per segment; the
+//!   items that regressed most; and a CI gate, over aligned per-item values;
+//! * `tables` (feature `polars`): scores tables matched by key and flattened through the metric
+//!   table, and the result as frames; `report` (feature `cli`): Markdown and HTML reports.
 //!
 //! ```
 //! use polars_rag::compare::{compare_metrics, CompareOptions, MetricValues};
@@ -16,7 +22,13 @@
 
 use serde::Serialize;
 
-use crate::metrics::stats::{
+#[cfg(feature = "cli")]
+pub mod report;
+pub mod stats;
+#[cfg(feature = "polars")]
+pub mod tables;
+
+use self::stats::{
     bootstrap_corpus, paired_resampling, t_test_deltas, PairedResampling, ResampleOptions,
 };
 

@@ -1,0 +1,278 @@
+"""Answer metrics: quoted-span citation alignment, BLEU, chrF, ROUGE and the lexical checks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import polars as pl
+from polars_rag._common import (
+    IntoExprColumn,
+    _plugin,
+)
+
+#: Which quotation marks delimit spans: ``"standard"`` (paired typographic quotes, default) or
+#: ``"ragas"`` (Ragas 0.4.3's four marks, reproduced bit for bit).
+QuoteStyle = Literal["standard", "ragas"]
+
+#: sacrebleu's tokenizers: ``"13a"`` (default), ``"none"``, ``"char"``, ``"intl"``.
+BleuTokenizer = Literal["13a", "none", "char", "intl"]
+#: sacrebleu's BLEU smoothing methods.
+SmoothMethod = Literal["exp", "none", "floor", "add-k"]
+#: ``"rouge_score"`` (rouge-score 0.1.2 exactly: ASCII letters and digits) or ``"unicode"``
+#: (letters and digits of every script; CJK scored per character).
+RougeTokenizer = Literal["rouge_score", "unicode"]
+
+#: Edit distances of :func:`string_similarity` (rapidfuzz's).
+Distance = Literal["levenshtein", "hamming", "jaro", "jaro_winkler"]
+
+
+def quoted_spans(
+    answer: IntoExprColumn,
+    sources: IntoExprColumn,
+    *,
+    casefold: bool | None = None,
+    min_len: int | None = None,
+    quotes: QuoteStyle | None = None,
+) -> pl.Expr:
+    """Quoted spans of each answer found verbatim in its sources.
+
+    Returns a struct column ``quoted_spans`` with fields ``matched: u32``, ``total: u32`` and
+    ``score: f64`` (``matched / total``, null when the answer quotes nothing). A null answer gives
+    a null row; null or empty sources count the spans and match none.
+
+    Args:
+        answer: string column of answers.
+        sources: ``list[str]`` column of passages per answer, a ``str`` column (one passage), or a
+            list of structs with a ``text`` field (a ``retrieved`` column).
+        casefold: collapse whitespace and lowercase both sides before matching.
+        min_len: minimum number of words for a quoted span to count.
+        quotes: ``"standard"`` or ``"ragas"`` (see :data:`QuoteStyle`).
+
+    Example:
+        >>> import polars as pl, polars_rag as pr
+        >>> df = pl.DataFrame({"answer": ["It is “the capital of France”."],
+        ...                    "sources": [["Paris is the capital of France."]]})
+        >>> df.select(pr.quoted_spans("answer", "sources")).unnest("quoted_spans").row(0)
+        (1, 1, 1.0)
+    """
+    return _plugin(
+        "quoted_spans",
+        [answer, sources],
+        {"casefold": casefold, "min_len": min_len, "quotes": quotes},
+    )
+
+
+def citation_alignment(
+    answer: IntoExprColumn,
+    sources: IntoExprColumn,
+    *,
+    casefold: bool | None = None,
+    min_len: int | None = None,
+    quotes: QuoteStyle | None = None,
+) -> pl.Expr:
+    """Dataset-level quoted-span citation alignment, as Ragas' ``quoted_spans_alignment``.
+
+    An aggregation: one row per column (``select``) or per group (``group_by().agg()``), a struct
+    ``citation_alignment`` with float fields ``citation_alignment_quoted_spans`` (Σ matched /
+    Σ total, 0.0 when nothing is quoted), ``matched`` and ``total``. Options as in
+    :func:`quoted_spans`; ``quotes="ragas"`` reproduces Ragas 0.4.3 exactly.
+    """
+    return _plugin(
+        "citation_alignment",
+        [answer, sources],
+        {"casefold": casefold, "min_len": min_len, "quotes": quotes},
+        aggregate=True,
+    )
+
+
+def _bleu_options(
+    tokenize: BleuTokenizer | None,
+    smooth_method: SmoothMethod | None,
+    smooth_value: float | None,
+    lowercase: bool | None,
+    use_effective_order: bool | None,
+) -> dict[str, Any]:
+    return {
+        "tokenize": tokenize,
+        "smooth_method": smooth_method,
+        "smooth_value": smooth_value,
+        "lowercase": lowercase,
+        "use_effective_order": use_effective_order,
+    }
+
+
+def bleu(
+    answer: IntoExprColumn,
+    references: IntoExprColumn,
+    *,
+    tokenize: BleuTokenizer | None = None,
+    smooth_method: SmoothMethod | None = None,
+    smooth_value: float | None = None,
+    lowercase: bool | None = None,
+    use_effective_order: bool | None = None,
+) -> pl.Expr:
+    """Sentence BLEU in [0, 1]: sacrebleu 2.6.0 ``sentence_bleu(answer, refs).score / 100``.
+
+    Several references combine as in sacrebleu: n-gram counts are clipped by the maximum count
+    over the references and the closest reference length gives the brevity penalty.
+    ``smooth_value`` defaults to sacrebleu's (0.1 for ``floor``, 1 for ``add-k``).
+
+    Example:
+        >>> import polars as pl, polars_rag as pr
+        >>> df = pl.DataFrame({"answer": ["the cat sat on the mat"], "ref": ["the cat sat on the mat"]})
+        >>> round(df.select(pr.bleu("answer", "ref")).item(), 6)
+        1.0
+    """
+    return _plugin(
+        "bleu",
+        [answer, references],
+        _bleu_options(tokenize, smooth_method, smooth_value, lowercase, use_effective_order),
+    )
+
+
+def corpus_bleu(
+    answer: IntoExprColumn,
+    references: IntoExprColumn,
+    *,
+    tokenize: BleuTokenizer | None = None,
+    smooth_method: SmoothMethod | None = None,
+    smooth_value: float | None = None,
+    lowercase: bool | None = None,
+    use_effective_order: bool | None = None,
+) -> pl.Expr:
+    """Corpus BLEU in [0, 1] over a column or a group: sacrebleu ``corpus_bleu(...).score / 100``.
+
+    An aggregation (``select`` or ``group_by().agg()``). Statistics are summed over the rows,
+    as sacrebleu does; rows with a null answer or no reference are left out.
+    """
+    return _plugin(
+        "corpus_bleu",
+        [answer, references],
+        _bleu_options(tokenize, smooth_method, smooth_value, lowercase, use_effective_order),
+        aggregate=True,
+    )
+
+
+def chrf(
+    answer: IntoExprColumn,
+    references: IntoExprColumn,
+    *,
+    char_order: int | None = None,
+    word_order: int | None = None,
+    beta: int | None = None,
+    lowercase: bool | None = None,
+    whitespace: bool | None = None,
+    eps_smoothing: bool | None = None,
+) -> pl.Expr:
+    """chrF in [0, 1] (``word_order=2`` gives chrF++): sacrebleu ``sentence_chrf(...).score / 100``.
+
+    With several references the best-scoring one counts, as in sacrebleu.
+    """
+    return _plugin(
+        "chrf",
+        [answer, references],
+        {
+            "char_order": char_order,
+            "word_order": word_order,
+            "beta": beta,
+            "lowercase": lowercase,
+            "whitespace": whitespace,
+            "eps_smoothing": eps_smoothing,
+        },
+    )
+
+def rouge(
+    answer: IntoExprColumn,
+    references: IntoExprColumn,
+    *,
+    use_stemmer: bool | None = None,
+    tokenizer: RougeTokenizer | None = None,
+) -> pl.Expr:
+    """ROUGE-1, ROUGE-2, ROUGE-L and ROUGE-Lsum as rouge-score 0.1.2's ``RougeScorer``.
+
+    Returns a struct ``rouge`` with fields ``rouge1``, ``rouge2``, ``rougeL``, ``rougeLsum``,
+    each a struct of ``precision``, ``recall``, ``fmeasure``. Several references combine as
+    ``score_multi``: per ROUGE type, the reference with the highest F-measure. ``rougeLsum``
+    splits summaries on newlines. ``tokenizer="unicode"`` scores text of any script.
+
+    Example:
+        >>> import polars as pl, polars_rag as pr
+        >>> df = pl.DataFrame({"answer": ["the cat sat"], "ref": ["the cat sat down"]})
+        >>> df.select(pr.rouge("answer", "ref").struct.field("rouge1").struct.field("recall")).item()
+        0.75
+    """
+    return _plugin(
+        "rouge", [answer, references], {"use_stemmer": use_stemmer, "tokenizer": tokenizer}
+    )
+
+
+def exact_match(answer: IntoExprColumn, references: IntoExprColumn) -> pl.Expr:
+    """1.0 when the answer equals a reference after lowercasing and collapsing whitespace, else 0.0."""
+    return _plugin("exact_match", [answer, references])
+
+
+def string_similarity(
+    answer: IntoExprColumn,
+    references: IntoExprColumn,
+    *,
+    distance: Distance | None = None,
+) -> pl.Expr:
+    """1 − rapidfuzz's normalised distance between answer and reference (best reference).
+
+    Equal to Ragas' ``NonLLMStringSimilarity`` and to rapidfuzz 3.14.6.
+    """
+    return _plugin("string_similarity", [answer, references], {"distance": distance})
+
+
+def string_presence(answer: IntoExprColumn, references: IntoExprColumn) -> pl.Expr:
+    """1.0 when a reference occurs verbatim in the answer (Ragas ``StringPresence``), else 0.0."""
+    return _plugin("string_presence", [answer, references])
+
+
+def keyword_coverage(answer: IntoExprColumn, references: IntoExprColumn) -> pl.Expr:
+    """Share of the reference's keywords found in the answer (best reference).
+
+    Keywords are capitalised phrases ("Territory 118", "Rule C-1"), numbers with their sign,
+    currency and percent ("293", "0.305%", "$604", "-0.133%"), and words of 4+ letters that are
+    not stop words. Null when the reference has no keywords.
+    """
+    return _plugin("keyword_coverage", [answer, references])
+
+
+def number_match(answer: IntoExprColumn, references: IntoExprColumn) -> pl.Expr:
+    """Share of the reference's numbers present in the answer, compared as numbers (best reference).
+
+    "$604" and "604" match, "1,000" and "1000" match, "604." is 604. Null when the reference
+    has no numbers.
+    """
+    return _plugin("number_match", [answer, references])
+
+
+def answer_completeness(answer: IntoExprColumn, references: IntoExprColumn) -> pl.Expr:
+    """Mean of min(answer words / reference words, 1) and :func:`keyword_coverage` (best reference)."""
+    return _plugin("answer_completeness", [answer, references])
+
+
+def citation_indicators(
+    answer: IntoExprColumn, *, indicators: Sequence[str] | None = None
+) -> pl.Expr:
+    """min(citation phrases found / 3, 1): does the answer say where its facts come from.
+
+    The default phrases are "source:", "table:", "page", "document", "pdf", "according to",
+    "based on" and "from", matched case-insensitively; pass ``indicators`` to replace them.
+    """
+    # None selects the default list; the key is always sent so the plugin gets its options.
+    kwargs = {"indicators": None if indicators is None else list(indicators)}
+    return _plugin("citation_indicators", [answer], kwargs)
+
+def checks(answer: IntoExprColumn, checks: IntoExprColumn) -> pl.Expr:
+    """Declarative per-question checks stored as data.
+
+    ``checks`` is a ``list[struct{kind, value, values, weight, name}]`` column; ``kind`` is one of
+    ``contains``, ``not_contains``, ``regex``, ``number``, ``any_of``, ``list_items``. Returns a
+    struct ``checks`` with ``score`` (weighted share passed, null when a row has no checks) and
+    ``failed`` (names of the failed checks). Every check of every row is validated before
+    scoring: an invalid regex is an error naming the row and the check.
+    """
+    return _plugin("checks", [answer, checks])

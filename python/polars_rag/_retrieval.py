@@ -1,0 +1,266 @@
+"""Retrieval metrics on ranked lists and on character spans."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import polars as pl
+from polars_rag._common import (
+    IntoExprColumn,
+    _as_optional_float,
+    _plugin,
+)
+
+#: How a retrieved item is judged relevant: ``"auto"`` (from the column shapes), ``"text"``
+#: (exact text), ``"id"``, ``"span"`` (character overlap in the same file) or ``"embedding"``
+#: (cosine similarity).
+Relevance = Literal["auto", "text", "id", "span", "embedding"]
+#: Rank order: ``"order"`` (list order), ``"score"`` (score descending, ties keep list order),
+#: ``"trec"`` (trec_eval's: score descending as float32, ties by id descending).
+RankBy = Literal["order", "score", "trec"]
+#: ``"standard"`` (trec_eval's definitions) or ``"datapizza"`` (datapizza-ai's metrics.py).
+RetrievalCompat = Literal["standard", "datapizza"]
+#: ``"standard"`` (merged intervals) or ``"chroma"`` (Chroma chunking_evaluation's formulas).
+SpanCompat = Literal["standard", "chroma"]
+
+
+def _ranked(
+    name: str,
+    retrieved: IntoExprColumn,
+    relevant: IntoExprColumn,
+    k: int | None,
+    relevance: Relevance | None,
+    min_overlap: int | None,
+    min_overlap_fraction: float | None,
+    similarity_threshold: float | None,
+    rank_by: RankBy | None,
+    compat: RetrievalCompat | None,
+    alpha: float | None = None,
+    gamma: float | None = None,
+) -> pl.Expr:
+    return _plugin(
+        name,
+        [retrieved, relevant],
+        {
+            "k": k,
+            "relevance": relevance,
+            "min_overlap": min_overlap,
+            "min_overlap_fraction": _as_optional_float(name, "min_overlap_fraction", min_overlap_fraction),
+            "similarity_threshold": _as_optional_float(name, "similarity_threshold", similarity_threshold),
+            "rank_by": rank_by,
+            "compat": compat,
+            "alpha": _as_optional_float(name, "alpha", alpha),
+            "gamma": _as_optional_float(name, "gamma", gamma),
+        },
+    )
+
+
+def precision_at_k(
+    retrieved: IntoExprColumn,
+    relevant: IntoExprColumn,
+    *,
+    k: int | None = None,
+    relevance: Relevance | None = None,
+    min_overlap: int | None = None,
+    min_overlap_fraction: float | None = None,
+    similarity_threshold: float | None = None,
+    rank_by: RankBy | None = None,
+    compat: RetrievalCompat | None = None,
+) -> pl.Expr:
+    """Relevant items among the first ``k`` retrieved, divided by ``k`` (trec_eval ``P_k``).
+
+    ``retrieved`` is a list per row in rank order: ``list[str]`` (texts or ids), a list of
+    structs with ``text`` / ``id`` / ``file``, ``start``, ``end`` / ``score`` fields, or a list of
+    embeddings. ``relevant`` is the question's ground truth in the same shapes (structs may carry
+    a ``grade``). Null when a side is null or nothing is relevant; ``compat="datapizza"``
+    reproduces datapizza-ai (null where it raises).
+
+    Example:
+        >>> import polars as pl, polars_rag as pr
+        >>> df = pl.DataFrame({"retrieved": [["a", "b", "c", "d"]], "relevant": [["a", "c", "e"]]})
+        >>> df.select(pr.precision_at_k("retrieved", "relevant", k=2)).item()
+        0.5
+    """
+    return _ranked("precision_at_k", retrieved, relevant, k, relevance, min_overlap,
+                   min_overlap_fraction, similarity_threshold, rank_by, compat)
+
+
+def recall_at_k(
+    retrieved: IntoExprColumn,
+    relevant: IntoExprColumn,
+    *,
+    k: int | None = None,
+    relevance: Relevance | None = None,
+    min_overlap: int | None = None,
+    min_overlap_fraction: float | None = None,
+    similarity_threshold: float | None = None,
+    rank_by: RankBy | None = None,
+    compat: RetrievalCompat | None = None,
+) -> pl.Expr:
+    """Relevant ground-truth items found among the first ``k`` retrieved / all relevant items.
+
+    Equal to trec_eval ``recall_k``. Inputs and options as :func:`precision_at_k`.
+    """
+    return _ranked("recall_at_k", retrieved, relevant, k, relevance, min_overlap,
+                   min_overlap_fraction, similarity_threshold, rank_by, compat)
+
+
+def f1_at_k(
+    retrieved: IntoExprColumn,
+    relevant: IntoExprColumn,
+    *,
+    k: int | None = None,
+    relevance: Relevance | None = None,
+    min_overlap: int | None = None,
+    min_overlap_fraction: float | None = None,
+    similarity_threshold: float | None = None,
+    rank_by: RankBy | None = None,
+    compat: RetrievalCompat | None = None,
+) -> pl.Expr:
+    """Harmonic mean of :func:`precision_at_k` and :func:`recall_at_k` (0 when both are 0)."""
+    return _ranked("f1_at_k", retrieved, relevant, k, relevance, min_overlap,
+                   min_overlap_fraction, similarity_threshold, rank_by, compat)
+
+
+def hit_rate_at_k(
+    retrieved: IntoExprColumn,
+    relevant: IntoExprColumn,
+    *,
+    k: int | None = None,
+    relevance: Relevance | None = None,
+    min_overlap: int | None = None,
+    min_overlap_fraction: float | None = None,
+    similarity_threshold: float | None = None,
+    rank_by: RankBy | None = None,
+) -> pl.Expr:
+    """1.0 when a relevant item is among the first ``k`` retrieved, else 0.0."""
+    return _ranked("hit_rate_at_k", retrieved, relevant, k, relevance, min_overlap,
+                   min_overlap_fraction, similarity_threshold, rank_by, "standard")
+
+
+def ndcg_at_k(
+    retrieved: IntoExprColumn,
+    relevant: IntoExprColumn,
+    *,
+    k: int | None = None,
+    relevance: Relevance | None = None,
+    min_overlap: int | None = None,
+    min_overlap_fraction: float | None = None,
+    similarity_threshold: float | None = None,
+    rank_by: RankBy | None = None,
+) -> pl.Expr:
+    """nDCG over the first ``k`` ranks with linear gains (trec_eval ``ndcg_cut_k``).
+
+    Grades come from a ``grade`` field of the ground-truth structs (1 when absent).
+    """
+    return _ranked("ndcg_at_k", retrieved, relevant, k, relevance, min_overlap,
+                   min_overlap_fraction, similarity_threshold, rank_by, "standard")
+
+
+def mrr(
+    retrieved: IntoExprColumn,
+    relevant: IntoExprColumn,
+    *,
+    k: int | None = None,
+    relevance: Relevance | None = None,
+    min_overlap: int | None = None,
+    min_overlap_fraction: float | None = None,
+    similarity_threshold: float | None = None,
+    rank_by: RankBy | None = None,
+) -> pl.Expr:
+    """1 / rank of the first relevant item, 0 when none (trec_eval ``recip_rank``).
+
+    Average it over queries for MRR; ``k`` cuts the list first.
+    """
+    return _ranked("mrr", retrieved, relevant, k, relevance, min_overlap,
+                   min_overlap_fraction, similarity_threshold, rank_by, "standard")
+
+
+def average_precision(
+    retrieved: IntoExprColumn,
+    relevant: IntoExprColumn,
+    *,
+    k: int | None = None,
+    relevance: Relevance | None = None,
+    min_overlap: int | None = None,
+    min_overlap_fraction: float | None = None,
+    similarity_threshold: float | None = None,
+    rank_by: RankBy | None = None,
+) -> pl.Expr:
+    """Average precision of each query (trec_eval ``map``); average it over queries for MAP."""
+    return _ranked("average_precision", retrieved, relevant, k, relevance, min_overlap,
+                   min_overlap_fraction, similarity_threshold, rank_by, "standard")
+
+
+def r_precision(
+    retrieved: IntoExprColumn,
+    relevant: IntoExprColumn,
+    *,
+    k: int | None = None,
+    relevance: Relevance | None = None,
+    min_overlap: int | None = None,
+    min_overlap_fraction: float | None = None,
+    similarity_threshold: float | None = None,
+    rank_by: RankBy | None = None,
+) -> pl.Expr:
+    """Precision at R, R the number of relevant items (trec_eval ``Rprec``)."""
+    return _ranked("r_precision", retrieved, relevant, k, relevance, min_overlap,
+                   min_overlap_fraction, similarity_threshold, rank_by, "standard")
+
+
+def hybrid_log_rank(
+    retrieved: IntoExprColumn,
+    relevant: IntoExprColumn,
+    *,
+    alpha: float | None = None,
+    gamma: float | None = None,
+    k: int | None = None,
+    relevance: Relevance | None = None,
+    min_overlap: int | None = None,
+    min_overlap_fraction: float | None = None,
+    similarity_threshold: float | None = None,
+    rank_by: RankBy | None = None,
+    compat: RetrievalCompat | None = None,
+) -> pl.Expr:
+    """``alpha * recall + (1 - alpha) * rank quality``, datapizza's hybrid log-rank score.
+
+    Rank quality is the mean over relevant ground-truth items of
+    ``1 - ln(1 + gamma (r - 1)) / ln(1 + gamma (n - 1))`` at each item's first rank ``r`` among
+    the ``n`` retrieved (0 when not found).
+    """
+    return _ranked("hybrid_log_rank", retrieved, relevant, k, relevance, min_overlap,
+                   min_overlap_fraction, similarity_threshold, rank_by, compat, alpha, gamma)
+
+
+def span_precision(
+    retrieved: IntoExprColumn, relevant_spans: IntoExprColumn, *, compat: SpanCompat | None = None
+) -> pl.Expr:
+    """Retrieved characters inside golden spans / retrieved characters.
+
+    Both columns are ``list[struct{file, start, end}]`` (code points, end exclusive). Spans are
+    merged per file first, so overlapping chunks never count twice; ``compat="chroma"``
+    reproduces Chroma's chunking evaluation, which counts them twice.
+
+    Example:
+        >>> import polars as pl, polars_rag as pr
+        >>> span = lambda f, s, e: {"file": f, "start": s, "end": e}
+        >>> df = pl.DataFrame({"retrieved": [[span("a", 0, 15), span("a", 5, 25)]],
+        ...                    "relevant_spans": [[span("a", 10, 20)]]})
+        >>> df.select(pr.span_precision("retrieved", "relevant_spans")).item()
+        0.4
+    """
+    return _plugin("span_precision", [retrieved, relevant_spans], {"compat": compat})
+
+
+def span_recall(
+    retrieved: IntoExprColumn, relevant_spans: IntoExprColumn, *, compat: SpanCompat | None = None
+) -> pl.Expr:
+    """Golden characters retrieved / golden characters (see :func:`span_precision`)."""
+    return _plugin("span_recall", [retrieved, relevant_spans], {"compat": compat})
+
+
+def span_iou(
+    retrieved: IntoExprColumn, relevant_spans: IntoExprColumn, *, compat: SpanCompat | None = None
+) -> pl.Expr:
+    """Characters both cover / characters either covers (see :func:`span_precision`)."""
+    return _plugin("span_iou", [retrieved, relevant_spans], {"compat": compat})

@@ -1,0 +1,149 @@
+//! Resampling of corpus-level metrics from summed per-item statistics.
+
+use super::*;
+
+/// The resampling summary of a corpus-level metric.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CorpusResampling {
+    /// Number of items.
+    pub n: usize,
+    /// The metric on the baseline's summed statistics.
+    pub baseline: f64,
+    /// The metric on the candidate's.
+    pub candidate: f64,
+    /// `candidate − baseline`.
+    pub delta: f64,
+    /// Lower end of the percentile bootstrap interval of the delta.
+    pub ci_low: f64,
+    /// Upper end.
+    pub ci_high: f64,
+    /// Standard deviation of the bootstrap deltas.
+    pub std_error: f64,
+    /// Approximate-randomization p-value, two-sided.
+    pub p_randomization: f64,
+    /// Bootstrap resamples behind the interval (those where the metric was finite).
+    pub resamples_used: usize,
+}
+
+/// Paired bootstrap interval and approximate-randomization p-value of `metric(candidate sums) −
+/// metric(baseline sums)`, for a corpus-level metric computed from per-item statistics summed
+/// over the corpus (corpus BLEU: n-gram matches and totals, hypothesis and reference lengths).
+///
+/// `baseline[j]` and `candidate[j]` hold statistic j of every item (all of one length n);
+/// `metric` receives one value per statistic, in that order.
+///
+/// * Bootstrap: each resample weights item i by the same Poisson(1) count in both runs (the
+///   weights of [`paired_resampling`]), sums the weighted statistics, rescales the sums by
+///   n / Σwᵢ (so that metrics that are not scale-invariant see a corpus of n items, as with
+///   drawing n items with replacement) and takes the difference of `metric` on the two.
+///   Resamples where the difference is not finite are dropped (see `resamples_used`).
+/// * Randomization: each resample swaps the two runs' statistics of every item whose sign bit
+///   is clear; p = (1 + #{|metric(swapped candidate) − metric(swapped baseline)| ≥ |delta|}) /
+///   (R + 1), with a tie tolerance of 10⁻¹⁰ (|baseline| + |candidate|).
+///
+/// `None` when there are no items or a statistic is not finite; a NaN p-value when `metric` is
+/// not finite on the observed sums.
+///
+/// # Panics
+/// When the runs have different numbers of statistics, none, or columns of different lengths;
+/// when `options.confidence` is not in (0, 1).
+///
+/// ```
+/// use polars_rag::compare::stats::{bootstrap_corpus, ResampleOptions};
+/// // Statistics per item: (correct tokens, total tokens); metric: corpus accuracy.
+/// let totals: Vec<f64> = (0..400).map(|i| 5.0 + (i % 7) as f64).collect();
+/// let base_correct: Vec<f64> = totals.iter().enumerate().map(|(i, t)| (t * 0.5).floor() - (i % 2) as f64).collect();
+/// let cand_correct: Vec<f64> = totals.iter().map(|t| (t * 0.5).floor()).collect();
+/// let accuracy = |s: &[f64]| s[0] / s[1];
+/// let r = bootstrap_corpus(&[&base_correct, &totals], &[&cand_correct, &totals], accuracy,
+///                          &ResampleOptions { seed: 1, ..Default::default() }).unwrap();
+/// assert!(r.delta > 0.0 && r.ci_low > 0.0 && r.p_randomization < 0.01);
+/// ```
+pub fn bootstrap_corpus<F: Fn(&[f64]) -> f64>(
+    baseline: &[&[f64]],
+    candidate: &[&[f64]],
+    metric: F,
+    options: &ResampleOptions,
+) -> Option<CorpusResampling> {
+    let k = baseline.len();
+    assert!(
+        k > 0 && candidate.len() == k,
+        "bootstrap_corpus: the runs need the same, non-zero, number of statistics"
+    );
+    let n = baseline[0].len();
+    assert!(
+        baseline.iter().chain(candidate).all(|c| c.len() == n),
+        "bootstrap_corpus: statistic columns differ in length"
+    );
+    assert!(
+        options.confidence > 0.0 && options.confidence < 1.0,
+        "confidence must be in (0, 1), got {}",
+        options.confidence
+    );
+    // Columns 0..k: the baseline's statistics; k..2k: the candidate's. The resampler's weighted
+    // sums are the bootstrap sums, and its sign sums Σ sᵢxᵢ give the swapped sums: with sᵢ = +1
+    // keeping item i and −1 swapping it, the swapped candidate sums to
+    // (C + Σ sᵢcᵢ) / 2 + (B − Σ sᵢbᵢ) / 2 (exact for count statistics).
+    let columns: Vec<&[f64]> = baseline.iter().chain(candidate).copied().collect();
+    let resampler = PairedResampler::new(&columns, options.resamples, options.seed);
+    if n == 0 || resampler.columns.iter().any(|c| !c.finite) {
+        return None;
+    }
+    let sums = resampler.sums_parallel(options.thread_count());
+    let resamples = options.resamples;
+    let column_sum = |j: usize, v: i128| resampler.columns[j].fixed_to_f64(v);
+    let totals: Vec<f64> = (0..2 * k)
+        .map(|j| column_sum(j, sums.observed[j]))
+        .collect();
+    let (base_total, cand_total) = totals.split_at(k);
+    let base_value = metric(base_total);
+    let cand_value = metric(cand_total);
+    let delta = cand_value - base_value;
+
+    let mut base = vec![0.0; k];
+    let mut cand = vec![0.0; k];
+    let mut deltas = Vec::with_capacity(resamples);
+    let threshold = delta.abs() - 1e-10 * (base_value.abs() + cand_value.abs());
+    let mut extreme = 0usize;
+    for r in 0..resamples {
+        // Every column has the same items, hence the same total weight.
+        let total_weight = sums.weights[r];
+        if total_weight > 0 {
+            let rescale = n as f64 / total_weight as f64;
+            for j in 0..k {
+                base[j] = column_sum(j, sums.weighted[j * resamples + r]) * rescale;
+                cand[j] = column_sum(k + j, sums.weighted[(k + j) * resamples + r]) * rescale;
+            }
+            let d = metric(&cand) - metric(&base);
+            if d.is_finite() {
+                deltas.push(d);
+            }
+        }
+        for j in 0..k {
+            let flipped_base = column_sum(j, sums.flipped[j * resamples + r]);
+            let flipped_cand = column_sum(k + j, sums.flipped[(k + j) * resamples + r]);
+            let (b, c) = (base_total[j], cand_total[j]);
+            cand[j] = 0.5 * (c + flipped_cand) + 0.5 * (b - flipped_base);
+            base[j] = 0.5 * (b + flipped_base) + 0.5 * (c - flipped_cand);
+        }
+        if (metric(&cand) - metric(&base)).abs() >= threshold {
+            extreme += 1;
+        }
+    }
+    let (ci_low, ci_high, std_error) = percentile_interval(&mut deltas, options.confidence);
+    Some(CorpusResampling {
+        n,
+        baseline: base_value,
+        candidate: cand_value,
+        delta,
+        ci_low,
+        ci_high,
+        std_error,
+        p_randomization: if delta.is_finite() {
+            (1 + extreme) as f64 / (resamples + 1) as f64
+        } else {
+            f64::NAN
+        },
+        resamples_used: deltas.len(),
+    })
+}

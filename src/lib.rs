@@ -26,6 +26,8 @@
 #![deny(missing_docs)]
 
 pub mod atomic;
+mod error;
+pub use error::{Error, ErrorKind, Result};
 pub mod compare;
 pub mod metrics;
 pub mod registry;

@@ -522,10 +522,13 @@ pub fn find(id: &str) -> Option<&'static MetricInfo> {
 }
 
 /// Looks a metric up by id, or an error listing the known ids.
-pub fn require(id: &str) -> Result<&'static MetricInfo, String> {
+pub fn require(id: &str) -> crate::Result<&'static MetricInfo> {
     find(id).ok_or_else(|| {
         let known: Vec<&str> = ids().collect();
-        format!("unknown metric '{id}'; known metrics: {}", known.join(", "))
+        crate::Error::new(
+            crate::ErrorKind::UnknownMetric,
+            format!("unknown metric '{id}'; known metrics: {}", known.join(", ")),
+        )
     })
 }
 

@@ -295,7 +295,7 @@ fn a_corpus_table_with_a_file_name_twice_is_refused_by_locate_as_by_validate() {
     let e = polars_rag::polars::corpus::Corpus::from_frame(&corpus)
         .err()
         .unwrap();
-    assert!(e.contains("a.txt"), "{e}");
+    assert!(e.to_string().contains("a.txt"), "{e}");
 }
 
 #[test]

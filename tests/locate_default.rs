@@ -164,7 +164,11 @@ fn a_quote_does_not_depend_on_its_batch() {
 #[test]
 fn bad_options_and_inputs_are_errors() {
     let docs = [("a.txt", "some text here")];
-    let err = |o: LocateOptions| locate_quotes(&["some text"], &docs, &o).unwrap_err();
+    let err = |o: LocateOptions| {
+        locate_quotes(&["some text"], &docs, &o)
+            .unwrap_err()
+            .to_string()
+    };
     assert!(err(LocateOptions {
         window_size: Some(0),
         ..Default::default()
@@ -188,14 +192,17 @@ fn bad_options_and_inputs_are_errors() {
     .contains("sliding_bm25"));
     assert!(locate_quotes(&["x"], &[], &LocateOptions::default())
         .unwrap_err()
+        .to_string()
         .contains("sources are empty"));
     assert!(
         locate_quotes(&["x"], &[("a", "")], &LocateOptions::default())
             .unwrap_err()
+            .to_string()
             .contains("empty")
     );
     assert!(locate_quotes(&[" ... "], &docs, &LocateOptions::default())
         .unwrap_err()
+        .to_string()
         .contains("quote is empty"));
     // soak keeps its own reading of 0: "use the default".
     let soak = LocateOptions {
@@ -232,7 +239,7 @@ proptest! {
                     prop_assert!(!m.span_text.is_empty());
                 }
             }
-            Err(e) => prop_assert!(e.starts_with("locate_quotes: "), "{}", e),
+            Err(e) => prop_assert!(e.to_string().starts_with("locate_quotes: "), "{}", e),
         }
     }
 
@@ -247,7 +254,7 @@ proptest! {
         for trim in [Trim::Fuzzy, Trim::SlidingBm25, Trim::Hybrid, Trim::Off] {
             let opts = LocateOptions { trim, ellipsis_max_gap: Some(1), ..LocateOptions::soak() };
             if let Err(e) = locate_quotes(&quotes, &named, &opts) {
-                prop_assert!(e.starts_with("locate_quotes: "), "{}", e);
+                prop_assert!(e.to_string().starts_with("locate_quotes: "), "{}", e);
             }
         }
     }

@@ -99,7 +99,7 @@ fn datapizza_corpus_rouge_scores_every_case() {
         if let Some(err) = case.get("error") {
             assert_eq!(err["type"], "ValueError", "{what}");
             assert_eq!(
-                got.as_ref().err().map(String::as_str),
+                got.as_ref().err().map(polars_rag::Error::message),
                 err["message"].as_str(),
                 "{what}"
             );

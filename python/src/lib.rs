@@ -162,8 +162,7 @@ macro_rules! plugin_shim {
             ) -> PolarsResult<Series> {
                 let metric = stringify!($id);
                 guarded(metric, || {
-                    let options = MetricOptions::with_section(metric, PickledKwargs { metric, kwargs })
-                        .map_err(|e| polars_err!(InvalidOperation: "{e}"))?;
+                    let options = MetricOptions::with_section(metric, PickledKwargs { metric, kwargs })?;
                     evaluate(metric, series, context, options)
                 })
             }
@@ -255,11 +254,7 @@ fn option_defaults(metric: &str) -> PyResult<String> {
             MetricOptions::defaults_of(metric, &mut serde_json::Serializer::new(&mut text))
                 .map_err(py_err_in("option_defaults"))?;
         if written.is_none() {
-            return Err(py_err_in("option_defaults")(
-                polars_rag::registry::require(metric)
-                    .err()
-                    .unwrap_or_default(),
-            ));
+            polars_rag::registry::require(metric).map_err(py_err_in("option_defaults"))?;
         }
         String::from_utf8(text).map_err(py_err_in("option_defaults"))
     })
@@ -272,7 +267,7 @@ fn signature_of(metric: &str, options: &[u8]) -> PyResult<String> {
         let mut decoder =
             serde_pickle::Deserializer::new(options, serde_pickle::DeOptions::default());
         let opts =
-            MetricOptions::for_metric(metric, &mut decoder).map_err(PyValueError::new_err)?;
+            MetricOptions::for_metric(metric, &mut decoder).map_err(py_err_in("signature"))?;
         opts.signature(metric)
             .ok_or_else(|| PyValueError::new_err(format!("unknown metric '{metric}'")))
     })

@@ -115,7 +115,7 @@ pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
         job.by.as_deref(),
         &job.options,
     )?;
-    let failures = check_gates(&job.gates, &comparison.metrics).map_err(err)?;
+    let failures = check_gates(&job.gates, &comparison.metrics)?;
     let b_name = baseline_path.display().to_string();
     let c_name = candidate_path.display().to_string();
     let mut signatures = b_sigs.clone();

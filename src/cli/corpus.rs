@@ -15,7 +15,7 @@ pub use polars_rag::polars::corpus::{check_spans, Corpus, SpanUnit};
 /// contain), and a directory reached twice through links is read once.
 pub fn load(path: &Path) -> Result<Corpus, String> {
     if path.is_dir() {
-        return Corpus::from_documents(read_directory(path)?);
+        return Ok(Corpus::from_documents(read_directory(path)?)?);
     }
     if !path.is_file() {
         return Err(format!("corpus not found: {}", path.display()));

@@ -75,7 +75,7 @@ fn err(msg: String) -> PolarsError {
 /// their own and are not scored by id).
 pub fn validate_metrics(ids: &[String]) -> PolarsResult<()> {
     for id in ids {
-        let info = registry::require(id).map_err(err)?;
+        let info = registry::require(id)?;
         if info.kind == MetricKind::Tool {
             return Err(err(format!(
                 "{id} is not a score metric; use its own option or command (polars-rag metrics lists them)"

@@ -72,28 +72,32 @@ impl CompareOptions {
     /// use polars_rag::compare::CompareOptions;
     /// assert!(CompareOptions::default().validate("compare").is_ok());
     /// let bad = CompareOptions { resamples: 0, ..Default::default() };
-    /// assert!(bad.validate("summary").unwrap_err().starts_with("summary: resamples"));
+    /// assert!(bad.validate("summary").unwrap_err().to_string().starts_with("summary: resamples"));
     /// ```
-    pub fn validate(&self, function: &str) -> Result<(), String> {
-        if !(1..=MAX_RESAMPLES).contains(&self.resamples) {
-            return Err(format!(
-                "{function}: resamples must be between 1 and {MAX_RESAMPLES}, got {}",
-                self.resamples
-            ));
-        }
-        if !(self.confidence > 0.0 && self.confidence < 1.0) {
-            return Err(format!(
-                "{function}: confidence must be in (0, 1), got {}",
-                self.confidence
-            ));
-        }
-        if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
-            return Err(format!(
-                "{function}: tolerance must be a finite number >= 0, got {}",
-                self.tolerance
-            ));
-        }
-        Ok(())
+    pub fn validate(&self, function: &str) -> crate::Result<()> {
+        // Problems are found as messages; their kind is given once, here.
+        let checked = || -> Result<(), String> {
+            if !(1..=MAX_RESAMPLES).contains(&self.resamples) {
+                return Err(format!(
+                    "{function}: resamples must be between 1 and {MAX_RESAMPLES}, got {}",
+                    self.resamples
+                ));
+            }
+            if !(self.confidence > 0.0 && self.confidence < 1.0) {
+                return Err(format!(
+                    "{function}: confidence must be in (0, 1), got {}",
+                    self.confidence
+                ));
+            }
+            if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
+                return Err(format!(
+                    "{function}: tolerance must be a finite number >= 0, got {}",
+                    self.tolerance
+                ));
+            }
+            Ok(())
+        };
+        checked().map_err(crate::Error::options)
     }
 
     fn resample_options(&self) -> ResampleOptions {
@@ -415,25 +419,29 @@ impl Gate {
     /// assert_eq!((g.metric.as_str(), g.op.as_str(), g.threshold), ("mrr", "<=", -0.02));
     /// assert!(Gate::parse("mrr -0.02").is_err());
     /// ```
-    pub fn parse(text: &str) -> Result<Gate, String> {
-        let bad = || {
-            format!("gate '{text}': expected METRIC OP VALUE with OP one of < <= > >=, e.g. \"mrr < -0.01\"")
-        };
-        for op in ["<=", ">=", "<", ">"] {
-            if let Some((metric, value)) = text.split_once(op) {
-                let metric = metric.trim();
-                let value: f64 = value.trim().parse().map_err(|_| bad())?;
-                if metric.is_empty() || metric.contains(['<', '>']) {
-                    return Err(bad());
+    pub fn parse(text: &str) -> crate::Result<Gate> {
+        // Problems are found as messages; their kind is given once, here.
+        let checked = || -> Result<Gate, String> {
+            let bad = || {
+                format!("gate '{text}': expected METRIC OP VALUE with OP one of < <= > >=, e.g. \"mrr < -0.01\"")
+            };
+            for op in ["<=", ">=", "<", ">"] {
+                if let Some((metric, value)) = text.split_once(op) {
+                    let metric = metric.trim();
+                    let value: f64 = value.trim().parse().map_err(|_| bad())?;
+                    if metric.is_empty() || metric.contains(['<', '>']) {
+                        return Err(bad());
+                    }
+                    return Ok(Gate {
+                        metric: metric.to_string(),
+                        op: op.to_string(),
+                        threshold: value,
+                    });
                 }
-                return Ok(Gate {
-                    metric: metric.to_string(),
-                    op: op.to_string(),
-                    threshold: value,
-                });
             }
-        }
-        Err(bad())
+            Err(bad())
+        };
+        checked().map_err(crate::Error::options)
     }
 
     /// Whether `row` trips the gate: the delta crosses the threshold and is significant.
@@ -451,34 +459,38 @@ impl Gate {
 
 /// The gates that trip, with a one-line reason each; an error when a gate names a metric the
 /// comparison does not have.
-pub fn check_gates(gates: &[Gate], rows: &[MetricComparison]) -> Result<Vec<String>, String> {
-    let mut reasons = Vec::new();
-    for g in gates {
-        let row = rows.iter().find(|r| r.metric == g.metric).ok_or_else(|| {
-            let known: Vec<&str> = rows.iter().map(|r| r.metric.as_str()).collect();
-            format!(
-                "gate '{} {} {}': no metric '{}' (compared: {})",
-                g.metric,
-                g.op,
-                g.threshold,
-                g.metric,
-                known.join(", ")
-            )
-        })?;
-        if g.trips(row) {
-            reasons.push(format!(
-                "{} delta {:+.4} [{:+.4}, {:+.4}] {} {} (p = {:.4})",
-                g.metric,
-                row.delta,
-                row.ci_low,
-                row.ci_high,
-                g.op,
-                g.threshold,
-                row.p_randomization
-            ));
+pub fn check_gates(gates: &[Gate], rows: &[MetricComparison]) -> crate::Result<Vec<String>> {
+    // Problems are found as messages; their kind is given once, here.
+    let checked = || -> Result<Vec<String>, String> {
+        let mut reasons = Vec::new();
+        for g in gates {
+            let row = rows.iter().find(|r| r.metric == g.metric).ok_or_else(|| {
+                let known: Vec<&str> = rows.iter().map(|r| r.metric.as_str()).collect();
+                format!(
+                    "gate '{} {} {}': no metric '{}' (compared: {})",
+                    g.metric,
+                    g.op,
+                    g.threshold,
+                    g.metric,
+                    known.join(", ")
+                )
+            })?;
+            if g.trips(row) {
+                reasons.push(format!(
+                    "{} delta {:+.4} [{:+.4}, {:+.4}] {} {} (p = {:.4})",
+                    g.metric,
+                    row.delta,
+                    row.ci_low,
+                    row.ci_high,
+                    g.op,
+                    g.threshold,
+                    row.p_randomization
+                ));
+            }
         }
-    }
-    Ok(reasons)
+        Ok(reasons)
+    };
+    checked().map_err(crate::Error::options)
 }
 
 #[cfg(test)]

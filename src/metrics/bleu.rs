@@ -115,28 +115,32 @@ impl BleuOptions {
     /// assert!(BleuOptions::default().validate("bleu").is_ok());
     /// let floor = |v| BleuOptions { smooth_method: SmoothMethod::Floor, smooth_value: Some(v), ..BleuOptions::default() };
     /// assert!(floor(0.5).validate("bleu").is_ok());
-    /// assert!(floor(5.0).validate("bleu").unwrap_err().contains("smooth_value"));
+    /// assert!(floor(5.0).validate("bleu").unwrap_err().to_string().contains("smooth_value"));
     /// assert!(floor(-1.0).validate("bleu").is_err());
     /// ```
-    pub fn validate(&self, metric: &str) -> Result<(), String> {
-        if let Some(v) = self.smooth_value {
-            let upper = match self.smooth_method {
-                SmoothMethod::Floor => 1.0,
-                _ => f64::MAX,
-            };
-            if !(v.is_finite() && (0.0..=upper).contains(&v)) {
-                let range = if upper == 1.0 {
-                    "in [0, 1]"
-                } else {
-                    "a finite number >= 0"
+    pub fn validate(&self, metric: &str) -> crate::Result<()> {
+        // Problems are found as messages; their kind is given once, here.
+        let checked = || -> Result<(), String> {
+            if let Some(v) = self.smooth_value {
+                let upper = match self.smooth_method {
+                    SmoothMethod::Floor => 1.0,
+                    _ => f64::MAX,
                 };
-                return Err(format!(
-                    "{metric}: smooth_value must be {range} with smooth_method=\"{}\", got {v}",
-                    self.smooth_method.name()
-                ));
+                if !(v.is_finite() && (0.0..=upper).contains(&v)) {
+                    let range = if upper == 1.0 {
+                        "in [0, 1]"
+                    } else {
+                        "a finite number >= 0"
+                    };
+                    return Err(format!(
+                        "{metric}: smooth_value must be {range} with smooth_method=\"{}\", got {v}",
+                        self.smooth_method.name()
+                    ));
+                }
             }
-        }
-        Ok(())
+            Ok(())
+        };
+        checked().map_err(crate::Error::options)
     }
 
     /// sacrebleu's `corpus_bleu` defaults: as [`Default`] but without effective order.

@@ -65,27 +65,31 @@ impl ChrfOptions {
     /// use polars_rag::metrics::chrf::ChrfOptions;
     /// assert!(ChrfOptions::default().validate("chrf").is_ok());
     /// let none = ChrfOptions { char_order: 0, word_order: 0, ..ChrfOptions::default() };
-    /// assert!(none.validate("chrf").unwrap_err().contains("at least one"));
+    /// assert!(none.validate("chrf").unwrap_err().to_string().contains("at least one"));
     /// let huge = ChrfOptions { char_order: 1 << 40, ..ChrfOptions::default() };
-    /// assert!(huge.validate("chrf").unwrap_err().contains("char_order"));
+    /// assert!(huge.validate("chrf").unwrap_err().to_string().contains("char_order"));
     /// ```
-    pub fn validate(&self, metric: &str) -> Result<(), String> {
-        for (name, order) in [
-            ("char_order", self.char_order),
-            ("word_order", self.word_order),
-        ] {
-            if order > MAX_CHRF_ORDER {
+    pub fn validate(&self, metric: &str) -> crate::Result<()> {
+        // Problems are found as messages; their kind is given once, here.
+        let checked = || -> Result<(), String> {
+            for (name, order) in [
+                ("char_order", self.char_order),
+                ("word_order", self.word_order),
+            ] {
+                if order > MAX_CHRF_ORDER {
+                    return Err(format!(
+                        "{metric}: {name} must be at most {MAX_CHRF_ORDER}, got {order}"
+                    ));
+                }
+            }
+            if self.char_order + self.word_order == 0 {
                 return Err(format!(
-                    "{metric}: {name} must be at most {MAX_CHRF_ORDER}, got {order}"
+                    "{metric}: char_order and word_order are both 0; at least one n-gram order is needed"
                 ));
             }
-        }
-        if self.char_order + self.word_order == 0 {
-            return Err(format!(
-                "{metric}: char_order and word_order are both 0; at least one n-gram order is needed"
-            ));
-        }
-        Ok(())
+            Ok(())
+        };
+        checked().map_err(crate::Error::options)
     }
 }
 

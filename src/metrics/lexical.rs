@@ -669,75 +669,80 @@ impl PreparedChecks {
     /// assert_eq!(outcome.score, Some(1.0));
     /// let outcome = prepared.run("Territory 118 pays 605.");
     /// assert_eq!(outcome.failed, ["number:$604", "regex:Rule C-\\d"]);
-    /// let err = PreparedChecks::new(&[check(CheckKind::Regex, "(open")]).unwrap_err();
+    /// let err = PreparedChecks::new(&[check(CheckKind::Regex, "(open")]).unwrap_err().to_string();
     /// assert!(err.starts_with("check #1 (regex): invalid regex"), "{err}");
     /// ```
-    pub fn new(checks: &[Check]) -> Result<PreparedChecks, String> {
-        let mut prepared = Vec::with_capacity(checks.len());
-        for (i, check) in checks.iter().enumerate() {
-            let kind = check.kind.name();
-            let who = match &check.name {
-                Some(name) => format!("check '{name}'"),
-                None => format!("check #{} ({kind})", i + 1),
-            };
-            let value = || {
-                check
-                    .value
-                    .as_deref()
-                    .filter(|v| !v.is_empty())
-                    .ok_or_else(|| format!("{who}: needs a non-empty value"))
-            };
-            let values = || match &check.values {
-                Some(v) if !v.is_empty() => Ok(v.iter().map(|x| x.to_lowercase()).collect()),
-                _ => Err(format!("{who}: needs a non-empty list of values")),
-            };
-            let weight = check.weight.unwrap_or(1.0);
-            if !weight.is_finite() || weight < 0.0 {
-                return Err(format!(
-                    "{who}: weight must be a finite number ≥ 0, got {weight}"
-                ));
-            }
-            let test = match check.kind {
-                CheckKind::Contains => Test::Contains(value()?.to_lowercase()),
-                CheckKind::NotContains => Test::NotContains(value()?.to_lowercase()),
-                CheckKind::Regex => Test::Regex(
-                    regex::Regex::new(value()?)
-                        .map_err(|e| format!("{who}: invalid regex: {e}"))?,
-                ),
-                CheckKind::Number => {
-                    let v = value()?;
-                    match decimal_keys(v).as_slice() {
-                        [n] => Test::Number(n.clone()),
-                        _ => return Err(format!("{who}: value '{v}' is not one number")),
-                    }
+    pub fn new(checks: &[Check]) -> crate::Result<PreparedChecks> {
+        // Problems are found as messages; their kind is given once, here.
+        let checked = || -> Result<PreparedChecks, String> {
+            let mut prepared = Vec::with_capacity(checks.len());
+            for (i, check) in checks.iter().enumerate() {
+                let kind = check.kind.name();
+                let who = match &check.name {
+                    Some(name) => format!("check '{name}'"),
+                    None => format!("check #{} ({kind})", i + 1),
+                };
+                let value = || {
+                    check
+                        .value
+                        .as_deref()
+                        .filter(|v| !v.is_empty())
+                        .ok_or_else(|| format!("{who}: needs a non-empty value"))
+                };
+                let values = || match &check.values {
+                    Some(v) if !v.is_empty() => Ok(v.iter().map(|x| x.to_lowercase()).collect()),
+                    _ => Err(format!("{who}: needs a non-empty list of values")),
+                };
+                let weight = check.weight.unwrap_or(1.0);
+                if !weight.is_finite() || weight < 0.0 {
+                    return Err(format!(
+                        "{who}: weight must be a finite number ≥ 0, got {weight}"
+                    ));
                 }
-                CheckKind::AnyOf => Test::AnyOf(values()?),
-                CheckKind::ListItems => match &check.values {
-                    Some(_) => Test::Items(values()?),
-                    None => {
-                        let items = list_items(value()?);
-                        if items.is_empty() {
-                            return Err(format!("{who}: value has no markdown list items"));
+                let test = match check.kind {
+                    CheckKind::Contains => Test::Contains(value()?.to_lowercase()),
+                    CheckKind::NotContains => Test::NotContains(value()?.to_lowercase()),
+                    CheckKind::Regex => Test::Regex(
+                        regex::Regex::new(value()?)
+                            .map_err(|e| format!("{who}: invalid regex: {e}"))?,
+                    ),
+                    CheckKind::Number => {
+                        let v = value()?;
+                        match decimal_keys(v).as_slice() {
+                            [n] => Test::Number(n.clone()),
+                            _ => return Err(format!("{who}: value '{v}' is not one number")),
                         }
-                        Test::Items(items)
                     }
-                },
-            };
-            let label = check
-                .name
-                .clone()
-                .unwrap_or_else(|| match (&check.value, &check.values) {
-                    (Some(v), _) => format!("{kind}:{v}"),
-                    (None, Some(vs)) => format!("{kind}:{}", vs.join("|")),
-                    (None, None) => kind.to_string(),
+                    CheckKind::AnyOf => Test::AnyOf(values()?),
+                    CheckKind::ListItems => match &check.values {
+                        Some(_) => Test::Items(values()?),
+                        None => {
+                            let items = list_items(value()?);
+                            if items.is_empty() {
+                                return Err(format!("{who}: value has no markdown list items"));
+                            }
+                            Test::Items(items)
+                        }
+                    },
+                };
+                let label =
+                    check
+                        .name
+                        .clone()
+                        .unwrap_or_else(|| match (&check.value, &check.values) {
+                            (Some(v), _) => format!("{kind}:{v}"),
+                            (None, Some(vs)) => format!("{kind}:{}", vs.join("|")),
+                            (None, None) => kind.to_string(),
+                        });
+                prepared.push(Prepared {
+                    label,
+                    weight,
+                    test,
                 });
-            prepared.push(Prepared {
-                label,
-                weight,
-                test,
-            });
-        }
-        Ok(PreparedChecks { checks: prepared })
+            }
+            Ok(PreparedChecks { checks: prepared })
+        };
+        checked().map_err(crate::Error::input)
     }
 
     /// Runs the checks on `answer`.
@@ -875,7 +880,7 @@ mod tests {
 
     #[test]
     fn invalid_checks_are_named_errors() {
-        let err = |c: Check| PreparedChecks::new(&[c]).unwrap_err();
+        let err = |c: Check| PreparedChecks::new(&[c]).unwrap_err().to_string();
         assert!(
             err(check(CheckKind::Contains, None, None, None)).contains("needs a non-empty value")
         );

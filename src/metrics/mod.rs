@@ -62,12 +62,14 @@ macro_rules! metric_options {
 
         impl MetricOptions {
             /// Defaults everywhere, except the section `metric` reads, taken from `reader`.
-            pub fn with_section(metric: &str, reader: impl SectionReader) -> Result<Self, String> {
+            pub fn with_section(metric: &str, reader: impl SectionReader) -> crate::Result<Self> {
                 let mut all = MetricOptions::default();
-                let bad = |e: String| format!("{metric}: invalid options: {e}");
+                let bad = |e: String| crate::Error::options(format!("{metric}: invalid options: {e}"));
                 match metric {
                     $( stringify!($id) => read_section!(all, reader, bad, $options), )*
-                    _ => return Err(crate::registry::require(metric).err().unwrap_or_default()),
+                    _ => {
+                        crate::registry::require(metric)?;
+                    }
                 }
                 Ok(all)
             }
@@ -166,7 +168,7 @@ impl MetricOptions {
     /// assert!(o.rouge.use_stemmer);
     /// assert!(MetricOptions::for_metric("rouge", serde_json::json!({"stemmer": true})).is_err());
     /// ```
-    pub fn for_metric<'de, D: Deserializer<'de>>(metric: &str, options: D) -> Result<Self, String> {
+    pub fn for_metric<'de, D: Deserializer<'de>>(metric: &str, options: D) -> crate::Result<Self> {
         Self::with_section(metric, FromDeserializer(options))
     }
 

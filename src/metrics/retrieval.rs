@@ -216,35 +216,39 @@ impl RetrievalOptions {
     /// ```
     /// use polars_rag::metrics::retrieval::{RankedMetric, RetrievalOptions};
     /// let bad = RetrievalOptions { k: Some(0), ..Default::default() };
-    /// assert!(bad.validate(RankedMetric::PrecisionAtK).unwrap_err().contains("k must be"));
+    /// assert!(bad.validate(RankedMetric::PrecisionAtK).unwrap_err().to_string().contains("k must be"));
     /// ```
-    pub fn validate(&self, metric: RankedMetric) -> Result<(), String> {
-        let id = metric.id();
-        let standard = self.compat == RetrievalCompat::Standard;
-        if standard && matches!(self.k, Some(k) if k < 1) {
-            return Err(format!(
-                "{id}: k must be at least 1, got {}",
-                self.k.unwrap_or(0)
-            ));
-        }
-        if !(0.0..=1.0).contains(&self.min_overlap_fraction) {
-            return Err(format!(
-                "{id}: min_overlap_fraction must be in [0, 1], got {}",
-                self.min_overlap_fraction
-            ));
-        }
-        if !self.similarity_threshold.is_finite() {
-            return Err(format!("{id}: similarity_threshold must be a number"));
-        }
-        if metric == RankedMetric::HybridLogRank && standard {
-            if !(0.0..=1.0).contains(&self.alpha) {
-                return Err(format!("{id}: alpha must be in [0, 1], got {}", self.alpha));
+    pub fn validate(&self, metric: RankedMetric) -> crate::Result<()> {
+        // Problems are found as messages; their kind is given once, here.
+        let checked = || -> Result<(), String> {
+            let id = metric.id();
+            let standard = self.compat == RetrievalCompat::Standard;
+            if standard && matches!(self.k, Some(k) if k < 1) {
+                return Err(format!(
+                    "{id}: k must be at least 1, got {}",
+                    self.k.unwrap_or(0)
+                ));
             }
-            if !(self.gamma > 0.0 && self.gamma.is_finite()) {
-                return Err(format!("{id}: gamma must be > 0, got {}", self.gamma));
+            if !(0.0..=1.0).contains(&self.min_overlap_fraction) {
+                return Err(format!(
+                    "{id}: min_overlap_fraction must be in [0, 1], got {}",
+                    self.min_overlap_fraction
+                ));
             }
-        }
-        Ok(())
+            if !self.similarity_threshold.is_finite() {
+                return Err(format!("{id}: similarity_threshold must be a number"));
+            }
+            if metric == RankedMetric::HybridLogRank && standard {
+                if !(0.0..=1.0).contains(&self.alpha) {
+                    return Err(format!("{id}: alpha must be in [0, 1], got {}", self.alpha));
+                }
+                if !(self.gamma > 0.0 && self.gamma.is_finite()) {
+                    return Err(format!("{id}: gamma must be > 0, got {}", self.gamma));
+                }
+            }
+            Ok(())
+        };
+        checked().map_err(crate::Error::options)
     }
 
     /// The cutoff for `metric` in standard mode (`None`: the whole list).

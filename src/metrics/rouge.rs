@@ -605,65 +605,69 @@ pub fn datapizza_rouge_score(retrieved_chunk: &str, ground_truth_chunk: &str) ->
 pub fn datapizza_corpus_rouge_scores(
     retrieved_chunks: &[&str],
     ground_truth_chunks: &[&str],
-) -> Result<DatapizzaRouge, String> {
-    if retrieved_chunks.is_empty() {
-        return Ok(DatapizzaRouge::default());
-    }
-    if ground_truth_chunks.is_empty() {
-        return Err("ground_truth_chunks cannot be empty for corpus_rouge_scores.".to_owned());
-    }
-    let mut scratch = Scratch::default();
-    scratch.interner.clear();
-    let mut corpus = std::mem::take(&mut scratch.corpus);
-    corpus.resize_with(
-        retrieved_chunks.len() + ground_truth_chunks.len(),
-        Tokens::default,
-    );
-    for (text, toks) in retrieved_chunks
-        .iter()
-        .chain(ground_truth_chunks)
-        .zip(corpus.iter_mut())
-    {
-        scratch.tokenize(text, &DATAPIZZA_OPTS, toks);
-    }
-    let (retrieved, truths) = corpus.split_at(retrieved_chunks.len());
-    let mut sums = [[0.0f64; 3]; 3];
-    for (gt_text, gt) in ground_truth_chunks.iter().zip(truths) {
-        let mut best: [Option<Prf>; 3] = [None; 3];
-        let mut max_recall = [-1.0f64; 3];
-        for (r_text, r) in retrieved_chunks.iter().zip(retrieved) {
-            let s = if r_text.is_empty() || gt_text.is_empty() {
-                RougeScores::default()
-            } else {
-                scratch.score_tokens(r, gt, false)
-            };
-            for (slot, prf) in [s.rouge1, s.rouge2, s.rouge_l].into_iter().enumerate() {
-                if prf.recall > max_recall[slot] {
-                    max_recall[slot] = prf.recall;
-                    best[slot] = Some(prf);
+) -> crate::Result<DatapizzaRouge> {
+    // Problems are found as messages; their kind is given once, here.
+    let checked = || -> Result<DatapizzaRouge, String> {
+        if retrieved_chunks.is_empty() {
+            return Ok(DatapizzaRouge::default());
+        }
+        if ground_truth_chunks.is_empty() {
+            return Err("ground_truth_chunks cannot be empty for corpus_rouge_scores.".to_owned());
+        }
+        let mut scratch = Scratch::default();
+        scratch.interner.clear();
+        let mut corpus = std::mem::take(&mut scratch.corpus);
+        corpus.resize_with(
+            retrieved_chunks.len() + ground_truth_chunks.len(),
+            Tokens::default,
+        );
+        for (text, toks) in retrieved_chunks
+            .iter()
+            .chain(ground_truth_chunks)
+            .zip(corpus.iter_mut())
+        {
+            scratch.tokenize(text, &DATAPIZZA_OPTS, toks);
+        }
+        let (retrieved, truths) = corpus.split_at(retrieved_chunks.len());
+        let mut sums = [[0.0f64; 3]; 3];
+        for (gt_text, gt) in ground_truth_chunks.iter().zip(truths) {
+            let mut best: [Option<Prf>; 3] = [None; 3];
+            let mut max_recall = [-1.0f64; 3];
+            for (r_text, r) in retrieved_chunks.iter().zip(retrieved) {
+                let s = if r_text.is_empty() || gt_text.is_empty() {
+                    RougeScores::default()
+                } else {
+                    scratch.score_tokens(r, gt, false)
+                };
+                for (slot, prf) in [s.rouge1, s.rouge2, s.rouge_l].into_iter().enumerate() {
+                    if prf.recall > max_recall[slot] {
+                        max_recall[slot] = prf.recall;
+                        best[slot] = Some(prf);
+                    }
+                }
+            }
+            for (slot, b) in best.iter().enumerate() {
+                if let Some(b) = b {
+                    sums[slot][0] += b.precision;
+                    sums[slot][1] += b.recall;
+                    sums[slot][2] += b.fmeasure;
                 }
             }
         }
-        for (slot, b) in best.iter().enumerate() {
-            if let Some(b) = b {
-                sums[slot][0] += b.precision;
-                sums[slot][1] += b.recall;
-                sums[slot][2] += b.fmeasure;
-            }
-        }
-    }
-    let n = ground_truth_chunks.len() as f64;
-    let avg = |s: [f64; 3]| Prf {
-        precision: s[0] / n,
-        recall: s[1] / n,
-        fmeasure: s[2] / n,
+        let n = ground_truth_chunks.len() as f64;
+        let avg = |s: [f64; 3]| Prf {
+            precision: s[0] / n,
+            recall: s[1] / n,
+            fmeasure: s[2] / n,
+        };
+        scratch.corpus = corpus;
+        Ok(DatapizzaRouge {
+            rouge1: avg(sums[0]),
+            rouge2: avg(sums[1]),
+            rouge_l: avg(sums[2]),
+        })
     };
-    scratch.corpus = corpus;
-    Ok(DatapizzaRouge {
-        rouge1: avg(sums[0]),
-        rouge2: avg(sums[1]),
-        rouge_l: avg(sums[2]),
-    })
+    checked().map_err(crate::Error::input)
 }
 
 /// Ragas `RougeScore.rouge_type`.

@@ -189,60 +189,64 @@ fn chroma_difference(ranges: &[Range], (ts, te): Range) -> Vec<Range> {
 /// let s = chroma_scores(&chunks, &golden).unwrap();
 /// assert_eq!(s.precision, 10.0 / 35.0); // 15 + 20 retrieved characters: 5..15 counted twice
 /// ```
-pub fn chroma_scores(retrieved: &[Span<'_>], golden: &[Span<'_>]) -> Result<SpanScores, String> {
-    // Per document: unused golden ranges and the union of intersections.
-    let mut files: Vec<&str> = Vec::new();
-    for g in golden {
-        if !files.contains(&g.file) {
-            files.push(g.file);
-        }
-    }
-    let mut shared = 0u64;
-    let mut unused_len = 0u64;
-    for file in &files {
-        let refs: Vec<Range> = golden
-            .iter()
-            .filter(|g| g.file == *file)
-            .map(|g| (g.start, g.end))
-            .collect();
-        let mut unused = refs.clone();
-        let mut numerator: Vec<Range> = Vec::new();
-        for chunk in retrieved.iter().filter(|c| c.file == *file) {
-            for &r in &refs {
-                if let Some(hit) = chroma_intersect((chunk.start, chunk.end), r) {
-                    unused = chroma_difference(&unused, hit);
-                    numerator.push(hit);
-                    numerator = chroma_union(numerator);
-                }
+pub fn chroma_scores(retrieved: &[Span<'_>], golden: &[Span<'_>]) -> crate::Result<SpanScores> {
+    // Problems are found as messages; their kind is given once, here.
+    let checked = || -> Result<SpanScores, String> {
+        // Per document: unused golden ranges and the union of intersections.
+        let mut files: Vec<&str> = Vec::new();
+        for g in golden {
+            if !files.contains(&g.file) {
+                files.push(g.file);
             }
         }
-        shared += numerator.iter().map(|(s, e)| e - s).sum::<u64>();
-        unused_len += unused
-            .iter()
-            .map(|(s, e)| e.saturating_sub(*s))
-            .sum::<u64>();
-    }
-    let recall_den: u64 = golden.iter().map(Span::len).sum();
-    let precision_den: u64 = retrieved.iter().map(Span::len).sum();
-    let iou_den = precision_den + unused_len;
-    let divide = |num: u64, den: u64, what: &str| -> Result<f64, String> {
-        if den == 0 {
-            Err(format!(
-                "ZeroDivisionError: division by zero ({what} has no characters)"
-            ))
-        } else {
-            Ok(num as f64 / den as f64)
+        let mut shared = 0u64;
+        let mut unused_len = 0u64;
+        for file in &files {
+            let refs: Vec<Range> = golden
+                .iter()
+                .filter(|g| g.file == *file)
+                .map(|g| (g.start, g.end))
+                .collect();
+            let mut unused = refs.clone();
+            let mut numerator: Vec<Range> = Vec::new();
+            for chunk in retrieved.iter().filter(|c| c.file == *file) {
+                for &r in &refs {
+                    if let Some(hit) = chroma_intersect((chunk.start, chunk.end), r) {
+                        unused = chroma_difference(&unused, hit);
+                        numerator.push(hit);
+                        numerator = chroma_union(numerator);
+                    }
+                }
+            }
+            shared += numerator.iter().map(|(s, e)| e - s).sum::<u64>();
+            unused_len += unused
+                .iter()
+                .map(|(s, e)| e.saturating_sub(*s))
+                .sum::<u64>();
         }
+        let recall_den: u64 = golden.iter().map(Span::len).sum();
+        let precision_den: u64 = retrieved.iter().map(Span::len).sum();
+        let iou_den = precision_den + unused_len;
+        let divide = |num: u64, den: u64, what: &str| -> Result<f64, String> {
+            if den == 0 {
+                Err(format!(
+                    "ZeroDivisionError: division by zero ({what} has no characters)"
+                ))
+            } else {
+                Ok(num as f64 / den as f64)
+            }
+        };
+        Ok(SpanScores {
+            recall: divide(shared, recall_den, "the golden spans")?,
+            precision: divide(shared, precision_den, "the retrieved chunks")?,
+            iou: divide(
+                shared,
+                iou_den,
+                "the retrieved chunks and unmatched golden spans",
+            )?,
+        })
     };
-    Ok(SpanScores {
-        recall: divide(shared, recall_den, "the golden spans")?,
-        precision: divide(shared, precision_den, "the retrieved chunks")?,
-        iou: divide(
-            shared,
-            iou_den,
-            "the retrieved chunks and unmatched golden spans",
-        )?,
-    })
+    checked().map_err(crate::Error::input)
 }
 
 #[cfg(test)]

@@ -79,22 +79,26 @@ impl Corpus {
     /// A corpus from `(id, text)` pairs. Duplicate ids are an error.
     pub fn from_documents(
         docs: impl IntoIterator<Item = (String, String)>,
-    ) -> Result<Corpus, String> {
-        let mut corpus = Corpus::default();
-        for (id, text) in docs {
-            if corpus
-                .docs
-                .insert(id.clone(), Document::new(text))
-                .is_some()
-            {
-                return Err(format!("document '{id}' occurs twice"));
+    ) -> crate::Result<Corpus> {
+        // Problems are found as messages; their kind is given once, here.
+        let checked = || -> Result<Corpus, String> {
+            let mut corpus = Corpus::default();
+            for (id, text) in docs {
+                if corpus
+                    .docs
+                    .insert(id.clone(), Document::new(text))
+                    .is_some()
+                {
+                    return Err(format!("document '{id}' occurs twice"));
+                }
             }
-        }
-        Ok(corpus)
+            Ok(corpus)
+        };
+        checked().map_err(crate::Error::input)
     }
 
     /// A corpus from a `file`, `text` table. Duplicate ids are an error.
-    pub fn from_frame(df: &DataFrame) -> Result<Corpus, String> {
+    pub fn from_frame(df: &DataFrame) -> crate::Result<Corpus> {
         Corpus::from_documents(frame_documents(df)?)
     }
 
@@ -120,49 +124,55 @@ impl Corpus {
     }
 
     /// The document `id`, or why there is none.
-    pub fn get(&self, id: &str) -> Result<&Document, String> {
+    pub fn get(&self, id: &str) -> crate::Result<&Document> {
         if !id_is_contained(id) {
-            return Err(format!("file '{id}' escapes the corpus root"));
+            return Err(crate::Error::input(format!(
+                "file '{id}' escapes the corpus root"
+            )));
         }
         let id = id.strip_prefix("./").unwrap_or(id);
         self.docs
             .get(id)
-            .ok_or_else(|| format!("unknown file '{id}'"))
+            .ok_or_else(|| crate::Error::input(format!("unknown file '{id}'")))
     }
 }
 
 /// The `(file, text)` rows of a corpus table, in row order; an error for a missing column or a
 /// null cell.
-pub fn frame_documents(df: &DataFrame) -> Result<Vec<(String, String)>, String> {
-    let column = |name: &str| -> Result<StringChunked, String> {
-        let c = df.column(name).map_err(|_| {
-            format!(
-                "needs columns 'file' and 'text', has {:?}",
-                df.get_column_names()
-            )
-        })?;
-        c.cast(&DataType::String)
-            .and_then(|c| c.str().cloned())
-            .map_err(|e| format!("column '{name}': {e}"))
+pub fn frame_documents(df: &DataFrame) -> crate::Result<Vec<(String, String)>> {
+    // Problems are found as messages; their kind is given once, here.
+    let checked = || -> Result<Vec<(String, String)>, String> {
+        let column = |name: &str| -> Result<StringChunked, String> {
+            let c = df.column(name).map_err(|_| {
+                format!(
+                    "needs columns 'file' and 'text', has {:?}",
+                    df.get_column_names()
+                )
+            })?;
+            c.cast(&DataType::String)
+                .and_then(|c| c.str().cloned())
+                .map_err(|e| format!("column '{name}': {e}"))
+        };
+        let files = column("file")?;
+        let texts = column("text")?;
+        let mut first_row: HashMap<&str, usize> = HashMap::new();
+        files
+            .iter()
+            .zip(texts.iter())
+            .enumerate()
+            .map(|(i, (file, text))| match (file, text) {
+                (Some(f), Some(t)) => match first_row.insert(f, i) {
+                    // The same rule as `Corpus::from_frame` and `validate`: a name is one document.
+                    Some(first) => Err(format!(
+                        "has the file name '{f}' twice (rows {first} and {i}); file names must be unique"
+                    )),
+                    None => Ok((f.to_string(), t.to_string())),
+                },
+                _ => Err(format!("row {i} has a null file or text")),
+            })
+            .collect()
     };
-    let files = column("file")?;
-    let texts = column("text")?;
-    let mut first_row: HashMap<&str, usize> = HashMap::new();
-    files
-        .iter()
-        .zip(texts.iter())
-        .enumerate()
-        .map(|(i, (file, text))| match (file, text) {
-            (Some(f), Some(t)) => match first_row.insert(f, i) {
-                // The same rule as `Corpus::from_frame` and `validate`: a name is one document.
-                Some(first) => Err(format!(
-                    "has the file name '{f}' twice (rows {first} and {i}); file names must be unique"
-                )),
-                None => Ok((f.to_string(), t.to_string())),
-            },
-            _ => Err(format!("row {i} has a null file or text")),
-        })
-        .collect()
+    checked().map_err(crate::Error::input)
 }
 
 /// The unit of a table's span offsets.
@@ -275,7 +285,7 @@ pub fn check_spans(
             let mut text = stored.and_then(|t| t.get(i)).map(String::from);
             match (f, s, e) {
                 (Some(f), Some(s), Some(e)) => match corpus.get(f) {
-                    Err(problem) => report(problem, &issues),
+                    Err(problem) => report(problem.to_string(), &issues),
                     Ok(doc) => {
                         let to_chars = |x: i64| -> Option<i64> {
                             match unit {
@@ -394,8 +404,18 @@ mod tests {
     fn code_points_bytes_and_problems() {
         let c = corpus();
         assert_eq!(c.get("a.md").unwrap().char_len(), 11);
-        assert!(c.get("../a.md").err().unwrap().contains("escapes"));
-        assert!(c.get("/etc/passwd").err().unwrap().contains("escapes"));
+        assert!(c
+            .get("../a.md")
+            .err()
+            .unwrap()
+            .to_string()
+            .contains("escapes"));
+        assert!(c
+            .get("/etc/passwd")
+            .err()
+            .unwrap()
+            .to_string()
+            .contains("escapes"));
         let df = spans(&[
             &[("a.md", 0, 5), ("a.md", 6, 11)],
             &[("b.md", 2, 9), ("c.md", 0, 1)],

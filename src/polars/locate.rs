@@ -160,7 +160,7 @@ fn build_index(
         .zip(sources)
         .map(|(p, (_, _, t))| (p.as_str(), t.as_str()))
         .collect();
-    QuoteIndex::new(&docs, opts, quotes)
+    QuoteIndex::new(&docs, opts, quotes).map_err(String::from)
 }
 
 /// One row's outcome: a match, a reason it has none, or a null row.
@@ -272,7 +272,7 @@ fn locate_row(index: &QuoteIndex, quote: &str, sources: Option<&Sources>) -> Row
             };
             Row::Located(Box::new(m), source, true)
         }
-        Err(e) => Row::Failed(e),
+        Err(e) => Row::Failed(e.to_string()),
     }
 }
 
@@ -398,7 +398,7 @@ pub fn locate_in_documents(
     let index = QuoteIndex::new(&pairs, opts, &batch);
     let rows: Vec<Row> = par_map(rows_in.len(), true, |i| match (rows_in[i], &index) {
         (Some(q), Ok(index)) => locate_row(index, q, None),
-        (Some(_), Err(e)) => Row::Failed(e.clone()),
+        (Some(_), Err(e)) => Row::Failed(e.to_string()),
         (None, _) => Row::Null,
     });
     let mut df = rows_to_struct(&rows)?.struct_()?.clone().unnest();

@@ -93,12 +93,10 @@ macro_rules! options_of {
 crate::metric_table!(metric_columns);
 
 fn unknown(id: &str) -> PolarsError {
-    PolarsError::InvalidOperation(
-        crate::registry::require(id)
-            .err()
-            .unwrap_or_default()
-            .into(),
-    )
+    match crate::registry::require(id) {
+        Err(e) => e.into(),
+        Ok(_) => polars_err!(InvalidOperation: "{id}: not in the metric table's columnar calls"),
+    }
 }
 
 fn input_count(id: &str, expected: usize, got: usize) -> PolarsError {

@@ -53,15 +53,19 @@ impl Embedder for HashEmbedder {
 
 /// Cosine of two embeddings (scikit-learn's: 0.0 when either is a zero vector); an error
 /// naming `what` when the dimensions differ.
-pub fn checked_cosine(a: &[f64], b: &[f64], what: &str) -> Result<f64, String> {
-    if a.len() != b.len() {
-        return Err(format!(
-            "locate_quotes: {what}: embedding dimensions differ ({} and {})",
-            a.len(),
-            b.len()
-        ));
-    }
-    Ok(cosine(a, b))
+pub fn checked_cosine(a: &[f64], b: &[f64], what: &str) -> crate::Result<f64> {
+    // Problems are found as messages; their kind is given once, here.
+    let checked = || -> Result<f64, String> {
+        if a.len() != b.len() {
+            return Err(format!(
+                "locate_quotes: {what}: embedding dimensions differ ({} and {})",
+                a.len(),
+                b.len()
+            ));
+        }
+        Ok(cosine(a, b))
+    };
+    checked().map_err(crate::Error::input)
 }
 
 /// Fills `cosine` of every match with the similarity of its quote and its span text, one
@@ -70,20 +74,25 @@ pub fn fill_cosine(
     matches: &mut [QuoteMatch],
     quotes: &[&str],
     embedder: &dyn Embedder,
-) -> Result<(), String> {
-    if matches.len() != quotes.len() {
-        return Err("locate_quotes: cosine needs one quote per match".into());
-    }
-    let spans: Vec<&str> = matches.iter().map(|m| m.span_text.as_str()).collect();
-    let q = embedder.embed(quotes)?;
-    let s = embedder.embed(&spans)?;
-    if q.len() != quotes.len() || s.len() != spans.len() {
-        return Err(
-            "locate_quotes: the embedder returned a different number of vectors than texts".into(),
-        );
-    }
-    for (i, m) in matches.iter_mut().enumerate() {
-        m.cosine = Some(checked_cosine(&q[i], &s[i], &format!("quote {i}"))?);
-    }
-    Ok(())
+) -> crate::Result<()> {
+    // Problems are found as messages; their kind is given once, here.
+    let mut checked = || -> Result<(), String> {
+        if matches.len() != quotes.len() {
+            return Err("locate_quotes: cosine needs one quote per match".into());
+        }
+        let spans: Vec<&str> = matches.iter().map(|m| m.span_text.as_str()).collect();
+        let q = embedder.embed(quotes)?;
+        let s = embedder.embed(&spans)?;
+        if q.len() != quotes.len() || s.len() != spans.len() {
+            return Err(
+                "locate_quotes: the embedder returned a different number of vectors than texts"
+                    .into(),
+            );
+        }
+        for (i, m) in matches.iter_mut().enumerate() {
+            m.cosine = Some(checked_cosine(&q[i], &s[i], &format!("quote {i}"))?);
+        }
+        Ok(())
+    };
+    checked().map_err(crate::Error::input)
 }

@@ -203,9 +203,10 @@ impl Default for LocateOptions {
 /// assert_eq!(parse_choice::<LocateCompat>("soak"), Ok(LocateCompat::Soak));
 /// assert!(parse_choice::<Trim>("exact").is_err());
 /// ```
-pub fn parse_choice<T: serde::de::DeserializeOwned>(name: &str) -> Result<T, String> {
+pub fn parse_choice<T: serde::de::DeserializeOwned>(name: &str) -> crate::Result<T> {
     use serde::de::IntoDeserializer;
-    T::deserialize(name.into_deserializer()).map_err(|e: serde::de::value::Error| e.to_string())
+    T::deserialize(name.into_deserializer())
+        .map_err(|e: serde::de::value::Error| crate::Error::options(e.to_string()))
 }
 
 /// The default window size of the default mode.
@@ -231,57 +232,63 @@ impl LocateOptions {
 
     /// Checks the options, with messages that name the option. Lengths (windows, gaps, context)
     /// are at most [`MAX_LOCATE_LENGTH`] code points.
-    pub fn validate(&self) -> Result<(), String> {
-        let bad = |msg: String| Err(format!("locate_quotes: {msg}"));
-        if self.compat == LocateCompat::None {
-            if self.window_size == Some(0) {
-                return bad("window_size must be at least 1 (got 0)".into());
+    pub fn validate(&self) -> crate::Result<()> {
+        // Problems are found as messages; their kind is given once, here.
+        let checked = || -> Result<(), String> {
+            let bad = |msg: String| Err(format!("locate_quotes: {msg}"));
+            if self.compat == LocateCompat::None {
+                if self.window_size == Some(0) {
+                    return bad("window_size must be at least 1 (got 0)".into());
+                }
+                if self.overlap == Some(0) {
+                    return bad(
+                        "overlap must be at least 1 (got 0); leave it unset for 30 %".into(),
+                    );
+                }
             }
-            if self.overlap == Some(0) {
-                return bad("overlap must be at least 1 (got 0); leave it unset for 30 %".into());
+            // k1 = 0 makes rank_bm25's term weight 0/0 for every window without the term.
+            if !(self.k1.is_finite() && self.k1 > 0.0) {
+                return bad(format!("k1 must be a finite number > 0 (got {})", self.k1));
             }
-        }
-        // k1 = 0 makes rank_bm25's term weight 0/0 for every window without the term.
-        if !(self.k1.is_finite() && self.k1 > 0.0) {
-            return bad(format!("k1 must be a finite number > 0 (got {})", self.k1));
-        }
-        for (name, value) in [
-            ("window_size", self.window_size),
-            ("overlap", self.overlap),
-            ("ellipsis_max_gap", self.ellipsis_max_gap),
-            ("expand_neighbors", Some(self.expand_neighbors)),
-            ("edge_chars", Some(self.edge_chars)),
-            ("context_chars", Some(self.context_chars)),
-            ("context_pad", Some(self.context_pad)),
-        ] {
-            if let Some(v) = value.filter(|&v| v > MAX_LOCATE_LENGTH) {
+            for (name, value) in [
+                ("window_size", self.window_size),
+                ("overlap", self.overlap),
+                ("ellipsis_max_gap", self.ellipsis_max_gap),
+                ("expand_neighbors", Some(self.expand_neighbors)),
+                ("edge_chars", Some(self.edge_chars)),
+                ("context_chars", Some(self.context_chars)),
+                ("context_pad", Some(self.context_pad)),
+            ] {
+                if let Some(v) = value.filter(|&v| v > MAX_LOCATE_LENGTH) {
+                    return bad(format!(
+                        "{name} must be at most {MAX_LOCATE_LENGTH}, got {v}"
+                    ));
+                }
+            }
+            if !(self.b.is_finite() && (0.0..=1.0).contains(&self.b)) {
+                return bad(format!("b must be in [0, 1] (got {})", self.b));
+            }
+            if self.compat == LocateCompat::None
+                && matches!(self.trim, Trim::SlidingBm25 | Trim::Hybrid)
+            {
                 return bad(format!(
-                    "{name} must be at most {MAX_LOCATE_LENGTH}, got {v}"
+                    "trim=\"{}\" is soak's heuristic (its match_ratio is a BM25 score); use it with compat=\"soak\", or trim=\"fuzzy\" / \"off\"",
+                    self.trim.name()
                 ));
             }
-        }
-        if !(self.b.is_finite() && (0.0..=1.0).contains(&self.b)) {
-            return bad(format!("b must be in [0, 1] (got {})", self.b));
-        }
-        if self.compat == LocateCompat::None
-            && matches!(self.trim, Trim::SlidingBm25 | Trim::Hybrid)
-        {
-            return bad(format!(
-                "trim=\"{}\" is soak's heuristic (its match_ratio is a BM25 score); use it with compat=\"soak\", or trim=\"fuzzy\" / \"off\"",
-                self.trim.name()
-            ));
-        }
-        if !(0.0..=1.0).contains(&self.min_match_ratio) && self.compat == LocateCompat::None {
-            return bad(format!(
-                "min_match_ratio must be in [0, 1] (got {})",
-                self.min_match_ratio
-            ));
-        }
-        Ok(())
+            if !(0.0..=1.0).contains(&self.min_match_ratio) && self.compat == LocateCompat::None {
+                return bad(format!(
+                    "min_match_ratio must be in [0, 1] (got {})",
+                    self.min_match_ratio
+                ));
+            }
+            Ok(())
+        };
+        checked().map_err(crate::Error::options)
     }
 
     /// `(window size, overlap)` for a batch of quotes, as the mode computes them.
-    pub fn window_geometry(&self, quotes: &[&str]) -> Result<(usize, usize), String> {
+    pub fn window_geometry(&self, quotes: &[&str]) -> crate::Result<(usize, usize)> {
         // soak treats 0 like "unset" (`if not window_size`); the default mode rejects it.
         let set = |v: Option<usize>| v.filter(|&x| x > 0);
         let size = match (set(self.window_size), self.compat) {
@@ -294,15 +301,14 @@ impl LocateOptions {
         };
         let overlap = set(self.overlap).unwrap_or((size as f64 * 0.3) as usize);
         if size == 0 {
-            return Err(
-                "locate_quotes: the automatic window size is 0 (every quote is empty); set window_size"
-                    .into(),
-            );
+            return Err(crate::Error::options(
+                "locate_quotes: the automatic window size is 0 (every quote is empty); set window_size",
+            ));
         }
         if overlap >= size {
-            return Err(format!(
+            return Err(crate::Error::options(format!(
                 "locate_quotes: overlap ({overlap}) must be smaller than window_size ({size})"
-            ));
+            )));
         }
         Ok((size, overlap))
     }
@@ -430,70 +436,74 @@ impl QuoteIndex {
         docs: &[(&str, &str)],
         opts: &LocateOptions,
         quotes: &[&str],
-    ) -> Result<Self, String> {
-        opts.validate()?;
-        if docs.is_empty() {
-            return Err("locate_quotes: the sources are empty (no documents to search)".into());
-        }
-        let (size, overlap) = opts.window_geometry(quotes)?;
-        let mut text = Vec::new();
-        let mut doc_spans = Vec::with_capacity(docs.len());
-        for (i, (file, body)) in docs.iter().enumerate() {
-            if i > 0 {
-                text.extend_from_slice(&SEPARATOR);
+    ) -> crate::Result<Self> {
+        // Problems are found as messages; their kind is given once, here.
+        let checked = || -> Result<Self, String> {
+            opts.validate()?;
+            if docs.is_empty() {
+                return Err("locate_quotes: the sources are empty (no documents to search)".into());
             }
-            let start = text.len();
-            text.extend(body.chars());
-            doc_spans.push((file.to_string(), start, text.len()));
-        }
-        let mut windows = Vec::new();
-        let mut window_doc = Vec::new();
-        let mut doc_windows = Vec::with_capacity(docs.len());
-        match opts.compat {
-            LocateCompat::Soak => {
-                windows = align::windows(text.len(), size, overlap);
-                window_doc = windows
-                    .iter()
-                    .map(|w| doc_at(&doc_spans, w.start).unwrap_or(0))
-                    .collect();
-                doc_windows = vec![(0, windows.len()); doc_spans.len()];
+            let (size, overlap) = opts.window_geometry(quotes)?;
+            let mut text = Vec::new();
+            let mut doc_spans = Vec::with_capacity(docs.len());
+            for (i, (file, body)) in docs.iter().enumerate() {
+                if i > 0 {
+                    text.extend_from_slice(&SEPARATOR);
+                }
+                let start = text.len();
+                text.extend(body.chars());
+                doc_spans.push((file.to_string(), start, text.len()));
             }
-            LocateCompat::None => {
-                for (d, &(_, start, end)) in doc_spans.iter().enumerate() {
-                    let first = windows.len();
-                    for w in align::windows(end - start, size, overlap) {
-                        windows.push(Window {
-                            start: start + w.start,
-                            end: start + w.end,
-                        });
-                        window_doc.push(d);
+            let mut windows = Vec::new();
+            let mut window_doc = Vec::new();
+            let mut doc_windows = Vec::with_capacity(docs.len());
+            match opts.compat {
+                LocateCompat::Soak => {
+                    windows = align::windows(text.len(), size, overlap);
+                    window_doc = windows
+                        .iter()
+                        .map(|w| doc_at(&doc_spans, w.start).unwrap_or(0))
+                        .collect();
+                    doc_windows = vec![(0, windows.len()); doc_spans.len()];
+                }
+                LocateCompat::None => {
+                    for (d, &(_, start, end)) in doc_spans.iter().enumerate() {
+                        let first = windows.len();
+                        for w in align::windows(end - start, size, overlap) {
+                            windows.push(Window {
+                                start: start + w.start,
+                                end: start + w.end,
+                            });
+                            window_doc.push(d);
+                        }
+                        doc_windows.push((first, windows.len()));
                     }
-                    doc_windows.push((first, windows.len()));
                 }
             }
-        }
-        if windows.is_empty() {
-            return Err("locate_quotes: every source document is empty".into());
-        }
-        let bm25 = index_windows(&text, &windows, opts.tokenizer(), opts.k1, opts.b);
-        let normalized = match opts.compat {
-            LocateCompat::Soak => Vec::new(),
-            LocateCompat::None => doc_spans
-                .iter()
-                .map(|&(_, s, e)| NormalizedDoc::new(&text[s..e], s))
-                .collect(),
+            if windows.is_empty() {
+                return Err("locate_quotes: every source document is empty".into());
+            }
+            let bm25 = index_windows(&text, &windows, opts.tokenizer(), opts.k1, opts.b);
+            let normalized = match opts.compat {
+                LocateCompat::Soak => Vec::new(),
+                LocateCompat::None => doc_spans
+                    .iter()
+                    .map(|&(_, s, e)| NormalizedDoc::new(&text[s..e], s))
+                    .collect(),
+            };
+            Ok(QuoteIndex {
+                text,
+                docs: doc_spans,
+                windows,
+                window_doc,
+                doc_windows,
+                normalized,
+                step: size - overlap,
+                bm25,
+                opts: opts.clone(),
+            })
         };
-        Ok(QuoteIndex {
-            text,
-            docs: doc_spans,
-            windows,
-            window_doc,
-            doc_windows,
-            normalized,
-            step: size - overlap,
-            bm25,
-            opts: opts.clone(),
-        })
+        checked().map_err(crate::Error::input)
     }
 
     /// The windows, as `[start, end)` in the joined text.
@@ -526,10 +536,10 @@ impl QuoteIndex {
     }
 
     /// Locates one quote. An empty quote (or one of ellipses only) is an error.
-    pub fn locate(&self, quote: &str) -> Result<QuoteMatch, String> {
+    pub fn locate(&self, quote: &str) -> crate::Result<QuoteMatch> {
         match self.opts.compat {
             LocateCompat::Soak => Ok(self.locate_soak(quote)),
-            LocateCompat::None => self.locate_default(quote),
+            LocateCompat::None => self.locate_default(quote).map_err(crate::Error::input),
         }
     }
 
@@ -1128,13 +1138,13 @@ pub fn locate_quotes(
     quotes: &[&str],
     docs: &[(&str, &str)],
     opts: &LocateOptions,
-) -> Result<Vec<QuoteMatch>, String> {
+) -> crate::Result<Vec<QuoteMatch>> {
     let index = QuoteIndex::new(docs, opts, quotes)?;
     locate_all(&index, quotes)
 }
 
 /// Locates every quote against a prepared index.
-pub fn locate_all(index: &QuoteIndex, quotes: &[&str]) -> Result<Vec<QuoteMatch>, String> {
+pub fn locate_all(index: &QuoteIndex, quotes: &[&str]) -> crate::Result<Vec<QuoteMatch>> {
     #[cfg(feature = "polars")]
     {
         use rayon::prelude::*;

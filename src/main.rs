@@ -81,15 +81,16 @@ Examples:
 
 #[derive(clap::Args, Default)]
 struct StatsArgs {
-    /// Bootstrap resamples and randomization permutations.
-    #[arg(long, default_value_t = 1000)]
-    resamples: usize,
-    /// Seed of the resampling (the same seed gives the same numbers).
-    #[arg(long, default_value_t = 12345)]
-    seed: u64,
-    /// Confidence level of the intervals (1 - significance level).
-    #[arg(long, default_value_t = 0.95)]
-    confidence: f64,
+    /// Bootstrap resamples and randomization permutations (default: the library's, 1000).
+    #[arg(long)]
+    resamples: Option<usize>,
+    /// Seed of the resampling: the same seed gives the same numbers (default: the library's,
+    /// 12345).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Confidence level of the intervals, 1 - significance level (default: the library's, 0.95).
+    #[arg(long)]
+    confidence: Option<f64>,
     /// Row key column.
     #[arg(long, default_value = "query_id")]
     id_col: String,
@@ -120,9 +121,9 @@ struct CompareArgs {
     scores_dir: PathBuf,
     #[command(flatten)]
     stats: StatsArgs,
-    /// Items listed per metric among the largest drops.
-    #[arg(long, default_value_t = 10)]
-    top: usize,
+    /// Items listed per metric among the largest drops (default: the library's, 10).
+    #[arg(long)]
+    top: Option<usize>,
     /// Gate: "METRIC OP VALUE" on the delta (OP: < <= > >=); fails (exit 1) when the delta
     /// crosses it and the change is significant. Repeatable.
     #[arg(long = "fail-if")]
@@ -153,19 +154,19 @@ struct SummaryArgs {
     out: Option<PathBuf>,
 }
 
-fn compare_options(stats: &StatsArgs, top: usize) -> Result<CompareOptions, String> {
-    if !(stats.confidence > 0.0 && stats.confidence < 1.0) {
-        return Err(format!(
-            "--confidence must be in (0, 1), got {}",
-            stats.confidence
-        ));
+/// The comparison settings: the flags given, the defaults of `CompareOptions` for the others.
+fn compare_options(stats: &StatsArgs, top: Option<usize>) -> Result<CompareOptions, String> {
+    let defaults = CompareOptions::default();
+    let confidence = stats.confidence.unwrap_or(defaults.confidence);
+    if !(confidence > 0.0 && confidence < 1.0) {
+        return Err(format!("--confidence must be in (0, 1), got {confidence}"));
     }
     Ok(CompareOptions {
-        resamples: stats.resamples,
-        seed: stats.seed,
-        confidence: stats.confidence,
-        top,
-        ..Default::default()
+        resamples: stats.resamples.unwrap_or(defaults.resamples),
+        seed: stats.seed.unwrap_or(defaults.seed),
+        confidence,
+        top: top.unwrap_or(defaults.top),
+        ..defaults
     })
 }
 
@@ -383,7 +384,7 @@ struct ScoreArgs {
     /// Print how long each stage took (read and join, corpus, score, write).
     #[arg(long)]
     timings: bool,
-    /// Also locate each quoted span of the answers in the row's sources (a `located_quotes`
+    /// Also locate each quoted span of the answers in the row's sources (a `locate_quotes`
     /// column: file, offsets, match ratio, found); options from the config's [locate_quotes].
     #[arg(long)]
     locate_quotes: bool,
@@ -528,7 +529,7 @@ fn main() -> ExitCode {
             Ok(false) => return ExitCode::FAILURE,
             Err(e) => Err(e),
         },
-        Some(Command::Summary(args)) => compare_options(&args.stats, 0).and_then(|o| {
+        Some(Command::Summary(args)) => compare_options(&args.stats, Some(0)).and_then(|o| {
             let text = cli_compare::summary(
                 &args.scores,
                 args.stats.by.as_deref(),

@@ -168,7 +168,7 @@ macro_rules! metric_table {
                 span_recall: $crate::metrics::spans::SpanOptions,
                 /// `span_iou`.
                 span_iou: $crate::metrics::spans::SpanOptions,
-                /// `locate_quotes` (also the `located_quotes` column of `score --locate-quotes`).
+                /// `locate_quotes` (also the `locate_quotes` column of `score --locate-quotes`).
                 locate_quotes: $crate::metrics::locate::LocateOptions,
             }
             metrics {

@@ -168,7 +168,7 @@ fn score_locates_the_quotes_of_the_answers() {
         .finish()
         .unwrap();
     let located = scores
-        .column("located_quotes")
+        .column("locate_quotes")
         .unwrap()
         .explode(ExplodeOptions {
             empty_as_null: false,
@@ -211,7 +211,7 @@ fn score_locates_the_quotes_of_the_answers() {
     // Each span is the slice of its source at the reported offsets.
     let sources = input.column("sources").unwrap().list().unwrap().clone();
     let lists = scores
-        .column("located_quotes")
+        .column("locate_quotes")
         .unwrap()
         .list()
         .unwrap()

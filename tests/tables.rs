@@ -173,3 +173,17 @@ fn a_long_run_is_collapsed_before_the_join() {
     assert!(lists.get_as_series(1).is_none(), "q2 has no run row");
     assert!(duplicate_ids(&run, "run", "query_id").unwrap().len() == 1);
 }
+
+#[test]
+fn a_run_in_golden_order_joins_as_one_in_another_order() {
+    let golden = df!("query_id" => ["q1", "q2", "q3"], "g" => [1, 2, 3]).unwrap();
+    let in_order = df!("query_id" => ["q1", "q2", "q3"], "answer" => ["a", "b", "c"]).unwrap();
+    let shuffled = df!("query_id" => ["q3", "q1", "q2"], "answer" => ["c", "a", "b"]).unwrap();
+    let a = join_golden(&golden, &in_order, "query_id").unwrap().frame;
+    let b = join_golden(&golden, &shuffled, "query_id").unwrap().frame;
+    assert!(a.equals_missing(&b), "{a}\n{b}");
+    assert_eq!(
+        strings(a.column("answer").unwrap().as_materialized_series()),
+        [Some("a".into()), Some("b".into()), Some("c".into())]
+    );
+}

@@ -53,6 +53,7 @@ from polars_rag._common import (
 from polars_rag._compare import (
     Comparison,
     compare,
+    compare_defaults,
     summary,
 )
 from polars_rag._golden import (
@@ -120,6 +121,7 @@ __all__ = [
     "citation_indicators",
     "collapse_run",
     "compare",
+    "compare_defaults",
     "corpus_bleu",
     "embedding_cosine",
     "exact_match",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import json
+from functools import cache
+from typing import Any, NamedTuple
 
 import polars as pl
 from polars_rag._common import (
@@ -12,6 +14,7 @@ from polars_rag._common import (
     _frame,
     _names_its_errors,
 )
+from polars_rag._internal import compare_defaults as _compare_defaults
 
 
 class Comparison(NamedTuple):
@@ -28,6 +31,27 @@ class Comparison(NamedTuple):
     regressions: pl.DataFrame
 
 
+@cache
+def _defaults() -> dict[str, Any]:
+    return dict(json.loads(_compare_defaults()))
+
+
+def compare_defaults() -> dict[str, Any]:
+    """The library's default comparison settings: what a setting left at ``None`` means.
+
+    Example:
+        >>> import polars_rag as pr
+        >>> {k: pr.compare_defaults()[k] for k in ("resamples", "confidence", "seed", "top")}
+        {'resamples': 1000, 'confidence': 0.95, 'seed': 12345, 'top': 10}
+    """
+    return dict(_defaults())
+
+
+def _setting(name: str, value: Any) -> Any:
+    """``value``, or the library's default for a setting left at ``None``."""
+    return _defaults()[name] if value is None else value
+
+
 @_names_its_errors
 def compare(
     baseline: FrameLike,
@@ -35,10 +59,10 @@ def compare(
     *,
     id: str = "query_id",
     by: str | None = None,
-    resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 12345,
-    top: int = 10,
+    resamples: int | None = None,
+    confidence: float | None = None,
+    seed: int | None = None,
+    top: int | None = None,
 ) -> Comparison:
     """Compares two scores tables (as ``polars-rag score`` writes them), as ``polars-rag compare``.
 
@@ -46,7 +70,8 @@ def compare(
     metric column: means, delta, a paired bootstrap interval (Poisson resampling, seeded), a
     paired approximate-randomization p-value, a paired t-test (equal to
     ``scipy.stats.ttest_rel``), Cohen's d_z, and counts of improved / regressed / unchanged
-    items. ``citation_alignment`` and ``corpus_bleu`` are resampled at corpus level.
+    items. ``citation_alignment`` and ``corpus_bleu`` are resampled at corpus level. Settings left
+    at ``None`` take the library's defaults (:func:`compare_defaults`).
 
     Example:
         >>> import polars as pl, polars_rag as pr
@@ -63,10 +88,10 @@ def compare(
         _frame(candidate),
         id,
         by,
-        _as_int("compare", "resamples", resamples),
-        _as_float("compare", "confidence", confidence),
-        _as_int("compare", "seed", seed),
-        _as_int("compare", "top", top),
+        _as_int("compare", "resamples", _setting("resamples", resamples)),
+        _as_float("compare", "confidence", _setting("confidence", confidence)),
+        _as_int("compare", "seed", _setting("seed", seed)),
+        _as_int("compare", "top", _setting("top", top)),
     )
     return Comparison(metrics, segments, regressions)
 
@@ -76,18 +101,19 @@ def summary(
     scores: FrameLike,
     *,
     by: str | None = None,
-    resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 12345,
+    resamples: int | None = None,
+    confidence: float | None = None,
+    seed: int | None = None,
 ) -> pl.DataFrame:
     """Per-metric means of a scores table with bootstrap intervals, overall (segment ``all``) and
-    per value of ``by``: ``segment``, ``metric``, ``n``, ``mean``, ``ci_low``, ``ci_high``."""
+    per value of ``by``: ``segment``, ``metric``, ``n``, ``mean``, ``ci_low``, ``ci_high``.
+    Settings left at ``None`` take the library's defaults (:func:`compare_defaults`)."""
     from polars_rag._internal import summarize_table as _summary
 
     return _summary(
         _frame(scores),
         by,
-        _as_int("summary", "resamples", resamples),
-        _as_float("summary", "confidence", confidence),
-        _as_int("summary", "seed", seed),
+        _as_int("summary", "resamples", _setting("resamples", resamples)),
+        _as_float("summary", "confidence", _setting("confidence", confidence)),
+        _as_int("summary", "seed", _setting("seed", seed)),
     )

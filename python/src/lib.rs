@@ -260,6 +260,12 @@ fn option_defaults(metric: &str) -> PyResult<String> {
     })
 }
 
+/// The default comparison settings (`CompareOptions`) as JSON text.
+#[pyfunction]
+fn compare_defaults() -> PyResult<String> {
+    serde_json::to_string(&CompareOptions::default()).map_err(py_err_in("compare_defaults"))
+}
+
 /// The signature of `metric` under the pickled keyword options `options`.
 #[pyfunction]
 fn signature_of(metric: &str, options: &[u8]) -> PyResult<String> {
@@ -505,6 +511,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(join_golden, m)?)?;
     m.add_function(wrap_pyfunction!(signature_of, m)?)?;
     m.add_function(wrap_pyfunction!(option_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(compare_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(locate_table, m)?)?;
     m.add_function(wrap_pyfunction!(locate_stats, m)?)?;
     m.add_function(wrap_pyfunction!(write_locate_workbook, m)?)?;

@@ -46,7 +46,7 @@ pub struct ScoreJob {
     pub by: Option<String>,
     /// Print the time each stage took.
     pub timings: bool,
-    /// Locate each quoted span of the answers in the row's sources (`located_quotes` column),
+    /// Locate each quoted span of the answers in the row's sources (`locate_quotes` column, named like the plugin's function),
     /// with `options.locate_quotes`.
     pub locate_quotes: bool,
 }
@@ -819,7 +819,7 @@ fn summarise(
             format!("{value:.4}")
         ));
     }
-    if let Ok(located) = scores.column("located_quotes") {
+    if let Ok(located) = scores.column("locate_quotes") {
         let inner = located.explode(ExplodeOptions {
             empty_as_null: false,
             keep_nulls: false,
@@ -828,7 +828,7 @@ fn summarise(
         let found = fields.column("found")?.bool()?;
         let (n_found, n) = (found.sum().unwrap_or(0), found.len() - found.null_count());
         out.push_str(&format!(
-            "located_quotes: {n_found} of {n} quoted spans located in their sources (found: verbatim or match ratio >= {})\n",
+            "locate_quotes: {n_found} of {n} quoted spans located in their sources (found: verbatim or match ratio >= {})\n",
             job.options.locate_quotes.min_match_ratio
         ));
     }

@@ -78,7 +78,7 @@ pub fn locate_quotes(quotes: Expr, sources: Expr, options: LocateOptions) -> Exp
 }
 
 /// Every quoted span of each answer located in the row's sources: `list[struct]` named
-/// `located_quotes` (see [`locate::locate_answer_quotes`]).
+/// `locate_quotes` (see [`locate::locate_answer_quotes`]).
 pub fn locate_answer_quotes(
     answer: Expr,
     sources: Expr,
@@ -86,7 +86,7 @@ pub fn locate_answer_quotes(
     options: LocateOptions,
 ) -> Expr {
     row_wise(
-        "located_quotes",
+        "locate_quotes",
         [answer, sources],
         locate::located_quotes_dtype(),
         move |[answer, sources]| {

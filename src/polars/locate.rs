@@ -588,14 +588,14 @@ pub fn locate_answer_quotes(
                 let located = rows_to_struct(&rows)?;
                 let mut df = located.struct_()?.clone().unnest();
                 df.insert_column(0, Column::new("quote".into(), quotes))?;
-                Some(df.into_struct("located_quotes".into()).into_series())
+                Some(df.into_struct("locate_quotes".into()).into_series())
             }
         });
     }
     let out: ListChunked = lists.into_iter().collect();
     // An all-empty or all-null column would otherwise come out with an inferred inner type.
     out.into_series()
-        .with_name("located_quotes".into())
+        .with_name("locate_quotes".into())
         .cast(&located_quotes_dtype())
 }
 

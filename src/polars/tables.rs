@@ -27,8 +27,6 @@
 //! assert_eq!(joined.unknown.str().unwrap().get(0), Some("zz"));
 //! ```
 
-use std::collections::HashMap;
-
 use polars::prelude::*;
 use polars_arrow::array::ListArray;
 use polars_arrow::offset::OffsetsBuffer;
@@ -77,7 +75,7 @@ fn id_keys(frame: &DataFrame, table: &str, id: &str) -> PolarsResult<StringChunk
 pub fn collapse_run(run: &DataFrame, id: &str) -> PolarsResult<DataFrame> {
     let keys = id_keys(run, "run", id)?;
     // Queries in the order of their first row; a null id is a query of its own, as in group_by.
-    let mut group_of: HashMap<Option<&str>, usize> = HashMap::new();
+    let mut group_of: PlHashMap<Option<&str>, usize> = PlHashMap::default();
     let mut groups: Vec<Vec<IdxSize>> = Vec::new();
     for (row, key) in keys.iter().enumerate() {
         let next = groups.len();
@@ -89,21 +87,25 @@ pub fn collapse_run(run: &DataFrame, id: &str) -> PolarsResult<DataFrame> {
     }
     if let Ok(rank) = run.column("rank") {
         let rank = rank.cast(&DataType::Float64)?;
-        let rank = rank.f64()?;
+        let rank: Vec<Option<f64>> = rank.f64()?.iter().collect();
+        // Nulls first, as Polars sorts; the sort is stable, so ties keep their row order.
+        let order = |a: &IdxSize, b: &IdxSize| match (rank[*a as usize], rank[*b as usize]) {
+            (None, None) => std::cmp::Ordering::Equal,
+            (None, Some(_)) => std::cmp::Ordering::Less,
+            (Some(_), None) => std::cmp::Ordering::Greater,
+            (Some(x), Some(y)) => x.total_cmp(&y),
+        };
         for items in &mut groups {
-            // Stable: ties keep their row order; nulls first, as Polars sorts.
-            items.sort_by(
-                |&a, &b| match (rank.get(a as usize), rank.get(b as usize)) {
-                    (None, None) => std::cmp::Ordering::Equal,
-                    (None, Some(_)) => std::cmp::Ordering::Less,
-                    (Some(_), None) => std::cmp::Ordering::Greater,
-                    (Some(x), Some(y)) => x.total_cmp(&y),
-                },
-            );
+            // Runs usually list each query's items by rank already.
+            if !items.is_sorted_by(|a, b| order(a, b).is_le()) {
+                items.sort_by(order);
+            }
         }
     }
     let first: Vec<IdxSize> = groups.iter().map(|items| items[0]).collect();
     let flat: Vec<IdxSize> = groups.iter().flatten().copied().collect();
+    // Rows already grouped and in rank order (the usual TREC file) need no gather.
+    let in_place = flat.iter().enumerate().all(|(i, &row)| i == row as usize);
     let mut offsets: Vec<i64> = Vec::with_capacity(groups.len() + 1);
     offsets.push(0);
     for items in &groups {
@@ -115,11 +117,13 @@ pub fn collapse_run(run: &DataFrame, id: &str) -> PolarsResult<DataFrame> {
     let mut fields = Vec::new();
     for (column, field) in LONG_RUN_FIELDS {
         if let Ok(c) = run.column(column) {
-            fields.push(
-                c.as_materialized_series()
-                    .take(&flat)?
-                    .with_name(field.into()),
-            );
+            let values = c.as_materialized_series();
+            let values = if in_place {
+                values.clone()
+            } else {
+                values.take(&flat)?
+            };
+            fields.push(values.with_name(field.into()));
         }
     }
     let items = StructChunked::from_series("retrieved".into(), flat.len(), fields.iter())?
@@ -178,7 +182,7 @@ pub struct GoldenJoin {
 /// The ids of `frame` that occur more than once, sorted (nulls are not ids).
 pub fn duplicate_ids(frame: &DataFrame, table: &str, id: &str) -> PolarsResult<Series> {
     let keys = id_keys(frame, table, id)?;
-    let mut seen: HashMap<&str, (IdxSize, usize)> = HashMap::new();
+    let mut seen: PlHashMap<&str, (IdxSize, usize)> = PlHashMap::default();
     for (row, key) in keys.iter().enumerate() {
         if let Some(key) = key {
             seen.entry(key).or_insert((row as IdxSize, 0)).1 += 1;
@@ -238,7 +242,7 @@ pub fn join_golden(golden: &DataFrame, run: &DataFrame, id: &str) -> PolarsResul
     let golden_keys = id_keys(&golden, "golden", id)?;
     let run_keys = id_keys(&run, "run", id)?;
 
-    let mut run_rows: HashMap<&str, Vec<IdxSize>> = HashMap::new();
+    let mut run_rows: PlHashMap<&str, Vec<IdxSize>> = PlHashMap::default();
     for (row, key) in run_keys.iter().enumerate() {
         if let Some(key) = key {
             run_rows.entry(key).or_default().push(row as IdxSize);
@@ -262,7 +266,7 @@ pub fn join_golden(golden: &DataFrame, run: &DataFrame, id: &str) -> PolarsResul
             }
         }
     }
-    let known: std::collections::HashSet<&str> = golden_keys.iter().flatten().collect();
+    let known: PlHashSet<&str> = golden_keys.iter().flatten().collect();
     let unknown: Vec<IdxSize> = run_keys
         .iter()
         .enumerate()
@@ -270,15 +274,30 @@ pub fn join_golden(golden: &DataFrame, run: &DataFrame, id: &str) -> PolarsResul
         .map(|(row, _)| row as IdxSize)
         .collect();
 
-    let left = IdxCa::from_vec("".into(), left);
+    // A run with one row per golden row, in golden order, joins without a gather.
+    let left_in_place =
+        left.len() == golden.height() && left.iter().enumerate().all(|(i, &r)| r as usize == i);
+    let right_in_place = right.len() == run.height()
+        && right
+            .iter()
+            .enumerate()
+            .all(|(i, r)| *r == Some(i as IdxSize));
     let in_run: BooleanChunked = right.iter().map(|r| Some(r.is_some())).collect();
+    let mut frame = if left_in_place {
+        golden.clone()
+    } else {
+        golden.take(&IdxCa::from_vec("".into(), left))?
+    };
     let right: IdxCa = right.into_iter().collect();
-    let mut frame = golden.take(&left)?;
     for column in run.columns() {
         if column.name().as_str() == id {
             continue;
         }
-        let mut taken = column.take(&right)?;
+        let mut taken = if right_in_place {
+            column.clone()
+        } else {
+            column.take(&right)?
+        };
         if frame.schema().contains(column.name()) {
             taken.rename(format!("{}_run", column.name()).into());
         }

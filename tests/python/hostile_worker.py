@@ -241,7 +241,7 @@ EXPRESSIONS: dict[str, tuple[list[str], bool]] = {
 # Outputs documented in [0, 1] (struct outputs: the float fields named here).
 UNIT_RANGE = {name for name in EXPRESSIONS} - {"quoted_spans", "citation_alignment", "rouge", "checks", "locate_quotes", "extract_quotes", "embedding_cosine"}
 FRAME_FUNCTIONS = ["validate_golden", "check_spans", "collapse_run", "join_golden", "compare", "summary",
-                   "locate_quotes_in_corpus", "signature", "metric_ids", "option_defaults"]
+                   "locate_quotes_in_corpus", "signature", "metric_ids", "option_defaults", "compare_defaults"]
 
 
 class Defect(AssertionError):
@@ -379,6 +379,10 @@ def run_frame_function(name: str, data: Any) -> None:
         elif name == "option_defaults":
             result = fn(data.draw(st.sampled_from([*EXPRESSIONS, "nope", "\x00", ""])))
             if not isinstance(result, dict):
+                raise Defect(f"{name}: returned {result!r}")
+        elif name == "compare_defaults":
+            result = fn()
+            if not isinstance(result, dict) or result.get("resamples") is None:
                 raise Defect(f"{name}: returned {result!r}")
         elif name == "metric_ids":
             result = fn()

@@ -127,3 +127,15 @@ def test_bad_input_is_a_clear_error():
         pr.compare(dup, b)
     with pytest.raises(Exception, match="confidence must be in"):
         pr.compare(a, b, confidence=1.5)
+
+
+def test_settings_left_out_are_the_libraries_defaults():
+    a = pl.DataFrame({"query_id": [f"q{i}" for i in range(40)], "mrr": [0.5 + 0.01 * (i % 7) for i in range(40)]})
+    b = a.with_columns(pl.col("mrr") + 0.02)
+    defaults = pr.compare_defaults()
+    implicit = pr.compare(a, b).metrics
+    explicit = pr.compare(
+        a, b, resamples=defaults["resamples"], confidence=defaults["confidence"], seed=defaults["seed"], top=defaults["top"]
+    ).metrics
+    assert implicit.equals(explicit)
+    assert pr.summary(a).equals(pr.summary(a, resamples=defaults["resamples"], seed=defaults["seed"]))

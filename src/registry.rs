@@ -138,6 +138,8 @@ macro_rules! metric_table {
                 corpus_bleu: $crate::metrics::bleu::CorpusBleuOptions,
                 /// `chrf`.
                 chrf: $crate::metrics::chrf::ChrfOptions,
+                /// `corpus_chrf`.
+                corpus_chrf: $crate::metrics::chrf::ChrfOptions,
                 /// `rouge`.
                 rouge: $crate::metrics::rouge::RougeOptions,
                 /// `string_similarity`.
@@ -230,6 +232,22 @@ macro_rules! metric_table {
                     signature: |o| $crate::metrics::chrf::signature(o),
                     output: DataType::Float64,
                     column: |o, [answer, references], parallel| $crate::polars::columns::chrf(answer, references, o, parallel),
+                }
+                corpus_chrf {
+                    kind: Aggregate, inputs: AnswerReferences, options: corpus_chrf,
+                    values: [""],
+                    corpus: Some($crate::registry::CorpusStats {
+                        column: "corpus_chrf_stats",
+                        layout: $crate::registry::StatsLayout::List($crate::metrics::chrf::CORPUS_STATS),
+                        of_sums: $crate::metrics::chrf::corpus_chrf_of_sums,
+                        describe: None,
+                    }),
+                    summary: "corpus chrF in [0, 1] over a column or group (statistics summed, then one F-score)",
+                    reference: "sacrebleu 2.6.0 corpus_chrf / 100",
+                    signature: |o| $crate::metrics::chrf::signature(o),
+                    output: DataType::Float64,
+                    column: |o, [answer, references], parallel| $crate::polars::columns::corpus_chrf(answer, references, o, parallel),
+                    stats: |o, [answer, references], parallel| $crate::polars::columns::corpus_chrf_stats(answer, references, o, parallel),
                 }
                 rouge {
                     kind: RowWise, inputs: AnswerReferences, options: rouge,

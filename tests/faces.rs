@@ -442,6 +442,8 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             "bleu" => expr::bleu(col("answer"), col("sources"), Default::default()),
             "corpus_bleu" => expr::corpus_bleu(col("answer"), col("sources"), Default::default()),
             "chrf" => expr::chrf(col("answer"), col("sources"), Default::default()),
+            // Metrics without a builder of their own go through the table's.
+            "corpus_chrf" => generic.clone(),
             "exact_match" => expr::exact_match(col("answer"), col("sources")),
             "string_similarity" => {
                 expr::string_similarity(col("answer"), col("sources"), Default::default())

@@ -182,6 +182,44 @@ def chrf(
         },
     )
 
+def corpus_chrf(
+    answer: IntoExprColumn,
+    references: IntoExprColumn,
+    *,
+    char_order: int | None = None,
+    word_order: int | None = None,
+    beta: int | None = None,
+    lowercase: bool | None = None,
+    whitespace: bool | None = None,
+    eps_smoothing: bool | None = None,
+) -> pl.Expr:
+    """Corpus chrF in [0, 1] over a column or a group: sacrebleu ``corpus_chrf(...).score / 100``.
+
+    An aggregation (``select`` or ``group_by().agg()``). Each row contributes the n-gram
+    statistics of its best reference; the statistics are summed over the rows and scored once, as
+    sacrebleu does. Rows with a null answer or no reference are left out. Options as :func:`chrf`.
+
+    Example:
+        >>> import polars as pl, polars_rag as pr
+        >>> df = pl.DataFrame({"answer": ["the cat sat", "a dog"], "ref": ["the cat sat", "a dog ran"]})
+        >>> round(df.select(pr.corpus_chrf("answer", "ref")).item(), 4)  # sacrebleu: 0.7657
+        0.7657
+    """
+    return _plugin(
+        "corpus_chrf",
+        [answer, references],
+        {
+            "char_order": char_order,
+            "word_order": word_order,
+            "beta": beta,
+            "lowercase": lowercase,
+            "whitespace": whitespace,
+            "eps_smoothing": eps_smoothing,
+        },
+        aggregate=True,
+    )
+
+
 def rouge(
     answer: IntoExprColumn,
     references: IntoExprColumn,

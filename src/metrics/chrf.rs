@@ -139,6 +139,56 @@ fn signature_with(opts: &ChrfOptions, nrefs: &str) -> String {
     )
 }
 
+/// Statistics per row of corpus chrF with the default settings (6 character orders, no word
+/// order): `[hyp, ref, match]` counts per order, flattened (the `corpus_chrf_stats` column).
+pub const CORPUS_STATS: usize = 18;
+
+/// Corpus chrF in [0, 1] of statistics summed over segments, as sacrebleu's `corpus_chrf`
+/// computes it: each segment contributes the `[hyp, ref, match]` counts of its best reference,
+/// the counts are summed per order, and one F-score is computed from the sums.
+///
+/// ```
+/// use polars_rag::metrics::chrf::{corpus_chrf_of_stats, ChrfOptions, Scratch};
+/// let opts = ChrfOptions::default();
+/// let mut scratch = Scratch::default();
+/// let mut sums = vec![[0u64; 3]; 6];
+/// for (hyp, reference) in [("the cat sat", "the cat sat"), ("a dog", "a dog ran")] {
+///     scratch.chrf(hyp, &[reference], &opts);
+///     for (sum, row) in sums.iter_mut().zip(scratch.best_stats()) {
+///         for i in 0..3 {
+///             sum[i] += row[i];
+///         }
+///     }
+/// }
+/// let score = corpus_chrf_of_stats(&sums, &opts);
+/// // sacrebleu.corpus_chrf(["the cat sat", "a dog"], [["the cat sat", "a dog ran"]]).score / 100
+/// assert!((score - 0.7656844006637122).abs() < 1e-12);
+/// ```
+pub fn corpus_chrf_of_stats(sums: &[[u64; 3]], opts: &ChrfOptions) -> f64 {
+    if sums.is_empty() {
+        return 0.0;
+    }
+    f_score(sums, opts) / 100.0
+}
+
+/// Corpus chrF (default settings) of summed per-row statistics laid out as in the
+/// `corpus_chrf_stats` column (a comparison resamples them). Resampled sums are weighted, so they
+/// are rounded to whole counts first.
+///
+/// ```
+/// use polars_rag::metrics::chrf::corpus_chrf_of_sums;
+/// let perfect: Vec<f64> = (0..6).flat_map(|_| [5.0, 5.0, 5.0]).collect();
+/// assert!((corpus_chrf_of_sums(&perfect) - 1.0).abs() < 1e-12);
+/// ```
+pub fn corpus_chrf_of_sums(s: &[f64]) -> f64 {
+    let whole = |x: f64| x.max(0.0).round() as u64;
+    let sums: Vec<[u64; 3]> = s
+        .chunks_exact(3)
+        .map(|c| [whole(c[0]), whole(c[1]), whole(c[2])])
+        .collect();
+    corpus_chrf_of_stats(&sums, &ChrfOptions::default())
+}
+
 /// sacrebleu's `CHRF._compute_f_score` over `[hyp, ref, match]` triples, in 0..100.
 fn f_score(stats: &[[u64; 3]], opts: &ChrfOptions) -> f64 {
     let eps = 1e-16;
@@ -216,9 +266,16 @@ pub struct Scratch {
 const PUNCTS: &str = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
 
 impl Scratch {
+    /// The `[hyp, ref, match]` counts per order of the best reference of the last
+    /// [`Scratch::chrf`] call (what corpus chrF sums); empty when that call had no reference.
+    pub fn best_stats(&self) -> &[[u64; 3]] {
+        &self.best
+    }
+
     /// [`chrf`] with reused buffers.
     pub fn chrf(&mut self, hyp: &str, refs: &[&str], opts: &ChrfOptions) -> f64 {
         if refs.is_empty() {
+            self.best.clear();
             return 0.0;
         }
         self.interner.reset_if_large();

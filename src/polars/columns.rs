@@ -343,6 +343,72 @@ pub fn chrf(
     Ok(float_series("chrf", scores))
 }
 
+/// Each row's corpus chrF statistics (the best reference's `[hyp, ref, match]` counts per
+/// order); `None` where the answer is null or the row has no reference.
+fn chrf_stats_rows(
+    answer: &Series,
+    references: &Series,
+    options: &ChrfOptions,
+    parallel: bool,
+) -> PolarsResult<Vec<Option<Vec<[u64; 3]>>>> {
+    options.validate("corpus_chrf")?;
+    per_answer(
+        "corpus_chrf",
+        answer,
+        references,
+        parallel,
+        |scratch: &mut chrf::Scratch, a, refs| {
+            scratch.chrf(a, refs, options);
+            Some(scratch.best_stats().to_vec())
+        },
+    )
+}
+
+/// `corpus_chrf` over columns: one value, sacrebleu's `corpus_chrf / 100`: the statistics of
+/// each segment's best reference are summed over the rows and scored once. Rows with a null
+/// answer or no reference are left out.
+pub fn corpus_chrf(
+    answer: &Series,
+    references: &Series,
+    options: &ChrfOptions,
+    parallel: bool,
+) -> PolarsResult<Series> {
+    let rows = chrf_stats_rows(answer, references, options, parallel)?;
+    let mut sums: Vec<[u64; 3]> = Vec::new();
+    for row in rows.iter().flatten() {
+        sums.resize(row.len().max(sums.len()), [0; 3]);
+        for (sum, stat) in sums.iter_mut().zip(row) {
+            for i in 0..3 {
+                sum[i] += stat[i];
+            }
+        }
+    }
+    let score = chrf::corpus_chrf_of_stats(&sums, options);
+    Ok(float_series("corpus_chrf", vec![Some(score)]))
+}
+
+/// Per-row corpus chrF statistics as `list[f64]` (`[hyp, ref, match]` per order, flattened),
+/// named `corpus_chrf_stats`, so a comparison can resample corpus chrF. Null where
+/// `corpus_chrf` leaves the row out.
+pub fn corpus_chrf_stats(
+    answer: &Series,
+    references: &Series,
+    options: &ChrfOptions,
+    parallel: bool,
+) -> PolarsResult<Series> {
+    let rows = chrf_stats_rows(answer, references, options, parallel)?;
+    let lists: ListChunked = rows
+        .iter()
+        .map(|row| {
+            row.as_ref().map(|row| {
+                let v: Vec<f64> = row.iter().flatten().map(|&x| x as f64).collect();
+                Series::new(PlSmallStr::EMPTY, v)
+            })
+        })
+        .collect();
+    Ok(lists.into_series().with_name("corpus_chrf_stats".into()))
+}
+
 /// `string_similarity` over columns: 1 − rapidfuzz's normalised distance between the answer and
 /// its closest reference.
 pub fn string_similarity(

@@ -212,6 +212,7 @@ EXPRESSIONS: dict[str, tuple[list[str], bool]] = {
     "citation_alignment": (["text", "texts"], True),
     "bleu": (["text", "texts"], False),
     "corpus_bleu": (["text", "texts"], True),
+    "corpus_chrf": (["text", "texts"], True),
     "chrf": (["text", "texts"], False),
     "rouge": (["text", "texts"], False),
     "exact_match": (["text", "texts"], False),

@@ -73,6 +73,36 @@ def test_chrf_equals_sacrebleu(word_order):
         assert close(g, want), (h, r, g, want)
 
 
+@pytest.mark.parametrize(
+    "opts",
+    [{}, {"word_order": 2}, {"lowercase": True}, {"whitespace": True}, {"eps_smoothing": True}, {"char_order": 3, "beta": 1}],
+)
+def test_corpus_chrf_equals_sacrebleu(opts):
+    data = pairs(400, seed=11)
+    hyps = [h for h, _ in data]
+    # Two reference streams: each segment scores with its best reference, as in sacrebleu.
+    streams = [[r for _, r in data], [h[:7] for h, _ in data]]
+    df = pl.DataFrame({"answer": hyps, "ref": [[a, b] for a, b in zip(*streams)]})
+    got = df.select(pr.corpus_chrf("answer", "ref", **opts)).item()
+    metric = sacrebleu.metrics.CHRF(**opts)
+    want = metric.corpus_score(hyps, streams).score / 100
+    assert close(got, want), (got, want)
+    # Per group, as sacrebleu over each group's segments; lazy and streaming give the same.
+    grouped = df.with_columns(group=pl.int_range(pl.len()) % 3).group_by("group").agg(pr.corpus_chrf("answer", "ref", **opts))
+    for group, value in grouped.iter_rows():
+        idx = [i for i in range(len(hyps)) if i % 3 == group]
+        expected = metric.corpus_score([hyps[i] for i in idx], [[s[i] for i in idx] for s in streams]).score / 100
+        assert close(value, expected), (group, value, expected)
+    assert df.lazy().select(pr.corpus_chrf("answer", "ref", **opts)).collect(engine="streaming").item() == got
+
+
+def test_corpus_chrf_leaves_out_rows_without_answer_or_reference():
+    df = pl.DataFrame({"answer": ["the cat sat", None, "a dog"], "ref": [["the cat sat"], ["x"], []]})
+    assert close(df.select(pr.corpus_chrf("answer", "ref")).item(), sacrebleu.corpus_chrf(["the cat sat"], [["the cat sat"]]).score / 100)
+    empty = pl.DataFrame({"answer": [None], "ref": [["x"]]}, schema={"answer": pl.String, "ref": pl.List(pl.String)})
+    assert empty.select(pr.corpus_chrf("answer", "ref")).item() == 0.0
+
+
 def test_bleu_nulls_errors_lazy_streaming_namespace_and_signature(tmp_path):
     df = pl.DataFrame({"answer": ["a b c", None, "", "x"], "ref": [["a b c"], ["x"], [""], []]})
     out = df.select(pr.bleu("answer", "ref"), pr.chrf("answer", "ref"))

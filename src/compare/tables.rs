@@ -122,9 +122,7 @@ pub fn compare_tables(
     by: Option<&str>,
     options: &CompareOptions,
 ) -> PolarsResult<TableComparison> {
-    options
-        .validate("compare")
-        .map_err(|e| polars_err!(InvalidOperation: "{e}"))?;
+    options.validate("compare")?;
     for (name, df) in [("baseline", baseline), ("candidate", candidate)] {
         if df.column(id).is_err() {
             polars_bail!(ColumnNotFound: "compare: the {name} table has no id column '{id}' (columns: {:?})", df.get_column_names());
@@ -422,9 +420,7 @@ pub fn summarize_table(
     by: Option<&str>,
     options: &CompareOptions,
 ) -> PolarsResult<Vec<MetricSummary>> {
-    options
-        .validate("summary")
-        .map_err(|e| polars_err!(InvalidOperation: "{e}"))?;
+    options.validate("summary")?;
     let tm = table_metrics(scores)?;
     if tm.values.is_empty() && tm.corpus.is_empty() {
         polars_bail!(ComputeError: "summary: the table has no metric column");

@@ -244,9 +244,7 @@ pub fn bleu(
     options: &BleuOptions,
     parallel: bool,
 ) -> PolarsResult<Series> {
-    options
-        .validate("bleu")
-        .map_err(|e| polars_err!(InvalidOperation: "{e}"))?;
+    options.validate("bleu")?;
     let scores = per_answer(
         "bleu",
         answer,
@@ -265,9 +263,7 @@ fn bleu_stats_rows(
     options: &BleuOptions,
     parallel: bool,
 ) -> PolarsResult<Vec<Option<BleuStats>>> {
-    options
-        .validate("corpus_bleu")
-        .map_err(|e| polars_err!(InvalidOperation: "{e}"))?;
+    options.validate("corpus_bleu")?;
     per_answer(
         "corpus_bleu",
         answer,
@@ -294,6 +290,22 @@ pub fn corpus_bleu(
     Ok(float_series("corpus_bleu", vec![Some(score)]))
 }
 
+/// Per-row statistics of a corpus-level metric as a `list[f64]` column named `name` (null where
+/// the metric leaves a row out), what `compare` sums and resamples.
+fn stats_lists(name: &str, rows: impl Iterator<Item = Option<Vec<u64>>>) -> Series {
+    let lists: ListChunked = rows
+        .map(|row| {
+            row.map(|v| {
+                Series::new(
+                    PlSmallStr::EMPTY,
+                    v.into_iter().map(|x| x as f64).collect::<Vec<f64>>(),
+                )
+            })
+        })
+        .collect();
+    lists.into_series().with_name(name.into())
+}
+
 /// Per-row BLEU statistics as `list[f64]` (matches and totals for n = 1..4, hypothesis length,
 /// closest reference length), named `corpus_bleu_stats`: what corpus BLEU sums, kept per row so
 /// a comparison can resample corpus BLEU. Null where `corpus_bleu` leaves the row out.
@@ -304,22 +316,19 @@ pub fn corpus_bleu_stats(
     parallel: bool,
 ) -> PolarsResult<Series> {
     let stats = bleu_stats_rows(answer, references, options, parallel)?;
-    let rows: ListChunked = stats
-        .iter()
-        .map(|st| {
+    Ok(stats_lists(
+        "corpus_bleu_stats",
+        stats.iter().map(|st| {
             st.as_ref().map(|st| {
-                let v: Vec<f64> = st
-                    .counts
+                st.counts
                     .iter()
                     .chain(&st.totals)
                     .chain([&st.sys_len, &st.ref_len])
-                    .map(|&x| x as f64)
-                    .collect();
-                Series::new(PlSmallStr::EMPTY, v)
+                    .copied()
+                    .collect()
             })
-        })
-        .collect();
-    Ok(rows.into_series().with_name("corpus_bleu_stats".into()))
+        }),
+    ))
 }
 
 /// `chrf` over columns: chrF (chrF++ with `word_order = 2`) in [0, 1] per row, sacrebleu's
@@ -330,9 +339,7 @@ pub fn chrf(
     options: &ChrfOptions,
     parallel: bool,
 ) -> PolarsResult<Series> {
-    options
-        .validate("chrf")
-        .map_err(|e| polars_err!(InvalidOperation: "{e}"))?;
+    options.validate("chrf")?;
     let scores = per_answer(
         "chrf",
         answer,
@@ -397,16 +404,13 @@ pub fn corpus_chrf_stats(
     parallel: bool,
 ) -> PolarsResult<Series> {
     let rows = chrf_stats_rows(answer, references, options, parallel)?;
-    let lists: ListChunked = rows
-        .iter()
-        .map(|row| {
-            row.as_ref().map(|row| {
-                let v: Vec<f64> = row.iter().flatten().map(|&x| x as f64).collect();
-                Series::new(PlSmallStr::EMPTY, v)
-            })
-        })
-        .collect();
-    Ok(lists.into_series().with_name("corpus_chrf_stats".into()))
+    Ok(stats_lists(
+        "corpus_chrf_stats",
+        rows.iter().map(|row| {
+            row.as_ref()
+                .map(|row| row.iter().flatten().copied().collect())
+        }),
+    ))
 }
 
 /// `string_similarity` over columns: 1 − rapidfuzz's normalised distance between the answer and

@@ -401,7 +401,7 @@ pub fn span_iou(retrieved: Expr, golden: Expr, options: SpanOptions) -> Expr {
 /// assert!(expr::metric("nope", [col("answer")], &options).is_err());
 /// ```
 pub fn metric(id: &str, inputs: impl AsRef<[Expr]>, options: &MetricOptions) -> PolarsResult<Expr> {
-    let info = crate::registry::require(id).map_err(|e| polars_err!(InvalidOperation: "{e}"))?;
+    let info = crate::registry::require(id)?;
     let dtype = table::output_dtype(info.id)?;
     let evaluate = table_call(info.id, options, table::evaluate);
     let output = move |_: &Schema, _: &[Field]| Ok(Field::new(info.id.into(), dtype.clone()));
@@ -420,7 +420,7 @@ pub fn metric_stats(
     inputs: impl AsRef<[Expr]>,
     options: &MetricOptions,
 ) -> PolarsResult<Option<Expr>> {
-    let info = crate::registry::require(id).map_err(|e| polars_err!(InvalidOperation: "{e}"))?;
+    let info = crate::registry::require(id)?;
     let Some(stats) = info.corpus else {
         return Ok(None);
     };

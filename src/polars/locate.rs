@@ -179,8 +179,7 @@ pub fn locate_quotes(
     opts: &LocateOptions,
     parallel: bool,
 ) -> PolarsResult<Series> {
-    opts.validate()
-        .map_err(|e| polars_err!(InvalidOperation: "{e}"))?;
+    opts.validate()?;
     let len = output_len(
         METRIC,
         &[
@@ -387,8 +386,7 @@ pub fn locate_in_documents(
     docs: &[(String, String)],
     opts: &LocateOptions,
 ) -> PolarsResult<DataFrame> {
-    opts.validate()
-        .map_err(|e| polars_err!(InvalidOperation: "{e}"))?;
+    opts.validate()?;
     if docs.is_empty() {
         polars_bail!(ComputeError: "{METRIC}: the corpus has no documents");
     }
@@ -556,9 +554,7 @@ pub fn locate_answer_quotes(
     options: &LocateOptions,
     parallel: bool,
 ) -> PolarsResult<Series> {
-    options
-        .validate()
-        .map_err(|e| polars_err!(InvalidOperation: "{e}"))?;
+    options.validate()?;
     let len = output_len(
         METRIC,
         &[

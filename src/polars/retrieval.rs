@@ -438,9 +438,7 @@ pub fn ranked_metrics(
         grade: true,
     };
     for (metric, options) in metrics {
-        options
-            .validate(*metric)
-            .map_err(|e| polars_err!(InvalidOperation: "{e}"))?;
+        options.validate(*metric)?;
         let n = Needs::for_options(options);
         needs = Needs {
             text: needs.text || n.text,

@@ -23,6 +23,9 @@ pub enum ErrorKind {
     InvalidOptions,
     /// Input data the metric cannot score (a dtype, a span, a regex, a dimension).
     InvalidInput,
+    /// An engine could not run: the judge's budget is spent, its cache cannot be opened, or the
+    /// build has no judge engine.
+    Engine,
 }
 
 /// An error of polars-rag's public API: a kind and a message that names the metric or function,
@@ -93,7 +96,9 @@ impl From<Error> for polars::prelude::PolarsError {
             ErrorKind::UnknownMetric | ErrorKind::InvalidOptions => {
                 PolarsError::InvalidOperation(e.message.into())
             }
-            ErrorKind::InvalidInput => PolarsError::ComputeError(e.message.into()),
+            ErrorKind::InvalidInput | ErrorKind::Engine => {
+                PolarsError::ComputeError(e.message.into())
+            }
         }
     }
 }

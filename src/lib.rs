@@ -8,6 +8,7 @@
 //! * [`metrics`]: one module per metric family; each metric is a pure function over borrowed
 //!   inputs plus a serde `Options` struct shared by every face.
 //! * [`registry`]: the metric ids, identical on every face.
+//! * [`engines`]: the LLM judge (HTTP client, reply cache, concurrency, retries, accounting).
 //! * `polars` (feature `polars`): the columnar driver, the only code that touches Polars series;
 //!   with feature `lazy` also native [`Expr`](::polars::prelude::Expr) builders.
 //!
@@ -29,6 +30,7 @@ pub mod atomic;
 mod error;
 pub use error::{Error, ErrorKind, Result};
 pub mod compare;
+pub mod engines;
 pub mod metrics;
 pub mod registry;
 pub mod text;

@@ -15,6 +15,7 @@ use crate::cli::score::{self, InvalidSpans, ScoreJob};
 use crate::cli::validate::{self, ValidateJob};
 use clap::{Parser, Subcommand};
 use polars_rag::compare::{CompareOptions, Gate};
+use polars_rag::engines::judge::JudgeSettings;
 use polars_rag::metrics::locate::{parse_choice, LocateOptions};
 use polars_rag::registry;
 use polars_rag::text::quotes::QuoteStyle;
@@ -70,6 +71,21 @@ enum Command {
     /// Check a golden dataset: spans inside their documents, stored span text equal to the
     /// corpus, unique ids, no empty ground truth. Exit status 1 when a problem is found.
     Validate(ValidateArgs),
+    /// The judge's reply cache: `stats` (entries per prompt and model, size) or `clear`.
+    JudgeCache(JudgeCacheArgs),
+}
+
+#[derive(clap::Args)]
+struct JudgeCacheArgs {
+    /// stats or clear.
+    #[arg(value_parser = ["stats", "clear"])]
+    action: String,
+    /// The cache directory (default: the judge's default, see `polars-rag judge-cache stats`).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// With clear: only the replies of this prompt (template id), e.g. citation_support.
+    #[arg(long)]
+    template: Option<String>,
 }
 
 const COMPARE_EXAMPLES: &str = "\
@@ -388,13 +404,84 @@ struct ScoreArgs {
     /// column: file, offsets, match ratio, found); options from the config's [locate_quotes].
     #[arg(long)]
     locate_quotes: bool,
+    /// Claims column of citation_support / citation_precision (default claim).
+    #[arg(long)]
+    claim_col: Option<String>,
+    /// Cited spans column of citation_support / citation_precision (default cited_span).
+    #[arg(long)]
+    cited_span_col: Option<String>,
+    /// Question column of answer_match (default question).
+    #[arg(long)]
+    question_col: Option<String>,
+    /// Judge server (OpenAI-compatible, up to /v1). Judged metrics are scored only when a judge
+    /// is given: a [judge] section, a --judge-* flag, or POLARS_RAG_JUDGE_MODEL.
+    #[arg(long)]
+    judge_base_url: Option<String>,
+    /// Judge model.
+    #[arg(long)]
+    judge_model: Option<String>,
+    /// Name of the environment variable holding the judge's API key.
+    #[arg(long)]
+    judge_api_key_env: Option<String>,
+    /// Judge cache directory.
+    #[arg(long)]
+    judge_cache: Option<PathBuf>,
+    /// Judge without a cache.
+    #[arg(long)]
+    no_judge_cache: bool,
+    /// Judge requests in flight at once.
+    #[arg(long)]
+    judge_max_concurrency: Option<usize>,
+    /// The most judge requests this run may make.
+    #[arg(long)]
+    judge_max_calls: Option<u64>,
+}
+
+/// The judge of a score job: the config's [judge] with the flags applied; `None` when neither
+/// they nor POLARS_RAG_JUDGE_MODEL give one.
+fn judge_from(args: &ScoreArgs, configured: Option<JudgeSettings>) -> Option<JudgeSettings> {
+    let flagged = args.judge_base_url.is_some()
+        || args.judge_model.is_some()
+        || args.judge_api_key_env.is_some()
+        || args.judge_cache.is_some()
+        || args.no_judge_cache
+        || args.judge_max_concurrency.is_some()
+        || args.judge_max_calls.is_some();
+    let from_env = std::env::var("POLARS_RAG_JUDGE_MODEL").is_ok_and(|m| !m.trim().is_empty());
+    if configured.is_none() && !flagged && !from_env {
+        return None;
+    }
+    let mut judge = configured.unwrap_or_default();
+    if let Some(url) = &args.judge_base_url {
+        judge.base_url = Some(url.clone());
+    }
+    if let Some(model) = &args.judge_model {
+        judge.model = Some(model.clone());
+    }
+    if let Some(name) = &args.judge_api_key_env {
+        judge.api_key_env = Some(name.clone());
+    }
+    if let Some(dir) = &args.judge_cache {
+        judge.cache = Some(dir.display().to_string());
+    }
+    if args.no_judge_cache {
+        judge.cache = None;
+    }
+    if let Some(n) = args.judge_max_concurrency {
+        judge.max_concurrency = n;
+    }
+    if let Some(n) = args.judge_max_calls {
+        judge.max_calls = Some(n);
+    }
+    Some(judge)
 }
 
 fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
-    let cfg = match &args.config {
+    let mut cfg = match &args.config {
         Some(path) => ScoreConfig::from_file(path)?,
         None => ScoreConfig::default(),
     };
+    let judge = judge_from(&args, cfg.judge.take());
     let run = args
         .run
         .or(cfg.run)
@@ -404,6 +491,17 @@ fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
         .or(cfg.out)
         .unwrap_or_else(|| score::default_out(&run, std::path::Path::new(".")));
     let mut options = cfg.options;
+    if let Some(judge) = &judge {
+        for id in registry::ids() {
+            // A metric's own section keeps the judge it sets.
+            if let Some(own) = options
+                .judge_mut(id)
+                .filter(|own| **own == JudgeSettings::default())
+            {
+                *own = judge.clone();
+            }
+        }
+    }
     let quoted = &mut options.quoted_spans;
     if let Some(c) = args.casefold {
         quoted.casefold = c;
@@ -458,6 +556,9 @@ fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
             negatives: args.negatives_col.or(columns.negatives),
             retrieved: args.retrieved_col.or(columns.retrieved),
             relevant: args.relevant_col.or(columns.relevant),
+            claim: args.claim_col.or(columns.claim),
+            cited_span: args.cited_span_col.or(columns.cited_span),
+            question: args.question_col.or(columns.question),
         },
         options,
         corpus: args.corpus.or(cfg.corpus),
@@ -466,7 +567,31 @@ fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
         by: args.by.or(cfg.by),
         timings: args.timings,
         locate_quotes: args.locate_quotes,
+        judge,
     })
+}
+
+/// `polars-rag judge-cache stats|clear`.
+fn judge_cache(args: JudgeCacheArgs) -> Result<(), String> {
+    use polars_rag::engines::judge::{cache, default_cache_dir};
+    let dir = args.dir.unwrap_or_else(default_cache_dir);
+    if args.action == "clear" {
+        let removed =
+            cache::clear_cache(&dir, args.template.as_deref()).map_err(|e| e.to_string())?;
+        return emit(&format!(
+            "removed {removed} cached replies from {}\n",
+            dir.join(cache::CACHE_FILE).display()
+        ));
+    }
+    let stats = cache::cache_stats(&dir).map_err(|e| e.to_string())?;
+    let mut text = format!(
+        "{}: {} cached replies, {} bytes\n",
+        stats.path, stats.entries, stats.bytes
+    );
+    for (template, model, n) in &stats.by_template {
+        text.push_str(&format!("  {template:<20} {model:<30} {n}\n"));
+    }
+    emit(&text)
 }
 
 /// Writes `text` to standard output. A closed pipe (`polars-rag metrics | head -1`) is not an
@@ -569,6 +694,7 @@ fn main() -> ExitCode {
                 .map_err(|e| e.to_string())
                 .and_then(|report| emit(&report.text))
         }),
+        Some(Command::JudgeCache(args)) => judge_cache(args),
         Some(Command::Metrics) => {
             let listing: String = registry::METRICS
                 .iter()

@@ -55,6 +55,10 @@ pub enum MetricInputs {
     QuoteSources,
     /// Two embedding columns.
     Embeddings,
+    /// A `claim` and the `cited_span` the answer gave for it.
+    ClaimSpan,
+    /// The `question`, the `answer` and a `reference` answer.
+    QuestionAnswerReference,
 }
 
 /// How the per-row statistics of a corpus-level metric are stored in a scores table.
@@ -81,8 +85,9 @@ pub struct CorpusStats {
 }
 
 /// A stateful engine a metric needs besides its kernel, built once per job from settings and
-/// handed to the columnar call (see the README's architecture section). No metric of this
-/// version needs one; the judged and embedding metrics will.
+/// handed to the columnar call (see the README's architecture section). The judged metrics
+/// carry the judge's settings in their options section (`judge`), and their columnar calls get
+/// the process's shared [`Judge`](crate::engines::judge) for those settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Engine {
     /// An LLM-as-judge client (OpenAI-compatible chat completions, with a persistent cache).
@@ -172,6 +177,14 @@ macro_rules! metric_table {
                 span_iou: $crate::metrics::spans::SpanOptions,
                 /// `locate_quotes` (also the `locate_quotes` column of `score --locate-quotes`).
                 locate_quotes: $crate::metrics::locate::LocateOptions,
+                /// `citation_support`.
+                citation_support: $crate::metrics::judged::citation_support::CitationSupportOptions,
+                /// `citation_precision`.
+                citation_precision: $crate::metrics::judged::citation_support::CitationSupportOptions,
+                /// `answer_match`.
+                answer_match: $crate::metrics::judged::answer_match::AnswerMatchOptions,
+                /// `split_claims`.
+                split_claims: $crate::metrics::judged::claims::SplitClaimsOptions,
             }
             metrics {
                 quoted_spans {
@@ -438,6 +451,49 @@ macro_rules! metric_table {
                     signature: |o| $crate::metrics::spans::signature(o),
                     output: DataType::Float64,
                     column: |o, [retrieved, golden], parallel| $crate::polars::retrieval::span_metric($crate::polars::retrieval::SpanMetric::Iou, retrieved, golden, o, parallel),
+                }
+                citation_support {
+                    kind: RowWise, inputs: ClaimSpan, options: citation_support, engine: Judge,
+                    values: ["fully_supported"], corpus: None,
+                    summary: "LLM judge: is the claim fully, partially or not supported by its cited span; phrase verified, failure modes flagged",
+                    reference: "",
+                    signature: |o| $crate::metrics::judged::citation_support::signature(o),
+                    output: $crate::polars::judged::citation_support_dtype(),
+                    column: |o, [claim, cited_span], _parallel| $crate::polars::judged::citation_support(claim, cited_span, o),
+                }
+                citation_precision {
+                    kind: Aggregate, inputs: ClaimSpan, options: citation_precision, engine: Judge,
+                    values: ["citation_precision"],
+                    corpus: Some($crate::registry::CorpusStats {
+                        column: "citation_support",
+                        layout: $crate::registry::StatsLayout::Fields(&["fully_supported", "partially_supported", "not_supported"]),
+                        of_sums: $crate::metrics::judged::citation_support::precision_of_sums,
+                        describe: Some($crate::metrics::judged::citation_support::describe_sums),
+                    }),
+                    summary: "share of judged (claim, cited_span) pairs fully supported (partial support counted separately)",
+                    reference: "",
+                    signature: |o| $crate::metrics::judged::citation_support::signature(o),
+                    output: $crate::polars::judged::citation_precision_dtype(),
+                    column: |o, [claim, cited_span], _parallel| $crate::polars::judged::citation_precision(claim, cited_span, o),
+                    stats: |o, [claim, cited_span], _parallel| $crate::polars::judged::citation_support(claim, cited_span, o),
+                }
+                answer_match {
+                    kind: RowWise, inputs: QuestionAnswerReference, options: answer_match, engine: Judge,
+                    values: ["score"], corpus: None,
+                    summary: "LLM judge: does the answer match the reference answer to the question (match, reasoning)",
+                    reference: "datapizza LLM-as-judge (is_matching, reasoning)",
+                    signature: |o| $crate::metrics::judged::answer_match::signature(o),
+                    output: $crate::polars::judged::answer_match_dtype(),
+                    column: |o, [question, answer, reference], _parallel| $crate::polars::judged::answer_match(question, answer, reference, o),
+                }
+                split_claims {
+                    kind: Tool, inputs: Answer, options: split_claims, engine: Judge,
+                    values: [], corpus: None,
+                    summary: "the atomic claims of an answer, by the judge or by rules (explode, then citation_support)",
+                    reference: "",
+                    signature: |o| $crate::metrics::judged::claims::signature(o),
+                    output: $crate::polars::judged::split_claims_dtype(),
+                    column: |o, [answer], _parallel| $crate::polars::judged::split_claims(answer, o),
                 }
                 locate_quotes {
                     kind: Tool, inputs: QuoteSources, options: locate_quotes,

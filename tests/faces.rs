@@ -2,6 +2,8 @@
 #![cfg(feature = "cli")]
 
 mod common;
+#[path = "support/fake_judge.rs"]
+mod fake_judge;
 
 use polars::prelude::*;
 use polars_rag::metrics::citation::{quoted_spans as kernel, QuotedSpansOptions};
@@ -418,6 +420,16 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             embeddings.into(),
         ])
         .unwrap();
+    // Judged metrics are asked of a local fake judge.
+    let judge_server = fake_judge::FakeJudge::start();
+    let mut options = MetricOptions::default();
+    for info in registry::METRICS {
+        if let Some(judge) = options.judge_mut(info.id) {
+            judge.base_url = Some(judge_server.base_url.clone());
+            judge.model = Some("fake-judge".into());
+            judge.cache = None;
+        }
+    }
     for info in registry::METRICS {
         let id = info.id;
         // The table's generic builder, on the columns the metric's inputs say.
@@ -431,8 +443,12 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             MetricInputs::RetrievedGroundTruth => vec![col("sources"), col("sources")],
             MetricInputs::RetrievedSpans => vec![col("spans"), col("spans")],
             MetricInputs::Embeddings => vec![col("emb"), col("emb")],
+            MetricInputs::ClaimSpan => vec![col("answer"), col("answer")],
+            MetricInputs::QuestionAnswerReference => {
+                vec![col("answer"), col("answer"), col("answer")]
+            }
         };
-        let generic = expr::metric(id, inputs, &MetricOptions::default()).unwrap();
+        let generic = expr::metric(id, inputs, &options).unwrap();
         let e = match id {
             "quoted_spans" => expr::quoted_spans(col("answer"), col("sources"), Default::default()),
             "citation_alignment" => {
@@ -479,8 +495,9 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             "locate_quotes" => {
                 expr::locate_quotes(col("answer"), col("sources"), Default::default())
             }
-            // Tools without a builder of their own go through the table's.
-            "extract_quotes" | "embedding_cosine" => generic.clone(),
+            // Tools and judged metrics without a builder of their own go through the table's.
+            "extract_quotes" | "embedding_cosine" | "citation_support" | "citation_precision"
+            | "answer_match" | "split_claims" => generic.clone(),
             other => panic!("metric '{other}' has no Rust Expr builder"),
         };
         let out = df.clone().lazy().select([e]).collect().unwrap();
@@ -864,6 +881,15 @@ fn every_scored_id_is_computed_by_the_cli() {
                 checks_column("checks", rows, "contains", "a"),
                 Series::new("retrieved".into(), vec![span.clone(); rows]),
                 Series::new("relevant_spans".into(), vec![span; rows]),
+                Series::new("claim".into(), vec!["Paris is the capital"; rows]),
+                Series::new(
+                    "cited_span".into(),
+                    vec!["Paris is the capital of France."; rows],
+                ),
+                Series::new(
+                    "question".into(),
+                    vec!["What is the capital of France?"; rows],
+                ),
             ]
             .map(Column::from),
         )
@@ -873,14 +899,40 @@ fn every_scored_id_is_computed_by_the_cli() {
         .finish(&mut run)
         .unwrap();
     let out = dir.join("scores.parquet");
+    let judge_server = fake_judge::FakeJudge::start();
     for info in registry::METRICS {
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_polars-rag"))
-            .args(["score", "--run"])
-            .arg(&run_path)
-            .args(["--metrics", info.id, "--out"])
-            .arg(&out)
-            .output()
-            .unwrap();
+        let score = || {
+            let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_polars-rag"));
+            command
+                .args(["score", "--run"])
+                .arg(&run_path)
+                .args(["--metrics", info.id, "--out"])
+                .arg(&out)
+                .env_remove("POLARS_RAG_JUDGE_MODEL");
+            command
+        };
+        let judged =
+            info.engine == Some(registry::Engine::Judge) && info.kind != registry::MetricKind::Tool;
+        if judged {
+            // Without a judge, asking for a judged metric is an error naming it and the judge.
+            let o = score().output().unwrap();
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            assert!(
+                !o.status.success() && stderr.contains(info.id) && stderr.contains("judge"),
+                "{stderr}"
+            );
+        }
+        let mut command = score();
+        if judged {
+            command.args([
+                "--judge-base-url",
+                &judge_server.base_url,
+                "--judge-model",
+                "fake-judge",
+                "--no-judge-cache",
+            ]);
+        }
+        let o = command.output().unwrap();
         let (stdout, stderr) = (
             String::from_utf8_lossy(&o.stdout),
             String::from_utf8_lossy(&o.stderr),

@@ -59,6 +59,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use polars_rag::engines::judge::JudgeSettings;
 use polars_rag::metrics::MetricOptions;
 
 /// Column names of the run and golden tables; `None` picks the documented default.
@@ -82,6 +83,12 @@ pub struct Columns {
     /// Ground truth of the ranked retrieval metrics (default `relevant_spans` when the retrieved
     /// items are spans, else `relevant_ids`, else `relevant_chunks`).
     pub relevant: Option<String>,
+    /// Claims of the judged citation audit (default `claim`).
+    pub claim: Option<String>,
+    /// The span cited for each claim (default `cited_span`).
+    pub cited_span: Option<String>,
+    /// The question (default `question`).
+    pub question: Option<String>,
 }
 
 /// Everything `score` needs, as read from a config file: the job's own keys plus one section of
@@ -108,6 +115,8 @@ pub struct ScoreConfig {
     pub invalid_spans: Option<String>,
     /// The column to break the summary down by.
     pub by: Option<String>,
+    /// `[judge]`: the judge of every judged metric whose section sets none of its own.
+    pub judge: Option<JudgeSettings>,
 }
 
 /// The job's own keys; everything else in the file is a metric section.
@@ -147,6 +156,14 @@ impl ScoreConfig {
             }
         }
         let job: JobKeys = job.try_into().map_err(|e: toml::de::Error| e.to_string())?;
+        let judge: Option<JudgeSettings> = match table.remove("judge") {
+            Some(section) => Some(
+                section
+                    .try_into()
+                    .map_err(|e: toml::de::Error| format!("[judge]: {e}"))?,
+            ),
+            None => None,
+        };
         let options: MetricOptions = table
             .try_into()
             .map_err(|e: toml::de::Error| e.to_string())?;
@@ -161,6 +178,7 @@ impl ScoreConfig {
             unit: job.unit,
             invalid_spans: job.invalid_spans,
             by: job.by,
+            judge,
         })
     }
 

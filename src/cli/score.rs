@@ -49,6 +49,9 @@ pub struct ScoreJob {
     /// Locate each quoted span of the answers in the row's sources (`locate_quotes` column, named like the plugin's function),
     /// with `options.locate_quotes`.
     pub locate_quotes: bool,
+    /// The judge of the judged metrics (already applied to their options); `None`: judged
+    /// metrics are skipped unless asked for, and asking for one is an error.
+    pub judge: Option<polars_rag::engines::judge::JudgeSettings>,
 }
 
 /// What `score` does with a span that does not fit its corpus.
@@ -208,6 +211,9 @@ struct Resolved {
     relevant: Option<(String, Relevance)>,
     /// Golden spans, when the retrieved items are spans too.
     spans: Option<String>,
+    claim: Option<String>,
+    cited_span: Option<String>,
+    question: Option<String>,
 }
 
 impl Resolved {
@@ -240,6 +246,15 @@ impl Resolved {
             MetricInputs::QuoteSources | MetricInputs::Embeddings => {
                 return Err("its own option or command (it is not scored by id)")
             }
+            MetricInputs::ClaimSpan => vec![
+                need(&self.claim, "claims (--claim-col)")?,
+                need(&self.cited_span, "cited spans (--cited-span-col)")?,
+            ],
+            MetricInputs::QuestionAnswerReference => vec![
+                need(&self.question, "questions (--question-col)")?,
+                answer?,
+                need(&self.references, "reference answers (--references-col, or a --golden table)")?,
+            ],
             MetricInputs::RetrievedSpans => vec![
                 need(&self.retrieved, "retrieved spans (--retrieved-col)")?,
                 need(&self.spans, "golden spans (relevant_spans) and retrieved items with file, start, end")?,
@@ -430,10 +445,36 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     stages.lap("aggregates and write");
     let ids: Vec<&str> = chosen.iter().map(|(m, _)| m.id).collect();
     let mut summary = summarise(job, &options, &scores, &ids, &aggregates, &notes)?;
+    summary.push_str(&judge_accounting(&options, &ids)?);
     if job.timings {
         summary.push_str(&stages.line());
     }
     Ok(ScoreReport { summary })
+}
+
+/// What the judges of the judged metrics spent, one line per prompt: rows, calls, cache hits,
+/// retries, failures, tokens and wall time.
+fn judge_accounting(options: &MetricOptions, ids: &[&str]) -> PolarsResult<String> {
+    let mut judges: Vec<polars_rag::engines::judge::JudgeSettings> = Vec::new();
+    let mut options = options.clone();
+    for id in ids {
+        if let Some(settings) = options.judge_mut(id) {
+            if !judges.contains(settings) {
+                judges.push(settings.clone());
+            }
+        }
+    }
+    let mut text = String::new();
+    for settings in &judges {
+        let judge = polars_rag::engines::judge::Judge::shared(settings, "score")?;
+        for (prompt, u) in judge.usage() {
+            text.push_str(&format!(
+                "judge {prompt} ({}): {} rows, {} calls, {} cache hits, {} retries, {} failed, {} prompt + {} completion tokens, {:.1} s\n",
+                judge.settings().model, u.rows, u.calls, u.cache_hits, u.retries, u.failures, u.prompt_tokens, u.completion_tokens, u.seconds
+            ));
+        }
+    }
+    Ok(text)
 }
 
 /// Where each kind of metric input is in the joined table: the columns the job names, else the
@@ -479,6 +520,9 @@ fn resolve_columns(job: &ScoreJob, schema: &Schema) -> PolarsResult<Resolved> {
         retrieved,
         relevant,
         spans,
+        claim: pick(schema, &job.columns.claim, &["claim"]),
+        cited_span: pick(schema, &job.columns.cited_span, &["cited_span"]),
+        question: pick(schema, &job.columns.question, &["question"]),
     };
     for (name, what) in [
         (&resolved.answer, "answer"),
@@ -487,6 +531,9 @@ fn resolve_columns(job: &ScoreJob, schema: &Schema) -> PolarsResult<Resolved> {
         (&resolved.checks, "checks"),
         (&resolved.negatives, "negatives"),
         (&resolved.retrieved, "retrieved"),
+        (&resolved.claim, "claims"),
+        (&resolved.cited_span, "cited spans"),
+        (&resolved.question, "questions"),
         (
             &resolved.relevant.as_ref().map(|r| r.0.clone()),
             "ground truth",
@@ -531,7 +578,13 @@ fn choose_metrics(
         if asked == Some(false) {
             continue;
         }
-        match resolved.inputs_for(info.inputs) {
+        let needs_judge = info.engine == Some(registry::Engine::Judge) && job.judge.is_none();
+        let inputs = if needs_judge {
+            Err("a judge ([judge] section, --judge-model / --judge-base-url, or POLARS_RAG_JUDGE_MODEL)")
+        } else {
+            resolved.inputs_for(info.inputs)
+        };
+        match inputs {
             Ok(cols) => chosen.push((info, cols.into_iter().map(String::from).collect())),
             Err(what) if asked == Some(true) => {
                 return Err(err(format!("{}: needs {what}; {table} has none", info.id)))

@@ -4,6 +4,7 @@
 pub mod bleu;
 pub mod chrf;
 pub mod citation;
+pub mod judged;
 pub mod lexical;
 pub mod locate;
 pub mod retrieval;
@@ -112,6 +113,15 @@ macro_rules! metric_options {
                 section.downcast_mut()
             }
 
+            /// The judge settings of a judged metric (`None` for the others): the CLI's `[judge]`
+            /// section and `--judge-*` flags are applied through this.
+            pub fn judge_mut(&mut self, metric: &str) -> Option<&mut crate::engines::judge::JudgeSettings> {
+                match metric {
+                    $( stringify!($id) => judge_of!(self, $options $(, $engine)?), )*
+                    _ => None,
+                }
+            }
+
             /// The default keyword arguments of `metric`, written by `serializer` (a map from
             /// option name to value; empty for a metric without options). Python's functions
             /// take `None` for "the library's default" and show these.
@@ -153,6 +163,16 @@ macro_rules! section_mut {
     };
     ($self:expr, $section:ident) => {
         &mut $self.$section
+    };
+}
+
+/// The judge settings of a section, for metrics whose entry names the `Judge` engine.
+macro_rules! judge_of {
+    ($self:expr, $section:ident, Judge) => {
+        Some(&mut $self.$section.judge)
+    };
+    ($self:expr, $section:ident $(, $other:ident)?) => {
+        None
     };
 }
 

@@ -8,6 +8,7 @@
 //!   one path every face evaluates a metric through.
 //! * [`tables`]: table plumbing of the golden-dataset job (long-run collapse, golden ⋈ run
 //!   with its report), shared by the CLI, the Python functions and Rust users.
+//! * [`judged`]: the judged metrics over columns, through the shared judge engine.
 //! * [`expr`] (feature `lazy`): native `Expr` builders over [`columns`] and [`table`].
 
 pub mod columns;
@@ -16,6 +17,7 @@ pub mod driver;
 #[cfg(feature = "lazy")]
 pub mod expr;
 pub mod golden;
+pub mod judged;
 pub mod locate;
 pub mod retrieval;
 pub mod table;

@@ -1,0 +1,206 @@
+//! The judge's persistent reply cache: one SQLite file (`judge-cache.sqlite3`) in the cache
+//! directory, in WAL mode with a busy timeout, so several processes (two CLI runs, a notebook and
+//! a CLI run) can share it: readers never block, writers queue. A reply is stored once it has
+//! passed schema validation, the moment it arrives, so an interrupted run resumes from what it
+//! had; failures are never stored, so a re-run retries them.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+/// The file name of the cache inside its directory.
+pub const CACHE_FILE: &str = "judge-cache.sqlite3";
+
+/// A cached reply: the validated JSON object and the tokens the call cost.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CachedReply {
+    /// The reply as JSON text.
+    pub reply: String,
+    /// Prompt tokens of the call that produced it.
+    pub prompt_tokens: u64,
+    /// Completion tokens of the call that produced it.
+    pub completion_tokens: u64,
+}
+
+/// An open reply cache.
+pub struct ReplyCache {
+    connection: Mutex<Connection>,
+    path: PathBuf,
+}
+
+fn sqlite_error(path: &Path, e: impl std::fmt::Display) -> crate::Error {
+    crate::Error::new(
+        crate::ErrorKind::Engine,
+        format!("judge cache {}: {e}", path.display()),
+    )
+}
+
+fn open_connection(path: &Path) -> crate::Result<Connection> {
+    let connection = Connection::open(path).map_err(|e| sqlite_error(path, e))?;
+    connection
+        .busy_timeout(Duration::from_secs(120))
+        .map_err(|e| sqlite_error(path, e))?;
+    connection
+        .execute_batch(
+            "PRAGMA journal_mode = WAL;
+             PRAGMA synchronous = NORMAL;
+             CREATE TABLE IF NOT EXISTS replies (
+                 key TEXT PRIMARY KEY,
+                 template TEXT NOT NULL,
+                 model TEXT NOT NULL,
+                 reply TEXT NOT NULL,
+                 prompt_tokens INTEGER NOT NULL,
+                 completion_tokens INTEGER NOT NULL,
+                 created REAL NOT NULL
+             ) WITHOUT ROWID;",
+        )
+        .map_err(|e| sqlite_error(path, e))?;
+    Ok(connection)
+}
+
+impl ReplyCache {
+    /// Opens (creating it when needed) the cache in `directory`.
+    pub fn open(directory: &Path) -> crate::Result<Self> {
+        std::fs::create_dir_all(directory).map_err(|e| sqlite_error(directory, e))?;
+        let path = directory.join(CACHE_FILE);
+        let connection = open_connection(&path)?;
+        Ok(ReplyCache {
+            connection: Mutex::new(connection),
+            path,
+        })
+    }
+
+    /// The replies cached under `keys`, in order (`None` for a miss), read in one transaction.
+    pub fn get_many(&self, keys: &[&str]) -> crate::Result<Vec<Option<CachedReply>>> {
+        let mut connection = self.connection.lock().unwrap_or_else(|p| p.into_inner());
+        let transaction = connection
+            .transaction()
+            .map_err(|e| sqlite_error(&self.path, e))?;
+        let mut found = Vec::with_capacity(keys.len());
+        {
+            let mut statement = transaction
+                .prepare_cached(
+                    "SELECT reply, prompt_tokens, completion_tokens FROM replies WHERE key = ?1",
+                )
+                .map_err(|e| sqlite_error(&self.path, e))?;
+            for key in keys {
+                let row = statement
+                    .query_row(params![key], |row| {
+                        Ok(CachedReply {
+                            reply: row.get(0)?,
+                            prompt_tokens: row.get::<_, i64>(1)?.max(0) as u64,
+                            completion_tokens: row.get::<_, i64>(2)?.max(0) as u64,
+                        })
+                    })
+                    .optional()
+                    .map_err(|e| sqlite_error(&self.path, e))?;
+                found.push(row);
+            }
+        }
+        transaction
+            .commit()
+            .map_err(|e| sqlite_error(&self.path, e))?;
+        Ok(found)
+    }
+
+    /// Stores a validated reply.
+    pub fn put(
+        &self,
+        key: &str,
+        template: &str,
+        model: &str,
+        reply: &CachedReply,
+    ) -> crate::Result<()> {
+        let connection = self.connection.lock().unwrap_or_else(|p| p.into_inner());
+        let created = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0);
+        connection
+            .prepare_cached(
+                "INSERT OR REPLACE INTO replies
+                 (key, template, model, reply, prompt_tokens, completion_tokens, created)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )
+            .and_then(|mut statement| {
+                statement.execute(params![
+                    key,
+                    template,
+                    model,
+                    reply.reply,
+                    reply.prompt_tokens as i64,
+                    reply.completion_tokens as i64,
+                    created
+                ])
+            })
+            .map_err(|e| sqlite_error(&self.path, e))?;
+        Ok(())
+    }
+}
+
+/// What a cache directory holds.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct CacheStats {
+    /// The cache file.
+    pub path: String,
+    /// Cached replies in all.
+    pub entries: u64,
+    /// Size of the file (and its write-ahead log) in bytes.
+    pub bytes: u64,
+    /// Cached replies per (template, model).
+    pub by_template: Vec<(String, String, u64)>,
+}
+
+/// The contents of the cache in `directory` (zero entries when it has none yet).
+pub fn cache_stats(directory: &Path) -> crate::Result<CacheStats> {
+    let path = directory.join(CACHE_FILE);
+    if !path.exists() {
+        return Ok(CacheStats {
+            path: path.display().to_string(),
+            ..CacheStats::default()
+        });
+    }
+    let connection = open_connection(&path)?;
+    let mut statement = connection
+        .prepare("SELECT template, model, COUNT(*) FROM replies GROUP BY template, model ORDER BY template, model")
+        .map_err(|e| sqlite_error(&path, e))?;
+    let by_template = statement
+        .query_map([], |row| {
+            Ok((
+                row.get(0)?,
+                row.get(1)?,
+                row.get::<_, i64>(2)?.max(0) as u64,
+            ))
+        })
+        .and_then(|rows| rows.collect::<Result<Vec<(String, String, u64)>, _>>())
+        .map_err(|e| sqlite_error(&path, e))?;
+    let size = |p: PathBuf| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    let bytes = size(path.clone()) + size(directory.join(format!("{CACHE_FILE}-wal")));
+    Ok(CacheStats {
+        path: path.display().to_string(),
+        entries: by_template.iter().map(|(_, _, n)| n).sum(),
+        bytes,
+        by_template,
+    })
+}
+
+/// Removes cached replies from the cache in `directory`: all of them, or those of one template
+/// id. Returns how many were removed.
+pub fn clear_cache(directory: &Path, template: Option<&str>) -> crate::Result<u64> {
+    let path = directory.join(CACHE_FILE);
+    if !path.exists() {
+        return Ok(0);
+    }
+    let connection = open_connection(&path)?;
+    let removed = match template {
+        Some(id) => connection.execute("DELETE FROM replies WHERE template = ?1", params![id]),
+        None => connection.execute("DELETE FROM replies", []),
+    }
+    .map_err(|e| sqlite_error(&path, e))?;
+    connection
+        .execute_batch("PRAGMA wal_checkpoint(TRUNCATE); VACUUM;")
+        .map_err(|e| sqlite_error(&path, e))?;
+    Ok(removed as u64)
+}

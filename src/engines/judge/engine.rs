@@ -1,0 +1,570 @@
+//! The judge itself: request building, the bounded pool, retries, validation, the cache and the
+//! accounting (see the module documentation of [`crate::engines::judge`]).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use super::cache::{CachedReply, ReplyCache};
+use super::schema::validate;
+use super::template::{JudgeTemplate, Message};
+use super::transport::{Attempt, Transport};
+use super::{JudgeSettings, ResolvedSettings, Usage, UsageByTemplate};
+
+/// The judgement of one row: `None` for a row with a null input, `Some(Ok(reply))` with the
+/// validated JSON reply, `Some(Err(reason))` when no valid reply could be had.
+pub type RowReply = Option<Result<Value, String>>;
+
+/// An LLM judge: settings, HTTP client, cache, concurrency bound, budget and accounting.
+pub struct Judge {
+    resolved: ResolvedSettings,
+    transport: Transport,
+    cache: Option<ReplyCache>,
+    in_flight: Slots,
+    calls_made: AtomicU64,
+    tokens_spent: AtomicU64,
+    /// Set once the server has rejected `response_format: json_schema`.
+    json_object_only: AtomicBool,
+    usage: Mutex<UsageByTemplate>,
+}
+
+/// A counting semaphore: the judge's bound on requests in flight, shared by concurrent calls.
+struct Slots {
+    free: Mutex<usize>,
+    released: Condvar,
+}
+
+impl Slots {
+    fn acquire(&self) -> SlotGuard<'_> {
+        let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
+        while *free == 0 {
+            free = self.released.wait(free).unwrap_or_else(|p| p.into_inner());
+        }
+        *free -= 1;
+        SlotGuard(self)
+    }
+}
+
+struct SlotGuard<'a>(&'a Slots);
+
+impl Drop for SlotGuard<'_> {
+    fn drop(&mut self) {
+        *self.0.free.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        self.0.released.notify_one();
+    }
+}
+
+/// Why a row was not judged.
+enum Failure {
+    /// The row's reason (kept in its `judge_error`).
+    Row(String),
+    /// The budget was spent before the row's request could be made.
+    Budget,
+}
+
+/// What one request cost and gave.
+#[derive(Default)]
+struct Spent {
+    calls: u64,
+    retries: u64,
+    prompt_tokens: u64,
+    completion_tokens: u64,
+}
+
+impl Judge {
+    /// A judge for `settings` (errors name `metric`). Prefer [`Judge::shared`], which reuses
+    /// one judge per distinct settings.
+    pub fn new(settings: &JudgeSettings, metric: &str) -> crate::Result<Judge> {
+        let resolved = settings.resolve(metric)?;
+        let api_key = match &resolved.api_key_env {
+            Some(name) => match std::env::var(name) {
+                Ok(key) if !key.is_empty() => Some(key),
+                _ => {
+                    return Err(crate::Error::options(format!(
+                        "{metric}: judge setting `api_key_env` names the environment variable {name}, which is not set"
+                    )))
+                }
+            },
+            None => None,
+        };
+        let transport = Transport::new(
+            &resolved.base_url,
+            Duration::from_secs_f64(settings.timeout),
+            api_key,
+        );
+        let cache = match &resolved.cache {
+            Some(dir) => Some(ReplyCache::open(dir)?),
+            None => None,
+        };
+        Ok(Judge {
+            transport,
+            cache,
+            in_flight: Slots {
+                free: Mutex::new(settings.max_concurrency),
+                released: Condvar::new(),
+            },
+            calls_made: AtomicU64::new(0),
+            tokens_spent: AtomicU64::new(0),
+            json_object_only: AtomicBool::new(false),
+            usage: Mutex::new(UsageByTemplate::new()),
+            resolved,
+        })
+    }
+
+    /// The process's judge for `settings`, built on first use and reused afterwards (its
+    /// budget and accounting are per process). Errors name `metric` and the setting.
+    pub fn shared(settings: &JudgeSettings, metric: &str) -> crate::Result<Arc<Judge>> {
+        static JUDGES: OnceLock<Mutex<HashMap<String, Arc<Judge>>>> = OnceLock::new();
+        let key = serde_json::to_string(settings).unwrap_or_default();
+        let judges = JUDGES.get_or_init(Default::default);
+        let mut judges = judges.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(judge) = judges.get(&key) {
+            return Ok(Arc::clone(judge));
+        }
+        let judge = Arc::new(Judge::new(settings, metric)?);
+        judges.insert(key, Arc::clone(&judge));
+        Ok(judge)
+    }
+
+    /// The settings in effect (environment applied).
+    pub fn settings(&self) -> &ResolvedSettings {
+        &self.resolved
+    }
+
+    /// What this judge has spent so far, per template id.
+    pub fn usage(&self) -> UsageByTemplate {
+        self.usage.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The key of everything that determines the reply to one rendered request, but the user
+    /// message: hashed once per call so that each row only hashes its own data.
+    fn key_prefix(&self, template: &JudgeTemplate, system: &str, sample: u32) -> Sha256 {
+        let settings = &self.resolved.settings;
+        let head = json!({
+            "base_url": self.resolved.base_url,
+            "model": self.resolved.model,
+            "template": template.id,
+            "template_hash": template.prompt_hash(),
+            "system": system,
+            "schema": template.schema,
+            "temperature": settings.temperature,
+            "seed": self.seed_of(sample),
+            "max_tokens": settings.max_tokens,
+            "sample": sample,
+        });
+        let mut hasher = Sha256::new();
+        hasher.update(head.to_string().as_bytes());
+        hasher.update([0u8]);
+        hasher
+    }
+
+    fn seed_of(&self, sample: u32) -> Option<u64> {
+        self.resolved
+            .settings
+            .seed
+            .map(|seed| seed.wrapping_add(u64::from(sample)))
+    }
+
+    /// Judges `rows` with `template`: each row gives its input values in the order of
+    /// `template.inputs`, or `None` when one of them is null. `sample` numbers a repeated
+    /// judgement of the same rows (a separate cache entry, sent `seed + sample`). `metric`
+    /// names the caller in errors.
+    ///
+    /// Every row gets its own outcome; the call itself fails only when the budget runs out
+    /// (replies received until then are cached, so a re-run with a larger budget resumes).
+    pub fn judge_rows(
+        &self,
+        metric: &str,
+        template: &JudgeTemplate,
+        rows: &[Option<Vec<&str>>],
+        sample: u32,
+    ) -> crate::Result<Vec<RowReply>> {
+        let started = Instant::now();
+        let system = template.render_system();
+        let prefix = self.key_prefix(template, &system, sample);
+
+        // Render and key each row; identical requests are asked once.
+        let mut requests: Vec<(String, String)> = Vec::new(); // (key, user message)
+        let mut request_of_row: Vec<Option<usize>> = Vec::with_capacity(rows.len());
+        let mut index_of_key: HashMap<String, usize> = HashMap::new();
+        for row in rows {
+            let Some(values) = row else {
+                request_of_row.push(None);
+                continue;
+            };
+            let user = template.render_user(values);
+            let mut hasher = prefix.clone();
+            hasher.update(user.as_bytes());
+            let key: String = hasher
+                .finalize()
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            let index = *index_of_key.entry(key.clone()).or_insert_with(|| {
+                requests.push((key, user));
+                requests.len() - 1
+            });
+            request_of_row.push(Some(index));
+        }
+
+        let mut usage = Usage {
+            rows: request_of_row.iter().flatten().count() as u64,
+            ..Usage::default()
+        };
+        let mut outcomes: Vec<Option<Result<Value, Failure>>> =
+            (0..requests.len()).map(|_| None).collect();
+
+        if let Some(cache) = &self.cache {
+            let keys: Vec<&str> = requests.iter().map(|(key, _)| key.as_str()).collect();
+            for (outcome, cached) in outcomes.iter_mut().zip(cache.get_many(&keys)?) {
+                // A cached reply is re-validated: a cache edited by hand is not trusted blindly.
+                let Some(cached) = cached else { continue };
+                if let Ok(value) = serde_json::from_str::<Value>(&cached.reply) {
+                    if validate(&value, &template.schema).is_ok() {
+                        *outcome = Some(Ok(value));
+                    }
+                }
+            }
+        }
+        let hits: u64 = outcomes.iter().filter(|o| o.is_some()).count() as u64;
+
+        let missing: Vec<usize> = (0..requests.len())
+            .filter(|&i| outcomes[i].is_none())
+            .collect();
+        if !missing.is_empty() {
+            let next = AtomicU64::new(0);
+            let results: Mutex<Vec<(usize, Result<Value, Failure>, Spent)>> =
+                Mutex::new(Vec::new());
+            let workers = self.resolved.settings.max_concurrency.min(missing.len());
+            std::thread::scope(|scope| {
+                for _ in 0..workers {
+                    scope.spawn(|| loop {
+                        let position = next.fetch_add(1, Ordering::Relaxed) as usize;
+                        let Some(&index) = missing.get(position) else {
+                            break;
+                        };
+                        let (key, user) = &requests[index];
+                        let (outcome, spent) = self.ask(template, &system, user, key, sample);
+                        results
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .push((index, outcome, spent));
+                    });
+                }
+            });
+            for (index, outcome, spent) in results.into_inner().unwrap_or_else(|p| p.into_inner()) {
+                usage.calls += spent.calls;
+                usage.retries += spent.retries;
+                usage.prompt_tokens += spent.prompt_tokens;
+                usage.completion_tokens += spent.completion_tokens;
+                outcomes[index] = Some(outcome);
+            }
+        }
+
+        // Repeated rows count as hits of the first.
+        usage.cache_hits = hits + (usage.rows - requests.len() as u64);
+        let budget_spent = outcomes
+            .iter()
+            .filter(|o| matches!(o, Some(Err(Failure::Budget))))
+            .count();
+        usage.failures = outcomes
+            .iter()
+            .filter(|o| matches!(o, Some(Err(_))))
+            .count() as u64;
+        usage.seconds = started.elapsed().as_secs_f64();
+        self.usage
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(template.id.clone())
+            .or_default()
+            .add(&usage);
+
+        if budget_spent > 0 {
+            let settings = &self.resolved.settings;
+            let limit = match (settings.max_calls, settings.max_total_tokens) {
+                (Some(calls), _) if self.calls_made.load(Ordering::Relaxed) >= calls => {
+                    format!("max_calls = {calls}")
+                }
+                (_, Some(tokens)) => format!("max_total_tokens = {tokens}"),
+                _ => "the budget".to_string(),
+            };
+            return Err(crate::Error::new(
+                crate::ErrorKind::Engine,
+                format!(
+                    "{metric}: the judge's budget is spent ({limit}; {} calls and {} tokens spent): {budget_spent} of {} \
+                     distinct rows were not judged. Replies received so far are cached; raise the budget and run \
+                     again to resume",
+                    self.calls_made.load(Ordering::Relaxed),
+                    self.tokens_spent.load(Ordering::Relaxed),
+                    requests.len(),
+                ),
+            ));
+        }
+
+        Ok(request_of_row
+            .into_iter()
+            .map(|index| {
+                index.map(|i| match &outcomes[i] {
+                    Some(Ok(value)) => Ok(value.clone()),
+                    Some(Err(Failure::Row(reason))) => Err(reason.clone()),
+                    Some(Err(Failure::Budget)) | None => Err("not judged".to_string()),
+                })
+            })
+            .collect())
+    }
+
+    /// Whether one more request fits the budget; reserves it when it does.
+    fn reserve_call(&self) -> bool {
+        let settings = &self.resolved.settings;
+        if let Some(tokens) = settings.max_total_tokens {
+            if self.tokens_spent.load(Ordering::Relaxed) >= tokens {
+                return false;
+            }
+        }
+        match settings.max_calls {
+            Some(limit) => self
+                .calls_made
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |made| {
+                    (made < limit).then_some(made + 1)
+                })
+                .is_ok(),
+            None => {
+                self.calls_made.fetch_add(1, Ordering::Relaxed);
+                true
+            }
+        }
+    }
+
+    /// One distinct request: asked (with retries), validated, re-asked once when invalid,
+    /// cached when valid.
+    fn ask(
+        &self,
+        template: &JudgeTemplate,
+        system: &str,
+        user: &str,
+        key: &str,
+        sample: u32,
+    ) -> (Result<Value, Failure>, Spent) {
+        let mut spent = Spent::default();
+        let mut messages: Vec<Message> =
+            vec![("system", system.to_string()), ("user", user.to_string())];
+        let mut outcome = Err(Failure::Row(String::new()));
+        for round in 0..2 {
+            let content = match self.complete(template, &messages, sample, &mut spent) {
+                Ok(content) => content,
+                Err(failure) => return (Err(failure), spent),
+            };
+            match read_reply(&content, template) {
+                Ok(value) => {
+                    outcome = Ok(value);
+                    break;
+                }
+                Err(problem) => {
+                    outcome = Err(Failure::Row(if round == 0 {
+                        problem.clone()
+                    } else {
+                        format!("invalid reply, asked twice: {problem}")
+                    }));
+                    // Ask once more, showing the model its reply and what is wrong with it.
+                    messages.push(("assistant", content));
+                    messages.push((
+                        "user",
+                        format!(
+                            "That reply is not valid: {problem}. Reply again with only one JSON object that \
+                             matches the schema."
+                        ),
+                    ));
+                }
+            }
+        }
+        if let (Ok(value), Some(cache)) = (&outcome, &self.cache) {
+            let reply = CachedReply {
+                reply: value.to_string(),
+                prompt_tokens: spent.prompt_tokens,
+                completion_tokens: spent.completion_tokens,
+            };
+            if let Err(e) = cache.put(key, &template.id, &self.resolved.model, &reply) {
+                // The judgement stands; only the cache write failed.
+                return (Err(Failure::Row(e.to_string())), spent);
+            }
+        }
+        (outcome, spent)
+    }
+
+    /// One chat completion (with retries): the reply's message content.
+    fn complete(
+        &self,
+        template: &JudgeTemplate,
+        messages: &[Message],
+        sample: u32,
+        spent: &mut Spent,
+    ) -> Result<String, Failure> {
+        let settings = &self.resolved.settings;
+        let mut attempt = 0u32;
+        loop {
+            let asked_json_schema = !self.json_object_only.load(Ordering::Relaxed);
+            let body = self.request_body(template, messages, sample);
+            if !self.reserve_call() {
+                return Err(Failure::Budget);
+            }
+            spent.calls += 1;
+            let result = {
+                let _slot = self.in_flight.acquire();
+                self.transport.post(&body)
+            };
+            let (reason, retry_after) = match result {
+                Attempt::Reply(text) => {
+                    return self.read_completion(&text, spent).map_err(Failure::Row)
+                }
+                Attempt::SchemaFormatRejected if asked_json_schema => {
+                    // The judge switches to json_object for good (the schema is in the system
+                    // message anyway); ask again at once.
+                    self.json_object_only.store(true, Ordering::Relaxed);
+                    continue;
+                }
+                Attempt::SchemaFormatRejected => {
+                    return Err(Failure::Row(
+                        "the server rejected the request's response_format".into(),
+                    ))
+                }
+                Attempt::Fatal(reason) => return Err(Failure::Row(reason)),
+                Attempt::Retry {
+                    reason,
+                    retry_after,
+                } => (reason, retry_after),
+            };
+            if attempt >= settings.max_retries {
+                return Err(Failure::Row(format!(
+                    "{reason} (after {} attempts)",
+                    attempt + 1
+                )));
+            }
+            spent.retries += 1;
+            std::thread::sleep(
+                retry_after.unwrap_or_else(|| backoff(settings.retry_base_delay, attempt)),
+            );
+            attempt += 1;
+        }
+    }
+
+    fn request_body(&self, template: &JudgeTemplate, messages: &[Message], sample: u32) -> String {
+        let settings = &self.resolved.settings;
+        let messages: Vec<Value> = messages
+            .iter()
+            .map(|(role, content)| json!({"role": role, "content": content}))
+            .collect();
+        let response_format = if self.json_object_only.load(Ordering::Relaxed) {
+            json!({"type": "json_object"})
+        } else {
+            template.response_format()
+        };
+        let mut body = json!({
+            "model": self.resolved.model,
+            "messages": messages,
+            "temperature": settings.temperature,
+            "max_tokens": settings.max_tokens,
+            "response_format": response_format,
+        });
+        if let Some(seed) = self.seed_of(sample) {
+            body["seed"] = json!(seed);
+        }
+        body.to_string()
+    }
+
+    /// The message content of a chat-completions reply, and its token counts.
+    fn read_completion(&self, text: &str, spent: &mut Spent) -> Result<String, String> {
+        let reply: Value = serde_json::from_str(text)
+            .map_err(|e| format!("the server's reply is not JSON: {e}"))?;
+        let tokens = |name: &str| {
+            reply
+                .pointer(&format!("/usage/{name}"))
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+        };
+        let (prompt, completion) = (tokens("prompt_tokens"), tokens("completion_tokens"));
+        spent.prompt_tokens += prompt;
+        spent.completion_tokens += completion;
+        self.tokens_spent
+            .fetch_add(prompt + completion, Ordering::Relaxed);
+        let choice = reply
+            .pointer("/choices/0")
+            .ok_or("the server's reply has no choices")?;
+        if choice.get("finish_reason").and_then(Value::as_str) == Some("length") {
+            return Err("the reply was cut off at max_tokens".into());
+        }
+        choice
+            .pointer("/message/content")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| "the server's reply has no message content".into())
+    }
+}
+
+/// The JSON object of a reply's content (a Markdown code fence around it is tolerated),
+/// validated against the template's schema.
+fn read_reply(content: &str, template: &JudgeTemplate) -> Result<Value, String> {
+    let trimmed = content.trim();
+    let unfenced = trimmed
+        .strip_prefix("```json")
+        .or_else(|| trimmed.strip_prefix("```"))
+        .and_then(|rest| rest.trim_end().strip_suffix("```"))
+        .unwrap_or(trimmed);
+    let value: Value = serde_json::from_str(unfenced.trim()).map_err(|e| {
+        let head: String = trimmed.chars().take(80).collect();
+        format!("the reply is not a JSON object ({e}): {head:?}")
+    })?;
+    validate(&value, &template.schema)
+        .map_err(|e| format!("the reply does not match the schema: {e}"))?;
+    Ok(value)
+}
+
+/// Exponential backoff with jitter: between half and all of `base * 2^attempt`, at most a minute.
+fn backoff(base: f64, attempt: u32) -> Duration {
+    let ceiling = (base * 2f64.powi(attempt.min(30) as i32)).min(60.0);
+    Duration::from_secs_f64(ceiling * (0.5 + 0.5 * jitter()))
+}
+
+/// A number in [0, 1) that differs between threads and calls (no need for a real RNG here).
+fn jitter() -> f64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(Instant::now().elapsed().as_nanos());
+    (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies_in_code_fences_are_read_and_others_refused() {
+        let card = JudgeTemplate::builtin("answer_match").unwrap();
+        let fenced = "```json\n{\"match\": true, \"reasoning\": \"same\"}\n```";
+        assert_eq!(read_reply(fenced, card).unwrap()["match"], true);
+        assert!(read_reply("yes", card)
+            .unwrap_err()
+            .contains("not a JSON object"));
+        assert!(
+            read_reply("{\"match\": \"yes\", \"reasoning\": \"\"}", card)
+                .unwrap_err()
+                .contains("schema")
+        );
+    }
+
+    #[test]
+    fn backoff_doubles_within_jitter_and_is_capped() {
+        for attempt in 0..5 {
+            let d = backoff(0.1, attempt).as_secs_f64();
+            let ceiling = 0.1 * 2f64.powi(attempt as i32);
+            assert!(
+                d >= ceiling / 2.0 - 1e-9 && d <= ceiling + 1e-9,
+                "{attempt}: {d}"
+            );
+        }
+        assert!(backoff(1.0, 40).as_secs_f64() <= 60.0);
+    }
+}

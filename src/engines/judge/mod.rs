@@ -1,0 +1,281 @@
+//! The LLM-as-judge engine: any OpenAI-compatible `POST {base_url}/chat/completions` server
+//! (OpenAI, vLLM, llama.cpp's server, Ollama), asked for JSON constrained to a template's schema.
+//!
+//! A [`Judge`] is built once from [`JudgeSettings`] and shared ([`Judge::shared`] keeps one per
+//! distinct settings in the process, so the Python plugin's per-batch calls and the CLI reuse
+//! its connection pool, cache connection, concurrency bound, budget and accounting).
+//! [`Judge::judge_rows`] judges a column of rows with one [`JudgeTemplate`]:
+//!
+//! 1. each row's messages are rendered (inputs as JSON data, never as instructions) and keyed by
+//!    a SHA-256 of everything that determines the reply: base URL, model, template id and text
+//!    hash, rendered messages, schema, temperature, seed, max_tokens and sample index;
+//! 2. identical rows are asked once; cached replies are read in one transaction;
+//! 3. the rest go to a bounded pool (`max_concurrency` requests in flight per judge, across all
+//!    calls), retried with exponential backoff and jitter on 429, 5xx, timeouts and dropped
+//!    connections, honouring `Retry-After`;
+//! 4. every reply is validated against the schema; an invalid one is asked again once, with the
+//!    validation error, then the row gets its reason;
+//! 5. valid replies are cached as they arrive; failures are not cached.
+//!
+//! A failed row never fails the others: it comes back as `Err(reason)`. Only a spent budget
+//! (`max_calls`, `max_total_tokens`) stops the call, after the requests in flight have finished
+//! and been cached, with an error that says so.
+//!
+//! ```
+//! use polars_rag::engines::judge::JudgeSettings;
+//! let settings = JudgeSettings::default();
+//! assert_eq!(settings.temperature, 0.0);
+//! assert_eq!(settings.max_concurrency, 8);
+//! // No model and no POLARS_RAG_JUDGE_MODEL: the error names the metric and the setting.
+//! # std::env::remove_var("POLARS_RAG_JUDGE_MODEL");
+//! let e = settings.resolve("citation_support").unwrap_err();
+//! assert!(e.to_string().contains("citation_support") && e.to_string().contains("model"));
+//! ```
+
+pub mod schema;
+pub mod template;
+
+#[cfg(feature = "judge")]
+pub mod cache;
+#[cfg(feature = "judge")]
+mod engine;
+#[cfg(feature = "judge")]
+mod transport;
+
+#[cfg(feature = "judge")]
+pub use engine::{Judge, RowReply};
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use template::JudgeTemplate;
+
+/// The version of the judge engine, part of every judge signature: a change in how requests are
+/// built or replies read gets a new version.
+pub const ENGINE_VERSION: &str = "1";
+
+/// How a judge is reached and run. Defaults: no base URL or model of its own (they come from
+/// `POLARS_RAG_JUDGE_BASE_URL` / `POLARS_RAG_JUDGE_MODEL` when unset), temperature 0, seed 0,
+/// 8 requests in flight, the cache in [`default_cache_dir`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct JudgeSettings {
+    /// The server's base URL, up to and including `/v1` (e.g. `http://127.0.0.1:8080/v1`).
+    pub base_url: Option<String>,
+    /// The model name sent with every request.
+    pub model: Option<String>,
+    /// The *name* of the environment variable holding the API key (never the key itself). No
+    /// `Authorization` header is sent when it is unset.
+    pub api_key_env: Option<String>,
+    /// The cache directory; `None` for no cache.
+    pub cache: Option<String>,
+    /// Sampling temperature.
+    pub temperature: f64,
+    /// The sampling seed sent to the server (`None`: none is sent). Sample `k` of a repeated
+    /// judgement (`strict`) is sent `seed + k`.
+    pub seed: Option<u64>,
+    /// The most tokens a reply may have.
+    pub max_tokens: u32,
+    /// Seconds one HTTP request may take, connection included.
+    pub timeout: f64,
+    /// The most requests in flight at once, for this judge across all calls.
+    pub max_concurrency: usize,
+    /// Retries of a request after a 429, 5xx, timeout or dropped connection.
+    pub max_retries: u32,
+    /// The first retry's backoff in seconds; each further retry doubles it (with jitter), up to
+    /// a minute. A `Retry-After` from the server takes precedence.
+    pub retry_base_delay: f64,
+    /// The most HTTP requests this judge may make in the process (`None`: no limit).
+    pub max_calls: Option<u64>,
+    /// The most prompt + completion tokens this judge may spend in the process.
+    pub max_total_tokens: Option<u64>,
+}
+
+impl Default for JudgeSettings {
+    fn default() -> Self {
+        JudgeSettings {
+            base_url: None,
+            model: None,
+            api_key_env: None,
+            cache: Some(default_cache_dir().display().to_string()),
+            temperature: 0.0,
+            seed: Some(0),
+            max_tokens: 1024,
+            timeout: 120.0,
+            max_concurrency: 8,
+            max_retries: 5,
+            retry_base_delay: 0.5,
+            max_calls: None,
+            max_total_tokens: None,
+        }
+    }
+}
+
+/// The judge cache's default directory: `$POLARS_RAG_CACHE_DIR/judge`, else
+/// `$XDG_CACHE_HOME/polars-rag/judge`, else `~/.cache/polars-rag/judge`.
+pub fn default_cache_dir() -> PathBuf {
+    let env = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(root) = env("POLARS_RAG_CACHE_DIR") {
+        return root.join("judge");
+    }
+    let base = env("XDG_CACHE_HOME")
+        .or_else(|| env("HOME").map(|home| home.join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    base.join("polars-rag").join("judge")
+}
+
+/// Settings with the environment applied and checked: what a [`Judge`] runs with.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResolvedSettings {
+    /// The base URL, without a trailing slash.
+    pub base_url: String,
+    /// The model.
+    pub model: String,
+    /// The name of the key's environment variable, when one is used.
+    pub api_key_env: Option<String>,
+    /// The cache directory.
+    pub cache: Option<PathBuf>,
+    /// The settings as given (for the rest of the values).
+    pub settings: JudgeSettings,
+}
+
+impl JudgeSettings {
+    /// Fills the base URL and model from `POLARS_RAG_JUDGE_BASE_URL` / `POLARS_RAG_JUDGE_MODEL`
+    /// (and the key's variable name from `POLARS_RAG_JUDGE_API_KEY_ENV`) when unset, and checks
+    /// every value. Errors name `metric` and the setting.
+    pub fn resolve(&self, metric: &str) -> crate::Result<ResolvedSettings> {
+        let bad = |what: String| {
+            Err(crate::Error::options(format!(
+                "{metric}: judge setting {what}"
+            )))
+        };
+        let from_env = |value: &Option<String>, name: &str| {
+            value
+                .clone()
+                .filter(|v| !v.trim().is_empty())
+                .or_else(|| std::env::var(name).ok().filter(|v| !v.trim().is_empty()))
+        };
+        let Some(base_url) = from_env(&self.base_url, "POLARS_RAG_JUDGE_BASE_URL") else {
+            return bad("`base_url` is not set (give it, or set POLARS_RAG_JUDGE_BASE_URL)".into());
+        };
+        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+            return bad(format!(
+                "`base_url` must start with http:// or https://, got {base_url:?}"
+            ));
+        }
+        let Some(model) = from_env(&self.model, "POLARS_RAG_JUDGE_MODEL") else {
+            return bad("`model` is not set (give it, or set POLARS_RAG_JUDGE_MODEL)".into());
+        };
+        if !(self.temperature.is_finite() && (0.0..=2.0).contains(&self.temperature)) {
+            return bad(format!(
+                "`temperature` must be in [0, 2], got {}",
+                self.temperature
+            ));
+        }
+        if !(self.timeout.is_finite() && self.timeout > 0.0 && self.timeout <= 86_400.0) {
+            return bad(format!(
+                "`timeout` must be a number of seconds in (0, 86400], got {}",
+                self.timeout
+            ));
+        }
+        if !(self.retry_base_delay.is_finite() && (0.0..=600.0).contains(&self.retry_base_delay)) {
+            return bad(format!(
+                "`retry_base_delay` must be in [0, 600] seconds, got {}",
+                self.retry_base_delay
+            ));
+        }
+        if self.max_concurrency == 0 || self.max_concurrency > 1024 {
+            return bad(format!(
+                "`max_concurrency` must be in 1..=1024, got {}",
+                self.max_concurrency
+            ));
+        }
+        if self.max_tokens == 0 {
+            return bad("`max_tokens` must be at least 1".into());
+        }
+        if self.max_retries > 100 {
+            return bad(format!(
+                "`max_retries` must be at most 100, got {}",
+                self.max_retries
+            ));
+        }
+        let api_key_env = from_env(&self.api_key_env, "POLARS_RAG_JUDGE_API_KEY_ENV");
+        Ok(ResolvedSettings {
+            base_url: base_url.trim_end_matches('/').to_string(),
+            model,
+            api_key_env,
+            cache: self
+                .cache
+                .as_deref()
+                .filter(|c| !c.is_empty())
+                .map(PathBuf::from),
+            settings: self.clone(),
+        })
+    }
+
+    /// The judge part of a metric's signature (`judge:model=..|prompt=id@version#hash|...`):
+    /// what `compare` checks to know that two runs were judged alike. Unresolvable settings give
+    /// `model=?`.
+    pub fn signature(&self, template: &JudgeTemplate, samples: u32) -> String {
+        let model = self
+            .model
+            .clone()
+            .or_else(|| std::env::var("POLARS_RAG_JUDGE_MODEL").ok())
+            .unwrap_or_else(|| "?".into());
+        let seed = self
+            .seed
+            .map_or_else(|| "none".to_string(), |s| s.to_string());
+        format!(
+            "judge|model:{model}|prompt:{}@{}#{}|temp:{}|seed:{seed}|max_tokens:{}|samples:{samples}|engine:polars-rag-judge-{ENGINE_VERSION}",
+            template.id,
+            template.version,
+            template.prompt_hash(),
+            self.temperature,
+            self.max_tokens,
+        )
+    }
+}
+
+/// What one judge spent on one template: calls, cache hits, failures, tokens and wall time.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Usage {
+    /// Rows judged (cache hits included; null inputs and repeated rows excluded).
+    pub rows: u64,
+    /// HTTP requests made (retries and re-asks included).
+    pub calls: u64,
+    /// Rows answered from the cache.
+    pub cache_hits: u64,
+    /// Retries after a 429, 5xx, timeout or dropped connection.
+    pub retries: u64,
+    /// Rows that ended without a valid reply.
+    pub failures: u64,
+    /// Prompt tokens of the requests made.
+    pub prompt_tokens: u64,
+    /// Completion tokens of the requests made.
+    pub completion_tokens: u64,
+    /// Wall time spent in `judge_rows`, in seconds.
+    pub seconds: f64,
+}
+
+impl Usage {
+    /// Adds `other` to these counts.
+    pub fn add(&mut self, other: &Usage) {
+        self.rows += other.rows;
+        self.calls += other.calls;
+        self.cache_hits += other.cache_hits;
+        self.retries += other.retries;
+        self.failures += other.failures;
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+        self.seconds += other.seconds;
+    }
+}
+
+/// Usage per template id.
+pub type UsageByTemplate = BTreeMap<String, Usage>;

@@ -1,0 +1,203 @@
+//! Atomic claims of an answer, so that each can be checked against its citation.
+//!
+//! The default splitter is the judge (the `split_claims` card). The rule-based splitter
+//! ([`split_claims_by_rules`]) needs no model and is what `citation_support` uses to flag a
+//! compound claim:
+//!
+//! 1. the text is cut into sentences after `.`, `!` or `?` followed by whitespace and an upper-case
+//!    letter, digit or quote (not after a single letter or a common abbreviation such as "e.g.",
+//!    "Dr.", "U.S.");
+//! 2. each sentence is cut at semicolons;
+//! 3. each piece is cut before a coordinating `and`, `but`, `while`, `whereas` or `although`
+//!    (with or without a comma before it) when both sides have at least three words; the
+//!    conjunction is dropped;
+//! 4. pieces are trimmed of whitespace and trailing `.,;:`; empty pieces are dropped.
+//!
+//! ```
+//! use polars_rag::metrics::judged::claims::split_claims_by_rules;
+//! let claims = split_claims_by_rules(
+//!     "The James Webb Space Telescope launched on December 25, 2021 and reached L2 in January 2022. \
+//!      It is run by NASA; ESA and CSA are partners.",
+//! );
+//! assert_eq!(claims, [
+//!     "The James Webb Space Telescope launched on December 25, 2021",
+//!     "reached L2 in January 2022",
+//!     "It is run by NASA",
+//!     "ESA and CSA are partners",
+//! ]);
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+use crate::engines::judge::JudgeSettings;
+
+/// How `split_claims` splits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClaimSplitter {
+    /// The judge, with the `split_claims` card.
+    #[default]
+    Judge,
+    /// [`split_claims_by_rules`], no model.
+    Rules,
+}
+
+/// Options of `split_claims`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SplitClaimsOptions {
+    /// The judge (used when `method` is `judge`).
+    pub judge: JudgeSettings,
+    /// `judge` (default) or `rules`.
+    pub method: ClaimSplitter,
+}
+
+/// The signature of `split_claims` under `options`.
+pub fn signature(options: &SplitClaimsOptions) -> String {
+    match options.method {
+        ClaimSplitter::Rules => "split_claims|method:rules|version:polars-rag-1".to_string(),
+        ClaimSplitter::Judge => {
+            match crate::engines::judge::template::JudgeTemplate::builtin("split_claims") {
+                Ok(card) => format!("split_claims|{}", options.judge.signature(card, 1)),
+                Err(e) => e.to_string(),
+            }
+        }
+    }
+}
+
+/// The claims of a judge's `split_claims` reply (`{"claims": [..]}`), trimmed, empty ones dropped.
+pub fn claims_of_reply(reply: &serde_json::Value) -> Vec<String> {
+    reply
+        .get("claims")
+        .and_then(serde_json::Value::as_array)
+        .map(|claims| {
+            claims
+                .iter()
+                .filter_map(serde_json::Value::as_str)
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+const ABBREVIATIONS: &[&str] = &[
+    "e.g", "i.e", "etc", "vs", "dr", "mr", "mrs", "ms", "prof", "st", "no", "fig", "approx", "u.s",
+    "u.k", "inc", "ltd", "co", "jr", "sr", "cf", "al",
+];
+
+const CONJUNCTIONS: &[&str] = &["and", "but", "while", "whereas", "although"];
+
+/// Splits `text` into claims by the rules of the module documentation.
+pub fn split_claims_by_rules(text: &str) -> Vec<String> {
+    let mut claims = Vec::new();
+    for sentence in sentences(text) {
+        for piece in sentence.split(';') {
+            split_at_conjunctions(piece, &mut claims);
+        }
+    }
+    claims
+}
+
+/// Sentences of `text` (rule 1).
+fn sentences(text: &str) -> Vec<&str> {
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, &(at, c)) in chars.iter().enumerate() {
+        if !matches!(c, '.' | '!' | '?') {
+            continue;
+        }
+        let Some(&(_, next)) = chars.get(i + 1) else {
+            continue;
+        };
+        if !next.is_whitespace() {
+            continue;
+        }
+        let after = chars[i + 1..]
+            .iter()
+            .map(|&(_, c)| c)
+            .find(|c| !c.is_whitespace());
+        if !after.is_some_and(|c| {
+            c.is_uppercase() || c.is_ascii_digit() || matches!(c, '"' | '\'' | '“' | '‘')
+        }) {
+            continue;
+        }
+        if c == '.' {
+            let word: String = text[start..at]
+                .rsplit(|c: char| c.is_whitespace() || c == '(')
+                .next()
+                .unwrap_or("")
+                .to_lowercase();
+            if word.chars().count() == 1 || ABBREVIATIONS.contains(&word.as_str()) {
+                continue;
+            }
+        }
+        out.push(&text[start..at + c.len_utf8()]);
+        start = at + c.len_utf8();
+    }
+    out.push(&text[start..]);
+    out
+}
+
+/// Rule 3 and 4 on one piece.
+fn split_at_conjunctions(piece: &str, claims: &mut Vec<String>) {
+    let words: Vec<&str> = piece.split_whitespace().collect();
+    let cut = (3..words.len().saturating_sub(2)).find(|&i| {
+        let word = words[i].to_lowercase();
+        CONJUNCTIONS.contains(&word.as_str()) && words.len() - i - 1 >= 3
+    });
+    match cut {
+        Some(i) => {
+            let mut head = words[..i].join(" ");
+            if head.ends_with(',') {
+                head.pop();
+            }
+            push_claim(&head, claims);
+            split_at_conjunctions(&words[i + 1..].join(" "), claims);
+        }
+        None => push_claim(&words.join(" "), claims),
+    }
+}
+
+fn push_claim(text: &str, claims: &mut Vec<String>) {
+    let claim = text.trim().trim_end_matches(['.', ',', ';', ':']).trim();
+    if !claim.is_empty() {
+        claims.push(claim.to_string());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn abbreviations_initials_and_short_conjunctions_do_not_split() {
+        assert_eq!(
+            split_claims_by_rules(
+                "Dr. Smith, e.g. in 2020, used J. R. Tolkien's notes. Salt and pepper."
+            ),
+            [
+                "Dr. Smith, e.g. in 2020, used J. R. Tolkien's notes",
+                "Salt and pepper"
+            ]
+        );
+        assert!(split_claims_by_rules("  ").is_empty());
+        assert_eq!(
+            split_claims_by_rules("Revenue grew 12%, but costs rose by 20% too."),
+            ["Revenue grew 12%", "costs rose by 20% too"]
+        );
+        assert_eq!(
+            split_claims_by_rules("One! Two? Three."),
+            ["One!", "Two?", "Three"]
+        );
+    }
+
+    #[test]
+    fn judge_replies_are_trimmed() {
+        let reply = serde_json::json!({"claims": [" A. ", "", "B"]});
+        assert_eq!(claims_of_reply(&reply), ["A.", "B"]);
+        assert!(claims_of_reply(&serde_json::json!({})).is_empty());
+    }
+}

@@ -1,0 +1,12 @@
+//! Judged metrics: a prompt card of the judge engine ([`crate::engines::judge`]) plus a scoring
+//! rule over its replies. The rules here are pure functions of a row's inputs and the judge's
+//! validated JSON reply, so they are tested from recorded replies without a server.
+//!
+//! * [`citation_support`]: does a cited span support its claim (fully / partially / not), with
+//!   the checks a reviewer would make by hand done automatically;
+//! * [`answer_match`]: does an answer match the reference answer to its question;
+//! * [`claims`]: an answer split into atomic claims, by the judge or by a documented rule.
+
+pub mod answer_match;
+pub mod citation_support;
+pub mod claims;

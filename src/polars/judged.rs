@@ -1,0 +1,378 @@
+//! Judged metrics over Polars columns: read the inputs, hand the rows to the process's shared
+//! [`Judge`] for the options' settings, and turn the scored replies into typed columns. Rows
+//! whose judgement failed keep their row, with the reason in `judge_error`.
+
+use polars::prelude::*;
+
+use crate::engines::judge::template::JudgeTemplate;
+use crate::engines::judge::{Judge, RowReply};
+use crate::metrics::judged::answer_match::{self, AnswerMatchOptions};
+use crate::metrics::judged::citation_support::{
+    self, CitationSupport, CitationSupportOptions, Verdict,
+};
+use crate::metrics::judged::claims::{self, ClaimSplitter, SplitClaimsOptions};
+
+use super::driver::{output_len, struct_series, StrColumn};
+
+/// The rows of string inputs, broadcast to one length: `None` where any input is null.
+fn string_rows<'a>(
+    metric: &str,
+    inputs: &[(&str, &'a Series)],
+) -> PolarsResult<Vec<Option<Vec<&'a str>>>> {
+    let columns: Vec<StrColumn<'a>> = inputs
+        .iter()
+        .map(|(role, s)| StrColumn::new(metric, role, s))
+        .collect::<PolarsResult<_>>()?;
+    let lengths: Vec<(&str, usize)> = inputs
+        .iter()
+        .zip(&columns)
+        .map(|((_, s), c)| (s.name().as_str(), c.len()))
+        .collect();
+    let len = output_len(metric, &lengths)?;
+    let values: Vec<Vec<Option<&'a str>>> = columns.iter().map(|c| c.rows(0..len)).collect();
+    Ok((0..len)
+        .map(|i| {
+            values
+                .iter()
+                .map(|column| column[i])
+                .collect::<Option<Vec<&str>>>()
+        })
+        .collect())
+}
+
+/// Judges `rows` with built-in card `card` (and `samples` repeated judgements).
+fn judge_rows(
+    metric: &str,
+    card: &str,
+    settings: &crate::engines::judge::JudgeSettings,
+    rows: &[Option<Vec<&str>>],
+    samples: u32,
+) -> PolarsResult<Vec<Vec<RowReply>>> {
+    if rows.is_empty() {
+        // Nothing to judge (also how output types are found): no judge needed.
+        return Ok(vec![Vec::new(); samples as usize]);
+    }
+    let judge = Judge::shared(settings, metric)?;
+    let template = JudgeTemplate::builtin(card)?;
+    (0..samples)
+        .map(|sample| Ok(judge.judge_rows(metric, template, rows, sample)?))
+        .collect()
+}
+
+/// Output dtype of `citation_support`.
+pub fn citation_support_dtype() -> DataType {
+    let mut fields: Vec<Field> = [
+        "verdict",
+        "supporting_phrase",
+        "missing_or_extra",
+        "decision_basis",
+    ]
+    .iter()
+    .map(|name| Field::new((*name).into(), DataType::String))
+    .collect();
+    fields.push(Field::new("phrase_verified".into(), DataType::Boolean));
+    fields.push(Field::new("phrase_start".into(), DataType::Int64));
+    fields.push(Field::new("phrase_end".into(), DataType::Int64));
+    for flag in [
+        "unverified_phrase",
+        "lenient",
+        "echo",
+        "compound_claim",
+        "runs_agree",
+        "flagged",
+    ] {
+        fields.push(Field::new(flag.into(), DataType::Boolean));
+    }
+    for count in ["fully_supported", "partially_supported", "not_supported"] {
+        fields.push(Field::new(count.into(), DataType::Float64));
+    }
+    fields.push(Field::new("judge_error".into(), DataType::String));
+    DataType::Struct(fields)
+}
+
+/// One row of `citation_support`: its judgement, or why there is none (`None`: a null input).
+type SupportRow = Option<Result<CitationSupport, String>>;
+
+fn support_rows(
+    metric: &str,
+    claim: &Series,
+    cited_span: &Series,
+    options: &CitationSupportOptions,
+) -> PolarsResult<Vec<SupportRow>> {
+    options.validate(metric)?;
+    let rows = string_rows(metric, &[("claim", claim), ("cited_span", cited_span)])?;
+    let samples = judge_rows(
+        metric,
+        "citation_support",
+        &options.judge,
+        &rows,
+        options.samples(),
+    )?;
+    Ok(rows
+        .iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let values = row.as_ref()?;
+            let mut judged = samples.iter().map(|sample| match &sample[i] {
+                Some(Ok(reply)) => {
+                    citation_support::score_reply(values[0], values[1], reply, options)
+                }
+                Some(Err(reason)) => Err(reason.clone()),
+                None => Err("not judged".to_string()),
+            });
+            let first = judged.next()?;
+            Some(judged.fold(first, |kept, next| match (kept, next) {
+                (Ok(a), Ok(b)) => Ok(citation_support::stricter(a, b)),
+                (Err(e), _) | (_, Err(e)) => Err(e),
+            }))
+        })
+        .collect())
+}
+
+/// `citation_support` over columns: one struct per (claim, cited_span) row.
+pub fn citation_support(
+    claim: &Series,
+    cited_span: &Series,
+    options: &CitationSupportOptions,
+) -> PolarsResult<Series> {
+    let rows = support_rows("citation_support", claim, cited_span, options)?;
+    let ok = |i: usize| rows[i].as_ref().and_then(|r| r.as_ref().ok());
+    let len = rows.len();
+    let text = |name: &str, get: fn(&CitationSupport) -> String| {
+        StringChunked::from_iter_options(name.into(), (0..len).map(|i| ok(i).map(get)))
+            .into_series()
+    };
+    let flag = |name: &str, get: fn(&CitationSupport) -> Option<bool>| {
+        BooleanChunked::from_iter_options(name.into(), (0..len).map(|i| ok(i).and_then(get)))
+            .into_series()
+    };
+    let offset = |name: &str, get: fn(&CitationSupport) -> Option<i64>| {
+        Int64Chunked::from_iter_options(name.into(), (0..len).map(|i| ok(i).and_then(get)))
+            .into_series()
+    };
+    let count = |name: &str, verdict: Verdict| {
+        Float64Chunked::from_iter_options(
+            name.into(),
+            (0..len).map(|i| ok(i).map(|s| f64::from(u8::from(s.verdict == verdict)))),
+        )
+        .into_series()
+    };
+    let error = StringChunked::from_iter_options(
+        "judge_error".into(),
+        rows.iter()
+            .map(|r| r.as_ref().and_then(|r| r.as_ref().err().cloned())),
+    )
+    .into_series();
+    let fields = [
+        text("verdict", |s| s.verdict.as_str().to_string()),
+        text("supporting_phrase", |s| s.supporting_phrase.clone()),
+        text("missing_or_extra", |s| s.missing_or_extra.clone()),
+        text("decision_basis", |s| s.decision_basis.clone()),
+        flag("phrase_verified", |s| Some(s.phrase_verified)),
+        offset("phrase_start", |s| {
+            s.phrase_span.map(|(start, _)| start as i64)
+        }),
+        offset("phrase_end", |s| s.phrase_span.map(|(_, end)| end as i64)),
+        flag("unverified_phrase", |s| Some(s.unverified_phrase)),
+        flag("lenient", |s| Some(s.lenient)),
+        flag("echo", |s| Some(s.echo)),
+        flag("compound_claim", |s| Some(s.compound_claim)),
+        flag("runs_agree", |s| s.runs_agree),
+        flag("flagged", |s| Some(s.flagged())),
+        count("fully_supported", Verdict::FullySupported),
+        count("partially_supported", Verdict::PartiallySupported),
+        count("not_supported", Verdict::NotSupported),
+        error,
+    ];
+    let valid: Vec<bool> = rows.iter().map(Option::is_some).collect();
+    struct_series("citation_support", &fields, &valid)
+}
+
+/// Output dtype of `citation_precision`.
+pub fn citation_precision_dtype() -> DataType {
+    DataType::Struct(vec![
+        Field::new("citation_precision".into(), DataType::Float64),
+        Field::new("fully_supported".into(), DataType::UInt32),
+        Field::new("partially_supported".into(), DataType::UInt32),
+        Field::new("not_supported".into(), DataType::UInt32),
+        Field::new("failed".into(), DataType::UInt32),
+    ])
+}
+
+/// `citation_precision` over columns: one row with the share of judged pairs fully supported
+/// (partial support counted separately, failed judgements and null rows left out).
+pub fn citation_precision(
+    claim: &Series,
+    cited_span: &Series,
+    options: &CitationSupportOptions,
+) -> PolarsResult<Series> {
+    let rows = support_rows("citation_precision", claim, cited_span, options)?;
+    let mut counts = [0u32; 3];
+    let mut failed = 0u32;
+    for row in rows.iter().flatten() {
+        match row {
+            Ok(s) => counts[2 - s.verdict as usize] += 1,
+            Err(_) => failed += 1,
+        }
+    }
+    let sums = counts.map(f64::from);
+    let fields = [
+        Series::new(
+            "citation_precision".into(),
+            [citation_support::precision_of_sums(&sums)],
+        ),
+        Series::new("fully_supported".into(), [counts[0]]),
+        Series::new("partially_supported".into(), [counts[1]]),
+        Series::new("not_supported".into(), [counts[2]]),
+        Series::new("failed".into(), [failed]),
+    ];
+    struct_series("citation_precision", &fields, &[true])
+}
+
+/// Output dtype of `answer_match`.
+pub fn answer_match_dtype() -> DataType {
+    DataType::Struct(vec![
+        Field::new("match".into(), DataType::Boolean),
+        Field::new("score".into(), DataType::Float64),
+        Field::new("reasoning".into(), DataType::String),
+        Field::new("judge_error".into(), DataType::String),
+    ])
+}
+
+/// `answer_match` over columns: one struct per (question, answer, reference) row. The
+/// reference may be a string or a list of reference answers; with several, the answer matches
+/// when it matches any of them (each pair is judged, and cached, on its own).
+pub fn answer_match(
+    question: &Series,
+    answer: &Series,
+    reference: &Series,
+    options: &AnswerMatchOptions,
+) -> PolarsResult<Series> {
+    let metric = "answer_match";
+    let questions = StrColumn::new(metric, "question", question)?;
+    // The answer and its references, read and broadcast as every answer metric reads them.
+    let answers_and_references =
+        super::columns::per_answer(metric, answer, reference, false, |_: &mut (), a, refs| {
+            Some((
+                a.to_string(),
+                refs.iter().map(|r| r.to_string()).collect::<Vec<String>>(),
+            ))
+        })?;
+    let len = output_len(
+        metric,
+        &[
+            (question.name().as_str(), questions.len()),
+            (answer.name().as_str(), answers_and_references.len()),
+        ],
+    )?;
+    let question_rows = questions.rows(0..len);
+    let pair = |i: usize| {
+        if answers_and_references.len() == 1 {
+            &answers_and_references[0]
+        } else {
+            &answers_and_references[i]
+        }
+    };
+    // One judged row per (question, answer, reference); `owner[k]` is the output row of pair k.
+    let mut rows: Vec<Option<Vec<&str>>> = Vec::new();
+    let mut owner: Vec<usize> = Vec::new();
+    for (i, q) in question_rows.iter().enumerate() {
+        if let (Some(q), Some((a, refs))) = (q, pair(i)) {
+            for r in refs {
+                rows.push(Some(vec![q, a.as_str(), r.as_str()]));
+                owner.push(i);
+            }
+        }
+    }
+    let replies = judge_rows(metric, "answer_match", &options.judge, &rows, 1)?.remove(0);
+    let mut judged: Vec<Option<Result<answer_match::AnswerMatch, String>>> = vec![None; len];
+    for (reply, &i) in replies.into_iter().zip(&owner) {
+        let scored = reply
+            .unwrap_or_else(|| Err("not judged".into()))
+            .and_then(|r| answer_match::score_reply(&r));
+        judged[i] = Some(match (judged[i].take(), scored) {
+            (None, next) => next,
+            // A match with any reference is a match; otherwise the first judgement (or error) stands.
+            (Some(Ok(kept)), _) if kept.matched => Ok(kept),
+            (Some(_), Ok(next)) if next.matched => Ok(next),
+            (Some(kept), _) => kept,
+        });
+    }
+    let ok = |i: usize| judged[i].as_ref().and_then(|r| r.as_ref().ok());
+    let len = judged.len();
+    let fields = [
+        BooleanChunked::from_iter_options(
+            "match".into(),
+            (0..len).map(|i| ok(i).map(|m| m.matched)),
+        )
+        .into_series(),
+        Float64Chunked::from_iter_options(
+            "score".into(),
+            (0..len).map(|i| ok(i).map(|m| f64::from(u8::from(m.matched)))),
+        )
+        .into_series(),
+        StringChunked::from_iter_options(
+            "reasoning".into(),
+            (0..len).map(|i| ok(i).map(|m| m.reasoning.clone())),
+        )
+        .into_series(),
+        StringChunked::from_iter_options(
+            "judge_error".into(),
+            judged
+                .iter()
+                .map(|r| r.as_ref().and_then(|r| r.as_ref().err().cloned())),
+        )
+        .into_series(),
+    ];
+    let valid: Vec<bool> = judged.iter().map(Option::is_some).collect();
+    struct_series(metric, &fields, &valid)
+}
+
+/// Output dtype of `split_claims`.
+pub fn split_claims_dtype() -> DataType {
+    DataType::Struct(vec![
+        Field::new("claims".into(), DataType::List(Box::new(DataType::String))),
+        Field::new("judge_error".into(), DataType::String),
+    ])
+}
+
+/// `split_claims` over columns: the answer's atomic claims (`claims`, explode it to judge each),
+/// by the judge or by the rules, and `judge_error` when the judge gave none.
+pub fn split_claims(answer: &Series, options: &SplitClaimsOptions) -> PolarsResult<Series> {
+    let metric = "split_claims";
+    let rows = string_rows(metric, &[("answer", answer)])?;
+    let split: Vec<Option<Result<Vec<String>, String>>> = match options.method {
+        ClaimSplitter::Rules => rows
+            .iter()
+            .map(|row| {
+                row.as_ref()
+                    .map(|values| Ok(claims::split_claims_by_rules(values[0])))
+            })
+            .collect(),
+        ClaimSplitter::Judge => judge_rows(metric, "split_claims", &options.judge, &rows, 1)?
+            .remove(0)
+            .into_iter()
+            .map(|reply| reply.map(|r| r.map(|value| claims::claims_of_reply(&value))))
+            .collect(),
+    };
+    let len = split.len();
+    let mut lists = ListStringChunkedBuilder::new("claims".into(), len, len * 4);
+    for row in &split {
+        match row {
+            Some(Ok(claims)) => lists.append_values_iter(claims.iter().map(String::as_str)),
+            _ => lists.append_null(),
+        }
+    }
+    let fields = [
+        lists.finish().into_series(),
+        StringChunked::from_iter_options(
+            "judge_error".into(),
+            split
+                .iter()
+                .map(|r| r.as_ref().and_then(|r| r.as_ref().err().cloned())),
+        )
+        .into_series(),
+    ];
+    let valid: Vec<bool> = split.iter().map(Option::is_some).collect();
+    struct_series(metric, &fields, &valid)
+}

@@ -1,0 +1,460 @@
+//! The judge engine against a scriptable local chat-completions server: judged columns, the
+//! persistent cache (zero calls and identical output on a re-run, shared between judges),
+//! retries and reasons for every fault, the json_object fallback, bounded concurrency, the
+//! budget, the API key's handling, strict double judgement and the CLI's judge flags.
+#![cfg(feature = "polars")]
+
+#[path = "support/fake_judge.rs"]
+mod fake_judge;
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+
+use fake_judge::FakeJudge;
+use polars::prelude::*;
+use polars_rag::engines::judge::{cache, Judge, JudgeSettings};
+use polars_rag::metrics::judged::citation_support::CitationSupportOptions;
+use polars_rag::metrics::MetricOptions;
+use polars_rag::polars::table;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("polars-rag-judge-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn settings(server: &FakeJudge, cache: Option<&PathBuf>) -> JudgeSettings {
+    JudgeSettings {
+        base_url: Some(server.base_url.clone()),
+        model: Some("fake-judge".into()),
+        cache: cache.map(|c| c.display().to_string()),
+        retry_base_delay: 0.01,
+        timeout: 0.5,
+        max_retries: 3,
+        ..JudgeSettings::default()
+    }
+}
+
+fn support(
+    claims: &[Option<&str>],
+    spans: &[Option<&str>],
+    judge: &JudgeSettings,
+    strict: bool,
+) -> PolarsResult<Series> {
+    let options = CitationSupportOptions {
+        judge: judge.clone(),
+        strict,
+        ..CitationSupportOptions::default()
+    };
+    let options = MetricOptions {
+        citation_support: options,
+        ..MetricOptions::default()
+    };
+    let claim = Series::new("claim".into(), claims);
+    let span = Series::new("cited_span".into(), spans);
+    table::evaluate("citation_support", &[claim, span], &options, true)
+}
+
+fn field(out: &Series, name: &str) -> Series {
+    out.struct_().unwrap().field_by_name(name).unwrap()
+}
+
+fn strings(out: &Series, name: &str) -> Vec<Option<String>> {
+    field(out, name)
+        .str()
+        .unwrap()
+        .iter()
+        .map(|v| v.map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn judged_column_is_cached_and_identical_on_a_rerun() {
+    let server = FakeJudge::start();
+    let dir = scratch("rerun");
+    let judge = settings(&server, Some(&dir));
+    let span = "The bridge opened in 1932 after six years of work.";
+    let claims = [
+        Some("The bridge opened in 1932"),
+        Some("The tunnel opened"),
+        None,
+        Some("The bridge opened in 1932"),
+    ];
+    let spans = [Some(span); 4];
+    let first = support(&claims, &spans, &judge, false).unwrap();
+    // Two distinct rows asked; the repeated row and the null row are not.
+    assert_eq!(server.requests(), 2);
+    assert_eq!(
+        strings(&first, "verdict"),
+        [
+            Some("fully_supported".to_string()),
+            Some("not_supported".to_string()),
+            None,
+            Some("fully_supported".to_string())
+        ]
+    );
+    assert!(
+        first.is_null().get(2).unwrap(),
+        "a null input gives a null row"
+    );
+    assert_eq!(field(&first, "phrase_start").i64().unwrap().get(0), Some(0));
+    assert_eq!(field(&first, "phrase_end").i64().unwrap().get(0), Some(25));
+    assert_eq!(
+        field(&first, "fully_supported").f64().unwrap().get(0),
+        Some(1.0)
+    );
+
+    // The same judge again, and a judge built afresh on the same cache (a second process): no
+    // calls, the same column.
+    let again = support(&claims, &spans, &judge, false).unwrap();
+    let fresh = Judge::new(&judge, "citation_support").unwrap();
+    let template =
+        polars_rag::engines::judge::template::JudgeTemplate::builtin("citation_support").unwrap();
+    let replies = fresh
+        .judge_rows(
+            "citation_support",
+            template,
+            &[Some(vec![claims[0].unwrap(), span])],
+            0,
+        )
+        .unwrap();
+    assert_eq!(server.requests(), 2);
+    assert!(first.equals_missing(&again));
+    assert_eq!(
+        replies[0].as_ref().unwrap().as_ref().unwrap()["verdict"],
+        "fully_supported"
+    );
+    let usage = fresh.usage();
+    assert_eq!(
+        (
+            usage["citation_support"].calls,
+            usage["citation_support"].cache_hits
+        ),
+        (0, 1)
+    );
+
+    let stats = cache::cache_stats(&dir).unwrap();
+    assert_eq!(stats.entries, 2);
+    assert_eq!(
+        stats.by_template,
+        [("citation_support".to_string(), "fake-judge".to_string(), 2)]
+    );
+    assert_eq!(cache::clear_cache(&dir, Some("answer_match")).unwrap(), 0);
+    assert_eq!(cache::clear_cache(&dir, None).unwrap(), 2);
+    assert_eq!(cache::cache_stats(&dir).unwrap().entries, 0);
+}
+
+#[test]
+fn two_judges_share_one_cache_file_concurrently() {
+    let server = FakeJudge::start();
+    let dir = scratch("shared");
+    let judge = settings(&server, Some(&dir));
+    let template =
+        polars_rag::engines::judge::template::JudgeTemplate::builtin("citation_support").unwrap();
+    let rows: Vec<String> = (0..40).map(|i| format!("claim {i}")).collect();
+    std::thread::scope(|scope| {
+        for half in rows.chunks(20) {
+            let judge = Judge::new(&judge, "citation_support").unwrap();
+            scope.spawn(move || {
+                let inputs: Vec<Option<Vec<&str>>> = half
+                    .iter()
+                    .map(|c| Some(vec![c.as_str(), "span"]))
+                    .collect();
+                let replies = judge
+                    .judge_rows("citation_support", template, &inputs, 0)
+                    .unwrap();
+                assert!(replies.iter().all(|r| matches!(r, Some(Ok(_)))));
+            });
+        }
+    });
+    assert_eq!(cache::cache_stats(&dir).unwrap().entries, 40);
+}
+
+#[test]
+fn every_fault_ends_in_a_retry_or_a_reason() {
+    let server = FakeJudge::start();
+    let judge = settings(&server, None);
+    let claims = [
+        "ok #429",
+        "ok #500x2",
+        "ok #slow",
+        "ok #close",
+        "ok #schema-once",
+        "ok #badjson",
+        "ok #schema",
+        "ok #400",
+    ];
+    let spans = vec![Some("ok is here"); claims.len()];
+    let claims: Vec<Option<&str>> = claims.iter().map(|c| Some(*c)).collect();
+    let out = support(&claims, &spans, &judge, false).unwrap();
+    assert_eq!(out.len(), claims.len(), "no row lost");
+    let verdicts = strings(&out, "verdict");
+    let errors = strings(&out, "judge_error");
+    for i in 0..5 {
+        assert_eq!(
+            verdicts[i].as_deref(),
+            Some("fully_supported"),
+            "{:?}: {:?}",
+            claims[i],
+            errors[i]
+        );
+        assert_eq!(errors[i], None);
+    }
+    let reason = |i: usize| errors[i].clone().unwrap_or_default();
+    assert!(
+        verdicts[5].is_none()
+            && reason(5).contains("not a JSON object")
+            && reason(5).contains("asked twice")
+    );
+    assert!(
+        verdicts[6].is_none()
+            && reason(6).contains("does not match the schema")
+            && reason(6).contains("asked twice"),
+        "{}",
+        reason(6)
+    );
+    assert!(verdicts[7].is_none() && reason(7).contains("HTTP 400"));
+    // A 400 is not retried; a bad reply is asked twice.
+    let attempts = server.state.attempts.lock().unwrap();
+    assert_eq!(attempts["ok #400"], 1);
+    assert_eq!(attempts["ok #badjson"], 2);
+    assert_eq!(attempts["ok #500x2"], 3);
+}
+
+#[test]
+fn retries_run_out_with_the_last_reason() {
+    let server = FakeJudge::start();
+    let judge = JudgeSettings {
+        max_retries: 1,
+        ..settings(&server, None)
+    };
+    let out = support(&[Some("x #500x2")], &[Some("x")], &judge, false).unwrap();
+    let error = strings(&out, "judge_error")[0].clone().unwrap();
+    assert!(
+        error.contains("HTTP 500") && error.contains("after 2 attempts"),
+        "{error}"
+    );
+}
+
+#[test]
+fn servers_without_json_schema_get_json_object() {
+    let server = FakeJudge::start();
+    server
+        .state
+        .reject_json_schema
+        .store(true, Ordering::SeqCst);
+    let judge = settings(&server, None);
+    let out = support(&[Some("a"), Some("b")], &[Some("a b")], &judge, false).unwrap();
+    assert_eq!(
+        strings(&out, "verdict"),
+        [
+            Some("fully_supported".to_string()),
+            Some("fully_supported".to_string())
+        ]
+    );
+    let bodies = server.state.bodies.lock().unwrap();
+    assert!(bodies
+        .iter()
+        .any(|b| b["response_format"]["type"] == "json_object"));
+    // The schema is in the system message whatever the format.
+    let system = bodies[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("fully_supported") && system.contains("\"required\""));
+}
+
+#[test]
+fn concurrency_is_bounded_and_used() {
+    let server = FakeJudge::start();
+    server.state.delay_ms.store(150, Ordering::SeqCst);
+    let judge = JudgeSettings {
+        max_concurrency: 4,
+        timeout: 5.0,
+        ..settings(&server, None)
+    };
+    let claims: Vec<String> = (0..16).map(|i| format!("c{i}")).collect();
+    let claims: Vec<Option<&str>> = claims.iter().map(|c| Some(c.as_str())).collect();
+    let started = std::time::Instant::now();
+    let _ = support(&claims, &[Some("span")], &judge, false).unwrap();
+    let elapsed = started.elapsed().as_secs_f64();
+    assert_eq!(server.state.max_in_flight.load(Ordering::SeqCst), 4);
+    // 16 requests of 150 ms, four at a time: about 0.6 s, far from the 2.4 s of one at a time.
+    assert!(elapsed < 1.8, "{elapsed}");
+}
+
+#[test]
+fn a_spent_budget_stops_cleanly_and_a_rerun_resumes() {
+    let server = FakeJudge::start();
+    let dir = scratch("budget");
+    let judge = JudgeSettings {
+        max_calls: Some(3),
+        max_concurrency: 1,
+        ..settings(&server, Some(&dir))
+    };
+    let claims: Vec<String> = (0..6).map(|i| format!("c{i}")).collect();
+    let claims: Vec<Option<&str>> = claims.iter().map(|c| Some(c.as_str())).collect();
+    let e = support(&claims, &[Some("span")], &judge, false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("citation_support") && e.contains("budget") && e.contains("max_calls = 3"),
+        "{e}"
+    );
+    assert!(e.contains("3 of 6"), "{e}");
+    assert_eq!(server.requests(), 3);
+    assert_eq!(cache::cache_stats(&dir).unwrap().entries, 3);
+    // A larger budget resumes from the cache: only the three missing rows are asked.
+    let judge = JudgeSettings {
+        max_calls: Some(10),
+        ..judge
+    };
+    let _ = support(&claims, &[Some("span")], &judge, false).unwrap();
+    assert_eq!(server.requests(), 6);
+}
+
+#[test]
+fn the_api_key_is_read_from_the_named_variable_and_never_shown() {
+    let server = FakeJudge::start();
+    std::env::set_var("POLARS_RAG_TEST_JUDGE_KEY", "sk-test-secret-123");
+    let judge = JudgeSettings {
+        api_key_env: Some("POLARS_RAG_TEST_JUDGE_KEY".into()),
+        ..settings(&server, None)
+    };
+    let out = support(&[Some("x #400"), Some("x")], &[Some("x")], &judge, false).unwrap();
+    let auth = server.state.authorizations.lock().unwrap().clone();
+    assert!(auth
+        .iter()
+        .all(|a| a.as_deref() == Some("Bearer sk-test-secret-123")));
+    let shown = format!("{out:?} {:?}", strings(&out, "judge_error"));
+    assert!(!shown.contains("sk-test-secret"));
+    let missing = JudgeSettings {
+        api_key_env: Some("POLARS_RAG_TEST_NO_SUCH_KEY".into()),
+        ..settings(&server, None)
+    };
+    let e = support(&[Some("x")], &[Some("x")], &missing, false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("POLARS_RAG_TEST_NO_SUCH_KEY") && e.contains("api_key_env"),
+        "{e}"
+    );
+}
+
+#[test]
+fn strict_judges_twice_with_two_seeds() {
+    let server = FakeJudge::start();
+    let judge = settings(&server, None);
+    let out = support(&[Some("a")], &[Some("a")], &judge, true).unwrap();
+    assert_eq!(server.requests(), 2);
+    let seeds: Vec<u64> = server
+        .state
+        .bodies
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|b| b["seed"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        {
+            let mut s = seeds;
+            s.sort();
+            s
+        },
+        [0, 1]
+    );
+    assert_eq!(field(&out, "runs_agree").bool().unwrap().get(0), Some(true));
+}
+
+#[test]
+fn precision_answer_match_and_claims_through_the_table() {
+    let server = FakeJudge::start();
+    let judge = settings(&server, None);
+    let mut options = MetricOptions::default();
+    for id in ["citation_precision", "answer_match", "split_claims"] {
+        *options.judge_mut(id).unwrap() = judge.clone();
+    }
+    let claim = Series::new("claim".into(), ["a", "b", "c", "d #400"]);
+    let span = Series::new("cited_span".into(), ["a", "a", "c", "d"]);
+    let precision = table::evaluate("citation_precision", &[claim, span], &options, true).unwrap();
+    let p = precision.struct_().unwrap();
+    assert_eq!(
+        p.field_by_name("citation_precision")
+            .unwrap()
+            .f64()
+            .unwrap()
+            .get(0),
+        Some(2.0 / 3.0)
+    );
+    assert_eq!(
+        p.field_by_name("failed").unwrap().u32().unwrap().get(0),
+        Some(1)
+    );
+
+    let question = Series::new("question".into(), ["Capital of France?", "2+2?"]);
+    let answer = Series::new("answer".into(), ["It is Paris.", "Three."]);
+    let reference = Series::new("reference".into(), ["Paris", "4"]);
+    let matched = table::evaluate(
+        "answer_match",
+        &[question, answer, reference],
+        &options,
+        true,
+    )
+    .unwrap();
+    assert_eq!(
+        field(&matched, "match")
+            .bool()
+            .unwrap()
+            .iter()
+            .collect::<Vec<_>>(),
+        [Some(true), Some(false)]
+    );
+    assert_eq!(field(&matched, "score").f64().unwrap().get(0), Some(1.0));
+
+    let answers = Series::new("answer".into(), ["A is b. C is d."]);
+    let claims = table::evaluate("split_claims", &[answers.clone()], &options, true).unwrap();
+    let listed = field(&claims, "claims");
+    assert_eq!(listed.list().unwrap().get_as_series(0).unwrap().len(), 2);
+    options.split_claims.method = polars_rag::metrics::judged::claims::ClaimSplitter::Rules;
+    let before = server.requests();
+    let _ = table::evaluate("split_claims", &[answers], &options, true).unwrap();
+    assert_eq!(
+        server.requests(),
+        before,
+        "the rule-based splitter asks no judge"
+    );
+
+    let signature = options.signature("citation_precision").unwrap();
+    assert!(
+        signature.contains("model:fake-judge")
+            && signature.contains("prompt:citation_support@1#")
+            && signature.contains("samples:1"),
+        "{signature}"
+    );
+}
+
+#[test]
+fn missing_settings_are_named() {
+    std::env::remove_var("POLARS_RAG_JUDGE_BASE_URL");
+    let e = support(
+        &[Some("a")],
+        &[Some("a")],
+        &JudgeSettings {
+            model: Some("m".into()),
+            ..JudgeSettings::default()
+        },
+        false,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("citation_support") && e.contains("base_url"),
+        "{e}"
+    );
+    let bad = JudgeSettings {
+        base_url: Some("ftp://x".into()),
+        model: Some("m".into()),
+        ..JudgeSettings::default()
+    };
+    assert!(support(&[Some("a")], &[Some("a")], &bad, false)
+        .unwrap_err()
+        .to_string()
+        .contains("http://"));
+}

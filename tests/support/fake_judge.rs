@@ -1,0 +1,219 @@
+//! A scriptable OpenAI-compatible chat-completions server on loopback, for the judge engine's
+//! tests. It judges `citation_support` requests by a fixed rule (the claim occurs in the span:
+//! fully supported, quoting it; else not supported) and `answer_match` / `split_claims`
+//! requests likewise, and injects faults named by markers in the claim text:
+//!
+//! * `#429`: the first attempt gets 429 with `Retry-After: 0`;
+//! * `#500x2`: the first two attempts get 500;
+//! * `#slow`: the first attempt sleeps 1.5 s before answering (past a 0.5 s timeout);
+//! * `#close`: the first attempt's connection is closed without a reply;
+//! * `#badjson`: every reply's content is not JSON;
+//! * `#schema-once`: the first reply violates the schema, the re-ask is answered properly;
+//! * `#schema`: every reply violates the schema;
+//! * `#400`: a 400 that retrying cannot fix.
+//!
+//! With `reject_json_schema`, requests asking for `response_format: json_schema` get a 400
+//! naming it, as servers without structured output do.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+#[derive(Default)]
+pub struct ServerState {
+    pub requests: AtomicUsize,
+    pub in_flight: AtomicUsize,
+    pub max_in_flight: AtomicUsize,
+    pub reject_json_schema: AtomicBool,
+    pub attempts: Mutex<HashMap<String, usize>>,
+    pub bodies: Mutex<Vec<Value>>,
+    pub authorizations: Mutex<Vec<Option<String>>>,
+    /// Extra time each reply takes (ms), to measure concurrency.
+    pub delay_ms: AtomicUsize,
+}
+
+pub struct FakeJudge {
+    pub base_url: String,
+    pub state: Arc<ServerState>,
+}
+
+impl FakeJudge {
+    pub fn start() -> FakeJudge {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let state = Arc::new(ServerState::default());
+        let shared = Arc::clone(&state);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let state = Arc::clone(&shared);
+                std::thread::spawn(move || serve(stream, &state));
+            }
+        });
+        FakeJudge { base_url, state }
+    }
+
+    pub fn requests(&self) -> usize {
+        self.state.requests.load(Ordering::SeqCst)
+    }
+}
+
+fn serve(stream: TcpStream, state: &ServerState) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        let mut length = 0;
+        let mut authorization = None;
+        loop {
+            let mut header = String::new();
+            if reader.read_line(&mut header).unwrap_or(0) == 0 {
+                return;
+            }
+            let header = header.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            let (name, value) = header.split_once(':').unwrap_or((header, ""));
+            match name.to_ascii_lowercase().as_str() {
+                "content-length" => length = value.trim().parse().unwrap_or(0),
+                "authorization" => authorization = Some(value.trim().to_string()),
+                _ => {}
+            }
+        }
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        state.requests.fetch_add(1, Ordering::SeqCst);
+        state.authorizations.lock().unwrap().push(authorization);
+        state.bodies.lock().unwrap().push(request.clone());
+        let now = state.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        state.max_in_flight.fetch_max(now, Ordering::SeqCst);
+        let reply = respond(&request, state);
+        state.in_flight.fetch_sub(1, Ordering::SeqCst);
+        let mut writer = &stream;
+        match reply {
+            None => return, // close without a reply
+            Some((status, headers, text)) => {
+                let head = format!(
+                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{headers}\r\n",
+                    text.len()
+                );
+                if writer
+                    .write_all(head.as_bytes())
+                    .and_then(|_| writer.write_all(text.as_bytes()))
+                    .is_err()
+                {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn completion(content: &str) -> String {
+    json!({
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20}
+    })
+    .to_string()
+}
+
+fn respond(request: &Value, state: &ServerState) -> Option<(u16, String, String)> {
+    let delay = state.delay_ms.load(Ordering::SeqCst);
+    if delay > 0 {
+        std::thread::sleep(Duration::from_millis(delay as u64));
+    }
+    if state.reject_json_schema.load(Ordering::SeqCst)
+        && request
+            .pointer("/response_format/type")
+            .and_then(Value::as_str)
+            == Some("json_schema")
+    {
+        return Some((
+            400,
+            String::new(),
+            "{\"error\": \"response_format json_schema is not supported\"}".into(),
+        ));
+    }
+    let messages = request["messages"].as_array().cloned().unwrap_or_default();
+    let data: Value = messages
+        .iter()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| serde_json::from_str(m["content"].as_str().unwrap_or("")).ok())
+        .unwrap_or(Value::Null);
+    let is_reask = messages.len() > 2;
+    let marker_text = data
+        .get("claim")
+        .or(data.get("answer"))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let attempt = {
+        let mut attempts = state.attempts.lock().unwrap();
+        let n = attempts.entry(marker_text.clone()).or_insert(0);
+        *n += 1;
+        *n
+    };
+    let has = |m: &str| marker_text.contains(m);
+    if has("#429") && attempt == 1 {
+        return Some((
+            429,
+            "Retry-After: 0\r\n".into(),
+            "{\"error\": \"slow down\"}".into(),
+        ));
+    }
+    if has("#500x2") && attempt <= 2 {
+        return Some((500, String::new(), "{\"error\": \"boom\"}".into()));
+    }
+    if has("#slow") && attempt == 1 {
+        std::thread::sleep(Duration::from_millis(1500));
+    }
+    if has("#close") && attempt == 1 {
+        return None;
+    }
+    if has("#400") {
+        return Some((400, String::new(), "{\"error\": \"bad request\"}".into()));
+    }
+    if has("#badjson") {
+        return Some((200, String::new(), completion("I think it is supported.")));
+    }
+    if has("#schema") && !(has("#schema-once") && is_reask) {
+        return Some((200, String::new(), completion("{\"verdict\": \"maybe\"}")));
+    }
+    let content = if let (Some(claim), Some(span)) = (data.get("claim"), data.get("cited_span")) {
+        let (claim, span) = (claim.as_str().unwrap_or(""), span.as_str().unwrap_or(""));
+        let core = claim.split(" #").next().unwrap_or("");
+        if !core.is_empty() && span.contains(core) {
+            json!({"verdict": "fully_supported", "supporting_phrase": core, "missing_or_extra": "", "decision_basis": "stated"})
+        } else {
+            json!({"verdict": "not_supported", "supporting_phrase": "", "missing_or_extra": "all", "decision_basis": "absent"})
+        }
+    } else if let Some(reference) = data.get("reference") {
+        let same = data["answer"]
+            .as_str()
+            .unwrap_or("")
+            .to_lowercase()
+            .contains(&reference.as_str().unwrap_or("").to_lowercase());
+        json!({"match": same, "reasoning": if same { "same" } else { "differs" }})
+    } else if let Some(answer) = data.get("answer") {
+        let claims: Vec<&str> = answer
+            .as_str()
+            .unwrap_or("")
+            .split(". ")
+            .filter(|c| !c.is_empty())
+            .collect();
+        json!({"claims": claims})
+    } else {
+        json!({})
+    };
+    Some((200, String::new(), completion(&content.to_string())))
+}

@@ -52,7 +52,7 @@ enum Command {
     /// Score a run table (one row per golden question with --golden; spans checked with
     /// --corpus): writes a scores table, prints a summary.
     #[command(after_help = EXAMPLES)]
-    Score(ScoreArgs),
+    Score(Box<ScoreArgs>),
     /// Score the bundled demo runs and compare them (what running with no arguments does).
     Demo,
     /// List the metric ids.
@@ -648,7 +648,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         None | Some(Command::Demo) => demo(),
-        Some(Command::Score(args)) => job_from(args).and_then(|job| run_job(&job)),
+        Some(Command::Score(args)) => job_from(*args).and_then(|job| run_job(&job)),
         Some(Command::Compare(args)) => match compare(args) {
             Ok(true) => Ok(()),
             Ok(false) => return ExitCode::FAILURE,

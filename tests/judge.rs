@@ -409,7 +409,13 @@ fn precision_answer_match_and_claims_through_the_table() {
     assert_eq!(field(&matched, "score").f64().unwrap().get(0), Some(1.0));
 
     let answers = Series::new("answer".into(), ["A is b. C is d."]);
-    let claims = table::evaluate("split_claims", &[answers.clone()], &options, true).unwrap();
+    let claims = table::evaluate(
+        "split_claims",
+        std::slice::from_ref(&answers),
+        &options,
+        true,
+    )
+    .unwrap();
     let listed = field(&claims, "claims");
     assert_eq!(listed.list().unwrap().get_as_series(0).unwrap().len(), 2);
     options.split_claims.method = polars_rag::metrics::judged::claims::ClaimSplitter::Rules;

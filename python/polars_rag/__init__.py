@@ -18,6 +18,10 @@ row with no reference gives null. :func:`signature` tells which settings produce
 
 Importing the package also registers the ``.rag`` expression namespace, a thin forwarder:
 ``pl.col("answer").rag.quoted_spans(pl.col("sources"))``.
+
+Judged metrics (:func:`citation_support`, :func:`citation_precision`, :func:`answer_match`,
+:func:`split_claims`) take ``judge=pr.Judge(base_url=..., model=...)``: any OpenAI-compatible
+chat-completions server, with a persistent reply cache.
 """
 
 from __future__ import annotations
@@ -65,6 +69,15 @@ from polars_rag._golden import (
     validate_golden,
 )
 from polars_rag._internal import __version__
+from polars_rag._judge import (
+    Judge,
+    answer_match,
+    citation_precision,
+    citation_support,
+    judge_cache_clear,
+    judge_cache_stats,
+    split_claims,
+)
 from polars_rag._internal import metric_ids as _metric_ids
 from polars_rag._locate import (
     LocateCompat,
@@ -101,6 +114,7 @@ __all__ = [
     "Distance",
     "GoldenJoin",
     "IntoExprColumn",
+    "Judge",
     "LocateCompat",
     "LocatedQuotes",
     "QuoteStyle",
@@ -113,6 +127,7 @@ __all__ = [
     "Trim",
     "__version__",
     "answer_completeness",
+    "answer_match",
     "average_precision",
     "bleu",
     "check_spans",
@@ -120,6 +135,8 @@ __all__ = [
     "chrf",
     "citation_alignment",
     "citation_indicators",
+    "citation_precision",
+    "citation_support",
     "collapse_run",
     "compare",
     "compare_defaults",
@@ -132,6 +149,8 @@ __all__ = [
     "hit_rate_at_k",
     "hybrid_log_rank",
     "join_golden",
+    "judge_cache_clear",
+    "judge_cache_stats",
     "keyword_coverage",
     "locate_quotes",
     "locate_quotes_in_corpus",
@@ -149,6 +168,7 @@ __all__ = [
     "span_iou",
     "span_precision",
     "span_recall",
+    "split_claims",
     "string_presence",
     "string_similarity",
     "summary",

@@ -279,6 +279,64 @@ fn signature_of(metric: &str, options: &[u8]) -> PyResult<String> {
     })
 }
 
+/// Judge settings from pickled keyword settings, with errors naming `function`.
+fn judge_settings(
+    function: &'static str,
+    settings: &[u8],
+) -> PyResult<polars_rag::engines::judge::JudgeSettings> {
+    let mut decoder = serde_pickle::Deserializer::new(settings, serde_pickle::DeOptions::default());
+    serde::Deserialize::deserialize(&mut decoder)
+        .map_err(|e| PyValueError::new_err(format!("{function}: invalid judge settings: {e}")))
+}
+
+/// What the process's judge for these (pickled) settings has spent, per prompt, as JSON (`{}`
+/// when it has not been used).
+#[pyfunction]
+fn judge_usage(settings: &[u8]) -> PyResult<String> {
+    py_guarded("Judge.usage", move || {
+        let settings = judge_settings("Judge.usage", settings)?;
+        let usage = polars_rag::engines::judge::Judge::existing(&settings)
+            .map(|judge| judge.usage())
+            .unwrap_or_default();
+        serde_json::to_string(&usage).map_err(py_err_in("Judge.usage"))
+    })
+}
+
+/// The default judge settings, as JSON.
+#[pyfunction]
+fn judge_defaults() -> PyResult<String> {
+    serde_json::to_string(&polars_rag::engines::judge::JudgeSettings::default())
+        .map_err(py_err_in("Judge"))
+}
+
+/// `stats` or `clear` of the judge cache in `directory` (None: the default directory), as JSON.
+#[pyfunction]
+#[pyo3(signature = (action, directory, template))]
+fn judge_cache(
+    action: &str,
+    directory: Option<String>,
+    template: Option<String>,
+) -> PyResult<String> {
+    use polars_rag::engines::judge::{cache, default_cache_dir};
+    py_guarded("judge_cache", move || {
+        let dir = directory
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(default_cache_dir);
+        let function = "judge_cache";
+        match action {
+            "clear" => {
+                let removed =
+                    cache::clear_cache(&dir, template.as_deref()).map_err(py_err_in(function))?;
+                Ok(removed.to_string())
+            }
+            _ => {
+                let stats = cache::cache_stats(&dir).map_err(py_err_in(function))?;
+                serde_json::to_string(&stats).map_err(py_err_in(function))
+            }
+        }
+    })
+}
+
 /// Runs the body of a Python function: a panic in the library (a defect) becomes a `ValueError`
 /// naming the function instead of pyo3's `PanicException`.
 fn py_guarded<T>(function: &'static str, call: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
@@ -512,6 +570,9 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(signature_of, m)?)?;
     m.add_function(wrap_pyfunction!(option_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(compare_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(judge_usage, m)?)?;
+    m.add_function(wrap_pyfunction!(judge_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(judge_cache, m)?)?;
     m.add_function(wrap_pyfunction!(locate_table, m)?)?;
     m.add_function(wrap_pyfunction!(locate_stats, m)?)?;
     m.add_function(wrap_pyfunction!(write_locate_workbook, m)?)?;

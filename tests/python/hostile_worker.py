@@ -238,11 +238,33 @@ EXPRESSIONS: dict[str, tuple[list[str], bool]] = {
     "locate_quotes": (["text", "docs"], False),
     "extract_quotes": (["text"], False),
     "embedding_cosine": (["vector", "vector"], False),
+    "citation_support": (["text", "text"], False),
+    "citation_precision": (["text", "text"], True),
+    "answer_match": (["text", "text", "texts"], False),
+    "split_claims": (["text"], False),
 }
+# Judged functions are asked of a local fake judge (or of none: the error must name them).
+JUDGED = {"citation_support", "citation_precision", "answer_match", "split_claims"}
 # Outputs documented in [0, 1] (struct outputs: the float fields named here).
-UNIT_RANGE = {name for name in EXPRESSIONS} - {"quoted_spans", "citation_alignment", "rouge", "checks", "locate_quotes", "extract_quotes", "embedding_cosine"}
+UNIT_RANGE = {name for name in EXPRESSIONS} - {"quoted_spans", "citation_alignment", "rouge", "checks", "locate_quotes", "extract_quotes", "embedding_cosine"} - JUDGED
 FRAME_FUNCTIONS = ["validate_golden", "check_spans", "collapse_run", "join_golden", "compare", "summary",
-                   "locate_quotes_in_corpus", "signature", "metric_ids", "option_defaults", "compare_defaults"]
+                   "locate_quotes_in_corpus", "signature", "metric_ids", "option_defaults", "compare_defaults",
+                   "judge_cache_stats", "judge_cache_clear"]
+
+
+_FAKE_JUDGE: Any = None
+
+
+def fake_judge_settings() -> Any:
+    """A judge on the local fake server (started once per worker), with a cache in a temporary
+    directory so that the eager and lazy runs of an example agree call for call."""
+    global _FAKE_JUDGE
+    if _FAKE_JUDGE is None:
+        from fake_judge import FakeJudge
+
+        _FAKE_JUDGE = (FakeJudge(), tempfile.mkdtemp(prefix="polars-rag-hostile-judge-"))
+    server, cache = _FAKE_JUDGE
+    return pr.Judge(base_url=server.base_url, model="fake", cache=cache, retry_base_delay=0.0)
 
 
 class Defect(AssertionError):
@@ -284,6 +306,8 @@ def run_expression(name: str, data: Any) -> None:
     fn = getattr(pr, name)
     skip = ("indicators",) if name == "citation_indicators" else ()
     opts = data.draw(options_for(fn, skip), label="options")
+    if name in JUDGED and data.draw(st.booleans(), label="with a judge"):
+        opts["judge"] = fake_judge_settings()
     args = [pl.col(f"c{i}") for i in range(len(roles))]
     if literal is not None:
         args[-1] = literal
@@ -385,6 +409,20 @@ def run_frame_function(name: str, data: Any) -> None:
             result = fn()
             if not isinstance(result, dict) or result.get("resamples") is None:
                 raise Defect(f"{name}: returned {result!r}")
+        elif name in ("judge_cache_stats", "judge_cache_clear"):
+            with tempfile.TemporaryDirectory() as tmp:
+                # Never None: that is the user's own cache directory.
+                hostile = [v for v in HOSTILE_OPTION_VALUES if v is not None and v not in ("", "nope", "none", "standard")]
+                where = data.draw(st.sampled_from([tmp, Path(tmp) / "sub", *hostile]))
+                if name == "judge_cache_stats":
+                    result = fn(where)
+                    if not isinstance(result, dict) or result.get("entries") != 0:
+                        raise Defect(f"{name}: returned {result!r} for an empty cache")
+                else:
+                    template = data.draw(st.sampled_from([None, "citation_support", *HOSTILE_OPTION_VALUES]))
+                    result = fn(where, template)
+                    if result != 0:
+                        raise Defect(f"{name}: removed {result!r} from an empty cache")
         elif name == "metric_ids":
             result = fn()
             if sorted(result) != sorted(set(result)):

@@ -15,6 +15,9 @@
 //! With `reject_json_schema`, requests asking for `response_format: json_schema` get a 400
 //! naming it, as servers without structured output do.
 
+// Each test crate that includes this module uses a part of it.
+#![allow(dead_code)]
+
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -58,6 +58,12 @@ impl Drop for SlotGuard<'_> {
     }
 }
 
+/// The judges of the process, one per distinct settings.
+fn shared_judges() -> &'static Mutex<HashMap<String, Arc<Judge>>> {
+    static JUDGES: OnceLock<Mutex<HashMap<String, Arc<Judge>>>> = OnceLock::new();
+    JUDGES.get_or_init(Default::default)
+}
+
 /// Why a row was not judged.
 enum Failure {
     /// The row's reason (kept in its `judge_error`).
@@ -65,6 +71,9 @@ enum Failure {
     /// The budget was spent before the row's request could be made.
     Budget,
 }
+
+/// A distinct request's outcome and cost, as a worker reports it.
+type Finished = (usize, Result<Value, Failure>, Spent);
 
 /// What one request cost and gave.
 #[derive(Default)]
@@ -118,16 +127,24 @@ impl Judge {
     /// The process's judge for `settings`, built on first use and reused afterwards (its
     /// budget and accounting are per process). Errors name `metric` and the setting.
     pub fn shared(settings: &JudgeSettings, metric: &str) -> crate::Result<Arc<Judge>> {
-        static JUDGES: OnceLock<Mutex<HashMap<String, Arc<Judge>>>> = OnceLock::new();
         let key = serde_json::to_string(settings).unwrap_or_default();
-        let judges = JUDGES.get_or_init(Default::default);
-        let mut judges = judges.lock().unwrap_or_else(|p| p.into_inner());
+        let mut judges = shared_judges().lock().unwrap_or_else(|p| p.into_inner());
         if let Some(judge) = judges.get(&key) {
             return Ok(Arc::clone(judge));
         }
         let judge = Arc::new(Judge::new(settings, metric)?);
         judges.insert(key, Arc::clone(&judge));
         Ok(judge)
+    }
+
+    /// The process's judge for `settings` if one has been used, without building one.
+    pub fn existing(settings: &JudgeSettings) -> Option<Arc<Judge>> {
+        let key = serde_json::to_string(settings).unwrap_or_default();
+        shared_judges()
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+            .cloned()
     }
 
     /// The settings in effect (environment applied).
@@ -237,8 +254,7 @@ impl Judge {
             .collect();
         if !missing.is_empty() {
             let next = AtomicU64::new(0);
-            let results: Mutex<Vec<(usize, Result<Value, Failure>, Spent)>> =
-                Mutex::new(Vec::new());
+            let results: Mutex<Vec<Finished>> = Mutex::new(Vec::new());
             let workers = self.resolved.settings.max_concurrency.min(missing.len());
             std::thread::scope(|scope| {
                 for _ in 0..workers {

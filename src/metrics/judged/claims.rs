@@ -146,7 +146,8 @@ fn split_at_conjunctions(piece: &str, claims: &mut Vec<String>) {
     let words: Vec<&str> = piece.split_whitespace().collect();
     let cut = (3..words.len().saturating_sub(2)).find(|&i| {
         let word = words[i].to_lowercase();
-        CONJUNCTIONS.contains(&word.as_str()) && words.len() - i - 1 >= 3
+        // At least three words after the conjunction.
+        CONJUNCTIONS.contains(&word.as_str()) && words.len() - i > 3
     });
     match cut {
         Some(i) => {

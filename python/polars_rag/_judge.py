@@ -1,0 +1,237 @@
+"""Judged metrics: an LLM judge (any OpenAI-compatible chat-completions server) asked through the
+library's judge engine, with its persistent cache, bounded concurrency, retries, budget and
+accounting. The functions are elementwise expressions, so they run in eager, lazy and streaming
+queries; a row whose judgement failed keeps its row, with the reason in ``judge_error``."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+from typing import Any
+
+import polars as pl
+
+from polars_rag._common import IntoExprColumn, _names_its_errors, _plugin
+from polars_rag._internal import judge_cache as _judge_cache
+from polars_rag._internal import judge_defaults as _judge_defaults
+from polars_rag._internal import judge_usage as _judge_usage
+
+_DEFAULT_CACHE = object()
+
+
+class Judge:
+    """How to reach and run an LLM judge. Settings left unset take the library's defaults.
+
+    ``base_url`` (up to ``/v1``) and ``model`` default to the environment variables
+    ``POLARS_RAG_JUDGE_BASE_URL`` and ``POLARS_RAG_JUDGE_MODEL``; ``api_key_env`` is the *name* of
+    the variable holding the API key (the key is read by the engine and never stored, logged or
+    cached). ``cache`` is a directory for the persistent reply cache (default: the library's
+    cache directory, see :func:`judge_cache_stats`), or ``None`` for no cache.
+
+    Example:
+        >>> import polars_rag as pr
+        >>> judge = pr.Judge(base_url="http://127.0.0.1:8080/v1", model="smollm2", cache=None)
+        >>> judge.settings()["temperature"]
+        0.0
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str | None = None,
+        model: str | None = None,
+        api_key_env: str | None = None,
+        cache: str | os.PathLike[str] | None | Any = _DEFAULT_CACHE,
+        temperature: float | None = None,
+        seed: int | None = None,
+        max_tokens: int | None = None,
+        timeout: float | None = None,
+        max_concurrency: int | None = None,
+        max_retries: int | None = None,
+        retry_base_delay: float | None = None,
+        max_calls: int | None = None,
+        max_total_tokens: int | None = None,
+    ) -> None:
+        settings: dict[str, Any] = json.loads(_judge_defaults())
+        given = {
+            "base_url": base_url,
+            "model": model,
+            "api_key_env": api_key_env,
+            "temperature": temperature,
+            "seed": seed,
+            "max_tokens": max_tokens,
+            "timeout": timeout,
+            "max_concurrency": max_concurrency,
+            "max_retries": max_retries,
+            "retry_base_delay": retry_base_delay,
+            "max_calls": max_calls,
+            "max_total_tokens": max_total_tokens,
+        }
+        for name, value in given.items():
+            if value is None:
+                continue
+            if name in ("base_url", "model", "api_key_env") and not isinstance(value, str):
+                raise TypeError(f"Judge: {name} must be a string, got {value!r}")
+            if name in ("temperature", "timeout", "retry_base_delay"):
+                if isinstance(value, bool) or not isinstance(value, (int, float)):
+                    raise TypeError(f"Judge: {name} must be a number, got {value!r}")
+                value = float(value)
+            if name in ("seed", "max_tokens", "max_concurrency", "max_retries", "max_calls", "max_total_tokens"):
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise TypeError(f"Judge: {name} must be an integer, got {value!r}")
+                if not 0 <= value < 2**63:
+                    raise ValueError(f"Judge: {name} must be between 0 and 2**63 - 1, got {value}")
+            settings[name] = value
+        if cache is not _DEFAULT_CACHE:
+            if cache is not None and not isinstance(cache, (str, os.PathLike)):
+                raise TypeError(f"Judge: cache must be a directory path or None, got {cache!r}")
+            settings["cache"] = None if cache is None else os.fspath(cache)
+        self._settings = settings
+
+    def settings(self) -> dict[str, Any]:
+        """The settings, as the engine receives them."""
+        return dict(self._settings)
+
+    def usage(self) -> pl.DataFrame:
+        """What this judge has spent in this process, one row per prompt: rows judged, calls
+        made, cache hits, retries, failures, prompt and completion tokens, seconds."""
+        usage = json.loads(_judge_usage(pickle.dumps(self._settings, protocol=4)))
+        schema = {
+            "prompt": pl.String,
+            "rows": pl.UInt64,
+            "calls": pl.UInt64,
+            "cache_hits": pl.UInt64,
+            "retries": pl.UInt64,
+            "failures": pl.UInt64,
+            "prompt_tokens": pl.UInt64,
+            "completion_tokens": pl.UInt64,
+            "seconds": pl.Float64,
+        }
+        rows = [{"prompt": prompt, **counts} for prompt, counts in sorted(usage.items())]
+        return pl.DataFrame(rows, schema=schema)
+
+    def __repr__(self) -> str:
+        shown = {k: v for k, v in self._settings.items() if k in ("base_url", "model", "cache")}
+        return f"Judge({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
+
+
+def _judge_settings(function: str, judge: Judge | None) -> dict[str, Any] | None:
+    if judge is None:
+        return None
+    if not isinstance(judge, Judge):
+        raise TypeError(f"{function}: judge must be a polars_rag.Judge, got {judge!r}")
+    return judge.settings()
+
+
+def citation_support(
+    claim: IntoExprColumn,
+    cited_span: IntoExprColumn,
+    *,
+    judge: Judge | None = None,
+    strict: bool | None = None,
+    lenient_below: float | None = None,
+    echo_max_words: int | None = None,
+) -> pl.Expr:
+    """Does the cited span support the claim? One LLM judgement per (claim, cited_span) row.
+
+    Returns a struct ``citation_support``: ``verdict`` (``fully_supported``,
+    ``partially_supported``, ``not_supported``), ``supporting_phrase``, ``missing_or_extra``,
+    ``decision_basis``; the automatic checks ``phrase_verified`` with ``phrase_start`` /
+    ``phrase_end`` (code points of the span), ``unverified_phrase`` (a supporting verdict whose
+    phrase is not in the span), ``lenient`` (fully supported on a phrase with less than
+    ``lenient_below`` of the claim's keywords), ``echo`` (a phrase of at most ``echo_max_words``
+    words), ``compound_claim`` (the claim holds several facts), ``runs_agree`` (with
+    ``strict=True``: the judge is asked twice and the stricter verdict kept) and ``flagged``
+    (any of them); the verdict as 0/1 numbers ``fully_supported``, ``partially_supported``,
+    ``not_supported``; and ``judge_error`` when no valid judgement could be had. ``judge=None``
+    uses the judge of the ``POLARS_RAG_JUDGE_*`` environment variables.
+    """
+    kwargs = {
+        "judge": _judge_settings("citation_support", judge),
+        "strict": strict,
+        "lenient_below": lenient_below,
+        "echo_max_words": echo_max_words,
+    }
+    return _plugin("citation_support", [claim, cited_span], kwargs)
+
+
+def citation_precision(
+    claim: IntoExprColumn,
+    cited_span: IntoExprColumn,
+    *,
+    judge: Judge | None = None,
+    strict: bool | None = None,
+    lenient_below: float | None = None,
+    echo_max_words: int | None = None,
+) -> pl.Expr:
+    """The share of judged (claim, cited_span) pairs fully supported, as one struct per column
+    or group: ``citation_precision`` and the counts ``fully_supported``, ``partially_supported``,
+    ``not_supported`` and ``failed`` (judgements that gave no verdict, left out of the share).
+    Use it in ``select`` or ``group_by().agg()``; options as for :func:`citation_support`.
+    """
+    kwargs = {
+        "judge": _judge_settings("citation_precision", judge),
+        "strict": strict,
+        "lenient_below": lenient_below,
+        "echo_max_words": echo_max_words,
+    }
+    return _plugin("citation_precision", [claim, cited_span], kwargs, aggregate=True)
+
+
+def answer_match(
+    question: IntoExprColumn,
+    answer: IntoExprColumn,
+    reference: IntoExprColumn,
+    *,
+    judge: Judge | None = None,
+) -> pl.Expr:
+    """Does the answer answer the question as the reference does? One LLM judgement per row.
+
+    ``reference`` is a ``str`` column or a ``list[str]`` column (several reference answers: the
+    answer matches when it matches any). Returns a struct ``answer_match``: ``match`` (bool),
+    ``score`` (1.0 / 0.0), ``reasoning`` and ``judge_error``.
+    """
+    kwargs = {"judge": _judge_settings("answer_match", judge)}
+    return _plugin("answer_match", [question, answer, reference], kwargs)
+
+
+def split_claims(
+    answer: IntoExprColumn,
+    *,
+    judge: Judge | None = None,
+    method: str | None = None,
+) -> pl.Expr:
+    """The atomic claims of an answer: a struct ``split_claims`` with ``claims`` (``list[str]``;
+    explode it, then judge each with :func:`citation_support`) and ``judge_error``.
+
+    ``method="judge"`` (default) asks the judge; ``method="rules"`` splits without a model:
+    sentences, then semicolons, then coordinating "and" / "but" / "while" / "whereas" /
+    "although" between parts of three words or more.
+
+    Example:
+        >>> import polars as pl
+        >>> import polars_rag as pr
+        >>> df = pl.DataFrame({"answer": ["It opened in 1932 and it cost $10 million. It is long."]})
+        >>> df.select(pr.split_claims("answer", method="rules").struct.field("claims")).item().to_list()
+        ['It opened in 1932', 'it cost $10 million', 'It is long']
+    """
+    if method is not None and method not in ("judge", "rules"):
+        raise ValueError(f"split_claims: method must be 'judge' or 'rules', got {method!r}")
+    kwargs = {"judge": _judge_settings("split_claims", judge), "method": method}
+    return _plugin("split_claims", [answer], kwargs)
+
+
+@_names_its_errors
+def judge_cache_stats(cache: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """What the judge cache in directory ``cache`` (default: the library's) holds: its file,
+    entries, bytes and entries per (prompt, model)."""
+    stats: dict[str, Any] = json.loads(_judge_cache("stats", None if cache is None else os.fspath(cache), None))
+    return stats
+
+
+@_names_its_errors
+def judge_cache_clear(cache: str | os.PathLike[str] | None = None, template: str | None = None) -> int:
+    """Removes the cached replies of directory ``cache`` (default: the library's): all of them,
+    or those of one prompt (``template``, e.g. ``"citation_support"``). Returns how many."""
+    return int(_judge_cache("clear", None if cache is None else os.fspath(cache), template))

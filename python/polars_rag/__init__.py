@@ -69,6 +69,7 @@ from polars_rag._golden import (
     validate_golden,
 )
 from polars_rag._internal import __version__
+from polars_rag._internal import metric_ids as _metric_ids
 from polars_rag._judge import (
     Judge,
     answer_match,
@@ -78,7 +79,6 @@ from polars_rag._judge import (
     judge_cache_stats,
     split_claims,
 )
-from polars_rag._internal import metric_ids as _metric_ids
 from polars_rag._locate import (
     LocateCompat,
     LocatedQuotes,

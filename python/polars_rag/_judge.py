@@ -11,7 +11,6 @@ import pickle
 from typing import Any
 
 import polars as pl
-
 from polars_rag._common import IntoExprColumn, _names_its_errors, _plugin
 from polars_rag._internal import judge_cache as _judge_cache
 from polars_rag._internal import judge_defaults as _judge_defaults

@@ -216,11 +216,7 @@ impl Judge {
             let user = template.render_user(values);
             let mut hasher = prefix.clone();
             hasher.update(user.as_bytes());
-            let key: String = hasher
-                .finalize()
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect();
+            let key = super::template::hex(&hasher.finalize());
             let index = *index_of_key.entry(key.clone()).or_insert_with(|| {
                 requests.push((key, user));
                 requests.len() - 1

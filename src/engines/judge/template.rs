@@ -132,7 +132,7 @@ impl JudgeTemplate {
     pub fn prompt_hash(&self) -> String {
         let canonical = serde_json::to_string(self).unwrap_or_default();
         let digest = Sha256::digest(canonical.as_bytes());
-        digest.iter().take(6).map(|b| format!("{b:02x}")).collect()
+        hex(&digest[..6])
     }
 
     /// The chat messages for one row: the system message (instructions, the data rule and the
@@ -172,9 +172,25 @@ impl JudgeTemplate {
     }
 }
 
+/// Lower-case hex of `bytes`, without an allocation per byte (cache keys are made per row).
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for &b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hex_writes_two_lower_case_digits_per_byte() {
+        assert_eq!(hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
+    }
 
     #[test]
     fn builtin_cards_load_and_declare_their_fields() {

@@ -70,12 +70,6 @@ impl AtomicFile {
         }
     }
 
-    /// The temporary file's path, for writers that take a path (the file is closed first).
-    pub fn temp_path(&mut self) -> &Path {
-        self.file = None;
-        &self.temp
-    }
-
     /// Flushes the content to disk and puts it in place of the target.
     pub fn commit(mut self) -> io::Result<()> {
         let file = match self.file.take() {

@@ -26,6 +26,8 @@
 
 #![deny(missing_docs)]
 
+// Atomic file writes for the binary; not part of the library's API.
+#[doc(hidden)]
 pub mod atomic;
 mod error;
 pub use error::{Error, ErrorKind, Result};

@@ -581,7 +581,7 @@ macro_rules! section_name {
 metric_table!(metric_infos);
 
 /// The signature of a metric without options: its id and the library version.
-pub fn plain_signature(id: &str) -> String {
+pub(crate) fn plain_signature(id: &str) -> String {
     format!("{id}|version:polars-rag-{}", env!("CARGO_PKG_VERSION"))
 }
 

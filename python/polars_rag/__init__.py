@@ -27,9 +27,13 @@ chat-completions server, with a persistent reply cache.
 from __future__ import annotations
 
 from polars_rag._answer import (
+    BleuOptions,
     BleuTokenizer,
+    ChrfOptions,
     Distance,
+    QuotedSpanOptions,
     QuoteStyle,
+    RougeOptions,
     RougeTokenizer,
     SmoothMethod,
     answer_completeness,
@@ -71,6 +75,7 @@ from polars_rag._golden import (
 from polars_rag._internal import __version__
 from polars_rag._internal import metric_ids as _metric_ids
 from polars_rag._judge import (
+    CitationSupportOptions,
     Judge,
     answer_match,
     citation_precision,
@@ -82,6 +87,7 @@ from polars_rag._judge import (
 from polars_rag._locate import (
     LocateCompat,
     LocatedQuotes,
+    LocateOptions,
     Trim,
     embedding_cosine,
     extract_quotes,
@@ -90,7 +96,10 @@ from polars_rag._locate import (
 )
 from polars_rag._namespace import RagNamespace, _namespace_method
 from polars_rag._retrieval import (
+    HybridLogRankOptions,
     RankBy,
+    RankedCompatOptions,
+    RankedOptions,
     Relevance,
     RetrievalCompat,
     SpanCompat,
@@ -109,18 +118,27 @@ from polars_rag._retrieval import (
 )
 
 __all__ = [
+    "BleuOptions",
     "BleuTokenizer",
+    "ChrfOptions",
+    "CitationSupportOptions",
     "Comparison",
     "Distance",
     "GoldenJoin",
+    "HybridLogRankOptions",
     "IntoExprColumn",
     "Judge",
     "LocateCompat",
+    "LocateOptions",
     "LocatedQuotes",
     "QuoteStyle",
+    "QuotedSpanOptions",
     "RankBy",
+    "RankedCompatOptions",
+    "RankedOptions",
     "Relevance",
     "RetrievalCompat",
+    "RougeOptions",
     "RougeTokenizer",
     "SmoothMethod",
     "SpanCompat",
@@ -180,12 +198,18 @@ def _document_defaults() -> None:
     """Adds each metric function's defaults, read from the library, to its docstring, so the
     documentation never restates a default by hand."""
     import inspect
+    import sys
 
     for metric in _metric_ids():
         function = globals().get(metric)
         if function is None or not function.__doc__:
             continue
-        parameters = inspect.signature(function).parameters
+        parameters = set(inspect.signature(function).parameters)
+        # Shared keyword options are declared once, as `**options: Unpack[SomeOptions]`.
+        annotation = inspect.signature(function).parameters.get("options")
+        if annotation is not None and isinstance(annotation.annotation, str):
+            typed_dict = annotation.annotation.removeprefix("Unpack[").removesuffix("]")
+            parameters |= set(getattr(sys.modules[function.__module__], typed_dict).__annotations__)
         shown = ", ".join(f"``{key}={value!r}``" for key, value in _defaults(metric).items() if key in parameters)
         if shown:
             function.__doc__ = (

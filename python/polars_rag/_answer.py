@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 import polars as pl
-from polars_rag._common import (
-    IntoExprColumn,
-    _plugin,
-)
+from polars_rag._common import IntoExprColumn, _plugin
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 #: Which quotation marks delimit spans: ``"standard"`` (paired typographic quotes, default) or
 #: ``"ragas"`` (Ragas 0.4.3's four marks, reproduced bit for bit).
@@ -27,13 +27,53 @@ RougeTokenizer = Literal["rouge_score", "unicode"]
 Distance = Literal["levenshtein", "hamming", "jaro", "jaro_winkler"]
 
 
+class QuotedSpanOptions(TypedDict, total=False):
+    """Keyword options of :func:`quoted_spans` and :func:`citation_alignment`; each left out (or
+    ``None``) takes the library's default (:func:`~polars_rag.option_defaults`).
+
+    ``casefold``: collapse whitespace and lowercase both sides before matching. ``min_len``:
+    minimum number of words for a quoted span to count. ``quotes``: :data:`QuoteStyle`.
+    """
+
+    casefold: bool | None
+    min_len: int | None
+    quotes: QuoteStyle | None
+
+
+class BleuOptions(TypedDict, total=False):
+    """Keyword options of :func:`bleu` and :func:`corpus_bleu`, sacrebleu's: ``tokenize``
+    (:data:`BleuTokenizer`), ``smooth_method`` (:data:`SmoothMethod`), ``smooth_value`` (default:
+    sacrebleu's, 0.1 for ``floor`` and 1 for ``add-k``), ``lowercase``, ``use_effective_order``."""
+
+    tokenize: BleuTokenizer | None
+    smooth_method: SmoothMethod | None
+    smooth_value: float | None
+    lowercase: bool | None
+    use_effective_order: bool | None
+
+
+class ChrfOptions(TypedDict, total=False):
+    """Keyword options of :func:`chrf` and :func:`corpus_chrf`, sacrebleu's: ``char_order``,
+    ``word_order`` (2 gives chrF++), ``beta``, ``lowercase``, ``whitespace``, ``eps_smoothing``."""
+
+    char_order: int | None
+    word_order: int | None
+    beta: int | None
+    lowercase: bool | None
+    whitespace: bool | None
+    eps_smoothing: bool | None
+
+
+class RougeOptions(TypedDict, total=False):
+    """Keyword options of :func:`rouge`: ``use_stemmer`` (Porter, as rouge-score) and
+    ``tokenizer`` (:data:`RougeTokenizer`)."""
+
+    use_stemmer: bool | None
+    tokenizer: RougeTokenizer | None
+
+
 def quoted_spans(
-    answer: IntoExprColumn,
-    sources: IntoExprColumn,
-    *,
-    casefold: bool | None = None,
-    min_len: int | None = None,
-    quotes: QuoteStyle | None = None,
+    answer: IntoExprColumn, sources: IntoExprColumn, **options: Unpack[QuotedSpanOptions]
 ) -> pl.Expr:
     """Quoted spans of each answer found verbatim in its sources.
 
@@ -45,9 +85,7 @@ def quoted_spans(
         answer: string column of answers.
         sources: ``list[str]`` column of passages per answer, a ``str`` column (one passage), or a
             list of structs with a ``text`` field (a ``retrieved`` column).
-        casefold: collapse whitespace and lowercase both sides before matching.
-        min_len: minimum number of words for a quoted span to count.
-        quotes: ``"standard"`` or ``"ragas"`` (see :data:`QuoteStyle`).
+        options: ``casefold``, ``min_len``, ``quotes`` (see :class:`QuotedSpanOptions`).
 
     Example:
         >>> import polars as pl, polars_rag as pr
@@ -59,17 +97,13 @@ def quoted_spans(
     return _plugin(
         "quoted_spans",
         [answer, sources],
-        {"casefold": casefold, "min_len": min_len, "quotes": quotes},
+        options,
+        accepted=QuotedSpanOptions,
     )
 
 
 def citation_alignment(
-    answer: IntoExprColumn,
-    sources: IntoExprColumn,
-    *,
-    casefold: bool | None = None,
-    min_len: int | None = None,
-    quotes: QuoteStyle | None = None,
+    answer: IntoExprColumn, sources: IntoExprColumn, **options: Unpack[QuotedSpanOptions]
 ) -> pl.Expr:
     """Dataset-level quoted-span citation alignment, as Ragas' ``quoted_spans_alignment``.
 
@@ -81,36 +115,14 @@ def citation_alignment(
     return _plugin(
         "citation_alignment",
         [answer, sources],
-        {"casefold": casefold, "min_len": min_len, "quotes": quotes},
+        options,
+        accepted=QuotedSpanOptions,
         aggregate=True,
     )
 
 
-def _bleu_options(
-    tokenize: BleuTokenizer | None,
-    smooth_method: SmoothMethod | None,
-    smooth_value: float | None,
-    lowercase: bool | None,
-    use_effective_order: bool | None,
-) -> dict[str, Any]:
-    return {
-        "tokenize": tokenize,
-        "smooth_method": smooth_method,
-        "smooth_value": smooth_value,
-        "lowercase": lowercase,
-        "use_effective_order": use_effective_order,
-    }
-
-
 def bleu(
-    answer: IntoExprColumn,
-    references: IntoExprColumn,
-    *,
-    tokenize: BleuTokenizer | None = None,
-    smooth_method: SmoothMethod | None = None,
-    smooth_value: float | None = None,
-    lowercase: bool | None = None,
-    use_effective_order: bool | None = None,
+    answer: IntoExprColumn, references: IntoExprColumn, **options: Unpack[BleuOptions]
 ) -> pl.Expr:
     """Sentence BLEU in [0, 1]: sacrebleu 2.6.0 ``sentence_bleu(answer, refs).score / 100``.
 
@@ -127,19 +139,13 @@ def bleu(
     return _plugin(
         "bleu",
         [answer, references],
-        _bleu_options(tokenize, smooth_method, smooth_value, lowercase, use_effective_order),
+        options,
+        accepted=BleuOptions,
     )
 
 
 def corpus_bleu(
-    answer: IntoExprColumn,
-    references: IntoExprColumn,
-    *,
-    tokenize: BleuTokenizer | None = None,
-    smooth_method: SmoothMethod | None = None,
-    smooth_value: float | None = None,
-    lowercase: bool | None = None,
-    use_effective_order: bool | None = None,
+    answer: IntoExprColumn, references: IntoExprColumn, **options: Unpack[BleuOptions]
 ) -> pl.Expr:
     """Corpus BLEU in [0, 1] over a column or a group: sacrebleu ``corpus_bleu(...).score / 100``.
 
@@ -149,21 +155,14 @@ def corpus_bleu(
     return _plugin(
         "corpus_bleu",
         [answer, references],
-        _bleu_options(tokenize, smooth_method, smooth_value, lowercase, use_effective_order),
+        options,
+        accepted=BleuOptions,
         aggregate=True,
     )
 
 
 def chrf(
-    answer: IntoExprColumn,
-    references: IntoExprColumn,
-    *,
-    char_order: int | None = None,
-    word_order: int | None = None,
-    beta: int | None = None,
-    lowercase: bool | None = None,
-    whitespace: bool | None = None,
-    eps_smoothing: bool | None = None,
+    answer: IntoExprColumn, references: IntoExprColumn, **options: Unpack[ChrfOptions]
 ) -> pl.Expr:
     """chrF in [0, 1] (``word_order=2`` gives chrF++): sacrebleu ``sentence_chrf(...).score / 100``.
 
@@ -172,26 +171,12 @@ def chrf(
     return _plugin(
         "chrf",
         [answer, references],
-        {
-            "char_order": char_order,
-            "word_order": word_order,
-            "beta": beta,
-            "lowercase": lowercase,
-            "whitespace": whitespace,
-            "eps_smoothing": eps_smoothing,
-        },
+        options,
+        accepted=ChrfOptions,
     )
 
 def corpus_chrf(
-    answer: IntoExprColumn,
-    references: IntoExprColumn,
-    *,
-    char_order: int | None = None,
-    word_order: int | None = None,
-    beta: int | None = None,
-    lowercase: bool | None = None,
-    whitespace: bool | None = None,
-    eps_smoothing: bool | None = None,
+    answer: IntoExprColumn, references: IntoExprColumn, **options: Unpack[ChrfOptions]
 ) -> pl.Expr:
     """Corpus chrF in [0, 1] over a column or a group: sacrebleu ``corpus_chrf(...).score / 100``.
 
@@ -208,24 +193,14 @@ def corpus_chrf(
     return _plugin(
         "corpus_chrf",
         [answer, references],
-        {
-            "char_order": char_order,
-            "word_order": word_order,
-            "beta": beta,
-            "lowercase": lowercase,
-            "whitespace": whitespace,
-            "eps_smoothing": eps_smoothing,
-        },
+        options,
+        accepted=ChrfOptions,
         aggregate=True,
     )
 
 
 def rouge(
-    answer: IntoExprColumn,
-    references: IntoExprColumn,
-    *,
-    use_stemmer: bool | None = None,
-    tokenizer: RougeTokenizer | None = None,
+    answer: IntoExprColumn, references: IntoExprColumn, **options: Unpack[RougeOptions]
 ) -> pl.Expr:
     """ROUGE-1, ROUGE-2, ROUGE-L and ROUGE-Lsum as rouge-score 0.1.2's ``RougeScorer``.
 
@@ -240,9 +215,7 @@ def rouge(
         >>> df.select(pr.rouge("answer", "ref").struct.field("rouge1").struct.field("recall")).item()
         0.75
     """
-    return _plugin(
-        "rouge", [answer, references], {"use_stemmer": use_stemmer, "tokenizer": tokenizer}
-    )
+    return _plugin("rouge", [answer, references], options, accepted=RougeOptions)
 
 
 def exact_match(answer: IntoExprColumn, references: IntoExprColumn) -> pl.Expr:
@@ -301,8 +274,7 @@ def citation_indicators(
     "based on" and "from", matched case-insensitively; pass ``indicators`` to replace them.
     """
     # None selects the default list; the key is always sent so the plugin gets its options.
-    kwargs = {"indicators": None if indicators is None else list(indicators)}
-    return _plugin("citation_indicators", [answer], kwargs)
+    return _plugin("citation_indicators", [answer], {"indicators": indicators})
 
 def checks(answer: IntoExprColumn, checks: IntoExprColumn) -> pl.Expr:
     """Declarative per-question checks stored as data.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import pickle
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache, wraps
 from pathlib import Path
 from typing import Any, Callable, TypeVar, Union
@@ -63,11 +63,6 @@ def _as_float(function: str, name: str, value: Any) -> float:
         return float(value)
     except OverflowError:
         raise ValueError(f"{function}: {name} is too large, got {value!r}") from None
-
-
-def _as_optional_float(function: str, name: str, value: Any) -> float | None:
-    """:func:`_as_float`, with ``None`` (the library's default) passed through."""
-    return None if value is None else _as_float(function, name, value)
 
 
 def _as_int(function: str, name: str, value: Any, low: int = 0, high: int = 2**64 - 1) -> int:
@@ -130,30 +125,85 @@ def option_defaults(metric: str) -> dict[str, Any]:
     return dict(_defaults(metric))
 
 
+def _typed_option(metric: str, option: str, value: Any, default: Any) -> Any:
+    """``value`` checked against the type of the library's default for the option (a number where
+    the default is a number, ...), so a wrong type is a ``TypeError`` naming the metric and the
+    option when the expression is built, not a decoding error when it runs. Integers given for
+    float options become floats; sequences given for list options become lists."""
+
+    def wrong(expected: str) -> TypeError:
+        return TypeError(f"{metric}: option {option} must be {expected}, got {value!r}")
+
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise wrong("a bool")
+    elif isinstance(default, int):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise wrong("an integer")
+    elif isinstance(default, float):
+        return _as_float(metric, option, value)
+    elif isinstance(default, str):
+        if not isinstance(value, str):
+            raise wrong("a string")
+    elif isinstance(default, list):
+        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+            raise wrong("a list")
+        return list(value)
+    return value
+
+
 def _with_defaults(metric: str, options: dict[str, Any]) -> dict[str, Any]:
-    """``options`` with every ``None`` replaced by the library's default, after checking that
-    integers fit the 64 bits options travel in."""
+    """``options`` with every ``None`` replaced by the library's default, after checking each
+    given value against the default's type and that integers fit the 64 bits options travel in."""
+    defaults = _defaults(metric)
+    checked = {}
     for option, value in options.items():
         _check_option_int(metric, option, value)
-    defaults = _defaults(metric)
-    return {key: defaults.get(key) if value is None else value for key, value in options.items()}
+        default = defaults.get(option)
+        checked[option] = default if value is None else _typed_option(metric, option, value, default)
+    return checked
+
+
+def _accepted_options(metric: str, options: Mapping[str, Any], accepted: Any) -> None:
+    """A ``TypeError`` naming the metric when ``options`` holds a keyword that ``accepted`` (the
+    function's options ``TypedDict``) does not declare, as Python does for a named parameter."""
+    known: frozenset[str] = accepted.__optional_keys__ | accepted.__required_keys__
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise TypeError(
+            f"{metric}: unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
+            f"it takes {', '.join(sorted(known)) or 'none'}"
+        )
 
 
 def _plugin(
     name: str,
     args: Sequence[IntoExprColumn],
-    kwargs: dict[str, Any] | None = None,
+    kwargs: Mapping[str, Any] | None = None,
     *,
+    accepted: Any = None,
     aggregate: bool = False,
 ) -> pl.Expr:
     """Calls the plugin function ``name``; its output column is named after the metric. Options
-    left at ``None`` take the library's defaults (:func:`option_defaults`)."""
-    kwargs = _with_defaults(name, kwargs or {})
+    left at ``None`` take the library's defaults (:func:`option_defaults`); with ``accepted``
+    (the function's options ``TypedDict``) every keyword it declares is sent and no other is
+    allowed. A :class:`~polars_rag.Judge` option travels as its settings."""
+    from polars_rag._judge import Judge
+
+    options = dict(kwargs or {})
+    if accepted is not None:
+        _accepted_options(name, options, accepted)
+        options = {key: options.get(key) for key in accepted.__annotations__}
+    if "judge" in options:
+        judge = options["judge"]
+        if judge is not None and not isinstance(judge, Judge):
+            raise TypeError(f"{name}: judge must be a polars_rag.Judge, got {judge!r}")
+        options["judge"] = None if judge is None else judge.settings()
     return register_plugin_function(
         plugin_path=_PLUGIN_PATH,
         function_name=name,
         args=list(args),
-        kwargs=kwargs,
+        kwargs=_with_defaults(name, options),
         is_elementwise=not aggregate,
         returns_scalar=aggregate,
     ).alias(name)

@@ -8,13 +8,16 @@ from __future__ import annotations
 import json
 import os
 import pickle
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import polars as pl
 from polars_rag._common import IntoExprColumn, _names_its_errors, _plugin
 from polars_rag._internal import judge_cache as _judge_cache
 from polars_rag._internal import judge_defaults as _judge_defaults
 from polars_rag._internal import judge_usage as _judge_usage
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 _DEFAULT_CACHE = object()
 
@@ -115,22 +118,26 @@ class Judge:
         return f"Judge({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
 
 
-def _judge_settings(function: str, judge: Judge | None) -> dict[str, Any] | None:
-    if judge is None:
-        return None
-    if not isinstance(judge, Judge):
-        raise TypeError(f"{function}: judge must be a polars_rag.Judge, got {judge!r}")
-    return judge.settings()
+class CitationSupportOptions(TypedDict, total=False):
+    """Keyword options of :func:`citation_support` and :func:`citation_precision`; each left out
+    (or ``None``) takes the library's default (:func:`~polars_rag.option_defaults`).
+
+    ``judge``: the :class:`Judge` (default: the one of the ``POLARS_RAG_JUDGE_*`` environment
+    variables). ``strict``: ask twice and keep the stricter verdict. ``lenient_below``: the share
+    of the claim's keywords under which a full verdict is flagged lenient. ``echo_max_words``:
+    the longest supporting phrase flagged as an echo.
+    """
+
+    judge: Judge | None
+    strict: bool | None
+    lenient_below: float | None
+    echo_max_words: int | None
 
 
 def citation_support(
     claim: IntoExprColumn,
     cited_span: IntoExprColumn,
-    *,
-    judge: Judge | None = None,
-    strict: bool | None = None,
-    lenient_below: float | None = None,
-    echo_max_words: int | None = None,
+    **options: Unpack[CitationSupportOptions],
 ) -> pl.Expr:
     """Does the cited span support the claim? One LLM judgement per (claim, cited_span) row.
 
@@ -146,36 +153,20 @@ def citation_support(
     ``not_supported``; and ``judge_error`` when no valid judgement could be had. ``judge=None``
     uses the judge of the ``POLARS_RAG_JUDGE_*`` environment variables.
     """
-    kwargs = {
-        "judge": _judge_settings("citation_support", judge),
-        "strict": strict,
-        "lenient_below": lenient_below,
-        "echo_max_words": echo_max_words,
-    }
-    return _plugin("citation_support", [claim, cited_span], kwargs)
+    return _plugin("citation_support", [claim, cited_span], options, accepted=CitationSupportOptions)
 
 
 def citation_precision(
     claim: IntoExprColumn,
     cited_span: IntoExprColumn,
-    *,
-    judge: Judge | None = None,
-    strict: bool | None = None,
-    lenient_below: float | None = None,
-    echo_max_words: int | None = None,
+    **options: Unpack[CitationSupportOptions],
 ) -> pl.Expr:
     """The share of judged (claim, cited_span) pairs fully supported, as one struct per column
     or group: ``citation_precision`` and the counts ``fully_supported``, ``partially_supported``,
     ``not_supported`` and ``failed`` (judgements that gave no verdict, left out of the share).
     Use it in ``select`` or ``group_by().agg()``; options as for :func:`citation_support`.
     """
-    kwargs = {
-        "judge": _judge_settings("citation_precision", judge),
-        "strict": strict,
-        "lenient_below": lenient_below,
-        "echo_max_words": echo_max_words,
-    }
-    return _plugin("citation_precision", [claim, cited_span], kwargs, aggregate=True)
+    return _plugin("citation_precision", [claim, cited_span], options, accepted=CitationSupportOptions, aggregate=True)
 
 
 def answer_match(
@@ -191,8 +182,7 @@ def answer_match(
     answer matches when it matches any). Returns a struct ``answer_match``: ``match`` (bool),
     ``score`` (1.0 / 0.0), ``reasoning`` and ``judge_error``.
     """
-    kwargs = {"judge": _judge_settings("answer_match", judge)}
-    return _plugin("answer_match", [question, answer, reference], kwargs)
+    return _plugin("answer_match", [question, answer, reference], {"judge": judge})
 
 
 def split_claims(
@@ -217,8 +207,7 @@ def split_claims(
     """
     if method is not None and method not in ("judge", "rules"):
         raise ValueError(f"split_claims: method must be 'judge' or 'rules', got {method!r}")
-    kwargs = {"judge": _judge_settings("split_claims", judge), "method": method}
-    return _plugin("split_claims", [answer], kwargs)
+    return _plugin("split_claims", [answer], {"judge": judge, "method": method})
 
 
 @_names_its_errors

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pickle
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Callable, Literal, NamedTuple
+from typing import TYPE_CHECKING, Callable, Literal, NamedTuple, TypedDict
 
 import polars as pl
 from polars_rag._answer import QuoteStyle
 from polars_rag._common import (
     FrameLike,
     IntoExprColumn,
-    _check_option_int,
+    _accepted_options,
     _corpus_frame,
     _names_its_errors,
     _plugin,
@@ -23,6 +23,9 @@ from polars_rag._internal import locate_stats as _locate_stats
 from polars_rag._internal import locate_table as _locate_table
 from polars_rag._internal import write_locate_workbook as _write_locate_workbook
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
 #: ``"none"`` (corrected algorithm, default) or ``"soak"`` (soak 9c164e87's VerifyQuotes, bit for bit).
 LocateCompat = Literal["none", "soak"]
 #: How the best window is narrowed to the quote. ``"sliding_bm25"`` and ``"hybrid"`` are soak's
@@ -32,50 +35,32 @@ Trim = Literal["fuzzy", "sliding_bm25", "hybrid", "off"]
 Embedder = Callable[[list[str]], Sequence[Sequence[float]]]
 
 
-def _locate_options(
-    window_size: int | None,
-    overlap: int | None,
-    k1: float | None,
-    b: float | None,
-    ellipsis_max_gap: int | None,
-    trim: Trim | None,
-    min_match_ratio: float | None,
-    expand_neighbors: int | None,
-    context_chars: int | None,
-    tokenizer: str | None,
-    compat: LocateCompat | None,
-) -> dict[str, Any]:
-    return {
-        "window_size": window_size,
-        "overlap": overlap,
-        "k1": k1,
-        "b": b,
-        "ellipsis_max_gap": ellipsis_max_gap,
-        "trim": trim,
-        "min_match_ratio": min_match_ratio,
-        "expand_neighbors": expand_neighbors,
-        "context_chars": context_chars,
-        "tokenizer": tokenizer,
-        "compat": compat,
-    }
+class LocateOptions(TypedDict, total=False):
+    """Keyword options of :func:`locate_quotes` and :func:`locate_quotes_in_corpus`; each left out
+    (or ``None``) takes the library's default (:func:`~polars_rag.option_defaults`).
+
+    ``window_size`` / ``overlap``: BM25 windows in code points and their overlap; ``k1``, ``b``:
+    BM25Okapi's parameters; ``ellipsis_max_gap``: the largest gap between the parts of a quote
+    with an ellipsis; ``trim``: :data:`Trim`; ``min_match_ratio``: the similarity at which a quote
+    counts as found; ``expand_neighbors``: windows added on each side before trimming;
+    ``context_chars``: the width of ``context``; ``tokenizer``: ``"unicode_words"`` or
+    ``"nltk"``; ``compat``: :data:`LocateCompat`.
+    """
+
+    window_size: int | None
+    overlap: int | None
+    k1: float | None
+    b: float | None
+    ellipsis_max_gap: int | None
+    trim: Trim | None
+    min_match_ratio: float | None
+    expand_neighbors: int | None
+    context_chars: int | None
+    tokenizer: Literal["unicode_words", "nltk"] | None
+    compat: LocateCompat | None
 
 
-def locate_quotes(
-    quotes: IntoExprColumn,
-    sources: IntoExprColumn,
-    *,
-    window_size: int | None = None,
-    overlap: int | None = None,
-    k1: float | None = None,
-    b: float | None = None,
-    ellipsis_max_gap: int | None = None,
-    trim: Trim | None = None,
-    min_match_ratio: float | None = None,
-    expand_neighbors: int | None = None,
-    context_chars: int | None = None,
-    tokenizer: Literal["unicode_words", "nltk"] | None = None,
-    compat: LocateCompat | None = None,
-) -> pl.Expr:
+def locate_quotes(quotes: IntoExprColumn, sources: IntoExprColumn, **options: Unpack[LocateOptions]) -> pl.Expr:
     """Where each quote is in its row's sources: a struct per row.
 
     ``quotes`` is a ``str`` column (one quote per row; explode :func:`extract_quotes` to
@@ -106,10 +91,7 @@ def locate_quotes(
         >>> m.select("source", "start", "end", "span_text", "found").row(0)
         (0, 17, 37, 'barely manage a mile', True)
     """
-    options = _locate_options(
-        window_size, overlap, k1, b, ellipsis_max_gap, trim, min_match_ratio, expand_neighbors, context_chars, tokenizer, compat
-    )
-    return _plugin("locate_quotes", [quotes, sources], options)
+    return _plugin("locate_quotes", [quotes, sources], options, accepted=LocateOptions)
 
 
 def extract_quotes(answer: IntoExprColumn, *, min_len: int | None = None, quotes: QuoteStyle | None = None) -> pl.Expr:
@@ -164,17 +146,7 @@ def locate_quotes_in_corpus(
     embed: Embedder | None = None,
     xlsx: str | Path | None = None,
     stats_csv: str | Path | None = None,
-    window_size: int | None = None,
-    overlap: int | None = None,
-    k1: float | None = None,
-    b: float | None = None,
-    ellipsis_max_gap: int | None = None,
-    trim: Trim | None = None,
-    min_match_ratio: float | None = None,
-    expand_neighbors: int | None = None,
-    context_chars: int | None = None,
-    tokenizer: Literal["unicode_words", "nltk"] | None = None,
-    compat: LocateCompat | None = None,
+    **options: Unpack[LocateOptions],
 ) -> LocatedQuotes:
     """Every quote located in one shared corpus (the soak case, e.g. interview transcripts).
 
@@ -191,13 +163,9 @@ def locate_quotes_in_corpus(
         >>> got.quotes.select("file", "start", "end", "found").rows()
         [('a.txt', 10, 24, True), ('b.txt', 0, 6, False)]
     """
-    options = _locate_options(
-        window_size, overlap, k1, b, ellipsis_max_gap, trim, min_match_ratio, expand_neighbors, context_chars, tokenizer, compat
-    )
-    for option, value in options.items():
-        _check_option_int("locate_quotes_in_corpus", option, value)
-    options = _with_defaults("locate_quotes", options)
-    packed = pickle.dumps(options, protocol=4)
+    _accepted_options("locate_quotes_in_corpus", options, LocateOptions)
+    given = {key: options.get(key) for key in LocateOptions.__annotations__}
+    packed = pickle.dumps(_with_defaults("locate_quotes", given), protocol=4)
     series = quotes if isinstance(quotes, pl.Series) else pl.Series("quote", list(quotes), dtype=pl.String)
     located = _locate_table(series.cast(pl.String), _corpus_frame(corpus), packed)
     if embed is not None:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 import polars as pl
-from polars_rag._common import (
-    IntoExprColumn,
-    _as_optional_float,
-    _plugin,
-)
+from polars_rag._common import IntoExprColumn, _plugin
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 #: How a retrieved item is judged relevant: ``"auto"`` (from the column shapes), ``"text"``
 #: (exact text), ``"id"``, ``"span"`` (character overlap in the same file) or ``"embedding"``
@@ -24,48 +24,51 @@ RetrievalCompat = Literal["standard", "datapizza"]
 SpanCompat = Literal["standard", "chroma"]
 
 
+class RankedOptions(TypedDict, total=False):
+    """Keyword options of the ranked-list metrics; each left out (or ``None``) takes the library's
+    default (:func:`~polars_rag.option_defaults`).
+
+    ``k``: cut-off rank (default: the whole list). ``relevance``: how a retrieved item is judged
+    relevant (:data:`Relevance`). ``min_overlap`` / ``min_overlap_fraction``: code points / share
+    of the golden span a retrieved span must overlap (``relevance="span"``).
+    ``similarity_threshold``: cosine at which an embedding counts as relevant.
+    ``rank_by``: rank order (:data:`RankBy`).
+    """
+
+    k: int | None
+    relevance: Relevance | None
+    min_overlap: int | None
+    min_overlap_fraction: float | None
+    similarity_threshold: float | None
+    rank_by: RankBy | None
+
+
+class RankedCompatOptions(RankedOptions, total=False):
+    """:class:`RankedOptions` and ``compat`` (:data:`RetrievalCompat`)."""
+
+    compat: RetrievalCompat | None
+
+
+class HybridLogRankOptions(RankedCompatOptions, total=False):
+    """:class:`RankedCompatOptions` and the weights ``alpha`` (of recall) and ``gamma`` (of the
+    log-rank decay)."""
+
+    alpha: float | None
+    gamma: float | None
+
+
 def _ranked(
     name: str,
     retrieved: IntoExprColumn,
     relevant: IntoExprColumn,
-    k: int | None,
-    relevance: Relevance | None,
-    min_overlap: int | None,
-    min_overlap_fraction: float | None,
-    similarity_threshold: float | None,
-    rank_by: RankBy | None,
-    compat: RetrievalCompat | None,
-    alpha: float | None = None,
-    gamma: float | None = None,
+    options: Mapping[str, Any],
+    accepted: Any = RankedOptions,
 ) -> pl.Expr:
-    return _plugin(
-        name,
-        [retrieved, relevant],
-        {
-            "k": k,
-            "relevance": relevance,
-            "min_overlap": min_overlap,
-            "min_overlap_fraction": _as_optional_float(name, "min_overlap_fraction", min_overlap_fraction),
-            "similarity_threshold": _as_optional_float(name, "similarity_threshold", similarity_threshold),
-            "rank_by": rank_by,
-            "compat": compat,
-            "alpha": _as_optional_float(name, "alpha", alpha),
-            "gamma": _as_optional_float(name, "gamma", gamma),
-        },
-    )
+    return _plugin(name, [retrieved, relevant], options, accepted=accepted)
 
 
 def precision_at_k(
-    retrieved: IntoExprColumn,
-    relevant: IntoExprColumn,
-    *,
-    k: int | None = None,
-    relevance: Relevance | None = None,
-    min_overlap: int | None = None,
-    min_overlap_fraction: float | None = None,
-    similarity_threshold: float | None = None,
-    rank_by: RankBy | None = None,
-    compat: RetrievalCompat | None = None,
+    retrieved: IntoExprColumn, relevant: IntoExprColumn, **options: Unpack[RankedCompatOptions]
 ) -> pl.Expr:
     """Relevant items among the first ``k`` retrieved, divided by ``k`` (trec_eval ``P_k``).
 
@@ -81,146 +84,69 @@ def precision_at_k(
         >>> df.select(pr.precision_at_k("retrieved", "relevant", k=2)).item()
         0.5
     """
-    return _ranked("precision_at_k", retrieved, relevant, k, relevance, min_overlap,
-                   min_overlap_fraction, similarity_threshold, rank_by, compat)
+    return _ranked("precision_at_k", retrieved, relevant, options, RankedCompatOptions)
 
 
 def recall_at_k(
-    retrieved: IntoExprColumn,
-    relevant: IntoExprColumn,
-    *,
-    k: int | None = None,
-    relevance: Relevance | None = None,
-    min_overlap: int | None = None,
-    min_overlap_fraction: float | None = None,
-    similarity_threshold: float | None = None,
-    rank_by: RankBy | None = None,
-    compat: RetrievalCompat | None = None,
+    retrieved: IntoExprColumn, relevant: IntoExprColumn, **options: Unpack[RankedCompatOptions]
 ) -> pl.Expr:
     """Relevant ground-truth items found among the first ``k`` retrieved / all relevant items.
 
     Equal to trec_eval ``recall_k``. Inputs and options as :func:`precision_at_k`.
     """
-    return _ranked("recall_at_k", retrieved, relevant, k, relevance, min_overlap,
-                   min_overlap_fraction, similarity_threshold, rank_by, compat)
+    return _ranked("recall_at_k", retrieved, relevant, options, RankedCompatOptions)
 
 
 def f1_at_k(
-    retrieved: IntoExprColumn,
-    relevant: IntoExprColumn,
-    *,
-    k: int | None = None,
-    relevance: Relevance | None = None,
-    min_overlap: int | None = None,
-    min_overlap_fraction: float | None = None,
-    similarity_threshold: float | None = None,
-    rank_by: RankBy | None = None,
-    compat: RetrievalCompat | None = None,
+    retrieved: IntoExprColumn, relevant: IntoExprColumn, **options: Unpack[RankedCompatOptions]
 ) -> pl.Expr:
     """Harmonic mean of :func:`precision_at_k` and :func:`recall_at_k` (0 when both are 0)."""
-    return _ranked("f1_at_k", retrieved, relevant, k, relevance, min_overlap,
-                   min_overlap_fraction, similarity_threshold, rank_by, compat)
+    return _ranked("f1_at_k", retrieved, relevant, options, RankedCompatOptions)
 
 
 def hit_rate_at_k(
-    retrieved: IntoExprColumn,
-    relevant: IntoExprColumn,
-    *,
-    k: int | None = None,
-    relevance: Relevance | None = None,
-    min_overlap: int | None = None,
-    min_overlap_fraction: float | None = None,
-    similarity_threshold: float | None = None,
-    rank_by: RankBy | None = None,
+    retrieved: IntoExprColumn, relevant: IntoExprColumn, **options: Unpack[RankedOptions]
 ) -> pl.Expr:
     """1.0 when a relevant item is among the first ``k`` retrieved, else 0.0."""
-    return _ranked("hit_rate_at_k", retrieved, relevant, k, relevance, min_overlap,
-                   min_overlap_fraction, similarity_threshold, rank_by, "standard")
+    return _ranked("hit_rate_at_k", retrieved, relevant, options)
 
 
 def ndcg_at_k(
-    retrieved: IntoExprColumn,
-    relevant: IntoExprColumn,
-    *,
-    k: int | None = None,
-    relevance: Relevance | None = None,
-    min_overlap: int | None = None,
-    min_overlap_fraction: float | None = None,
-    similarity_threshold: float | None = None,
-    rank_by: RankBy | None = None,
+    retrieved: IntoExprColumn, relevant: IntoExprColumn, **options: Unpack[RankedOptions]
 ) -> pl.Expr:
     """nDCG over the first ``k`` ranks with linear gains (trec_eval ``ndcg_cut_k``).
 
     Grades come from a ``grade`` field of the ground-truth structs (1 when absent).
     """
-    return _ranked("ndcg_at_k", retrieved, relevant, k, relevance, min_overlap,
-                   min_overlap_fraction, similarity_threshold, rank_by, "standard")
+    return _ranked("ndcg_at_k", retrieved, relevant, options)
 
 
 def mrr(
-    retrieved: IntoExprColumn,
-    relevant: IntoExprColumn,
-    *,
-    k: int | None = None,
-    relevance: Relevance | None = None,
-    min_overlap: int | None = None,
-    min_overlap_fraction: float | None = None,
-    similarity_threshold: float | None = None,
-    rank_by: RankBy | None = None,
+    retrieved: IntoExprColumn, relevant: IntoExprColumn, **options: Unpack[RankedOptions]
 ) -> pl.Expr:
     """1 / rank of the first relevant item, 0 when none (trec_eval ``recip_rank``).
 
     Average it over queries for MRR; ``k`` cuts the list first.
     """
-    return _ranked("mrr", retrieved, relevant, k, relevance, min_overlap,
-                   min_overlap_fraction, similarity_threshold, rank_by, "standard")
+    return _ranked("mrr", retrieved, relevant, options)
 
 
 def average_precision(
-    retrieved: IntoExprColumn,
-    relevant: IntoExprColumn,
-    *,
-    k: int | None = None,
-    relevance: Relevance | None = None,
-    min_overlap: int | None = None,
-    min_overlap_fraction: float | None = None,
-    similarity_threshold: float | None = None,
-    rank_by: RankBy | None = None,
+    retrieved: IntoExprColumn, relevant: IntoExprColumn, **options: Unpack[RankedOptions]
 ) -> pl.Expr:
     """Average precision of each query (trec_eval ``map``); average it over queries for MAP."""
-    return _ranked("average_precision", retrieved, relevant, k, relevance, min_overlap,
-                   min_overlap_fraction, similarity_threshold, rank_by, "standard")
+    return _ranked("average_precision", retrieved, relevant, options)
 
 
 def r_precision(
-    retrieved: IntoExprColumn,
-    relevant: IntoExprColumn,
-    *,
-    k: int | None = None,
-    relevance: Relevance | None = None,
-    min_overlap: int | None = None,
-    min_overlap_fraction: float | None = None,
-    similarity_threshold: float | None = None,
-    rank_by: RankBy | None = None,
+    retrieved: IntoExprColumn, relevant: IntoExprColumn, **options: Unpack[RankedOptions]
 ) -> pl.Expr:
     """Precision at R, R the number of relevant items (trec_eval ``Rprec``)."""
-    return _ranked("r_precision", retrieved, relevant, k, relevance, min_overlap,
-                   min_overlap_fraction, similarity_threshold, rank_by, "standard")
+    return _ranked("r_precision", retrieved, relevant, options)
 
 
 def hybrid_log_rank(
-    retrieved: IntoExprColumn,
-    relevant: IntoExprColumn,
-    *,
-    alpha: float | None = None,
-    gamma: float | None = None,
-    k: int | None = None,
-    relevance: Relevance | None = None,
-    min_overlap: int | None = None,
-    min_overlap_fraction: float | None = None,
-    similarity_threshold: float | None = None,
-    rank_by: RankBy | None = None,
-    compat: RetrievalCompat | None = None,
+    retrieved: IntoExprColumn, relevant: IntoExprColumn, **options: Unpack[HybridLogRankOptions]
 ) -> pl.Expr:
     """``alpha * recall + (1 - alpha) * rank quality``, datapizza's hybrid log-rank score.
 
@@ -228,8 +154,7 @@ def hybrid_log_rank(
     ``1 - ln(1 + gamma (r - 1)) / ln(1 + gamma (n - 1))`` at each item's first rank ``r`` among
     the ``n`` retrieved (0 when not found).
     """
-    return _ranked("hybrid_log_rank", retrieved, relevant, k, relevance, min_overlap,
-                   min_overlap_fraction, similarity_threshold, rank_by, compat, alpha, gamma)
+    return _ranked("hybrid_log_rank", retrieved, relevant, options, HybridLogRankOptions)
 
 
 def span_precision(

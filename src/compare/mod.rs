@@ -445,7 +445,7 @@ impl Gate {
     }
 
     /// Whether `row` trips the gate: the delta crosses the threshold and is significant.
-    pub fn trips(&self, row: &MetricComparison) -> bool {
+    pub(crate) fn trips(&self, row: &MetricComparison) -> bool {
         let d = row.delta;
         let crosses = match self.op.as_str() {
             "<" => d < self.threshold,

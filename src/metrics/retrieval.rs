@@ -100,7 +100,7 @@ impl RankedMetric {
     }
 
     /// The cutoff used when none is given: 10 for the `_at_k` metrics, the whole list otherwise.
-    pub fn default_k(self) -> Option<usize> {
+    pub(crate) fn default_k(self) -> Option<usize> {
         match self {
             RankedMetric::PrecisionAtK
             | RankedMetric::RecallAtK

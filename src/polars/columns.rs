@@ -159,7 +159,7 @@ where
 }
 
 /// A `Float64` series named after its metric.
-pub fn float_series(metric: &str, values: Vec<Option<f64>>) -> Series {
+pub(crate) fn float_series(metric: &str, values: Vec<Option<f64>>) -> Series {
     Float64Chunked::from_iter_options(metric.into(), values.into_iter()).into_series()
 }
 

@@ -38,12 +38,12 @@ impl Document {
     }
 
     /// Length in code points.
-    pub fn char_len(&self) -> u64 {
+    pub(crate) fn char_len(&self) -> u64 {
         (self.char_bytes().len() - 1) as u64
     }
 
     /// The code-point offset of byte offset `byte`; `None` inside a character or past the end.
-    pub fn byte_to_char(&self, byte: u64) -> Option<u64> {
+    pub(crate) fn byte_to_char(&self, byte: u64) -> Option<u64> {
         let bytes = self.char_bytes();
         bytes.binary_search(&(byte as usize)).ok().map(|i| i as u64)
     }

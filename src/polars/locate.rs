@@ -407,7 +407,7 @@ pub fn locate_in_documents(
 
 /// Matches back out of a located table (as [`locate_table`] returns it, or the unnested struct
 /// column), for statistics and exports. Rows with an error or a null match are skipped.
-pub fn matches_from_frame(df: &DataFrame) -> PolarsResult<(Vec<String>, Vec<QuoteMatch>)> {
+pub(crate) fn matches_from_frame(df: &DataFrame) -> PolarsResult<(Vec<String>, Vec<QuoteMatch>)> {
     let s = |n: &str| -> PolarsResult<Series> {
         df.column(n)
             .map(|c| c.as_materialized_series().clone())

@@ -1,6 +1,6 @@
 //! The Polars side of polars-rag.
 //!
-//! * [`driver`]: the only code that touches `Series`: dtype checks with errors that name the
+//! * `driver`: the only code that touches `Series`: dtype checks with errors that name the
 //!   metric and the column, nulls, length-1 broadcast and chunk-parallel evaluation.
 //! * [`columns`]: per-metric glue: which inputs a metric takes and the schema of what it returns.
 //!   It calls the kernels in [`crate::metrics`] and holds no metric math.
@@ -13,6 +13,8 @@
 
 pub mod columns;
 pub mod corpus;
+// Input reading shared with the binary and the plugin crate; not part of the library's API.
+#[doc(hidden)]
 pub mod driver;
 #[cfg(feature = "lazy")]
 pub mod expr;

@@ -237,7 +237,7 @@ pub fn stricter(first: CitationSupport, second: CitationSupport) -> CitationSupp
 /// Where `needle` occurs in `haystack` when runs of whitespace count as one space and leading or
 /// trailing whitespace is ignored: code points of `haystack`, end exclusive. `None` for an
 /// empty needle or no occurrence.
-pub fn find_normalised(haystack: &str, needle: &str) -> Option<(usize, usize)> {
+pub(crate) fn find_normalised(haystack: &str, needle: &str) -> Option<(usize, usize)> {
     let needle: Vec<&str> = needle.split_whitespace().collect();
     if needle.is_empty() {
         return None;

@@ -53,7 +53,7 @@ impl Embedder for HashEmbedder {
 
 /// Cosine of two embeddings (scikit-learn's: 0.0 when either is a zero vector); an error
 /// naming `what` when the dimensions differ.
-pub fn checked_cosine(a: &[f64], b: &[f64], what: &str) -> crate::Result<f64> {
+pub(crate) fn checked_cosine(a: &[f64], b: &[f64], what: &str) -> crate::Result<f64> {
     // Problems are found as messages; their kind is given once, here.
     let checked = || -> Result<f64, String> {
         if a.len() != b.len() {

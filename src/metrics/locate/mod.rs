@@ -315,7 +315,7 @@ impl LocateOptions {
 }
 
 /// soak's ellipsis pattern: three or more dots, or U+2026.
-pub fn ellipsis_regex() -> &'static Regex {
+pub(crate) fn ellipsis_regex() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| Regex::new(r"\.{3,}|…").expect("static pattern"))
 }

@@ -6,7 +6,7 @@ use super::{has_ellipsis, LocateCompat, QuoteMatch};
 
 /// numpy's pairwise summation (`np.add.reduce` on a contiguous float64 array): plain sums under
 /// 8 values, eight interleaved partial sums up to 128, halves above. pandas' `mean` uses it.
-pub fn numpy_sum(values: &[f64]) -> f64 {
+pub(crate) fn numpy_sum(values: &[f64]) -> f64 {
     let n = values.len();
     if n < 8 {
         let mut res = 0.0;
@@ -141,7 +141,7 @@ pub fn quote_stats(
 
 /// Python's `repr(float)`: the shortest round-trip digits, scientific below 1e-4 and from 1e16
 /// (`1e-05`, `1e+16`), `nan`, `inf`.
-pub fn python_float_repr(x: f64) -> String {
+pub(crate) fn python_float_repr(x: f64) -> String {
     if x.is_nan() {
         return "nan".into();
     }

@@ -320,7 +320,11 @@ impl<'a> PairedResampler<'a> {
     ///
     /// # Panics
     /// When `confidence` is not in (0, 1), or `sums` has another shape.
-    pub(crate) fn summarize(&self, sums: &ResampleSums, confidence: f64) -> Vec<Option<PairedResampling>> {
+    pub(crate) fn summarize(
+        &self,
+        sums: &ResampleSums,
+        confidence: f64,
+    ) -> Vec<Option<PairedResampling>> {
         assert!(
             confidence > 0.0 && confidence < 1.0,
             "confidence must be in (0, 1), got {confidence}"

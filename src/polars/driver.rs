@@ -126,7 +126,7 @@ fn source_range(len: usize, range: &Range<usize>) -> Range<usize> {
 /// );
 /// assert_eq!(readable_dtype(&DataType::String), None);
 /// ```
-pub(crate) fn readable_dtype(dtype: &DataType) -> Option<DataType> {
+pub fn readable_dtype(dtype: &DataType) -> Option<DataType> {
     match dtype {
         DataType::Categorical(..) | DataType::Enum(..) => Some(DataType::String),
         DataType::Int8 | DataType::Int16 | DataType::UInt8 | DataType::UInt16 => {

@@ -174,7 +174,7 @@ impl Vocabulary {
     /// # Panics
     ///
     /// If the terms would exceed 4 GiB in all.
-    pub(crate) fn id_or_insert(&mut self, term: &str) -> u32 {
+    pub fn id_or_insert(&mut self, term: &str) -> u32 {
         let hash = hash_term(term);
         if let Some(id) = self.find(hash, term) {
             return id;
@@ -236,7 +236,7 @@ pub struct DocInterner {
 
 impl DocInterner {
     /// Adds one whole document.
-    pub(crate) fn add_doc<I, S>(&mut self, tokens: I)
+    pub fn add_doc<I, S>(&mut self, tokens: I)
     where
         I: IntoIterator<Item = S>,
         S: AsRef<str>,

@@ -320,7 +320,7 @@ impl<'a> PairedResampler<'a> {
     ///
     /// # Panics
     /// When `confidence` is not in (0, 1), or `sums` has another shape.
-    pub(crate) fn summarize(
+    pub fn summarize(
         &self,
         sums: &ResampleSums,
         confidence: f64,

@@ -164,7 +164,7 @@ pub fn touches_edge(start: usize, end: usize, span_len: usize, threshold: usize)
 /// assert_eq!(clean("  ΟΔΟΣ  Σοφια ΟΔΟΣ.  "), "οδος σοφια οδος.");
 /// assert_eq!(clean("ΚΑΣΣΑΝΔΡΑΣ\tΣ"), "κασσανδρας σ");
 /// ```
-pub(crate) fn soak_clean(text: &[char]) -> Vec<char> {
+pub fn soak_clean(text: &[char]) -> Vec<char> {
     let ws = Whitespace::Python;
     let lo = text
         .iter()

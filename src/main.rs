@@ -14,6 +14,7 @@ use crate::cli::locate::{self as cli_locate, LocateJob};
 use crate::cli::score::{self, InvalidSpans, ScoreJob};
 use crate::cli::validate::{self, ValidateJob};
 use clap::{Parser, Subcommand};
+use polars_rag::compare::stats::Alternative;
 use polars_rag::compare::{CompareOptions, Gate};
 use polars_rag::engines::judge::JudgeSettings;
 use polars_rag::metrics::locate::{parse_choice, LocateOptions};
@@ -107,6 +108,10 @@ struct StatsArgs {
     /// Confidence level of the intervals, 1 - significance level (default: the library's, 0.95).
     #[arg(long)]
     confidence: Option<f64>,
+    /// Alternative hypothesis of the p-values and the t interval: two-sided (default), greater
+    /// (the candidate scores higher) or less (lower), as scipy's.
+    #[arg(long)]
+    alternative: Option<Alternative>,
     /// Row key column.
     #[arg(long, default_value = "query_id")]
     id_col: String,
@@ -182,6 +187,7 @@ fn compare_options(stats: &StatsArgs, top: Option<usize>) -> Result<CompareOptio
         seed: stats.seed.unwrap_or(defaults.seed),
         confidence,
         top: top.unwrap_or(defaults.top),
+        alternative: stats.alternative.unwrap_or(defaults.alternative),
         ..defaults
     })
 }
@@ -383,6 +389,14 @@ struct ScoreArgs {
     /// Cutoff of every ranked metric (overrides the config's sections).
     #[arg(long)]
     k: Option<i64>,
+    /// Least grade of a relevant ground-truth item for every ranked metric (trec_eval's -l;
+    /// default: any grade above 0).
+    #[arg(long)]
+    relevance_level: Option<f64>,
+    /// The chunking (Parquet with file, start, end in code points): every chunk of the corpus,
+    /// for span_precision_omega (the precision the chunking allows each question).
+    #[arg(long)]
+    chunks: Option<PathBuf>,
     /// Corpus (Parquet file, text; or a directory of UTF-8 files): spans are checked against it
     /// and retrieved spans without text get their text.
     #[arg(long)]
@@ -516,10 +530,13 @@ fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
             QuoteStyle::Standard
         };
     }
-    if let Some(k) = args.k {
-        for id in registry::ids() {
-            if let Some(o) = options.retrieval_mut(id) {
+    for id in registry::ids() {
+        if let Some(o) = options.retrieval_mut(id) {
+            if let Some(k) = args.k {
                 o.k = Some(k);
+            }
+            if let Some(level) = args.relevance_level {
+                o.relevance_level = Some(level);
             }
         }
     }
@@ -562,6 +579,7 @@ fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
         },
         options,
         corpus: args.corpus.or(cfg.corpus),
+        chunks: args.chunks.or(cfg.chunks),
         unit,
         invalid_spans,
         by: args.by.or(cfg.by),

@@ -51,6 +51,9 @@ pub enum MetricInputs {
     RetrievedGroundTruth,
     /// The `retrieved` spans and the question's `relevant_spans`.
     RetrievedSpans,
+    /// Every chunk of the chunking (`chunks`, usually one list shared by all rows) and the
+    /// question's `relevant_spans`.
+    ChunkingSpans,
     /// A quote per row and the sources to find it in.
     QuoteSources,
     /// Two embedding columns.
@@ -147,6 +150,8 @@ macro_rules! metric_table {
                 corpus_chrf: $crate::metrics::chrf::ChrfOptions,
                 /// `rouge`.
                 rouge: $crate::metrics::rouge::RougeOptions,
+                /// `exact_match`.
+                exact_match: $crate::metrics::similarity::ExactMatchOptions,
                 /// `string_similarity`.
                 string_similarity: $crate::metrics::similarity::StringSimilarityOptions,
                 /// `citation_indicators`.
@@ -175,6 +180,8 @@ macro_rules! metric_table {
                 span_recall: $crate::metrics::spans::SpanOptions,
                 /// `span_iou`.
                 span_iou: $crate::metrics::spans::SpanOptions,
+                /// `span_precision_omega`.
+                span_precision_omega: $crate::metrics::spans::SpanOptions,
                 /// `locate_quotes` (also the `locate_quotes` column of `score --locate-quotes`).
                 locate_quotes: $crate::metrics::locate::LocateOptions,
                 /// `citation_support`.
@@ -273,13 +280,13 @@ macro_rules! metric_table {
                     column: |o, [answer, references], parallel| $crate::polars::columns::rouge(answer, references, o, parallel),
                 }
                 exact_match {
-                    kind: RowWise, inputs: AnswerReferences, options: none,
+                    kind: RowWise, inputs: AnswerReferences, options: exact_match,
                     values: [""], corpus: None,
-                    summary: "1.0 when the answer equals a reference after lowercasing and collapsing whitespace",
-                    reference: "",
-                    signature: |_o| $crate::registry::plain_signature("exact_match"),
+                    summary: "1.0 when the answer equals a reference after lowercasing and collapsing whitespace (compat=ragas: raw equality)",
+                    reference: "Ragas 0.4.3 ExactMatch (compat=ragas)",
+                    signature: |o| $crate::metrics::similarity::exact_match_signature(o),
                     output: DataType::Float64,
-                    column: |_o, [answer, references], parallel| $crate::polars::columns::exact_match(answer, references, parallel),
+                    column: |o, [answer, references], parallel| $crate::polars::columns::exact_match(answer, references, o, parallel),
                 }
                 string_similarity {
                     kind: RowWise, inputs: AnswerReferences, options: string_similarity,
@@ -451,6 +458,15 @@ macro_rules! metric_table {
                     signature: |o| $crate::metrics::spans::signature(o),
                     output: DataType::Float64,
                     column: |o, [retrieved, golden], parallel| $crate::polars::retrieval::span_metric($crate::polars::retrieval::SpanMetric::Iou, retrieved, golden, o, parallel),
+                }
+                span_precision_omega {
+                    kind: RowWise, inputs: ChunkingSpans, options: span_precision_omega,
+                    values: [""], corpus: None,
+                    summary: "precision the chunking allows: golden characters / characters of the chunks overlapping the golden spans (∪ golden)",
+                    reference: "Chroma chunking_evaluation precision Ω (compat=\"chroma\")",
+                    signature: |o| $crate::metrics::spans::signature(o),
+                    output: DataType::Float64,
+                    column: |o, [chunks, golden], parallel| $crate::polars::retrieval::span_metric($crate::polars::retrieval::SpanMetric::PrecisionOmega, chunks, golden, o, parallel),
                 }
                 citation_support {
                     kind: RowWise, inputs: ClaimSpan, options: citation_support, engine: Judge,

@@ -441,7 +441,9 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             MetricInputs::Answer => vec![col("answer")],
             MetricInputs::AnswerChecks => vec![col("answer"), col("checks")],
             MetricInputs::RetrievedGroundTruth => vec![col("sources"), col("sources")],
-            MetricInputs::RetrievedSpans => vec![col("spans"), col("spans")],
+            MetricInputs::RetrievedSpans | MetricInputs::ChunkingSpans => {
+                vec![col("spans"), col("spans")]
+            }
             MetricInputs::Embeddings => vec![col("emb"), col("emb")],
             MetricInputs::ClaimSpan => vec![col("answer"), col("answer")],
             MetricInputs::QuestionAnswerReference => {
@@ -460,7 +462,7 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             "chrf" => expr::chrf(col("answer"), col("sources"), Default::default()),
             // Metrics without a builder of their own go through the table's.
             "corpus_chrf" => generic.clone(),
-            "exact_match" => expr::exact_match(col("answer"), col("sources")),
+            "exact_match" => expr::exact_match(col("answer"), col("sources"), Default::default()),
             "string_similarity" => {
                 expr::string_similarity(col("answer"), col("sources"), Default::default())
             }
@@ -492,6 +494,9 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             }
             "span_recall" => expr::span_recall(col("spans"), col("spans"), Default::default()),
             "span_iou" => expr::span_iou(col("spans"), col("spans"), Default::default()),
+            "span_precision_omega" => {
+                expr::span_precision_omega(col("spans"), col("spans"), Default::default())
+            }
             "locate_quotes" => {
                 expr::locate_quotes(col("answer"), col("sources"), Default::default())
             }
@@ -898,6 +903,17 @@ fn every_scored_id_is_computed_by_the_cli() {
     ParquetWriter::new(std::fs::File::create(&run_path).unwrap())
         .finish(&mut run)
         .unwrap();
+    // The chunking of span_precision_omega: a table of its own, read with --chunks.
+    let chunks_path = dir.join("chunks.parquet");
+    let mut chunks = df!(
+        "file" => ["a.txt", "a.txt"],
+        "start" => [0i64, 3],
+        "end" => [3i64, 6]
+    )
+    .unwrap();
+    ParquetWriter::new(std::fs::File::create(&chunks_path).unwrap())
+        .finish(&mut chunks)
+        .unwrap();
     let out = dir.join("scores.parquet");
     let judge_server = fake_judge::FakeJudge::start();
     for info in registry::METRICS {
@@ -923,6 +939,9 @@ fn every_scored_id_is_computed_by_the_cli() {
             );
         }
         let mut command = score();
+        if info.inputs == MetricInputs::ChunkingSpans {
+            command.arg("--chunks").arg(&chunks_path);
+        }
         if judged {
             command.args([
                 "--judge-base-url",
@@ -953,6 +972,11 @@ fn every_scored_id_is_computed_by_the_cli() {
                     info.id,
                     scores.get_column_names()
                 );
+                if info.inputs == MetricInputs::ChunkingSpans {
+                    // Every golden span 0..3 is exactly the first chunk of the shared chunking.
+                    let values = scores.column(info.id).unwrap().f64().unwrap();
+                    assert!(values.iter().all(|v| v == Some(1.0)), "{}", info.id);
+                }
                 for label in registry::value_labels(info) {
                     assert!(
                         stdout.lines().any(|l| l.starts_with(&format!("{label} "))),

@@ -287,3 +287,76 @@ fn ragas_id_based_context_precision_and_recall() {
     }
     assert_eq!(compared, 15);
 }
+
+/// A Ragas output: a number, or `None` for NaN and for an error (polars-rag's null).
+fn ragas_output(v: &Value) -> Option<f64> {
+    v.get("output").and_then(Value::as_f64)
+}
+
+fn assert_ragas(what: &str, got: Option<f64>, want: Option<f64>) {
+    match (got, want) {
+        (Some(g), Some(w)) => assert!((g - w).abs() <= 1e-15, "{what}: {g} vs {w}"),
+        (g, w) => assert_eq!(g, w, "{what}"),
+    }
+}
+
+/// `compat = "ragas"`: `IDBasedContextPrecision` / `IDBasedContextRecall` exactly, NaN as null.
+#[test]
+fn ragas_mode_id_based_context_precision_and_recall() {
+    use polars_rag::metrics::retrieval::ragas;
+    let mut compared = 0;
+    for case in common::section("ragas.id_based_context_precision_recall") {
+        // Ragas compares ids through str(): 1 and "1" are the same id.
+        let as_text = |v: &Value| -> Vec<String> {
+            v.as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string))
+                .collect()
+        };
+        let r = as_text(&case["input"]["retrieved_context_ids"]);
+        let g = as_text(&case["input"]["reference_context_ids"]);
+        let what = case["description"].to_string();
+        let outputs = &case["outputs"];
+        assert_ragas(
+            &what,
+            ragas::id_precision(&refs(&r), &refs(&g)),
+            ragas_output(&outputs["IDBasedContextPrecision"]),
+        );
+        assert_ragas(
+            &what,
+            ragas::id_recall(&refs(&r), &refs(&g)),
+            ragas_output(&outputs["IDBasedContextRecall"]),
+        );
+        compared += 1;
+    }
+    assert_eq!(compared, 15);
+}
+
+/// `compat = "ragas"` with `relevance = "similarity"`: `NonLLMContextPrecisionWithReference` and
+/// `NonLLMContextRecall` (Levenshtein, threshold 0.5), errors and NaN as null.
+#[test]
+fn ragas_mode_non_llm_context_precision_and_recall() {
+    use polars_rag::metrics::retrieval::ragas;
+    use polars_rag::metrics::similarity::StringDistance;
+    let mut compared = 0;
+    for case in common::section("ragas.non_llm_context_precision_recall") {
+        let r = texts(&case["input"]["retrieved_contexts"]);
+        let g = texts(&case["input"]["reference_contexts"]);
+        let what = case["description"].to_string();
+        let outputs = &case["outputs"];
+        let d = StringDistance::Levenshtein;
+        assert_ragas(
+            &what,
+            ragas::context_precision_similarity(&refs(&r), &refs(&g), d, 0.5),
+            ragas_output(&outputs["NonLLMContextPrecisionWithReference"]),
+        );
+        assert_ragas(
+            &what,
+            ragas::context_recall_similarity(&refs(&r), &refs(&g), d, 0.5),
+            ragas_output(&outputs["NonLLMContextRecall"]),
+        );
+        compared += 1;
+    }
+    assert_eq!(compared, 15);
+}

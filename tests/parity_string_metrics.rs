@@ -3,7 +3,9 @@
 
 mod common;
 
-use polars_rag::metrics::similarity::{string_presence, string_similarity, StringDistance};
+use polars_rag::metrics::similarity::{
+    exact_match, string_presence, string_similarity, ExactMatchCompat, StringDistance,
+};
 
 const DISTANCES: [(StringDistance, &str); 4] = [
     (StringDistance::Levenshtein, "levenshtein"),
@@ -45,6 +47,11 @@ fn ragas_string_presence_and_similarity() {
         assert_eq!(
             string_presence(response, reference),
             out["StringPresence"]["output"].as_f64().unwrap(),
+            "{what}"
+        );
+        assert_eq!(
+            exact_match(response, reference, ExactMatchCompat::Ragas),
+            out["ExactMatch"]["output"].as_f64().unwrap(),
             "{what}"
         );
         for (distance, name) in DISTANCES {

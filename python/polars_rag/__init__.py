@@ -31,6 +31,7 @@ from polars_rag._answer import (
     BleuTokenizer,
     ChrfOptions,
     Distance,
+    ExactMatchCompat,
     QuotedSpanOptions,
     QuoteStyle,
     RougeOptions,
@@ -60,6 +61,7 @@ from polars_rag._common import (
     signature,
 )
 from polars_rag._compare import (
+    Alternative,
     Comparison,
     compare,
     compare_defaults,
@@ -114,16 +116,19 @@ from polars_rag._retrieval import (
     recall_at_k,
     span_iou,
     span_precision,
+    span_precision_omega,
     span_recall,
 )
 
 __all__ = [
+    "Alternative",
     "BleuOptions",
     "BleuTokenizer",
     "ChrfOptions",
     "CitationSupportOptions",
     "Comparison",
     "Distance",
+    "ExactMatchCompat",
     "GoldenJoin",
     "HybridLogRankOptions",
     "IntoExprColumn",
@@ -185,6 +190,7 @@ __all__ = [
     "signature",
     "span_iou",
     "span_precision",
+    "span_precision_omega",
     "span_recall",
     "split_claims",
     "string_presence",

@@ -23,6 +23,9 @@ SmoothMethod = Literal["exp", "none", "floor", "add-k"]
 #: (letters and digits of every script; CJK scored per character).
 RougeTokenizer = Literal["rouge_score", "unicode"]
 
+#: ``"standard"`` (lowercased, whitespace collapsed) or ``"ragas"`` (raw strings, Ragas' ``ExactMatch``).
+ExactMatchCompat = Literal["standard", "ragas"]
+
 #: Edit distances of :func:`string_similarity` (rapidfuzz's).
 Distance = Literal["levenshtein", "hamming", "jaro", "jaro_winkler"]
 
@@ -218,9 +221,19 @@ def rouge(
     return _plugin("rouge", [answer, references], options, accepted=RougeOptions)
 
 
-def exact_match(answer: IntoExprColumn, references: IntoExprColumn) -> pl.Expr:
-    """1.0 when the answer equals a reference after lowercasing and collapsing whitespace, else 0.0."""
-    return _plugin("exact_match", [answer, references])
+def exact_match(
+    answer: IntoExprColumn, references: IntoExprColumn, *, compat: ExactMatchCompat | None = None
+) -> pl.Expr:
+    """1.0 when the answer equals a reference after lowercasing and collapsing whitespace, else
+    0.0; ``compat="ragas"`` compares the raw strings, as Ragas 0.4.3's ``ExactMatch``.
+
+    Example:
+        >>> import polars as pl, polars_rag as pr
+        >>> df = pl.DataFrame({"answer": [" PARIS "], "ref": ["paris"]})
+        >>> df.select(pr.exact_match("answer", "ref"), pr.exact_match("answer", "ref", compat="ragas").alias("raw")).row(0)
+        (1.0, 0.0)
+    """
+    return _plugin("exact_match", [answer, references], {"compat": compat})
 
 
 def string_similarity(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import polars as pl
 from polars_rag._common import (
@@ -16,12 +16,22 @@ from polars_rag._common import (
 )
 from polars_rag._internal import compare_defaults as _compare_defaults
 
+#: The alternative hypothesis of :func:`compare`'s tests, as scipy names it.
+Alternative = Literal["two-sided", "greater", "less"]
+
+
+def _alternative(value: Any) -> str:
+    if value not in ("two-sided", "greater", "less"):
+        raise ValueError(f"compare: alternative must be 'two-sided', 'greater' or 'less', got {value!r}")
+    return str(value)
+
 
 class Comparison(NamedTuple):
     """A candidate compared with a baseline (see :func:`compare`)."""
 
     #: One row per metric: ``metric``, ``kind`` (``mean`` / ``corpus``), ``n``, ``baseline``,
     #: ``candidate``, ``delta``, ``ci_low``, ``ci_high``, ``p_randomization``, ``p_t_test``,
+    #: ``t_ci_low``, ``t_ci_high``,
     #: ``effect_size``, ``improved``, ``regressed``, ``unchanged``, ``significant``.
     metrics: pl.DataFrame
     #: The same per segment value (a ``segment`` column first); empty without ``by``.
@@ -63,6 +73,7 @@ def compare(
     confidence: float | None = None,
     seed: int | None = None,
     top: int | None = None,
+    alternative: Alternative | None = None,
 ) -> Comparison:
     """Compares two scores tables (as ``polars-rag score`` writes them), as ``polars-rag compare``.
 
@@ -72,6 +83,12 @@ def compare(
     ``scipy.stats.ttest_rel``), Cohen's d_z, and counts of improved / regressed / unchanged
     items. ``citation_alignment`` and ``corpus_bleu`` are resampled at corpus level. Settings left
     at ``None`` take the library's defaults (:func:`compare_defaults`).
+
+    ``alternative`` is scipy's: ``"two-sided"`` (default), ``"greater"`` (the candidate scores
+    higher) or ``"less"``; it applies to both p-values (the one-sided randomization test counts
+    sign flips on one side) and to the t interval ``t_ci_low`` / ``t_ci_high`` (scipy's
+    ``ttest_rel(...).confidence_interval``, one end infinite when one-sided). The bootstrap
+    interval ``ci_low`` / ``ci_high`` stays two-sided.
 
     Example:
         >>> import polars as pl, polars_rag as pr
@@ -92,6 +109,7 @@ def compare(
         _as_float("compare", "confidence", _setting("confidence", confidence)),
         _as_int("compare", "seed", _setting("seed", seed)),
         _as_int("compare", "top", _setting("top", top)),
+        _alternative(_setting("alternative", alternative)),
     )
     return Comparison(metrics, segments, regressions)
 

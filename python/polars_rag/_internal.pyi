@@ -17,7 +17,7 @@ def join_golden(
 ) -> tuple[pl.DataFrame, pl.Series, pl.Series, pl.Series, pl.Series]: ...
 def compare_tables(
     baseline: pl.DataFrame, candidate: pl.DataFrame, id: str, by: str | None,
-    resamples: int, confidence: float, seed: int, top: int,
+    resamples: int, confidence: float, seed: int, top: int, alternative: str,
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]: ...
 def summarize_table(
     scores: pl.DataFrame, by: str | None, resamples: int, confidence: float, seed: int

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 import polars as pl
+from polars_rag._answer import Distance
 from polars_rag._common import IntoExprColumn, _plugin
 
 if TYPE_CHECKING:
@@ -13,13 +14,15 @@ if TYPE_CHECKING:
 
 #: How a retrieved item is judged relevant: ``"auto"`` (from the column shapes), ``"text"``
 #: (exact text), ``"id"``, ``"span"`` (character overlap in the same file) or ``"embedding"``
-#: (cosine similarity).
-Relevance = Literal["auto", "text", "id", "span", "embedding"]
+#: (cosine similarity) or ``"similarity"`` (string similarity of the texts, Ragas' non-LLM context
+#: metrics).
+Relevance = Literal["auto", "text", "id", "span", "embedding", "similarity"]
 #: Rank order: ``"order"`` (list order), ``"score"`` (score descending, ties keep list order),
 #: ``"trec"`` (trec_eval's: score descending as float32, ties by id descending).
 RankBy = Literal["order", "score", "trec"]
-#: ``"standard"`` (trec_eval's definitions) or ``"datapizza"`` (datapizza-ai's metrics.py).
-RetrievalCompat = Literal["standard", "datapizza"]
+#: ``"standard"`` (trec_eval's definitions), ``"datapizza"`` (datapizza-ai's metrics.py) or
+#: ``"ragas"`` (Ragas 0.4.3's ID-based and non-LLM context precision and recall).
+RetrievalCompat = Literal["standard", "datapizza", "ragas"]
 #: ``"standard"`` (merged intervals) or ``"chroma"`` (Chroma chunking_evaluation's formulas).
 SpanCompat = Literal["standard", "chroma"]
 
@@ -32,7 +35,10 @@ class RankedOptions(TypedDict, total=False):
     relevant (:data:`Relevance`). ``min_overlap`` / ``min_overlap_fraction``: code points / share
     of the golden span a retrieved span must overlap (``relevance="span"``).
     ``similarity_threshold``: cosine at which an embedding counts as relevant.
-    ``rank_by``: rank order (:data:`RankBy`).
+    ``rank_by``: rank order (:data:`RankBy`). ``relevance_level``: the least grade of a relevant
+    ground-truth item (trec_eval's ``-l``; default: any grade above 0). ``string_distance`` and
+    ``string_similarity_threshold``: ``relevance="similarity"`` (a :data:`Distance`, default
+    Levenshtein; default threshold 0.5, Ragas').
     """
 
     k: int | None
@@ -41,6 +47,9 @@ class RankedOptions(TypedDict, total=False):
     min_overlap_fraction: float | None
     similarity_threshold: float | None
     rank_by: RankBy | None
+    relevance_level: float | None
+    string_distance: Distance | None
+    string_similarity_threshold: float | None
 
 
 class RankedCompatOptions(RankedOptions, total=False):
@@ -75,8 +84,10 @@ def precision_at_k(
     ``retrieved`` is a list per row in rank order: ``list[str]`` (texts or ids), a list of
     structs with ``text`` / ``id`` / ``file``, ``start``, ``end`` / ``score`` fields, or a list of
     embeddings. ``relevant`` is the question's ground truth in the same shapes (structs may carry
-    a ``grade``). Null when a side is null or nothing is relevant; ``compat="datapizza"``
-    reproduces datapizza-ai (null where it raises).
+    a ``grade``). Null when a side is null or the ground truth is empty; a judged query with
+    nothing relevant scores 0, as in trec_eval; ``compat="datapizza"``
+    reproduces datapizza-ai (null where it raises); ``compat="ragas"`` (by ids or texts) is Ragas'
+    ``IDBasedContextPrecision`` over the distinct retrieved ids (null when nothing was retrieved).
 
     Example:
         >>> import polars as pl, polars_rag as pr
@@ -92,7 +103,11 @@ def recall_at_k(
 ) -> pl.Expr:
     """Relevant ground-truth items found among the first ``k`` retrieved / all relevant items.
 
-    Equal to trec_eval ``recall_k``. Inputs and options as :func:`precision_at_k`.
+    Equal to trec_eval ``recall_k``. Inputs and options as :func:`precision_at_k`. With
+    ``compat="ragas"`` (the whole list unless ``k`` is given): by ids or texts, Ragas'
+    ``IDBasedContextRecall`` (distinct ids); with ``relevance="similarity"``, its
+    ``NonLLMContextRecall`` (a reference context counts when its best similarity to a retrieved
+    one is *above* the threshold). Null where Ragas raises or returns NaN.
     """
     return _ranked("recall_at_k", retrieved, relevant, options, RankedCompatOptions)
 
@@ -132,10 +147,22 @@ def mrr(
 
 
 def average_precision(
-    retrieved: IntoExprColumn, relevant: IntoExprColumn, **options: Unpack[RankedOptions]
+    retrieved: IntoExprColumn, relevant: IntoExprColumn, **options: Unpack[RankedCompatOptions]
 ) -> pl.Expr:
-    """Average precision of each query (trec_eval ``map``); average it over queries for MAP."""
-    return _ranked("average_precision", retrieved, relevant, options)
+    """Average precision of each query (trec_eval ``map``); average it over queries for MAP.
+
+    ``relevance="similarity", compat="ragas"`` is Ragas' ``NonLLMContextPrecisionWithReference``
+    (a retrieved context is relevant when its best string similarity to a reference context
+    reaches ``string_similarity_threshold``; Σ precision@i · vᵢ / (Σ vᵢ + 1e-10); null where Ragas
+    raises).
+
+    Example:
+        >>> import polars as pl, polars_rag as pr
+        >>> df = pl.DataFrame({"retrieved": [["zzzz", "Paris is the capital"]], "reference": [["Paris is the capital"]]})
+        >>> round(df.select(pr.average_precision("retrieved", "reference", relevance="similarity", compat="ragas")).item(), 10)
+        0.5
+    """
+    return _ranked("average_precision", retrieved, relevant, options, RankedCompatOptions)
 
 
 def r_precision(
@@ -182,6 +209,29 @@ def span_recall(
 ) -> pl.Expr:
     """Golden characters retrieved / golden characters (see :func:`span_precision`)."""
     return _plugin("span_recall", [retrieved, relevant_spans], {"compat": compat})
+
+
+def span_precision_omega(
+    chunks: IntoExprColumn, relevant_spans: IntoExprColumn, *, compat: SpanCompat | None = None
+) -> pl.Expr:
+    """Precision Ω: the precision the chunking allows each question (Chroma's upper bound).
+
+    ``chunks`` is every chunk of the chunking (``list[struct{file, start, end}]``, usually one
+    list shared by all rows: ``pl.lit(...)``); ``relevant_spans`` the question's golden spans.
+    Standard: the chunks sharing a code point with a golden span, merged; their golden characters
+    over the characters of them and the golden spans together (null when the golden spans cover
+    nothing). ``compat="chroma"``: chunking_evaluation's ``_full_precision_score`` (a chunk that
+    only touches a golden span at a boundary counts; 0 when no chunk touches one).
+
+    Example:
+        >>> import polars as pl, polars_rag as pr
+        >>> span = lambda f, s, e: {"file": f, "start": s, "end": e}
+        >>> chunks = [span("a", 0, 10), span("a", 10, 20), span("a", 20, 30)]
+        >>> df = pl.DataFrame({"relevant_spans": [[span("a", 12, 18)], [span("a", 10, 20)]]})
+        >>> df.select(pr.span_precision_omega(pl.lit(pl.Series([chunks])), "relevant_spans")).to_series().to_list()
+        [0.6, 1.0]
+    """
+    return _plugin("span_precision_omega", [chunks, relevant_spans], {"compat": compat})
 
 
 def span_iou(

@@ -488,6 +488,7 @@ fn compare_options(
     confidence: f64,
     seed: u64,
     top: usize,
+    alternative: &str,
 ) -> PyResult<CompareOptions> {
     if !(confidence > 0.0 && confidence < 1.0) {
         return Err(py_err_in(function)(format!(
@@ -499,6 +500,7 @@ fn compare_options(
         confidence,
         seed,
         top,
+        alternative: alternative.parse().map_err(py_err_in(function))?,
         ..Default::default()
     })
 }
@@ -506,7 +508,7 @@ fn compare_options(
 /// A candidate scores table against a baseline one: per-metric rows, per-segment rows and the
 /// regressed items (`polars-rag compare`).
 #[pyfunction]
-#[pyo3(signature = (baseline, candidate, id, by, resamples, confidence, seed, top))]
+#[pyo3(signature = (baseline, candidate, id, by, resamples, confidence, seed, top, alternative))]
 #[allow(clippy::too_many_arguments)]
 fn compare_tables(
     baseline: PyDataFrame,
@@ -517,9 +519,10 @@ fn compare_tables(
     confidence: f64,
     seed: u64,
     top: usize,
+    alternative: &str,
 ) -> PyResult<(PyDataFrame, PyDataFrame, PyDataFrame)> {
     py_guarded("compare", move || {
-        let options = compare_options("compare", resamples, confidence, seed, top)?;
+        let options = compare_options("compare", resamples, confidence, seed, top, alternative)?;
         let c = comparison::compare_tables(
             &readable("compare", &baseline.0)?,
             &readable("compare", &candidate.0)?,
@@ -549,7 +552,7 @@ fn summarize_table(
     seed: u64,
 ) -> PyResult<PyDataFrame> {
     py_guarded("summary", move || {
-        let options = compare_options("summary", resamples, confidence, seed, 0)?;
+        let options = compare_options("summary", resamples, confidence, seed, 0, "two-sided")?;
         let rows = comparison::summarize_table(&readable("summary", &scores.0)?, by, &options)
             .map_err(py_err_in("summary"))?;
         Ok(PyDataFrame(

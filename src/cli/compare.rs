@@ -164,6 +164,10 @@ pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
                 "polars-rag:confidence".to_string(),
                 job.options.confidence.to_string(),
             ),
+            (
+                "polars-rag:alternative".to_string(),
+                job.options.alternative.name().to_string(),
+            ),
             ("polars-rag:baseline".to_string(), b_name.clone()),
             ("polars-rag:candidate".to_string(), c_name.clone()),
         ];

@@ -5,6 +5,7 @@
 //! golden = "datasets/demo/golden.parquet"   # optional: reference answers, metadata
 //! out = "scores.parquet"
 //! corpus = "datasets/demo/corpus.parquet"  # optional: spans checked, retrieved texts filled
+//! chunks = "chunks.parquet"   # optional: the chunking (file, start, end) for span_precision_omega
 //! unit = "codepoints"                      # or "bytes": the tables' span offsets
 //! invalid_spans = "error"                  # or "null"
 //! by = "segment"                           # optional: summary per segment
@@ -50,6 +51,7 @@
 //! relevance = "span"    # auto, text, id, span, embedding
 //! min_overlap = 1       # span relevance: characters shared with a golden span
 //! rank_by = "order"     # score, trec
+//! relevance_level = 2   # graded ground truth: least relevant grade (default: any above 0)
 //!
 //! [span_iou]            # span_precision, span_recall, span_iou
 //! compat = "standard"   # or "chroma"
@@ -109,6 +111,8 @@ pub struct ScoreConfig {
     pub options: MetricOptions,
     /// The corpus spans point into.
     pub corpus: Option<PathBuf>,
+    /// The chunking (Parquet: file, start, end) that `span_precision_omega` scores.
+    pub chunks: Option<PathBuf>,
     /// `codepoints` or `bytes`.
     pub unit: Option<String>,
     /// `error` or `null`.
@@ -129,6 +133,7 @@ struct JobKeys {
     metrics: Option<Vec<String>>,
     columns: Columns,
     corpus: Option<PathBuf>,
+    chunks: Option<PathBuf>,
     unit: Option<String>,
     invalid_spans: Option<String>,
     by: Option<String>,
@@ -147,6 +152,7 @@ impl ScoreConfig {
             "metrics",
             "columns",
             "corpus",
+            "chunks",
             "unit",
             "invalid_spans",
             "by",
@@ -175,6 +181,7 @@ impl ScoreConfig {
             columns: job.columns,
             options,
             corpus: job.corpus,
+            chunks: job.chunks,
             unit: job.unit,
             invalid_spans: job.invalid_spans,
             by: job.by,

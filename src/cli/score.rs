@@ -38,6 +38,8 @@ pub struct ScoreJob {
     /// The documents spans point into (Parquet `file`, `text`, or a directory): spans are
     /// checked against it and retrieved spans without text get their text.
     pub corpus: Option<PathBuf>,
+    /// The chunking (Parquet: file, start, end) that `span_precision_omega` scores.
+    pub chunks: Option<PathBuf>,
     /// The unit of the tables' span offsets (converted to code points with the corpus).
     pub unit: SpanUnit,
     /// What to do with a span that does not fit the corpus.
@@ -214,6 +216,43 @@ struct Resolved {
     claim: Option<String>,
     cited_span: Option<String>,
     question: Option<String>,
+    /// The question's golden spans, whatever the retrieved items are (for the chunking metric).
+    golden_spans: Option<String>,
+    /// The chunking: a `chunks` column of the tables, or the `--chunks` table as one list
+    /// shared by every row.
+    chunks: Option<Chunking>,
+}
+
+/// Where the chunking comes from.
+enum Chunking {
+    /// A column of the joined table.
+    Column(String),
+    /// One `list[struct{file, start, end}]` value read from the `--chunks` table.
+    Shared(Series),
+}
+
+/// The name the chunking goes by in the metric inputs when it is the shared `--chunks` table.
+const SHARED_CHUNKS: &str = "--chunks";
+
+/// Reads the `--chunks` table (file, start, end) into one list of spans.
+fn read_chunking(path: &Path) -> PolarsResult<Series> {
+    let table = path.display().to_string();
+    let mut chunks = scan(path, "chunks")?;
+    let schema = chunks.collect_schema()?;
+    for name in ["file", "start", "end"] {
+        require(&schema, &table, name, "chunk span")?;
+    }
+    let frame = chunks
+        .select([as_struct(vec![
+            col("file").cast(DataType::String),
+            col("start"),
+            col("end"),
+        ])
+        .implode(true)
+        .alias("chunks")])
+        .collect()?;
+    let frame = readable_frame("span_precision_omega", &frame)?;
+    Ok(frame.column("chunks")?.as_materialized_series().clone())
 }
 
 impl Resolved {
@@ -255,11 +294,27 @@ impl Resolved {
                 answer?,
                 need(&self.references, "reference answers (--references-col, or a --golden table)")?,
             ],
+            MetricInputs::ChunkingSpans => vec![
+                match &self.chunks {
+                    Some(Chunking::Column(name)) => name.as_str(),
+                    Some(Chunking::Shared(_)) => SHARED_CHUNKS,
+                    None => return Err("the chunking (--chunks, or a chunks column)"),
+                },
+                need(&self.golden_spans, "golden spans (relevant_spans)")?,
+            ],
             MetricInputs::RetrievedSpans => vec![
                 need(&self.retrieved, "retrieved spans (--retrieved-col)")?,
                 need(&self.spans, "golden spans (relevant_spans) and retrieved items with file, start, end")?,
             ],
         })
+    }
+
+    /// The expression that reads input `name`: its column, or the shared chunking.
+    fn input_expr(&self, name: &str) -> Expr {
+        match &self.chunks {
+            Some(Chunking::Shared(chunks)) if name == SHARED_CHUNKS => lit(chunks.clone()),
+            _ => col(name),
+        }
     }
 
     fn relevance_hint(&self) -> Relevance {
@@ -523,6 +578,13 @@ fn resolve_columns(job: &ScoreJob, schema: &Schema) -> PolarsResult<Resolved> {
         claim: pick(schema, &job.columns.claim, &["claim"]),
         cited_span: pick(schema, &job.columns.cited_span, &["cited_span"]),
         question: pick(schema, &job.columns.question, &["question"]),
+        golden_spans: pick(schema, &None, &["relevant_spans"]).filter(|g| holds_spans(schema, g)),
+        chunks: match &job.chunks {
+            Some(path) => Some(Chunking::Shared(read_chunking(path)?)),
+            None => pick(schema, &None, &["chunks"])
+                .filter(|c| holds_spans(schema, c))
+                .map(Chunking::Column),
+        },
     };
     for (name, what) in [
         (&resolved.answer, "answer"),
@@ -687,7 +749,7 @@ fn compute_scores(
         if info.kind != MetricKind::RowWise || RankedMetric::from_id(info.id).is_some() {
             continue;
         }
-        let inputs: Vec<Expr> = inputs.iter().map(|c| col(c.as_str())).collect();
+        let inputs: Vec<Expr> = inputs.iter().map(|c| resolved.input_expr(c)).collect();
         select.push(expr::metric(info.id, inputs, options)?);
     }
     // Corpus-level metrics keep their per-row statistics (quoted-span counts, BLEU statistics),

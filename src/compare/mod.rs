@@ -29,7 +29,8 @@ pub mod stats;
 pub mod tables;
 
 use self::stats::{
-    bootstrap_corpus, paired_resampling, t_test_deltas, PairedResampling, ResampleOptions,
+    bootstrap_corpus, paired_resampling, t_test_deltas, Alternative, PairedResampling,
+    ResampleOptions,
 };
 
 /// Settings of a comparison.
@@ -47,6 +48,9 @@ pub struct CompareOptions {
     pub top: usize,
     /// |delta| at or below this counts as unchanged.
     pub tolerance: f64,
+    /// The alternative hypothesis of the p-values and of the t interval (scipy's: two-sided,
+    /// greater: the candidate scores higher, less: lower).
+    pub alternative: Alternative,
 }
 
 impl Default for CompareOptions {
@@ -58,6 +62,7 @@ impl Default for CompareOptions {
             threads: 0,
             top: 10,
             tolerance: 1e-12,
+            alternative: Alternative::TwoSided,
         }
     }
 }
@@ -211,12 +216,18 @@ pub struct MetricComparison {
     pub ci_low: f64,
     /// Upper end.
     pub ci_high: f64,
-    /// Paired approximate-randomization p-value (two-sided).
+    /// Paired approximate-randomization p-value under the options' alternative.
     pub p_randomization: f64,
-    /// Paired t-test p-value (two-sided; per-item metrics with varying deltas only).
+    /// Paired t-test p-value under the options' alternative (per-item metrics with varying
+    /// deltas only).
     pub p_t_test: Option<f64>,
     /// The t statistic.
     pub t_statistic: Option<f64>,
+    /// Lower end of the t-based confidence interval of the mean delta (scipy's
+    /// `ttest_rel(...).confidence_interval`; −∞ under `less`).
+    pub t_ci_low: Option<f64>,
+    /// Upper end (+∞ under `greater`).
+    pub t_ci_high: Option<f64>,
     /// Cohen's d_z: mean delta / standard deviation of the deltas.
     pub effect_size: Option<f64>,
     /// Items whose value rose by more than the tolerance.
@@ -306,7 +317,9 @@ pub fn compare_metrics(
                 let (hist, range) = histogram(d);
                 let tol = options.tolerance;
                 let nan = f64::NAN;
-                let p = r.map_or(nan, |r| r.p_randomization);
+                let p = r.map_or(nan, |r| r.p_value_of(options.alternative));
+                let t_interval =
+                    t.map(|t| t.confidence_interval(options.confidence, options.alternative));
                 out.push(MetricComparison {
                     metric: name.clone(),
                     kind: "mean",
@@ -317,8 +330,10 @@ pub fn compare_metrics(
                     ci_low: r.map_or(nan, |r| r.ci_low),
                     ci_high: r.map_or(nan, |r| r.ci_high),
                     p_randomization: p,
-                    p_t_test: t.map(|t| t.p_value),
+                    p_t_test: t.map(|t| t.p_value_of(options.alternative)),
                     t_statistic: t.map(|t| t.statistic),
+                    t_ci_low: t_interval.map(|i| i.0),
+                    t_ci_high: t_interval.map(|i| i.1),
                     effect_size: t.map(|t| t.effect_size()),
                     improved: d.iter().filter(|&&x| x > tol).count(),
                     regressed: d.iter().filter(|&&x| x < -tol).count(),
@@ -343,7 +358,7 @@ pub fn compare_metrics(
                     None
                 };
                 let nan = f64::NAN;
-                let p = r.map_or(nan, |r| r.p_randomization);
+                let p = r.map_or(nan, |r| r.p_value_of(options.alternative));
                 out.push(MetricComparison {
                     metric: name.clone(),
                     kind: "corpus",
@@ -356,6 +371,8 @@ pub fn compare_metrics(
                     p_randomization: p,
                     p_t_test: None,
                     t_statistic: None,
+                    t_ci_low: None,
+                    t_ci_high: None,
                     effect_size: None,
                     improved: 0,
                     regressed: 0,
@@ -496,6 +513,40 @@ pub fn check_gates(gates: &[Gate], rows: &[MetricComparison]) -> crate::Result<V
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_sided_alternatives_follow_the_direction_of_the_change() {
+        let baseline: Vec<f64> = (0..300).map(|i| 0.5 + 0.2 * (i as f64).sin()).collect();
+        let candidate: Vec<f64> = baseline
+            .iter()
+            .enumerate()
+            .map(|(i, v)| v + 0.03 + 0.05 * (i as f64 * 0.7).cos())
+            .collect();
+        let run = |alternative| {
+            let options = CompareOptions {
+                alternative,
+                resamples: 499,
+                ..Default::default()
+            };
+            let metrics = [MetricValues::mean("m", baseline.clone(), candidate.clone())];
+            compare_metrics(&metrics, None, &options).remove(0)
+        };
+        let (two, greater, less) = (
+            run(Alternative::TwoSided),
+            run(Alternative::Greater),
+            run(Alternative::Less),
+        );
+        assert_eq!(greater.p_randomization, 1.0 / 500.0);
+        assert_eq!(less.p_randomization, 1.0);
+        assert!(greater.significant && !less.significant && two.significant);
+        // One-sided t p-value is half the two-sided one on the side of the change.
+        let (p2, pg) = (two.p_t_test.unwrap(), greater.p_t_test.unwrap());
+        assert!((pg - p2 / 2.0).abs() <= 1e-12 * p2.max(1e-300));
+        assert_eq!(greater.t_ci_high, Some(f64::INFINITY));
+        assert_eq!(less.t_ci_low, Some(f64::NEG_INFINITY));
+        let (low, high) = (two.t_ci_low.unwrap(), two.t_ci_high.unwrap());
+        assert!(low < two.delta && two.delta < high && greater.t_ci_low.unwrap() > low);
+    }
 
     #[test]
     fn counts_pairs_and_skips_missing_values() {

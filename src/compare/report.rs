@@ -90,11 +90,12 @@ fn metrics_table_md(rows: &[MetricComparison], confidence: f64) -> String {
 pub fn markdown(c: &TableComparison, baseline: &str, candidate: &str, gate: &[String]) -> String {
     let o = &c.options;
     let mut out = format!(
-        "## polars-rag compare\n\nbaseline `{baseline}` vs candidate `{candidate}`: {} items matched on {}; paired bootstrap ({} resamples, seed {}), paired approximate randomization, paired t-test; significance level {:.2}.\n\n",
+        "## polars-rag compare\n\nbaseline `{baseline}` vs candidate `{candidate}`: {} items matched on {}; paired bootstrap ({} resamples, seed {}), paired approximate randomization, paired t-test ({}); significance level {:.2}.\n\n",
         c.matched,
         c.keys.join(" + "),
         o.resamples,
         o.seed,
+        o.alternative.name(),
         1.0 - o.confidence
     );
     for (label, (n, ex)) in [
@@ -370,7 +371,7 @@ pub fn html(
         esc(candidate)
     );
     out.push_str(&format!(
-        "<h1>Candidate vs baseline</h1><p class=\"meta\">baseline <code>{}</code> · candidate <code>{}</code> · {} items matched on {} · paired bootstrap, {} resamples, seed {} · {:.0}% intervals · significance level {:.2}</p>",
+        "<h1>Candidate vs baseline</h1><p class=\"meta\">baseline <code>{}</code> · candidate <code>{}</code> · {} items matched on {} · paired bootstrap, {} resamples, seed {} · {:.0}% intervals · tests {} · significance level {:.2}</p>",
         esc(baseline),
         esc(candidate),
         c.matched,
@@ -378,6 +379,7 @@ pub fn html(
         o.resamples,
         o.seed,
         o.confidence * 100.0,
+        o.alternative.name(),
         1.0 - o.confidence
     ));
     for (label, (n, ex)) in [

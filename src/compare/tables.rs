@@ -320,6 +320,8 @@ pub fn metrics_frame(rows: &[MetricComparison], segment: Option<&str>) -> Polars
     cols.push(f("ci_high", &|r| Some(r.ci_high)));
     cols.push(f("p_randomization", &|r| Some(r.p_randomization)));
     cols.push(f("p_t_test", &|r| r.p_t_test));
+    cols.push(f("t_ci_low", &|r| r.t_ci_low));
+    cols.push(f("t_ci_high", &|r| r.t_ci_high));
     cols.push(f("effect_size", &|r| r.effect_size));
     cols.push(u("improved", &|r| r.improved as u64));
     cols.push(u("regressed", &|r| r.regressed as u64));

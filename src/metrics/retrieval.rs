@@ -14,7 +14,9 @@
 //!
 //! The rules that keep every score in [0, 1] whatever the judging:
 //!
-//! * an item is *relevant* when it matches a ground-truth item of grade > 0;
+//! * an item is *relevant* when it matches a ground-truth item of grade > 0 (with a
+//!   `relevance_level`, of grade ≥ that level, as trec_eval's `-l`); nDCG's gains are the grades
+//!   above 0 whatever the level, as in trec_eval;
 //! * an exact duplicate of an earlier retrieved item (same text, id or span) is not relevant: it
 //!   brings nothing new (trec_eval cannot even represent it);
 //! * each ground-truth item is credited once, at the first rank that matches it. A rank is a
@@ -23,8 +25,10 @@
 //!   ground-truth items first matched there), precision and hit rate count relevant items,
 //!   recall counts ground-truth items matched.
 //!
-//! A query whose ground truth has no relevant item gives `None` (trec_eval leaves such queries
-//! out of its averages). `datapizza-ai`'s `metrics.py` is reproduced, quirks included, by
+//! A query with no ground truth at all gives `None` (trec_eval leaves a query without judgments
+//! out of its averages). A query whose ground truth is judged but holds nothing relevant (every
+//! grade 0, or below the relevance level) is scored as trec_eval scores it: 0 for every metric,
+//! and it counts in the means. `datapizza-ai`'s `metrics.py` is reproduced, quirks included, by
 //! [`datapizza`].
 //!
 //! ```
@@ -41,6 +45,9 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 pub mod datapizza;
+pub mod ragas;
+
+use crate::metrics::similarity::StringDistance;
 
 /// The ranked-list metrics, one per metric id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,6 +137,9 @@ pub enum Relevance {
     Span,
     /// Cosine similarity ≥ `similarity_threshold`.
     Embedding,
+    /// String similarity of the texts (`string_distance`, as `string_similarity`) ≥
+    /// `string_similarity_threshold`: Ragas' non-LLM context metrics.
+    Similarity,
 }
 
 impl Relevance {
@@ -141,6 +151,7 @@ impl Relevance {
             Relevance::Id => "id",
             Relevance::Span => "span",
             Relevance::Embedding => "embedding",
+            Relevance::Similarity => "similarity",
         }
     }
 }
@@ -167,6 +178,8 @@ pub enum RetrievalCompat {
     Standard,
     /// datapizza-ai `metrics.py`, quirks included (see [`datapizza`]).
     Datapizza,
+    /// Ragas 0.4.3's context precision and recall without an LLM (see [`ragas`]).
+    Ragas,
 }
 
 /// Options of the ranked-list metrics (one section per metric in a CLI config).
@@ -192,6 +205,13 @@ pub struct RetrievalOptions {
     pub alpha: f64,
     /// `hybrid_log_rank`: steepness of the log-rank score (datapizza's default 1.0).
     pub gamma: f64,
+    /// The least grade that makes a ground-truth item relevant (trec_eval's `relevance_level`,
+    /// `-l`). `None`: any grade above 0.
+    pub relevance_level: Option<f64>,
+    /// Similarity relevance: the string similarity used (Ragas' default, Levenshtein).
+    pub string_distance: StringDistance,
+    /// Similarity relevance: the least similarity of a relevant item (Ragas' default 0.5).
+    pub string_similarity_threshold: f64,
 }
 
 impl Default for RetrievalOptions {
@@ -206,6 +226,9 @@ impl Default for RetrievalOptions {
             compat: RetrievalCompat::Standard,
             alpha: 0.5,
             gamma: 1.0,
+            relevance_level: None,
+            string_distance: StringDistance::Levenshtein,
+            string_similarity_threshold: 0.5,
         }
     }
 }
@@ -229,6 +252,34 @@ impl RetrievalOptions {
                     self.k.unwrap_or(0)
                 ));
             }
+            if !self.string_similarity_threshold.is_finite() {
+                return Err(format!(
+                    "{id}: string_similarity_threshold must be a number"
+                ));
+            }
+            if self.compat == RetrievalCompat::Ragas {
+                if matches!(self.k, Some(k) if k < 1) {
+                    return Err(format!(
+                        "{id}: k must be at least 1, got {}",
+                        self.k.unwrap_or(0)
+                    ));
+                }
+                if !matches!(
+                    metric,
+                    RankedMetric::PrecisionAtK
+                        | RankedMetric::RecallAtK
+                        | RankedMetric::AveragePrecision
+                ) {
+                    return Err(format!("{id}: Ragas has no such metric (compat=\"ragas\" gives precision_at_k and recall_at_k by id, recall_at_k and average_precision by string similarity)"));
+                }
+            }
+            if let Some(level) = self.relevance_level {
+                if !(level.is_finite() && level > 0.0) {
+                    return Err(format!(
+                        "{id}: relevance_level must be a finite number above 0, got {level}"
+                    ));
+                }
+            }
             if !(0.0..=1.0).contains(&self.min_overlap_fraction) {
                 return Err(format!(
                     "{id}: min_overlap_fraction must be in [0, 1], got {}",
@@ -251,10 +302,12 @@ impl RetrievalOptions {
         checked().map_err(crate::Error::options)
     }
 
-    /// The cutoff for `metric` in standard mode (`None`: the whole list).
+    /// The cutoff for `metric` in standard mode (`None`: the whole list). Ragas scores the
+    /// whole list unless `k` is given.
     pub fn cutoff(&self, metric: RankedMetric) -> Option<usize> {
         match self.k {
             Some(k) => Some(k.max(0) as usize),
+            None if self.compat == RetrievalCompat::Ragas => None,
             None => metric.default_k(),
         }
     }
@@ -270,7 +323,7 @@ impl RetrievalOptions {
 pub fn signature(metric: RankedMetric, options: &RetrievalOptions) -> String {
     let k = match options.compat {
         RetrievalCompat::Datapizza => options.k.map_or("all".into(), |k| k.to_string()),
-        RetrievalCompat::Standard => options
+        RetrievalCompat::Standard | RetrievalCompat::Ragas => options
             .cutoff(metric)
             .map_or("all".into(), |k| k.to_string()),
     };
@@ -281,6 +334,11 @@ pub fn signature(metric: RankedMetric, options: &RetrievalOptions) -> String {
             options.min_overlap, options.min_overlap_fraction
         )),
         Relevance::Embedding => sig.push_str(&format!("|cos:{}", options.similarity_threshold)),
+        Relevance::Similarity => sig.push_str(&format!(
+            "|sim:{}:{}",
+            options.string_distance.name(),
+            options.string_similarity_threshold
+        )),
         _ => {}
     }
     let rank = match options.rank_by {
@@ -292,11 +350,15 @@ pub fn signature(metric: RankedMetric, options: &RetrievalOptions) -> String {
     if metric == RankedMetric::HybridLogRank {
         sig.push_str(&format!("|alpha:{}|gamma:{}", options.alpha, options.gamma));
     }
+    if let Some(level) = options.relevance_level {
+        sig.push_str(&format!("|level:{level}"));
+    }
     if metric == RankedMetric::NdcgAtK {
         sig.push_str("|gain:linear");
     }
     let version = match (options.compat, metric) {
         (RetrievalCompat::Datapizza, _) => "datapizza-metrics.py-222bb6e",
+        (RetrievalCompat::Ragas, _) => "ragas-0.4.3",
         (_, RankedMetric::HybridLogRank) => "polars-rag",
         _ => "trec_eval-9.0.8",
     };
@@ -564,6 +626,31 @@ impl Judgments {
     }
 }
 
+impl Judgments {
+    /// String-similarity judging: item `i` matches every ground-truth text whose similarity with
+    /// it (`distance`, as `string_similarity`) is ≥ `threshold`. Nothing is merged, as with
+    /// embeddings.
+    pub fn judge_strings<K: AsRef<str>>(
+        &mut self,
+        retrieved: &[K],
+        ground_truth: &[K],
+        distance: StringDistance,
+        threshold: f64,
+    ) {
+        self.reset();
+        self.grades.resize(ground_truth.len(), 1.0);
+        let mut scratch = crate::metrics::similarity::Scratch::default();
+        for r in retrieved {
+            for (j, g) in ground_truth.iter().enumerate() {
+                if scratch.similarity(g.as_ref(), r.as_ref(), distance) >= threshold {
+                    self.matches.push(j as u32);
+                }
+            }
+            self.close_item();
+        }
+    }
+}
+
 fn norm(v: &[f64]) -> f64 {
     v.iter().map(|x| x * x).sum::<f64>().sqrt()
 }
@@ -594,6 +681,15 @@ pub struct ScoreParams {
     pub alpha: f64,
     /// `hybrid_log_rank`: log-rank steepness.
     pub gamma: f64,
+    /// The least relevant grade (`None`: above 0).
+    pub relevance_level: Option<f64>,
+}
+
+impl ScoreParams {
+    /// Whether a ground-truth item of grade `grade` is relevant.
+    fn relevant(&self, grade: f64) -> bool {
+        grade > 0.0 && self.relevance_level.is_none_or(|level| grade >= level)
+    }
 }
 
 impl Default for ScoreParams {
@@ -601,6 +697,7 @@ impl Default for ScoreParams {
         ScoreParams {
             alpha: 0.5,
             gamma: 1.0,
+            relevance_level: None,
         }
     }
 }
@@ -610,6 +707,7 @@ impl From<&RetrievalOptions> for ScoreParams {
         ScoreParams {
             alpha: o.alpha,
             gamma: o.gamma,
+            relevance_level: o.relevance_level,
         }
     }
 }
@@ -650,7 +748,19 @@ pub fn log_rank_score(rank: usize, n: usize, gamma: f64) -> f64 {
 }
 
 /// One ranked-list metric of one query from its judgments, over the first `k` ranks (`None`:
-/// all). `None` when the ground truth has no relevant item.
+/// all). `None` when the query has no ground truth at all; 0 when its ground truth holds nothing
+/// relevant, as trec_eval scores a judged query without relevant documents.
+///
+/// ```
+/// use polars_rag::metrics::retrieval::{score, Judgments, RankedMetric, ScoreParams};
+/// let mut j = Judgments::default();
+/// j.judge_keys_graded(&["a", "b"], &["a", "c"], Some(&[1.0, 2.0]));
+/// let level_2 = ScoreParams { relevance_level: Some(2.0), ..Default::default() };
+/// assert_eq!(score(RankedMetric::Mrr, &j, None, &Default::default()), Some(1.0));
+/// assert_eq!(score(RankedMetric::Mrr, &j, None, &level_2), Some(0.0));
+/// j.judge_keys::<&str>(&["a"], &[]);
+/// assert_eq!(score(RankedMetric::Mrr, &j, None, &Default::default()), None);
+/// ```
 pub fn score(
     metric: RankedMetric,
     judgments: &Judgments,
@@ -658,13 +768,27 @@ pub fn score(
     params: &ScoreParams,
 ) -> Option<f64> {
     let grades = judgments.grades();
-    let relevant_total = grades.iter().filter(|&&g| g > 0.0).count();
-    if relevant_total == 0 {
+    if grades.is_empty() {
         return None;
     }
+    let relevant = |g: f64| params.relevant(g);
+    let relevant_total = grades.iter().filter(|&&g| relevant(g)).count();
+    // trec_eval divides by the number of relevant documents only when there is one.
+    let per_relevant = |x: f64| {
+        if relevant_total == 0 {
+            0.0
+        } else {
+            x / relevant_total as f64
+        }
+    };
     let n = judgments.retrieved_len();
     let depth = k.map_or(n, |k| k.min(n));
-    let is_relevant = |i: usize| judgments.item(i).iter().any(|&j| grades[j as usize] > 0.0);
+    let is_relevant = |i: usize| {
+        judgments
+            .item(i)
+            .iter()
+            .any(|&j| relevant(grades[j as usize]))
+    };
     // First rank (0-based) that matches each ground-truth item, in one pass over the cut list.
     let mut first_rank = vec![usize::MAX; grades.len()];
     for i in 0..depth {
@@ -675,21 +799,24 @@ pub fn score(
             }
         }
     }
-    // The gain of each rank where a relevant ground-truth item is first matched (its highest grade).
-    let new_hit_gain = |i: usize| -> f64 {
+    let first_rank = &first_rank;
+    let first_matched_at = |i: usize| {
         judgments
             .item(i)
             .iter()
-            .filter(|&&j| first_rank[j as usize] == i)
+            .filter(move |&&j| first_rank[j as usize] == i)
             .map(|&j| grades[j as usize])
-            .fold(0.0, f64::max)
     };
+    // Whether rank `i` is where a relevant ground-truth item is first matched.
+    let new_hit = |i: usize| first_matched_at(i).any(&relevant);
+    // nDCG's gain at rank `i`: the highest grade above 0 first matched there.
+    let new_hit_gain = |i: usize| first_matched_at(i).fold(0.0, f64::max);
     let found = first_rank
         .iter()
         .zip(grades)
-        .filter(|(&r, &g)| r != usize::MAX && g > 0.0)
+        .filter(|(&r, &g)| r != usize::MAX && relevant(g))
         .count();
-    let recall = found as f64 / relevant_total as f64;
+    let recall = per_relevant(found as f64);
     let relevant_in = |upto: usize| (0..upto.min(depth)).filter(|&i| is_relevant(i)).count();
     Some(match metric {
         RankedMetric::PrecisionAtK => {
@@ -722,17 +849,17 @@ pub fn score(
             let mut hits = 0usize;
             let mut sum = 0.0;
             for i in 0..depth {
-                if new_hit_gain(i) > 0.0 {
+                if new_hit(i) {
                     hits += 1;
                     sum += hits as f64 / (i + 1) as f64;
                 }
             }
-            sum / relevant_total as f64
+            per_relevant(sum)
         }
         RankedMetric::RPrecision => {
             let r = relevant_total.min(depth);
-            let hits = (0..r).filter(|&i| new_hit_gain(i) > 0.0).count();
-            hits as f64 / relevant_total as f64
+            let hits = (0..r).filter(|&i| new_hit(i)).count();
+            per_relevant(hits as f64)
         }
         RankedMetric::NdcgAtK => {
             let mut dcg = 0.0;
@@ -761,13 +888,14 @@ pub fn score(
             // The rank quality of each relevant ground-truth item: its first rank's log-rank
             // score among all `n` items retrieved (0 when not found), averaged over the relevant
             // ground truth; the cutoff limits which ranks count.
-            let rank_quality: f64 = first_rank
-                .iter()
-                .zip(grades)
-                .filter(|(&r, &g)| r != usize::MAX && g > 0.0)
-                .map(|(&r, _)| log_rank_score(r + 1, n, params.gamma))
-                .sum::<f64>()
-                / relevant_total as f64;
+            let rank_quality = per_relevant(
+                first_rank
+                    .iter()
+                    .zip(grades)
+                    .filter(|(&r, &g)| r != usize::MAX && relevant(g))
+                    .map(|(&r, _)| log_rank_score(r + 1, n, params.gamma))
+                    .sum::<f64>(),
+            );
             params.alpha * recall + (1.0 - params.alpha) * rank_quality
         }
     })
@@ -896,6 +1024,48 @@ mod tests {
         // Grade 0 is judged non-relevant.
         j.judge_keys_graded(&["b"], &["a", "b"], Some(&[1.0, 0.0]));
         assert_eq!(s(RankedMetric::PrecisionAtK, &j, Some(1)), Some(0.0));
+    }
+
+    #[test]
+    fn judged_queries_without_relevant_items_score_zero_as_in_trec_eval() {
+        let mut j = Judgments::default();
+        j.judge_keys_graded(&["a", "b"], &["a", "c"], Some(&[0.0, 0.0]));
+        for metric in RankedMetric::ALL {
+            assert_eq!(s(metric, &j, Some(2)), Some(0.0), "{metric:?}");
+        }
+        // No judgments at all: no score.
+        j.judge_keys::<&str>(&["a"], &[]);
+        assert_eq!(s(RankedMetric::AveragePrecision, &j, None), None);
+    }
+
+    #[test]
+    fn relevance_level_sets_the_least_relevant_grade_but_not_the_gains() {
+        let mut j = Judgments::default();
+        j.judge_keys_graded(&["a", "b", "x"], &["a", "b", "c"], Some(&[1.0, 2.0, 3.0]));
+        let level = ScoreParams {
+            relevance_level: Some(2.0),
+            ..Default::default()
+        };
+        // Relevant at level 2: b and c; b is first found at rank 2.
+        assert_eq!(score(RankedMetric::Mrr, &j, None, &level), Some(0.5));
+        assert_eq!(
+            score(RankedMetric::RecallAtK, &j, Some(3), &level),
+            Some(0.5)
+        );
+        assert_eq!(
+            score(RankedMetric::AveragePrecision, &j, None, &level),
+            Some(0.25)
+        );
+        // nDCG's gains are the grades above 0, whatever the level (trec_eval's ndcg_cut).
+        assert_eq!(
+            score(RankedMetric::NdcgAtK, &j, Some(3), &level),
+            s(RankedMetric::NdcgAtK, &j, Some(3))
+        );
+        let bad = RetrievalOptions {
+            relevance_level: Some(0.0),
+            ..Default::default()
+        };
+        assert!(bad.validate(RankedMetric::Mrr).is_err());
     }
 
     #[test]

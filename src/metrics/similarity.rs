@@ -215,22 +215,60 @@ pub fn string_presence(answer: &str, reference: &str) -> f64 {
     }
 }
 
-/// 1.0 when answer and reference are equal after collapsing Unicode whitespace runs to one
-/// space, stripping and lowercasing both; else 0.0. (Ragas' `ExactMatch` compares the raw
-/// strings; this is the forgiving form answer checks use.)
+/// Which equality `exact_match` tests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExactMatchCompat {
+    /// Equal after collapsing whitespace runs, stripping and lowercasing (the default).
+    #[default]
+    Standard,
+    /// Ragas 0.4.3's `ExactMatch`: the raw strings, code point for code point.
+    Ragas,
+}
+
+/// Options of `exact_match`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExactMatchOptions {
+    /// The equality tested.
+    pub compat: ExactMatchCompat,
+}
+
+/// The settings behind an `exact_match` number.
 ///
 /// ```
-/// use polars_rag::metrics::similarity::exact_match;
-/// assert_eq!(exact_match("  The answer is\n PARIS ", "the answer is paris"), 1.0);
-/// assert_eq!(exact_match("Paris.", "Paris"), 0.0);
+/// use polars_rag::metrics::similarity::{exact_match_signature, ExactMatchCompat, ExactMatchOptions};
+/// let ragas = ExactMatchOptions { compat: ExactMatchCompat::Ragas };
+/// assert_eq!(exact_match_signature(&ragas), "exact_match|equal:raw|version:ragas-0.4.3");
 /// ```
-pub fn exact_match(answer: &str, reference: &str) -> f64 {
-    let answer = normalize(answer, Whitespace::Unicode);
-    if answer == normalize(reference, Whitespace::Unicode) {
-        1.0
-    } else {
-        0.0
+pub fn exact_match_signature(options: &ExactMatchOptions) -> String {
+    match options.compat {
+        ExactMatchCompat::Standard => format!(
+            "exact_match|equal:lowercase,whitespace|version:polars-rag-{}",
+            env!("CARGO_PKG_VERSION")
+        ),
+        ExactMatchCompat::Ragas => "exact_match|equal:raw|version:ragas-0.4.3".into(),
     }
+}
+
+/// 1.0 when answer and reference are equal, else 0.0. Standard: after collapsing Unicode
+/// whitespace runs to one space, stripping and lowercasing both (the forgiving form answer
+/// checks use). Ragas: the raw strings, as Ragas' `ExactMatch` compares them.
+///
+/// ```
+/// use polars_rag::metrics::similarity::{exact_match, ExactMatchCompat};
+/// assert_eq!(exact_match("  The answer is\n PARIS ", "the answer is paris", ExactMatchCompat::Standard), 1.0);
+/// assert_eq!(exact_match("  The answer is\n PARIS ", "the answer is paris", ExactMatchCompat::Ragas), 0.0);
+/// assert_eq!(exact_match("Paris.", "Paris", ExactMatchCompat::Standard), 0.0);
+/// ```
+pub fn exact_match(answer: &str, reference: &str, compat: ExactMatchCompat) -> f64 {
+    let equal = match compat {
+        ExactMatchCompat::Standard => {
+            normalize(answer, Whitespace::Unicode) == normalize(reference, Whitespace::Unicode)
+        }
+        ExactMatchCompat::Ragas => answer == reference,
+    };
+    f64::from(u8::from(equal))
 }
 
 #[cfg(test)]

@@ -249,6 +249,105 @@ pub fn chroma_scores(retrieved: &[Span<'_>], golden: &[Span<'_>]) -> crate::Resu
     checked().map_err(crate::Error::input)
 }
 
+/// Precision Ω of one question: how precise retrieval could be with this chunking, had it
+/// retrieved exactly the chunks that overlap the golden spans (Chroma's `_full_precision_score`,
+/// the upper bound a chunker allows). `chunks` is the whole chunking (every chunk of the corpus),
+/// `golden` the question's spans.
+///
+/// * Standard: the chunks sharing at least one code point with a golden span, merged into U;
+///   Ω = |U ∩ G| / |U ∪ G| on merged intervals (G the merged golden spans). `None` when the golden
+///   spans cover no character.
+/// * Chroma (`chunking_evaluation`'s formula): per document, a chunk *touching* a golden span
+///   (an empty intersection at a boundary counts, as `intersect_two_ranges` allows) joins the
+///   denominator; Ω = |∪ intersections| / |∪ (touching chunks + golden characters no chunk
+///   covered)|, 0 when no chunk touches a golden span; `Err` where Chroma divides by zero.
+///
+/// ```
+/// use polars_rag::metrics::retrieval::Span;
+/// use polars_rag::metrics::spans::{precision_omega, SpanCompat};
+/// let sp = |start, end| Span { file: "a", start, end };
+/// let chunks = [sp(0, 10), sp(10, 20), sp(20, 30)];
+/// // The golden span 12..18 lies inside one chunk of 10 characters.
+/// assert_eq!(precision_omega(&chunks, &[sp(12, 18)], SpanCompat::Standard).unwrap(), Some(0.6));
+/// // Chroma also counts the chunk that only touches 10..20 at its boundary.
+/// assert_eq!(precision_omega(&chunks, &[sp(10, 20)], SpanCompat::Standard).unwrap(), Some(1.0));
+/// assert_eq!(precision_omega(&chunks, &[sp(10, 20)], SpanCompat::Chroma).unwrap(), Some(10.0 / 30.0));
+/// ```
+pub fn precision_omega(
+    chunks: &[Span<'_>],
+    golden: &[Span<'_>],
+    compat: SpanCompat,
+) -> crate::Result<Option<f64>> {
+    match compat {
+        SpanCompat::Standard => {
+            let golden = merge(golden);
+            let golden_len = total(&golden);
+            if golden_len == 0 {
+                return Ok(None);
+            }
+            let overlapping: Vec<Span<'_>> = chunks
+                .iter()
+                .copied()
+                .filter(|c| golden.iter().any(|g| c.overlap(g) > 0))
+                .collect();
+            let covered = merge(&overlapping);
+            let shared = intersection(&covered, &golden);
+            let union = total(&covered) + golden_len - shared;
+            Ok(Some(shared as f64 / union as f64))
+        }
+        SpanCompat::Chroma => chroma_precision_omega(chunks, golden).map(Some),
+    }
+}
+
+/// Chroma's `_full_precision_score` for one question, per document of its golden spans.
+fn chroma_precision_omega(chunks: &[Span<'_>], golden: &[Span<'_>]) -> crate::Result<f64> {
+    let mut files: Vec<&str> = Vec::new();
+    for g in golden {
+        if !files.contains(&g.file) {
+            files.push(g.file);
+        }
+    }
+    let (mut numerator_len, mut denominator_len, mut any_hit) = (0u64, 0u64, false);
+    for file in &files {
+        let refs: Vec<Range> = golden
+            .iter()
+            .filter(|g| g.file == *file)
+            .map(|g| (g.start, g.end))
+            .collect();
+        let mut unused = refs.clone();
+        let mut numerator: Vec<Range> = Vec::new();
+        let mut touching: Vec<Range> = Vec::new();
+        for chunk in chunks.iter().filter(|c| c.file == *file) {
+            for &r in &refs {
+                if let Some(hit) = chroma_intersect((chunk.start, chunk.end), r) {
+                    unused = chroma_difference(&unused, hit);
+                    numerator.push(hit);
+                    numerator = chroma_union(numerator);
+                    touching.push((chunk.start, chunk.end));
+                    touching = chroma_union(touching);
+                    any_hit = true;
+                }
+            }
+        }
+        touching.extend(unused);
+        let denominator = chroma_union(touching);
+        numerator_len += numerator.iter().map(|(s, e)| e - s).sum::<u64>();
+        denominator_len += denominator
+            .iter()
+            .map(|(s, e)| e.saturating_sub(*s))
+            .sum::<u64>();
+    }
+    if !any_hit {
+        return Ok(0.0);
+    }
+    if denominator_len == 0 {
+        return Err(crate::Error::input(
+            "ZeroDivisionError: division by zero (the chunks touching the golden spans have no characters)",
+        ));
+    }
+    Ok(numerator_len as f64 / denominator_len as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -297,5 +396,29 @@ mod tests {
         // shared 5..10 = 5; unused 0..5 and 20..30 = 15; retrieved 7.
         assert_eq!(s.iou, 5.0 / 22.0);
         assert_eq!(s.recall, 5.0 / 20.0);
+    }
+
+    #[test]
+    fn precision_omega_standard_and_chroma() {
+        let chunks = [
+            sp("a", 0, 10),
+            sp("a", 10, 20),
+            sp("a", 20, 30),
+            sp("b", 0, 50),
+        ];
+        // Golden 5..25 overlaps all three chunks of a: U = 0..30, shared 20, union 30.
+        let g = [sp("a", 5, 25)];
+        let omega = |g: &[Span<'_>], c| precision_omega(&chunks, g, c).unwrap();
+        assert_eq!(omega(&g, SpanCompat::Standard), Some(20.0 / 30.0));
+        assert_eq!(omega(&g, SpanCompat::Chroma), Some(20.0 / 30.0));
+        // Two golden spans in two files.
+        let g2 = [sp("a", 12, 14), sp("b", 10, 20)];
+        assert_eq!(omega(&g2, SpanCompat::Standard), Some(12.0 / 60.0));
+        // Nothing golden: None in standard, 0 in Chroma (no intersection).
+        assert_eq!(omega(&[], SpanCompat::Standard), None);
+        assert_eq!(omega(&[], SpanCompat::Chroma), Some(0.0));
+        // A golden span no chunk covers: 0 in both (Chroma: its characters stay unused).
+        assert_eq!(omega(&[sp("c", 0, 5)], SpanCompat::Standard), Some(0.0));
+        assert_eq!(omega(&[sp("c", 0, 5)], SpanCompat::Chroma), Some(0.0));
     }
 }

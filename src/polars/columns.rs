@@ -449,15 +449,21 @@ pub fn string_presence(
     Ok(float_series("string_presence", scores))
 }
 
-/// `exact_match` over columns: 1.0 when the answer equals any reference after lowercasing and
-/// collapsing whitespace.
-pub fn exact_match(answer: &Series, references: &Series, parallel: bool) -> PolarsResult<Series> {
+/// `exact_match` over columns: 1.0 when the answer equals any reference (after lowercasing and
+/// collapsing whitespace; raw with `compat = ragas`).
+pub fn exact_match(
+    answer: &Series,
+    references: &Series,
+    options: &similarity::ExactMatchOptions,
+    parallel: bool,
+) -> PolarsResult<Series> {
+    let compat = options.compat;
     let scores = per_answer(
         "exact_match",
         answer,
         references,
         parallel,
-        |_: &mut (), a, refs| best_over(refs, |r| Some(similarity::exact_match(a, r))),
+        |_: &mut (), a, refs| best_over(refs, |r| Some(similarity::exact_match(a, r, compat))),
     )?;
     Ok(float_series("exact_match", scores))
 }

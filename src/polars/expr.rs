@@ -36,7 +36,7 @@ use crate::metrics::lexical::CitationIndicatorOptions;
 use crate::metrics::locate::LocateOptions;
 use crate::metrics::retrieval::{RankedMetric, RetrievalOptions};
 use crate::metrics::rouge::RougeOptions;
-use crate::metrics::similarity::StringSimilarityOptions;
+use crate::metrics::similarity::{ExactMatchOptions, StringSimilarityOptions};
 use crate::metrics::spans::SpanOptions;
 use crate::metrics::MetricOptions;
 
@@ -205,22 +205,22 @@ pub fn string_presence(answer: Expr, references: Expr) -> Expr {
     )
 }
 
-/// 1.0 when the answer equals any reference after lowercasing and collapsing whitespace, named
-/// `exact_match`.
+/// 1.0 when the answer equals any reference after lowercasing and collapsing whitespace (raw
+/// equality, Ragas' `ExactMatch`, with `compat: Ragas`), named `exact_match`.
 ///
 /// ```
 /// use polars::prelude::*;
 /// use polars_rag::polars::expr;
 /// let df = df!("answer" => ["  PARIS "], "reference" => ["paris"]).unwrap();
-/// let out = df.lazy().select([expr::exact_match(col("answer"), col("reference"))]).collect().unwrap();
+/// let out = df.lazy().select([expr::exact_match(col("answer"), col("reference"), Default::default())]).collect().unwrap();
 /// assert_eq!(out.column("exact_match").unwrap().f64().unwrap().get(0), Some(1.0));
 /// ```
-pub fn exact_match(answer: Expr, references: Expr) -> Expr {
+pub fn exact_match(answer: Expr, references: Expr, options: ExactMatchOptions) -> Expr {
     row_wise(
         "exact_match",
         [answer, references],
         DataType::Float64,
-        |[answer, references]| columns::exact_match(answer, references, true),
+        move |[answer, references]| columns::exact_match(answer, references, &options, true),
     )
 }
 
@@ -382,6 +382,13 @@ pub fn span_recall(retrieved: Expr, golden: Expr, options: SpanOptions) -> Expr 
 /// Shared characters / characters of either, named `span_iou`.
 pub fn span_iou(retrieved: Expr, golden: Expr, options: SpanOptions) -> Expr {
     span(SpanMetric::Iou, retrieved, golden, options)
+}
+
+/// The precision the chunking allows (Chroma's precision Ω), named `span_precision_omega`:
+/// `chunks` is every chunk of the chunking, usually one list literal shared by every row (see
+/// [`crate::metrics::spans::precision_omega`]).
+pub fn span_precision_omega(chunks: Expr, golden: Expr, options: SpanOptions) -> Expr {
+    span(SpanMetric::PrecisionOmega, chunks, golden, options)
 }
 
 /// Metric `id` of the metric table over its input expressions (in the order of its inputs), with

@@ -18,10 +18,12 @@ use polars_arrow::array::{Array, ListArray, Utf8ViewArray};
 
 use super::driver::{finite_floats, map_row_batches, offsets, output_len};
 use crate::metrics::retrieval::{
-    datapizza, rank_order, score, Judgments, RankBy, RankedMetric, Relevance, RetrievalCompat,
-    RetrievalOptions, ScoreParams, Span,
+    datapizza, ragas, rank_order, score, Judgments, RankBy, RankedMetric, Relevance,
+    RetrievalCompat, RetrievalOptions, ScoreParams, Span,
 };
-use crate::metrics::spans::{chroma_scores, span_scores, SpanCompat, SpanOptions, SpanScores};
+use crate::metrics::spans::{
+    chroma_scores, precision_omega, span_scores, SpanCompat, SpanOptions, SpanScores,
+};
 
 /// A list column's row structure: row `r` holds items `offsets[r]..offsets[r + 1]`.
 struct Rows {
@@ -109,7 +111,7 @@ impl Needs {
     fn for_options(options: &RetrievalOptions) -> Needs {
         let (text, id, spans) = match options.relevance {
             Relevance::Auto => (true, true, true),
-            Relevance::Text => (true, false, false),
+            Relevance::Text | Relevance::Similarity => (true, false, false),
             // Plain strings stand for ids, so the text field is read too.
             Relevance::Id => (true, true, false),
             Relevance::Span => (false, false, true),
@@ -320,7 +322,7 @@ fn resolve_relevance(
             (retrieved.id.is_some() || retrieved.text.is_some() && retrieved.file.is_none())
                 && (truth.id.is_some() || truth.text.is_some())
         }
-        Relevance::Text => retrieved.text.is_some() && truth.text.is_some(),
+        Relevance::Text | Relevance::Similarity => retrieved.text.is_some() && truth.text.is_some(),
         Relevance::Auto => false,
     };
     if !ok {
@@ -388,7 +390,8 @@ fn ranked_items(
 
 /// A ranked-list metric (`precision_at_k`, ..., `hybrid_log_rank`) over a retrieved column and
 /// a ground-truth column: `Float64` named after the metric. Null where either side is null or
-/// the ground truth has no relevant item (standard), or where datapizza raises (datapizza).
+/// the ground truth is empty (standard; a judged query with nothing relevant scores 0, as in
+/// trec_eval), or where datapizza raises (datapizza).
 pub fn ranked_metric(
     metric: RankedMetric,
     retrieved: &Series,
@@ -407,6 +410,8 @@ fn same_judging(a: &RetrievalOptions, b: &RetrievalOptions) -> bool {
         && a.min_overlap == b.min_overlap
         && a.min_overlap_fraction == b.min_overlap_fraction
         && a.similarity_threshold == b.similarity_threshold
+        && a.string_distance == b.string_distance
+        && a.string_similarity_threshold == b.string_similarity_threshold
         && a.rank_by == b.rank_by
         && a.compat == RetrievalCompat::Standard
         && b.compat == RetrievalCompat::Standard
@@ -470,8 +475,8 @@ pub fn ranked_metrics(
             spans_checked = true;
         }
         if options.compat == RetrievalCompat::Datapizza {
-            if relevance == Relevance::Span {
-                polars_bail!(InvalidOperation: "{mid}: compat=\"datapizza\" judges by exact text or by embeddings, not by spans");
+            if matches!(relevance, Relevance::Span | Relevance::Similarity) {
+                polars_bail!(InvalidOperation: "{mid}: compat=\"datapizza\" judges by exact text or by embeddings, not by {}", relevance.name());
             }
             if !matches!(
                 metric,
@@ -481,6 +486,19 @@ pub fn ranked_metrics(
                     | RankedMetric::HybridLogRank
             ) {
                 polars_bail!(InvalidOperation: "{mid}: datapizza has no such metric (it has precision_at_k, recall_at_k, f1_at_k and hybrid_log_rank)");
+            }
+        }
+        if options.compat == RetrievalCompat::Ragas {
+            let by_similarity = relevance == Relevance::Similarity;
+            let defined = match metric {
+                RankedMetric::PrecisionAtK => matches!(relevance, Relevance::Id | Relevance::Text),
+                RankedMetric::RecallAtK => {
+                    by_similarity || matches!(relevance, Relevance::Id | Relevance::Text)
+                }
+                _ => by_similarity,
+            };
+            if !defined {
+                polars_bail!(InvalidOperation: "{mid}: compat=\"ragas\" with relevance=\"{}\" is no Ragas metric: precision_at_k and recall_at_k by id or text (IDBasedContextPrecision / Recall), recall_at_k and average_precision by relevance=\"similarity\" (NonLLMContextRecall / NonLLMContextPrecisionWithReference)", relevance.name());
             }
         }
         let group = plans
@@ -504,7 +522,18 @@ pub fn ranked_metrics(
                 judged_group = usize::MAX;
                 let mut values = Vec::with_capacity(plans.len());
                 for (metric, options, relevance, group) in &plans {
-                    let value = if options.compat == RetrievalCompat::Datapizza {
+                    let value = if options.compat == RetrievalCompat::Ragas {
+                        ragas_row(
+                            *metric,
+                            options,
+                            *relevance,
+                            &run,
+                            &truth,
+                            items.clone(),
+                            truth_items.clone(),
+                            &mut scratch,
+                        )
+                    } else if options.compat == RetrievalCompat::Datapizza {
                         datapizza_row(
                             *metric,
                             options,
@@ -599,6 +628,15 @@ fn judge_row<'a>(
                 options.min_overlap_fraction,
             );
         }
+        Relevance::Similarity => {
+            collect_keys(run, truth, relevance, &order, truth_items, sc);
+            sc.judgments.judge_strings(
+                &sc.keys,
+                &sc.truth_keys,
+                options.string_distance,
+                options.string_similarity_threshold,
+            );
+        }
         _ => {
             collect_keys(run, truth, relevance, &order, truth_items, sc);
             let grades = truth.grade.is_some().then_some(sc.grades.as_slice());
@@ -607,6 +645,36 @@ fn judge_row<'a>(
         }
     }
     Ok(())
+}
+
+/// One Ragas metric of a row (null where Ragas raises or returns NaN): the retrieved list
+/// ranked and cut to `k` when given, keys (ids or texts) on both sides.
+#[allow(clippy::too_many_arguments)]
+fn ragas_row<'a>(
+    metric: RankedMetric,
+    options: &RetrievalOptions,
+    relevance: Relevance,
+    run: &'a ItemColumn,
+    truth: &'a ItemColumn,
+    items: std::ops::Range<usize>,
+    truth_items: std::ops::Range<usize>,
+    sc: &mut Scratch<'a>,
+) -> Option<f64> {
+    let mut order = ranked_items(run, items, options.rank_by, relevance);
+    if let Some(k) = options.cutoff(metric) {
+        order.truncate(k);
+    }
+    collect_keys(run, truth, relevance, &order, truth_items, sc);
+    let (r, g) = (&sc.keys, &sc.truth_keys);
+    let (distance, threshold) = (options.string_distance, options.string_similarity_threshold);
+    match (metric, relevance) {
+        (RankedMetric::PrecisionAtK, _) => ragas::id_precision(r, g),
+        (RankedMetric::RecallAtK, Relevance::Similarity) => {
+            ragas::context_recall_similarity(r, g, distance, threshold)
+        }
+        (RankedMetric::RecallAtK, _) => ragas::id_recall(r, g),
+        _ => ragas::context_precision_similarity(r, g, distance, threshold),
+    }
 }
 
 /// The keys of a row's ranked items and of its ground truth (with grades) into `sc`.
@@ -715,6 +783,9 @@ pub enum SpanMetric {
     Recall,
     /// `span_iou`.
     Iou,
+    /// `span_precision_omega`: the precision the chunking allows (the first column is the whole
+    /// chunking, not the retrieved chunks).
+    PrecisionOmega,
 }
 
 impl SpanMetric {
@@ -724,21 +795,43 @@ impl SpanMetric {
             SpanMetric::Precision => "span_precision",
             SpanMetric::Recall => "span_recall",
             SpanMetric::Iou => "span_iou",
+            SpanMetric::PrecisionOmega => "span_precision_omega",
         }
     }
 
     /// The metric of an id.
     pub fn from_id(id: &str) -> Option<SpanMetric> {
-        [SpanMetric::Precision, SpanMetric::Recall, SpanMetric::Iou]
-            .into_iter()
-            .find(|m| m.id() == id)
+        [
+            SpanMetric::Precision,
+            SpanMetric::Recall,
+            SpanMetric::Iou,
+            SpanMetric::PrecisionOmega,
+        ]
+        .into_iter()
+        .find(|m| m.id() == id)
     }
 
-    fn pick(self, s: &SpanScores) -> f64 {
-        match self {
+    /// The metric of one query from its spans; `None` where it is null.
+    fn score(self, spans: &[Span<'_>], golden: &[Span<'_>], compat: SpanCompat) -> Option<f64> {
+        let pick = |s: SpanScores| match self {
             SpanMetric::Precision => s.precision,
             SpanMetric::Recall => s.recall,
-            SpanMetric::Iou => s.iou,
+            _ => s.iou,
+        };
+        match (self, compat) {
+            (SpanMetric::PrecisionOmega, _) => {
+                precision_omega(spans, golden, compat).ok().flatten()
+            }
+            (_, SpanCompat::Standard) => span_scores(spans, golden).map(pick),
+            (_, SpanCompat::Chroma) => chroma_scores(spans, golden).ok().map(pick),
+        }
+    }
+
+    /// What the first column holds, for error messages.
+    fn first_role(self) -> &'static str {
+        match self {
+            SpanMetric::PrecisionOmega => "chunks",
+            _ => "retrieved",
         }
     }
 }
@@ -755,7 +848,7 @@ pub fn span_metric(
     parallel: bool,
 ) -> PolarsResult<Series> {
     let id = metric.id();
-    let run = ItemColumn::new(id, "retrieved", retrieved)?;
+    let run = ItemColumn::new(id, metric.first_role(), retrieved)?;
     let truth = ItemColumn::new(id, "golden spans", golden)?;
     for col in [&run, &truth] {
         if !col.has_spans() {
@@ -790,11 +883,7 @@ pub fn span_metric(
                 for j in truth_items {
                     golden.push(truth.span(id, t, j)?);
                 }
-                let scores = match options.compat {
-                    SpanCompat::Standard => span_scores(&spans, &golden),
-                    SpanCompat::Chroma => chroma_scores(&spans, &golden).ok(),
-                };
-                Ok(scores.map(|s| metric.pick(&s)))
+                Ok(metric.score(&spans, &golden, options.compat))
             })
             .collect()
     });

@@ -235,6 +235,7 @@ EXPRESSIONS: dict[str, tuple[list[str], bool]] = {
     "span_precision": (["spans", "spans"], False),
     "span_recall": (["spans", "spans"], False),
     "span_iou": (["spans", "spans"], False),
+    "span_precision_omega": (["spans", "spans"], False),
     "locate_quotes": (["text", "docs"], False),
     "extract_quotes": (["text"], False),
     "embedding_cosine": (["vector", "vector"], False),

@@ -139,3 +139,46 @@ def test_settings_left_out_are_the_libraries_defaults():
     ).metrics
     assert implicit.equals(explicit)
     assert pr.summary(a).equals(pr.summary(a, resamples=defaults["resamples"], seed=defaults["seed"]))
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+def test_alternatives_and_t_interval_equal_scipy(alternative):
+    rng = random.Random(8)
+    for n, shift in ((6, 0.05), (40, -0.01), (500, 0.004)):
+        base = [rng.random() for _ in range(n)]
+        cand = [b + rng.gauss(shift, 0.1) for b in base]
+        a, b = frames(base, cand)
+        row = pr.compare(a, b, alternative=alternative, confidence=0.9).metrics.row(0, named=True)
+        want = stats.ttest_rel(cand, base, alternative=alternative)
+        interval = want.confidence_interval(confidence_level=0.9)
+        assert row["p_t_test"] == pytest.approx(want.pvalue, rel=1e-10, abs=1e-300)
+        for got, expected in ((row["t_ci_low"], interval.low), (row["t_ci_high"], interval.high)):
+            if math.isinf(expected):
+                assert got == expected
+            else:
+                assert got == pytest.approx(expected, rel=1e-10, abs=1e-14), (alternative, n)
+
+
+def test_one_sided_randomization_p_values():
+    rng = random.Random(4)
+    base = [rng.random() for _ in range(200)]
+    better = [b + 0.05 + rng.gauss(0, 0.05) for b in base]
+    a, b = frames(base, better)
+    p = {alt: pr.compare(a, b, alternative=alt, resamples=999).metrics.row(0, named=True) for alt in ("two-sided", "greater", "less")}
+    # A clear improvement: no sign flip reaches it from above, every one from below.
+    assert p["greater"]["p_randomization"] == 0.001 and p["greater"]["significant"]
+    assert p["less"]["p_randomization"] == 1.0 and not p["less"]["significant"]
+    assert p["two-sided"]["p_randomization"] == 0.001
+    # Under the null, each one-sided p is about uniform and the two sum to about 1.
+    ps = []
+    for sim in range(120):
+        base = [rng.random() for _ in range(50)]
+        cand = [x + rng.gauss(0.0, 0.2) for x in base]
+        a, b = frames(base, cand)
+        greater = pr.compare(a, b, resamples=299, seed=sim, alternative="greater").metrics["p_randomization"][0]
+        less = pr.compare(a, b, resamples=299, seed=sim, alternative="less").metrics["p_randomization"][0]
+        assert 1.0 < greater + less <= 1.0 + 3 / 300, (greater, less)
+        ps.append(greater)
+    assert 0.01 <= sum(x < 0.05 for x in ps) / len(ps) <= 0.12
+    with pytest.raises(ValueError, match="compare: alternative must be"):
+        pr.compare(a, b, alternative="bigger")  # type: ignore[arg-type]

@@ -56,8 +56,9 @@ def trec_exprs(retrieved: str, relevant: str, **options) -> list[pl.Expr]:
     ]
 
 
-def pytrec(qrels: dict, run: dict) -> dict:
-    return pytrec_eval.RelevanceEvaluator(qrels, set(TREC_MEASURES)).evaluate(run)
+def pytrec(qrels: dict, run: dict, relevance_level: int = 1) -> dict:
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(TREC_MEASURES), relevance_level=relevance_level)
+    return evaluator.evaluate(run)
 
 
 # ------------------------------------------------------------------ parity with trec_eval
@@ -100,22 +101,58 @@ def test_ranked_metrics_equal_trec_eval():
     run = {q: {d: float(len(r) - i) for i, d in enumerate(r)} for q, r, _ in queries}
     qrels = {q: qrel for q, _, qrel in queries if qrel}
     want = pytrec(qrels, {q: run[q] for q in qrels})
-    compared = nulls = 0
+    compared = nulls = judged_not_relevant = 0
     for (q, retrieved, qrel), row in zip(queries, got):
-        if not any(g >= 1 for g in qrel.values()):
-            assert all(v is None for v in row.values()), (q, qrel, row)
+        if not qrel:
+            # No judgments at all: trec_eval leaves the query out.
+            assert q not in want and all(v is None for v in row.values()), (q, qrel, row)
             nulls += 1
             continue
         for measure, value in row.items():
             assert value is not None and abs(value - want[q][measure]) <= 1e-12, (
                 q, measure, value, want[q][measure], retrieved, qrel,
             )
+        judged_not_relevant += not any(g >= 1 for g in qrel.values())
         compared += 1
-    assert compared >= 170 and nulls >= 5, (compared, nulls)
+    assert compared >= 190 and nulls >= 2 and judged_not_relevant >= 8, (compared, nulls, judged_not_relevant)
     # The data exercise what the measures distinguish.
     assert any(len(r) < 10 for _, r, _ in queries) and any(len(r) > 100 for _, r, _ in queries)
     assert any(len(qrel) >= 24 for _, _, qrel in queries)  # long ground truth (hashed lookup)
     assert len({round(want[q]["ndcg_cut_10"], 6) for q in want}) > 50
+
+
+def test_relevance_level_equals_trec_eval():
+    """Graded qrels scored at relevance levels 1 to 3, as pytrec_eval's ``relevance_level``: grades
+    below the level are not relevant (a query can be judged with nothing relevant), nDCG keeps
+    every grade above 0 as its gain."""
+    queries = generated_trec_collection(seed=21)
+    df = pl.DataFrame(
+        {
+            "retrieved": [r for _, r, _ in queries],
+            "relevant": [[{"id": d, "grade": g} for d, g in qrel.items()] for _, _, qrel in queries],
+        },
+        schema={"retrieved": STR_LIST, "relevant": QREL},
+    )
+    run = {q: {d: float(len(r) - i) for i, d in enumerate(r)} for q, r, _ in queries}
+    qrels = {q: qrel for q, _, qrel in queries if qrel}
+    for level in (1, 2, 3):
+        got = df.select(trec_exprs("retrieved", "relevant", relevance="id", relevance_level=level)).to_dicts()
+        want = pytrec(qrels, {q: run[q] for q in qrels}, relevance_level=level)
+        nothing_relevant = 0
+        for (q, retrieved, qrel), row in zip(queries, got):
+            if not qrel:
+                assert all(v is None for v in row.values()), (q, row)
+                continue
+            nothing_relevant += not any(g >= level for g in qrel.values())
+            for measure, value in row.items():
+                assert value is not None and abs(value - want[q][measure]) <= 1e-12, (
+                    level, q, measure, value, want[q][measure], retrieved, qrel,
+                )
+        assert nothing_relevant >= 8 * level, (level, nothing_relevant)
+    # The level is part of the signature.
+    assert "level:2" in pr.signature("average_precision", relevance_level=2)
+    with pytest.raises(pl.exceptions.ComputeError, match="average_precision: relevance_level must be"):
+        df.select(pr.average_precision("retrieved", "relevant", relevance_level=0))
 
 
 def test_rank_by_trec_equals_trec_eval_order():
@@ -144,14 +181,10 @@ def test_rank_by_trec_equals_trec_eval_order():
     got = df.select(trec_exprs("retrieved", "relevant", rank_by="trec")).to_dicts()
     as_listed = df.select(trec_exprs("retrieved", "relevant")).to_dicts()
     by_score = df.select(trec_exprs("retrieved", "relevant", rank_by="score")).to_dicts()
-    relevant_queries = [(q, run, qrel) for q, run, qrel in queries if any(g >= 1 for g in qrel.values())]
-    want = pytrec({q: qrel for q, _, qrel in relevant_queries}, {q: run for q, run, _ in relevant_queries})
+    want = pytrec({q: qrel for q, _, qrel in queries}, {q: run for q, run, _ in queries})
     compared = differs_from_list_order = 0
     differs_from_score_order = 0
     for (q, run, qrel), row, listed, scored in zip(queries, got, as_listed, by_score):
-        if q not in want:
-            assert all(v is None for v in row.values()), (q, row)
-            continue
         for measure, value in row.items():
             assert value is not None and abs(value - want[q][measure]) <= 1e-12, (q, measure, value, want[q][measure], run, qrel)
         differs_from_list_order += any(abs(listed[m] - want[q][m]) > 1e-12 for m in row)
@@ -229,12 +262,15 @@ def test_auto_relevance_judges_plain_strings_against_id_structs():
 
 def reference_scores(retrieved: list, grades: dict, alpha: float = 0.5, gamma: float = 1.0) -> dict:
     """trec_eval's definitions on a ranked list of keys; `grades` maps each ground-truth key to its
-    grade (> 0 relevant). A repeated key is not relevant again. None when nothing is relevant."""
+    grade (> 0 relevant). A repeated key is not relevant again. None without ground truth; 0 where
+    a division by the number of relevant items has none (trec_eval's rule)."""
     relevant_total = sum(1 for g in grades.values() if g > 0)
     names = ["P_5", "P_10", "recall_5", "recall_10", "f1_5", "hit_3", "ndcg_5", "ndcg_10",
              "mrr", "average_precision", "r_precision", "hybrid_log_rank"]
-    if relevant_total == 0:
+    if not grades:
         return dict.fromkeys(names)
+    if relevant_total == 0:
+        return dict.fromkeys(names, 0.0)
     seen, gains = set(), []
     for d in retrieved:
         gains.append(grades.get(d, 0) if grades.get(d, 0) > 0 and d not in seen else 0)
@@ -657,3 +693,125 @@ def test_embedding_dimension_mismatch_is_an_error(compat):
     )
     with pytest.raises(Exception, match=r"precision_at_k: .*dimension"):
         df.select(pr.precision_at_k("retrieved", "relevant", compat=compat))
+
+
+def _random_chunking(rng: random.Random, length: int) -> list[tuple[int, int]]:
+    """Fixed-size or uneven chunks, sometimes overlapping, over a document of `length` code points."""
+    chunks, start = [], 0
+    while start < length:
+        size = rng.choice([5, 10, 20, rng.randint(1, 40)])
+        chunks.append((start, min(length, start + size)))
+        start += size - (rng.choice([0, 0, 2]) if size > 2 else 0)
+    return chunks
+
+
+def test_span_precision_omega_equals_chroma_and_the_definition():
+    from chroma_oracle import precision_omega
+
+    rng = random.Random(31)
+    rows, chunkings = [], []
+    for _ in range(300):
+        length = rng.randint(20, 300)
+        chunks = _random_chunking(rng, length)
+        golden = []
+        for _ in range(rng.choice([0, 1, 1, 2, 3])):
+            s = rng.randint(0, length - 1)
+            golden.append((s, min(length, s + rng.randint(0, 40))))
+        rows.append((chunks, golden))
+    span = lambda s, e: {"file": "doc", "start": s, "end": e}  # noqa: E731
+    df = pl.DataFrame(
+        {
+            "chunks": [[span(*c) for c in chunks] for chunks, _ in rows],
+            "golden": [[span(*g) for g in golden] for _, golden in rows],
+        },
+        schema={"chunks": SPANS, "golden": SPANS},
+    )
+    got = df.select(
+        pr.span_precision_omega("chunks", "golden", compat="chroma").alias("chroma"),
+        pr.span_precision_omega("chunks", "golden").alias("standard"),
+    ).to_dicts()
+    differ = 0
+    for (chunks, golden), row in zip(rows, got):
+        want = precision_omega(chunks, golden)
+        assert close(row["chroma"], float(want)), (chunks, golden, row, want)
+        # Standard: character sets, chunks sharing at least one code point with a golden span.
+        gold = {i for s, e in golden for i in range(s, e)}
+        if not gold:
+            assert row["standard"] is None
+            continue
+        covered = {i for s, e in chunks if gold & set(range(s, e)) for i in range(s, e)}
+        assert close(row["standard"], len(covered & gold) / len(covered | gold)), (chunks, golden, row)
+        differ += abs(row["standard"] - row["chroma"]) > 1e-12
+    assert differ > 10  # touching chunks make the two differ
+
+
+def test_span_precision_omega_shared_chunking_literal():
+    span = lambda f, s, e: {"file": f, "start": s, "end": e}  # noqa: E731
+    chunking = pl.Series([[span("a", 0, 10), span("a", 10, 20), span("b", 0, 5)]], dtype=SPANS)
+    df = pl.DataFrame({"golden": [[span("a", 12, 18)], [span("b", 1, 3), span("a", 0, 10)], None]}, schema={"golden": SPANS})
+    out = df.select(pr.span_precision_omega(pl.lit(chunking), "golden")).to_series().to_list()
+    assert out == [0.6, 12 / 15, None]
+    lazy = df.lazy().select(pr.span_precision_omega(pl.lit(chunking), "golden")).collect(engine="streaming")
+    assert lazy.to_series().to_list() == out
+
+
+def _ragas_value(record: dict) -> float | None:
+    """A Ragas output as polars-rag gives it: NaN and errors are null."""
+    value = record.get("output")
+    return None if value is None or value == "NaN" else float(value)
+
+
+def test_ragas_mode_equals_ragas_context_metrics(vectors):
+    cases = vectors["ragas.non_llm_context_precision_recall"]
+    df = pl.DataFrame(
+        {
+            "retrieved": [c["input"]["retrieved_contexts"] for c in cases],
+            "reference": [c["input"]["reference_contexts"] for c in cases],
+        },
+        schema={"retrieved": STR_LIST, "reference": STR_LIST},
+    )
+    opts = {"relevance": "similarity", "compat": "ragas"}
+    out = df.select(
+        pr.average_precision("retrieved", "reference", **opts),  # type: ignore[arg-type]
+        pr.recall_at_k("retrieved", "reference", **opts),  # type: ignore[arg-type]
+    ).to_dicts()
+    for case, row in zip(cases, out):
+        want_p = _ragas_value(case["outputs"]["NonLLMContextPrecisionWithReference"])
+        want_r = _ragas_value(case["outputs"]["NonLLMContextRecall"])
+        assert row["average_precision"] == want_p, case["description"]
+        assert row["recall_at_k"] == want_r, case["description"]
+    cases = vectors["ragas.id_based_context_precision_recall"]
+    as_ids = lambda v: [x if isinstance(x, str) else str(x) for x in v]  # noqa: E731 - Ragas' str()
+    df = pl.DataFrame(
+        {
+            "retrieved": [as_ids(c["input"]["retrieved_context_ids"]) for c in cases],
+            "reference": [as_ids(c["input"]["reference_context_ids"]) for c in cases],
+        },
+        schema={"retrieved": STR_LIST, "reference": STR_LIST},
+    )
+    out = df.select(
+        pr.precision_at_k("retrieved", "reference", relevance="id", compat="ragas"),
+        pr.recall_at_k("retrieved", "reference", relevance="id", compat="ragas"),
+    ).to_dicts()
+    for case, row in zip(cases, out):
+        assert row["precision_at_k"] == _ragas_value(case["outputs"]["IDBasedContextPrecision"]), case["description"]
+        assert row["recall_at_k"] == _ragas_value(case["outputs"]["IDBasedContextRecall"]), case["description"]
+    # Metrics Ragas does not have are refused by name.
+    with pytest.raises(pl.exceptions.InvalidOperationError, match="mrr: Ragas has no such metric"):
+        df.select(pr.precision_at_k("retrieved", "reference", compat="ragas").alias("p"), pr._common._plugin("mrr", ["retrieved", "reference"], {"compat": "ragas"}))
+
+
+def test_similarity_relevance_in_standard_mode():
+    df = pl.DataFrame(
+        {"retrieved": [["Paris is the capital of France.", "zzzz", "Berlin is a city"]], "relevant": [["Paris is the capital of France!", "Berlin is the capital"]]},
+        schema={"retrieved": STR_LIST, "relevant": STR_LIST},
+    )
+    row = df.select(
+        pr.precision_at_k("retrieved", "relevant", k=3, relevance="similarity").alias("p"),
+        pr.recall_at_k("retrieved", "relevant", relevance="similarity").alias("r"),
+        pr.mrr("retrieved", "relevant", relevance="similarity", string_similarity_threshold=0.99).alias("strict"),
+        pr.recall_at_k("retrieved", "relevant", relevance="similarity", string_distance="jaro_winkler").alias("jw"),
+    ).row(0, named=True)
+    # Levenshtein: "Paris ... France." vs "...France!" is 30/31; "Berlin is a city" vs "Berlin is the capital" is 0.52.
+    assert row["p"] == pytest.approx(2 / 3) and row["r"] == 1.0 and row["strict"] == 0.0 and row["jw"] == 1.0
+    assert "sim:levenshtein:0.5" in pr.signature("recall_at_k", relevance="similarity")

@@ -35,6 +35,7 @@ def test_ragas_pairwise_string_metrics(vectors):
         inp, out = case["input"], case["outputs"]
         df = pl.DataFrame({"answer": [inp["response"]], "ref": [inp["reference"]]})
         row = df.select(
+            pr.exact_match("answer", "ref", compat="ragas"),
             pr.string_presence("answer", "ref"),
             *[
                 pr.string_similarity("answer", "ref", distance=d).alias(d)
@@ -42,6 +43,7 @@ def test_ragas_pairwise_string_metrics(vectors):
             ],
         ).row(0, named=True)
         assert row["string_presence"] == out["StringPresence"]["output"], case["description"]
+        assert row["exact_match"] == out["ExactMatch"]["output"], case["description"]
         for d in ("levenshtein", "hamming", "jaro", "jaro_winkler"):
             assert close(row[d], out[f"NonLLMStringSimilarity.{d}"]["output"]), (case["description"], d)
         checked += 1
@@ -54,6 +56,9 @@ def test_exact_match_and_nulls():
     )
     out = df.select(pr.exact_match("answer", "ref"), pr.string_presence("answer", "ref"))
     assert out["exact_match"].to_list() == [1.0, 0.0, None, None]
+    # Ragas' ExactMatch compares the raw strings.
+    raw = df.select(pr.exact_match("answer", "ref", compat="ragas"))["exact_match"].to_list()
+    assert raw == [0.0, 0.0, None, None]
     assert out["string_presence"].to_list() == [0.0, 1.0, None, None]
     assert pr.signature("string_similarity", distance="jaro") == "distance:jaro|version:rapidfuzz-3.14.6"
     with pytest.raises(Exception, match=r"string_similarity.*invalid options"):

@@ -23,6 +23,21 @@ pub struct CorpusResampling {
     pub p_randomization: f64,
     /// Bootstrap resamples behind the interval (those where the metric was finite).
     pub resamples_used: usize,
+    /// One-sided randomization p-value for "the candidate scores higher".
+    pub p_greater: f64,
+    /// One-sided randomization p-value for "the candidate scores lower".
+    pub p_less: f64,
+}
+
+impl CorpusResampling {
+    /// The randomization p-value under `alternative`.
+    pub fn p_value_of(&self, alternative: Alternative) -> f64 {
+        match alternative {
+            Alternative::TwoSided => self.p_randomization,
+            Alternative::Greater => self.p_greater,
+            Alternative::Less => self.p_less,
+        }
+    }
 }
 
 /// Paired bootstrap interval and approximate-randomization p-value of `metric(candidate sums) −
@@ -103,8 +118,9 @@ pub fn bootstrap_corpus<F: Fn(&[f64]) -> f64>(
     let mut base = vec![0.0; k];
     let mut cand = vec![0.0; k];
     let mut deltas = Vec::with_capacity(resamples);
-    let threshold = delta.abs() - 1e-10 * (base_value.abs() + cand_value.abs());
-    let mut extreme = 0usize;
+    let tolerance = 1e-10 * (base_value.abs() + cand_value.abs());
+    let threshold = delta.abs() - tolerance;
+    let (mut extreme, mut above, mut below) = (0usize, 0usize, 0usize);
     for r in 0..resamples {
         // Every column has the same items, hence the same total weight.
         let total_weight = sums.weights[r];
@@ -126,11 +142,19 @@ pub fn bootstrap_corpus<F: Fn(&[f64]) -> f64>(
             cand[j] = 0.5 * (c + flipped_cand) + 0.5 * (b - flipped_base);
             base[j] = 0.5 * (b + flipped_base) + 0.5 * (c - flipped_cand);
         }
-        if (metric(&cand) - metric(&base)).abs() >= threshold {
-            extreme += 1;
-        }
+        let swapped = metric(&cand) - metric(&base);
+        extreme += usize::from(swapped.abs() >= threshold);
+        above += usize::from(swapped >= delta - tolerance);
+        below += usize::from(swapped <= delta + tolerance);
     }
     let (ci_low, ci_high, std_error) = percentile_interval(&mut deltas, options.confidence);
+    let p = |count: usize| {
+        if delta.is_finite() {
+            (1 + count) as f64 / (resamples + 1) as f64
+        } else {
+            f64::NAN
+        }
+    };
     Some(CorpusResampling {
         n,
         baseline: base_value,
@@ -139,11 +163,9 @@ pub fn bootstrap_corpus<F: Fn(&[f64]) -> f64>(
         ci_low,
         ci_high,
         std_error,
-        p_randomization: if delta.is_finite() {
-            (1 + extreme) as f64 / (resamples + 1) as f64
-        } else {
-            f64::NAN
-        },
+        p_randomization: p(extreme),
         resamples_used: deltas.len(),
+        p_greater: p(above),
+        p_less: p(below),
     })
 }

@@ -62,6 +62,23 @@ pub struct PairedResampling {
     /// Bootstrap resamples behind the interval: R minus those whose weights were all zero
     /// (probability e⁻ⁿ per resample, so only for a handful of items).
     pub resamples_used: usize,
+    /// One-sided randomization p-value for "the candidate scores higher":
+    /// (1 + #{Σ sᵢdᵢ ≥ Σ dᵢ}) / (R + 1).
+    pub p_greater: f64,
+    /// One-sided randomization p-value for "the candidate scores lower":
+    /// (1 + #{Σ sᵢdᵢ ≤ Σ dᵢ}) / (R + 1).
+    pub p_less: f64,
+}
+
+impl PairedResampling {
+    /// The randomization p-value under `alternative`.
+    pub fn p_value_of(&self, alternative: Alternative) -> f64 {
+        match alternative {
+            Alternative::TwoSided => self.p_randomization,
+            Alternative::Greater => self.p_greater,
+            Alternative::Less => self.p_less,
+        }
+    }
 }
 
 /// The exact per-resample sums of a range of blocks: add up results from any partition of the
@@ -320,11 +337,7 @@ impl<'a> PairedResampler<'a> {
     ///
     /// # Panics
     /// When `confidence` is not in (0, 1), or `sums` has another shape.
-    pub fn summarize(
-        &self,
-        sums: &ResampleSums,
-        confidence: f64,
-    ) -> Vec<Option<PairedResampling>> {
+    pub fn summarize(&self, sums: &ResampleSums, confidence: f64) -> Vec<Option<PairedResampling>> {
         assert!(
             confidence > 0.0 && confidence < 1.0,
             "confidence must be in (0, 1), got {confidence}"
@@ -350,11 +363,16 @@ impl<'a> PairedResampler<'a> {
                     .filter(|(_, &w)| w > 0)
                     .map(|(&s, &w)| column.fixed_to_f64(s) / w as f64)
                     .collect();
-                let threshold = observed.abs() - 1e-10 * column.abs_sum;
-                let extreme = sums.flipped[rows]
-                    .iter()
-                    .filter(|&&s| column.fixed_to_f64(s).abs() >= threshold)
-                    .count();
+                let tolerance = 1e-10 * column.abs_sum;
+                let threshold = observed.abs() - tolerance;
+                let (mut extreme, mut above, mut below) = (0usize, 0usize, 0usize);
+                for &s in &sums.flipped[rows] {
+                    let flipped = column.fixed_to_f64(s);
+                    extreme += usize::from(flipped.abs() >= threshold);
+                    above += usize::from(flipped >= observed - tolerance);
+                    below += usize::from(flipped <= observed + tolerance);
+                }
+                let p = |count: usize| (1 + count) as f64 / (resamples + 1) as f64;
                 let (ci_low, ci_high, std_error) = percentile_interval(&mut means, confidence);
                 Some(PairedResampling {
                     n,
@@ -362,8 +380,10 @@ impl<'a> PairedResampler<'a> {
                     ci_low,
                     ci_high,
                     std_error,
-                    p_randomization: (1 + extreme) as f64 / (resamples + 1) as f64,
+                    p_randomization: p(extreme),
                     resamples_used: means.len(),
+                    p_greater: p(above),
+                    p_less: p(below),
                 })
             })
             .collect()

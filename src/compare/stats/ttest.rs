@@ -1,6 +1,58 @@
 //! The paired t-test, the effect size and the pairing of values.
 
+use serde::{Deserialize, Serialize};
+
 use super::*;
+
+/// The alternative hypothesis of a test on the deltas `candidate − baseline`, as scipy's
+/// `alternative`: `two-sided` (the runs differ), `greater` (the candidate scores higher),
+/// `less` (the candidate scores lower).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Alternative {
+    /// The mean delta is not 0.
+    #[default]
+    #[serde(rename = "two-sided")]
+    TwoSided,
+    /// The mean delta is above 0.
+    #[serde(rename = "greater")]
+    Greater,
+    /// The mean delta is below 0.
+    #[serde(rename = "less")]
+    Less,
+}
+
+impl Alternative {
+    /// The name, as scipy spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Alternative::TwoSided => "two-sided",
+            Alternative::Greater => "greater",
+            Alternative::Less => "less",
+        }
+    }
+}
+
+impl std::str::FromStr for Alternative {
+    type Err = String;
+
+    /// Parses scipy's names.
+    ///
+    /// ```
+    /// use polars_rag::compare::stats::Alternative;
+    /// assert_eq!("greater".parse::<Alternative>(), Ok(Alternative::Greater));
+    /// assert!("bigger".parse::<Alternative>().unwrap_err().contains("two-sided, greater or less"));
+    /// ```
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [
+            Alternative::TwoSided,
+            Alternative::Greater,
+            Alternative::Less,
+        ]
+        .into_iter()
+        .find(|a| a.name() == s)
+        .ok_or_else(|| format!("alternative must be two-sided, greater or less, got '{s}'"))
+    }
+}
 
 /// The result of a paired t-test on the deltas `candidate − baseline`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -28,6 +80,54 @@ impl TTest {
     /// Standard error of the mean delta, sd / √n.
     pub fn standard_error(&self) -> f64 {
         (self.sd_delta * self.sd_delta / self.n as f64).sqrt()
+    }
+
+    /// The p-value under `alternative`: [`TTest::p_value`] for two-sided, P(T ≥ t) for greater,
+    /// P(T ≤ t) for less (`scipy.stats.ttest_rel(candidate, baseline, alternative=...)`).
+    ///
+    /// ```
+    /// use polars_rag::compare::stats::{t_test_deltas, Alternative};
+    /// let t = t_test_deltas(&[0.1, 0.4, 0.2]).unwrap();
+    /// // scipy.stats.ttest_1samp([0.1, 0.4, 0.2], 0, alternative=...).pvalue
+    /// assert!((t.p_value_of(Alternative::Greater) - 0.05904144815590157).abs() < 1e-15);
+    /// assert!((t.p_value_of(Alternative::Less) - 0.9409585518440984).abs() < 1e-15);
+    /// ```
+    pub fn p_value_of(&self, alternative: Alternative) -> f64 {
+        match alternative {
+            Alternative::TwoSided => self.p_value,
+            Alternative::Greater => student_t_sf(self.statistic, self.df),
+            Alternative::Less => student_t_cdf(self.statistic, self.df),
+        }
+    }
+
+    /// The t-based confidence interval of the mean delta at level `confidence` under
+    /// `alternative`, as scipy's `ttest_rel(...).confidence_interval(confidence)`: mean ± the t
+    /// quantile times the standard error; one-sided alternatives leave one end infinite.
+    ///
+    /// ```
+    /// use polars_rag::compare::stats::{t_test_deltas, Alternative};
+    /// let t = t_test_deltas(&[0.1, 0.4, 0.2]).unwrap();
+    /// let (low, high) = t.confidence_interval(0.95, Alternative::TwoSided);
+    /// // scipy: ConfidenceInterval(low=-0.14612497002634264, high=0.6127916366930093)
+    /// assert!((low - -0.14612497002634264).abs() < 1e-12 && (high - 0.6127916366930093).abs() < 1e-12);
+    /// assert_eq!(t.confidence_interval(0.95, Alternative::Greater).1, f64::INFINITY);
+    /// ```
+    pub fn confidence_interval(&self, confidence: f64, alternative: Alternative) -> (f64, f64) {
+        let se = self.standard_error();
+        match alternative {
+            Alternative::TwoSided => {
+                let q = student_t_quantile(0.5 + 0.5 * confidence, self.df);
+                (self.mean_delta - q * se, self.mean_delta + q * se)
+            }
+            Alternative::Greater => {
+                let q = student_t_quantile(confidence, self.df);
+                (self.mean_delta - q * se, f64::INFINITY)
+            }
+            Alternative::Less => {
+                let q = student_t_quantile(confidence, self.df);
+                (f64::NEG_INFINITY, self.mean_delta + q * se)
+            }
+        }
     }
 }
 

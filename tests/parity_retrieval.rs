@@ -175,7 +175,9 @@ fn cosine_matrices_match_scikit_learn() {
         let want = vectors(&case["cosine_matrix"]);
         for (i, row) in r.iter().enumerate() {
             for (j, col) in g.iter().enumerate() {
-                let got = cosine(row, col);
+                let got = datapizza::cosine_matrix(&[row], &[col]).unwrap()[0][0];
+                // The standard metrics' cosine agrees within rounding.
+                assert!((cosine(row, col) - got).abs() <= 1e-15);
                 assert!(
                     (got - want[i][j]).abs() <= 1e-15,
                     "{}: {got} vs {}",
@@ -359,4 +361,60 @@ fn ragas_mode_non_llm_context_precision_and_recall() {
         compared += 1;
     }
     assert_eq!(compared, 15);
+}
+
+/// The datapizza mode's cosine matrix equals scikit-learn's to the bit on recorded 4 × 8
+/// matrices of dimension 2 to 520 (numpy's row norms, OpenBLAS's blocked accumulation), so a
+/// similarity at the threshold is decided as datapizza decides it.
+#[test]
+fn datapizza_cosine_matrix_is_scikit_learns_to_the_bit() {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/reference-vectors/sklearn-cosine.json"),
+    )
+    .unwrap();
+    let file: Value = serde_json::from_str(&text).unwrap();
+    let hex = |v: &Value| -> f64 {
+        // float.hex(): [-]0x1.<hex>p<exp>, or 0x0.0p+0.
+        let s = v.as_str().unwrap();
+        let (negative, s) = s.strip_prefix('-').map_or((false, s), |r| (true, r));
+        let s = s.strip_prefix("0x").unwrap();
+        let (mantissa, exp) = s.split_once('p').unwrap();
+        let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        let mut value = u64::from_str_radix(int, 16).unwrap() as f64;
+        for (i, c) in frac.chars().enumerate() {
+            value += c.to_digit(16).unwrap() as f64 / 16f64.powi(i as i32 + 1);
+        }
+        let value = value * 2f64.powi(exp.parse().unwrap());
+        if negative {
+            -value
+        } else {
+            value
+        }
+    };
+    let mut compared = 0;
+    for case in file["cases"].as_array().unwrap() {
+        let r = vectors(&case["retrieved"]);
+        let g = vectors(&case["ground_truth"]);
+        let got = datapizza::cosine_matrix(&slices(&r), &slices(&g)).unwrap();
+        for (i, row) in case["cosine_matrix"].as_array().unwrap().iter().enumerate() {
+            for (j, want) in row.as_array().unwrap().iter().enumerate() {
+                let want = hex(want);
+                assert_eq!(
+                    got[i][j].to_bits(),
+                    want.to_bits(),
+                    "dim {} [{i}][{j}]: {} vs {want}",
+                    case["dim"],
+                    got[i][j]
+                );
+                compared += 1;
+            }
+        }
+        // At a threshold equal to a recorded similarity, precision counts that item (>=).
+        let threshold = hex(&case["cosine_matrix"][2][3]);
+        let p = datapizza::precision_at_k_similarity(&slices(&r[2..3]), &slices(&g), 1, threshold)
+            .unwrap();
+        assert_eq!(p, 1.0, "dim {}", case["dim"]);
+    }
+    assert_eq!(compared, 10 * 32);
 }

@@ -64,6 +64,7 @@ fn pairs_match_rouge_score() {
         let opts = RougeOptions {
             use_stemmer: pair["use_stemmer"].as_bool().unwrap(),
             tokenizer: RougeTokenizer::RougeScore,
+            ..RougeOptions::default()
         };
         let what = format!("pair {n} {prediction:?} vs {references:?} {opts:?}");
 

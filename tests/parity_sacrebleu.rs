@@ -4,7 +4,10 @@
 mod common;
 
 use common::{section, strings};
-use polars_rag::metrics::bleu::{bleu, score_from_stats, stats, BleuOptions, BleuStats};
+use polars_rag::metrics::bleu::{
+    bleu, datapizza_bleu_score, datapizza_corpus_bleu_score, score_from_stats, stats, BleuOptions,
+    BleuStats,
+};
 use polars_rag::metrics::chrf::{chrf, ChrfOptions};
 use polars_rag::text::sacrebleu::BleuTokenizer;
 use serde_json::Value;
@@ -155,19 +158,14 @@ fn ragas_bleu_and_chrf() {
 /// datapizza `bleu_score`: sacrebleu `sentence_bleu(retrieved, ground_truths)` with two wrapper
 /// rules: no ground truth gives 0, and an empty hypothesis against only empty ground truths 1.
 #[test]
-fn datapizza_bleu_score() {
+fn datapizza_bleu_score_every_case() {
     let cases = section("datapizza.bleu_score");
+    let mut scratch = polars_rag::metrics::bleu::Scratch::default();
     for c in &cases {
         let hyp = c["input"]["retrieved_chunk"].as_str().unwrap();
         let refs = strings(&c["input"]["ground_truth_chunks"]);
         let refs: Vec<&str> = refs.iter().map(String::as_str).collect();
-        let got = if refs.is_empty() {
-            0.0
-        } else if hyp.trim().is_empty() && refs.iter().all(|r| r.trim().is_empty()) {
-            1.0
-        } else {
-            bleu(hyp, &refs, &BleuOptions::default()).score
-        };
+        let got = datapizza_bleu_score(&mut scratch, hyp, &refs, &BleuOptions::default());
         close(
             got,
             c["output"].as_f64().unwrap(),
@@ -175,4 +173,29 @@ fn datapizza_bleu_score() {
         );
     }
     assert_eq!(cases.len(), 18);
+}
+
+/// datapizza `corpus_bleu_score`: the mean over ground truths of the best `bleu_score` of any
+/// retrieved chunk against it alone; its `ValueError` without ground truth.
+#[test]
+fn datapizza_corpus_bleu_score_every_case() {
+    let cases = section("datapizza.corpus_bleu_score");
+    let mut scratch = polars_rag::metrics::bleu::Scratch::default();
+    for c in &cases {
+        let what = c["description"].as_str().unwrap();
+        let hyps = strings(&c["input"]["retrieved_chunks"]);
+        let refs = strings(&c["input"]["ground_truth_chunks"]);
+        let hyps: Vec<&str> = hyps.iter().map(String::as_str).collect();
+        let refs: Vec<&str> = refs.iter().map(String::as_str).collect();
+        let got = datapizza_corpus_bleu_score(&mut scratch, &hyps, &refs, &BleuOptions::default());
+        match c.get("error") {
+            Some(err) => assert_eq!(
+                got.as_ref().err().map(polars_rag::Error::message),
+                err["message"].as_str(),
+                "{what}"
+            ),
+            None => close(got.unwrap(), c["output"].as_f64().unwrap(), what),
+        }
+    }
+    assert_eq!(cases.len(), 13);
 }

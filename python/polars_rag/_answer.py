@@ -26,6 +26,10 @@ RougeTokenizer = Literal["rouge_score", "unicode"]
 #: ``"standard"`` (lowercased, whitespace collapsed) or ``"ragas"`` (raw strings, Ragas' ``ExactMatch``).
 ExactMatchCompat = Literal["standard", "ragas"]
 
+#: ``"standard"`` (sacrebleu / rouge-score) or ``"datapizza"`` (datapizza-ai's ``bleu_score``,
+#: ``corpus_bleu_score``, ``rouge_score``, ``corpus_rouge_scores``).
+TextCompat = Literal["standard", "datapizza"]
+
 #: Edit distances of :func:`string_similarity` (rapidfuzz's).
 Distance = Literal["levenshtein", "hamming", "jaro", "jaro_winkler"]
 
@@ -46,13 +50,15 @@ class QuotedSpanOptions(TypedDict, total=False):
 class BleuOptions(TypedDict, total=False):
     """Keyword options of :func:`bleu` and :func:`corpus_bleu`, sacrebleu's: ``tokenize``
     (:data:`BleuTokenizer`), ``smooth_method`` (:data:`SmoothMethod`), ``smooth_value`` (default:
-    sacrebleu's, 0.1 for ``floor`` and 1 for ``add-k``), ``lowercase``, ``use_effective_order``."""
+    sacrebleu's, 0.1 for ``floor`` and 1 for ``add-k``), ``lowercase``, ``use_effective_order``;
+    ``compat`` (:data:`TextCompat`, :func:`bleu` only)."""
 
     tokenize: BleuTokenizer | None
     smooth_method: SmoothMethod | None
     smooth_value: float | None
     lowercase: bool | None
     use_effective_order: bool | None
+    compat: TextCompat | None
 
 
 class ChrfOptions(TypedDict, total=False):
@@ -68,11 +74,12 @@ class ChrfOptions(TypedDict, total=False):
 
 
 class RougeOptions(TypedDict, total=False):
-    """Keyword options of :func:`rouge`: ``use_stemmer`` (Porter, as rouge-score) and
-    ``tokenizer`` (:data:`RougeTokenizer`)."""
+    """Keyword options of :func:`rouge`: ``use_stemmer`` (Porter, as rouge-score),
+    ``tokenizer`` (:data:`RougeTokenizer`) and ``compat`` (:data:`TextCompat`)."""
 
     use_stemmer: bool | None
     tokenizer: RougeTokenizer | None
+    compat: TextCompat | None
 
 
 def quoted_spans(
@@ -132,6 +139,12 @@ def bleu(
     Several references combine as in sacrebleu: n-gram counts are clipped by the maximum count
     over the references and the closest reference length gives the brevity penalty.
     ``smooth_value`` defaults to sacrebleu's (0.1 for ``floor``, 1 for ``add-k``).
+
+    ``compat="datapizza"`` is datapizza-ai's ``bleu_score`` (0.0 without references; an empty
+    answer scores 1.0 when every reference is empty, else 0.0); with a ``list[str]`` answer column
+    (several answers per row, e.g. retrieved chunks), its ``corpus_bleu_score``: per reference,
+    the best BLEU of any answer against it alone, averaged (null without references, where
+    datapizza raises).
 
     Example:
         >>> import polars as pl, polars_rag as pr
@@ -211,6 +224,12 @@ def rouge(
     each a struct of ``precision``, ``recall``, ``fmeasure``. Several references combine as
     ``score_multi``: per ROUGE type, the reference with the highest F-measure. ``rougeLsum``
     splits summaries on newlines. ``tokenizer="unicode"`` scores text of any script.
+
+    ``compat="datapizza"`` is datapizza-ai's ``corpus_rouge_scores`` over the row's answers (a
+    ``str`` or ``list[str]`` column) and references: per reference and ROUGE type, the answer with
+    the highest recall (the first on ties), averaged; stemmed, zeros for an empty text, rougeLsum
+    null, null without references. For one answer and one reference it is datapizza's
+    ``rouge_score``.
 
     Example:
         >>> import polars as pl, polars_rag as pr

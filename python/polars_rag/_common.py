@@ -14,6 +14,7 @@ from polars.plugins import register_plugin_function
 import polars as pl
 from polars_rag._internal import metric_ids as _metric_ids
 from polars_rag._internal import option_defaults as _option_defaults
+from polars_rag._internal import reads_whole_column as _reads_whole_column
 from polars_rag._internal import signature_of as _signature_of
 
 #: A column name or an expression.
@@ -120,6 +121,8 @@ def option_defaults(metric: str) -> dict[str, Any]:
         >>> pr.option_defaults("chrf")["char_order"]
         6
         >>> pr.option_defaults("exact_match")
+        {'compat': 'standard'}
+        >>> pr.option_defaults("number_match")
         {}
     """
     return dict(_defaults(metric))
@@ -199,12 +202,16 @@ def _plugin(
         if judge is not None and not isinstance(judge, Judge):
             raise TypeError(f"{name}: judge must be a polars_rag.Judge, got {judge!r}")
         options["judge"] = None if judge is None else judge.settings()
+    kwargs = _with_defaults(name, options)
+    # A metric that reads its whole column (soak's automatic window size) is not elementwise, so
+    # the streaming engine hands it the column whole rather than in morsels.
+    elementwise = not aggregate and not _reads_whole_column(name, pickle.dumps(kwargs, protocol=4))
     return register_plugin_function(
         plugin_path=_PLUGIN_PATH,
         function_name=name,
         args=list(args),
-        kwargs=_with_defaults(name, options),
-        is_elementwise=not aggregate,
+        kwargs=kwargs,
+        is_elementwise=elementwise,
         returns_scalar=aggregate,
     ).alias(name)
 

@@ -279,6 +279,20 @@ fn signature_of(metric: &str, options: &[u8]) -> PyResult<String> {
     })
 }
 
+/// Whether `metric` must read its whole input column under the pickled keyword options (then the
+/// Python side registers it as non-elementwise, so streaming batches cannot change a row). A
+/// planning hint only: options that do not decode are reported by the metric's own call.
+#[pyfunction]
+fn reads_whole_column(metric: &str, options: &[u8]) -> bool {
+    std::panic::catch_unwind(|| {
+        let mut decoder =
+            serde_pickle::Deserializer::new(options, serde_pickle::DeOptions::default());
+        MetricOptions::for_metric(metric, &mut decoder)
+            .is_ok_and(|o| table::reads_whole_column(metric, &o))
+    })
+    .unwrap_or(false)
+}
+
 /// Judge settings from pickled keyword settings, with errors naming `function`.
 fn judge_settings(
     function: &'static str,
@@ -573,6 +587,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(signature_of, m)?)?;
     m.add_function(wrap_pyfunction!(option_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(compare_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(reads_whole_column, m)?)?;
     m.add_function(wrap_pyfunction!(judge_usage, m)?)?;
     m.add_function(wrap_pyfunction!(judge_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(judge_cache, m)?)?;

@@ -91,6 +91,21 @@ pub struct BleuOptions {
     /// Average only over the orders up to the last one with any hypothesis n-gram.
     #[serde(rename = "use_effective_order", alias = "effective_order")]
     pub effective_order: bool,
+    /// sacrebleu's definitions, or datapizza-ai's `bleu_score` / `corpus_bleu_score` around them.
+    pub compat: BleuCompat,
+}
+
+/// Which BLEU definitions to use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BleuCompat {
+    /// sacrebleu's sentence (and corpus) BLEU.
+    #[default]
+    Standard,
+    /// datapizza-ai's `metrics.py`: its empty-input rules ([`datapizza_bleu_score`]), and for
+    /// several answers per query the mean over ground-truth texts of the best BLEU of any answer
+    /// ([`datapizza_corpus_bleu_score`]).
+    Datapizza,
 }
 
 impl Default for BleuOptions {
@@ -101,6 +116,7 @@ impl Default for BleuOptions {
             smooth_value: None,
             lowercase: false,
             effective_order: true,
+            compat: BleuCompat::Standard,
         }
     }
 }
@@ -121,6 +137,9 @@ impl BleuOptions {
     pub fn validate(&self, metric: &str) -> crate::Result<()> {
         // Problems are found as messages; their kind is given once, here.
         let checked = || -> Result<(), String> {
+            if self.compat == BleuCompat::Datapizza && metric == "corpus_bleu" {
+                return Err(format!("{metric}: datapizza's corpus BLEU is per query: use bleu with compat=\"datapizza\" on a list of answers per row"));
+            }
             if let Some(v) = self.smooth_value {
                 let upper = match self.smooth_method {
                     SmoothMethod::Floor => 1.0,
@@ -186,6 +205,7 @@ fn corpus_fields<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BleuOptions, 
         lowercase: Option<bool>,
         #[serde(alias = "use_effective_order")]
         effective_order: Option<bool>,
+        compat: Option<BleuCompat>,
     }
     let given = Given::deserialize(d)?;
     let base = BleuOptions::corpus();
@@ -195,6 +215,7 @@ fn corpus_fields<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BleuOptions, 
         smooth_value: given.smooth_value.or(base.smooth_value),
         lowercase: given.lowercase.unwrap_or(base.lowercase),
         effective_order: given.effective_order.unwrap_or(base.effective_order),
+        compat: given.compat.unwrap_or(base.compat),
     })
 }
 
@@ -252,6 +273,75 @@ pub struct BleuScore {
 /// ```
 pub fn bleu(hyp: &str, refs: &[&str], opts: &BleuOptions) -> BleuScore {
     Scratch::default().bleu(hyp, refs, opts)
+}
+
+/// datapizza-ai's `bleu_score(retrieved_chunk, ground_truth_chunks)` with sacrebleu options
+/// `opts` (datapizza's are sacrebleu's sentence defaults, [`BleuOptions::default`]): sentence
+/// BLEU, except 0.0 without references and, for an empty hypothesis, 1.0 when every reference is
+/// empty too, else 0.0.
+///
+/// ```
+/// use polars_rag::metrics::bleu::{datapizza_bleu_score, BleuOptions, Scratch};
+/// let (mut s, o) = (Scratch::default(), BleuOptions::default());
+/// assert_eq!(datapizza_bleu_score(&mut s, "", &["", ""], &o), 1.0);
+/// assert_eq!(datapizza_bleu_score(&mut s, "anything here", &[], &o), 0.0);
+/// ```
+pub fn datapizza_bleu_score(
+    scratch: &mut Scratch,
+    hypothesis: &str,
+    references: &[&str],
+    opts: &BleuOptions,
+) -> f64 {
+    if references.is_empty() {
+        return 0.0;
+    }
+    if hypothesis.is_empty() {
+        return if references.iter().all(|r| r.is_empty()) {
+            1.0
+        } else {
+            0.0
+        };
+    }
+    scratch.bleu(hypothesis, references, opts).score
+}
+
+/// datapizza-ai's `corpus_bleu_score(retrieved_chunks, ground_truth_chunks)`: per ground-truth
+/// text, the best [`datapizza_bleu_score`] of any hypothesis against it alone; their mean. No
+/// hypothesis gives 0.0; no ground truth is datapizza's `ValueError`.
+///
+/// ```
+/// use polars_rag::metrics::bleu::{datapizza_corpus_bleu_score, BleuOptions, Scratch};
+/// let (mut s, o) = (Scratch::default(), BleuOptions::default());
+/// let got = datapizza_corpus_bleu_score(&mut s, &["a b c d"], &["a b c d", "w x y z"], &o).unwrap();
+/// assert!((got - 0.5).abs() < 1e-12);
+/// assert!(datapizza_corpus_bleu_score(&mut s, &["x"], &[], &o).is_err());
+/// ```
+pub fn datapizza_corpus_bleu_score(
+    scratch: &mut Scratch,
+    hypotheses: &[&str],
+    ground_truth: &[&str],
+    opts: &BleuOptions,
+) -> crate::Result<f64> {
+    if ground_truth.is_empty() {
+        return Err(crate::Error::input(
+            "ground_truth_chunks cannot be empty for corpus_bleu.",
+        ));
+    }
+    if hypotheses.is_empty() {
+        return Ok(0.0);
+    }
+    let mut sum = 0.0;
+    for gt in ground_truth {
+        let mut best = 0.0;
+        for h in hypotheses {
+            let b = datapizza_bleu_score(scratch, h, &[gt], opts);
+            if b > best {
+                best = b;
+            }
+        }
+        sum += best;
+    }
+    Ok(sum / ground_truth.len() as f64)
 }
 
 /// The sufficient statistics of one segment.
@@ -400,7 +490,13 @@ pub fn signature_nrefs(opts: &BleuOptions, nrefs: usize) -> String {
 /// );
 /// ```
 pub fn signature(opts: &BleuOptions) -> String {
-    signature_with(opts, "var")
+    match opts.compat {
+        BleuCompat::Standard => signature_with(opts, "var"),
+        BleuCompat::Datapizza => format!(
+            "{}|compat:datapizza-metrics.py-222bb6e",
+            signature_with(opts, "var")
+        ),
+    }
 }
 
 fn signature_with(opts: &BleuOptions, nrefs: &str) -> String {

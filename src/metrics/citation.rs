@@ -351,16 +351,45 @@ fn matches_normalised_before(
     ws: Whitespace,
 ) -> bool {
     let mut stream = JoinedCharsBack::new(sources, si, pos).peekable();
-    for k in prefix.chars().rev() {
+    key_matches(prefix.chars().rev(), &mut stream, ws)
+}
+
+/// A stream of source characters that can look one character ahead.
+trait Lookahead {
+    fn peek_char(&mut self) -> Option<char>;
+    fn next_char(&mut self) -> Option<char>;
+}
+
+impl<I: Iterator<Item = char>> Lookahead for std::iter::Peekable<I> {
+    #[inline]
+    fn peek_char(&mut self) -> Option<char> {
+        self.peek().copied()
+    }
+    #[inline]
+    fn next_char(&mut self) -> Option<char> {
+        self.next()
+    }
+}
+
+/// Whether the characters of `key` (already normalised) match `stream`: whitespace runs match
+/// one key space, other characters match their lowercase. One rule for both directions of
+/// [`matches_normalised_at`] and [`matches_normalised_before`].
+#[inline]
+fn key_matches(
+    key: impl Iterator<Item = char>,
+    stream: &mut impl Lookahead,
+    ws: Whitespace,
+) -> bool {
+    for k in key {
         if k == ' ' {
-            if !stream.peek().is_some_and(|&c| ws.is_space(c)) {
+            if !stream.peek_char().is_some_and(|c| ws.is_space(c)) {
                 return false;
             }
-            while stream.peek().is_some_and(|&c| ws.is_space(c)) {
-                stream.next();
+            while stream.peek_char().is_some_and(|c| ws.is_space(c)) {
+                stream.next_char();
             }
         } else {
-            match stream.next() {
+            match stream.next_char() {
                 Some(c) if !ws.is_space(c) && lowercase_one(c) == k => {}
                 _ => return false,
             }
@@ -452,24 +481,7 @@ fn matches_normalised_at(
     pos: usize,
     ws: Whitespace,
 ) -> bool {
-    let mut stream = JoinedChars::new(sources, si, pos);
-    for k in key.chars() {
-        if k == ' ' {
-            match stream.peek() {
-                Some(c) if ws.is_space(c) => {}
-                _ => return false,
-            }
-            while stream.peek().is_some_and(|c| ws.is_space(c)) {
-                stream.next();
-            }
-        } else {
-            match stream.next() {
-                Some(c) if !ws.is_space(c) && lowercase_one(c) == k => {}
-                _ => return false,
-            }
-        }
-    }
-    true
+    key_matches(key.chars(), &mut JoinedChars::new(sources, si, pos), ws)
 }
 
 fn lowercase_one(c: char) -> char {
@@ -516,6 +528,17 @@ impl<'a> JoinedChars<'a> {
             return Some(' ');
         }
         None
+    }
+}
+
+impl Lookahead for JoinedChars<'_> {
+    #[inline]
+    fn peek_char(&mut self) -> Option<char> {
+        self.peek()
+    }
+    #[inline]
+    fn next_char(&mut self) -> Option<char> {
+        self.next()
     }
 }
 

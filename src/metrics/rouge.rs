@@ -44,6 +44,21 @@ pub struct RougeOptions {
     pub use_stemmer: bool,
     /// How texts are split into tokens.
     pub tokenizer: RougeTokenizer,
+    /// rouge-score's definitions, or datapizza-ai's `rouge_score` / `corpus_rouge_scores`.
+    pub compat: RougeCompat,
+}
+
+/// Which ROUGE definitions to use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RougeCompat {
+    /// rouge-score's `RougeScorer.score` / `score_multi`.
+    #[default]
+    Standard,
+    /// datapizza-ai's `metrics.py` ([`datapizza_corpus_rouge_scores`] over the row's answers and
+    /// references: for one of each, [`datapizza_rouge_score`]): ROUGE-1, ROUGE-2 and ROUGE-L
+    /// stemmed, zeros for an empty text, rougeLsum null.
+    Datapizza,
 }
 
 /// Precision, recall and f-measure of one ROUGE type.
@@ -113,10 +128,20 @@ pub fn rouge(prediction: &str, references: &[&str], opts: &RougeOptions) -> Roug
 /// assert_eq!(signature(&opts), "rouge|tok:rouge_score|stem:porter|version:rouge-score-0.1.2");
 /// ```
 pub fn signature(opts: &RougeOptions) -> String {
+    let datapizza = opts.compat == RougeCompat::Datapizza;
     format!(
-        "rouge|tok:{}|stem:{}|version:rouge-score-0.1.2",
+        "rouge|tok:{}|stem:{}|version:rouge-score-0.1.2{}",
         opts.tokenizer.name(),
-        if opts.use_stemmer { "porter" } else { "none" }
+        if opts.use_stemmer || datapizza {
+            "porter"
+        } else {
+            "none"
+        },
+        if datapizza {
+            "|compat:datapizza-metrics.py-222bb6e"
+        } else {
+            ""
+        }
     )
 }
 
@@ -569,6 +594,7 @@ pub struct DatapizzaRouge {
 const DATAPIZZA_OPTS: RougeOptions = RougeOptions {
     use_stemmer: true,
     tokenizer: RougeTokenizer::RougeScore,
+    compat: RougeCompat::Datapizza,
 };
 
 /// datapizza-ai `rouge_score(retrieved_chunk, ground_truth_chunk)`: rouge-score with the
@@ -836,6 +862,7 @@ mod tests {
                     let o = RougeOptions {
                         use_stemmer,
                         tokenizer,
+                        ..RougeOptions::default()
                     };
                     let s = scratch.rouge(&p, &[&r1, &r2], &o);
                     for prf in [s.rouge1, s.rouge2, s.rouge_l, s.rouge_lsum] {

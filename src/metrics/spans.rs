@@ -192,37 +192,10 @@ fn chroma_difference(ranges: &[Range], (ts, te): Range) -> Vec<Range> {
 pub fn chroma_scores(retrieved: &[Span<'_>], golden: &[Span<'_>]) -> crate::Result<SpanScores> {
     // Problems are found as messages; their kind is given once, here.
     let checked = || -> Result<SpanScores, String> {
-        // Per document: unused golden ranges and the union of intersections.
-        let mut files: Vec<&str> = Vec::new();
-        for g in golden {
-            if !files.contains(&g.file) {
-                files.push(g.file);
-            }
-        }
-        let mut shared = 0u64;
-        let mut unused_len = 0u64;
-        for file in &files {
-            let refs: Vec<Range> = golden
-                .iter()
-                .filter(|g| g.file == *file)
-                .map(|g| (g.start, g.end))
-                .collect();
-            let mut unused = refs.clone();
-            let mut numerator: Vec<Range> = Vec::new();
-            for chunk in retrieved.iter().filter(|c| c.file == *file) {
-                for &r in &refs {
-                    if let Some(hit) = chroma_intersect((chunk.start, chunk.end), r) {
-                        unused = chroma_difference(&unused, hit);
-                        numerator.push(hit);
-                        numerator = chroma_union(numerator);
-                    }
-                }
-            }
-            shared += numerator.iter().map(|(s, e)| e - s).sum::<u64>();
-            unused_len += unused
-                .iter()
-                .map(|(s, e)| e.saturating_sub(*s))
-                .sum::<u64>();
+        let (mut shared, mut unused_len) = (0u64, 0u64);
+        for pass in chroma_passes(retrieved, golden) {
+            shared += length(&pass.numerator);
+            unused_len += length(&pass.unused);
         }
         let recall_den: u64 = golden.iter().map(Span::len).sum();
         let precision_den: u64 = retrieved.iter().map(Span::len).sum();
@@ -301,41 +274,13 @@ pub fn precision_omega(
 
 /// Chroma's `_full_precision_score` for one question, per document of its golden spans.
 fn chroma_precision_omega(chunks: &[Span<'_>], golden: &[Span<'_>]) -> crate::Result<f64> {
-    let mut files: Vec<&str> = Vec::new();
-    for g in golden {
-        if !files.contains(&g.file) {
-            files.push(g.file);
-        }
-    }
     let (mut numerator_len, mut denominator_len, mut any_hit) = (0u64, 0u64, false);
-    for file in &files {
-        let refs: Vec<Range> = golden
-            .iter()
-            .filter(|g| g.file == *file)
-            .map(|g| (g.start, g.end))
-            .collect();
-        let mut unused = refs.clone();
-        let mut numerator: Vec<Range> = Vec::new();
-        let mut touching: Vec<Range> = Vec::new();
-        for chunk in chunks.iter().filter(|c| c.file == *file) {
-            for &r in &refs {
-                if let Some(hit) = chroma_intersect((chunk.start, chunk.end), r) {
-                    unused = chroma_difference(&unused, hit);
-                    numerator.push(hit);
-                    numerator = chroma_union(numerator);
-                    touching.push((chunk.start, chunk.end));
-                    touching = chroma_union(touching);
-                    any_hit = true;
-                }
-            }
-        }
-        touching.extend(unused);
-        let denominator = chroma_union(touching);
-        numerator_len += numerator.iter().map(|(s, e)| e - s).sum::<u64>();
-        denominator_len += denominator
-            .iter()
-            .map(|(s, e)| e.saturating_sub(*s))
-            .sum::<u64>();
+    for pass in chroma_passes(chunks, golden) {
+        any_hit |= pass.any_hit;
+        numerator_len += length(&pass.numerator);
+        let mut denominator = pass.touching;
+        denominator.extend(pass.unused);
+        denominator_len += length(&chroma_union(denominator));
     }
     if !any_hit {
         return Ok(0.0);
@@ -346,6 +291,64 @@ fn chroma_precision_omega(chunks: &[Span<'_>], golden: &[Span<'_>]) -> crate::Re
         ));
     }
     Ok(numerator_len as f64 / denominator_len as f64)
+}
+
+/// What Chroma's loop over (chunk, golden span) pairs leaves for one document.
+struct ChromaPass {
+    /// The union of every intersection (touching pairs meet in an empty range).
+    numerator: Vec<Range>,
+    /// The golden ranges no intersection removed.
+    unused: Vec<Range>,
+    /// The union of the chunks that intersect (or touch) a golden span.
+    touching: Vec<Range>,
+    /// Whether any pair intersected.
+    any_hit: bool,
+}
+
+/// Chroma's pass, per document of the golden spans in their order of appearance: for each
+/// chunk of that document, each golden span it intersects updates the unused golden ranges and
+/// the unions of intersections and of intersecting chunks, as `base_evaluation.py` does.
+fn chroma_passes(chunks: &[Span<'_>], golden: &[Span<'_>]) -> Vec<ChromaPass> {
+    let mut files: Vec<&str> = Vec::new();
+    for g in golden {
+        if !files.contains(&g.file) {
+            files.push(g.file);
+        }
+    }
+    files
+        .iter()
+        .map(|file| {
+            let refs: Vec<Range> = golden
+                .iter()
+                .filter(|g| g.file == *file)
+                .map(|g| (g.start, g.end))
+                .collect();
+            let mut pass = ChromaPass {
+                numerator: Vec::new(),
+                unused: refs.clone(),
+                touching: Vec::new(),
+                any_hit: false,
+            };
+            for chunk in chunks.iter().filter(|c| c.file == *file) {
+                for &r in &refs {
+                    if let Some(hit) = chroma_intersect((chunk.start, chunk.end), r) {
+                        pass.unused = chroma_difference(&pass.unused, hit);
+                        pass.numerator.push(hit);
+                        pass.numerator = chroma_union(std::mem::take(&mut pass.numerator));
+                        pass.touching.push((chunk.start, chunk.end));
+                        pass.touching = chroma_union(std::mem::take(&mut pass.touching));
+                        pass.any_hit = true;
+                    }
+                }
+            }
+            pass
+        })
+        .collect()
+}
+
+/// Characters covered by a list of ranges (summed, as Chroma's `sum_of_ranges`).
+fn length(ranges: &[Range]) -> u64 {
+    ranges.iter().map(|(s, e)| e.saturating_sub(*s)).sum()
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 use polars::prelude::*;
 
 use super::driver::{map_row_batches, output_len, struct_series, StrColumn, TextListColumn};
-use crate::metrics::bleu::{self, BleuOptions, BleuStats};
+use crate::metrics::bleu::{self, BleuCompat, BleuOptions, BleuStats};
 use crate::metrics::chrf::{self, ChrfOptions};
 use crate::metrics::citation::{
     citation_alignment, QuotedSpans, QuotedSpansOptions, Scratch, SpanCounts,
@@ -13,7 +13,7 @@ use crate::metrics::citation::{
 use crate::metrics::lexical::{
     self, Check, CheckKind, CheckOutcome, CitationIndicatorOptions, PreparedChecks,
 };
-use crate::metrics::rouge::{self, Prf, RougeOptions, RougeScores};
+use crate::metrics::rouge::{self, Prf, RougeCompat, RougeOptions, RougeScores};
 use crate::metrics::similarity::{self, StringSimilarityOptions};
 
 /// Output dtype of `quoted_spans`: `struct{matched: u32, total: u32, score: f64}`.
@@ -134,7 +134,58 @@ where
     S: Default,
     F: Fn(&mut S, &str, &[&str]) -> Option<T> + Sync + Send,
 {
-    let answers = StrColumn::new(metric, "answer", answer)?;
+    per_row(
+        metric,
+        answer,
+        references,
+        parallel,
+        false,
+        |s, answers, refs| {
+            // One answer per row (a `str` column); an empty reference list scores nothing.
+            let answer = answers.first()?;
+            (!refs.is_empty()).then(|| score(s, answer, refs)).flatten()
+        },
+    )
+}
+
+/// The rows of two text-list columns (a `str` column reads as one text per row), for the
+/// datapizza forms, which take empty lists as they come: `score(scratch, answers, references)`
+/// per row; null where either side is null.
+fn per_text_lists<T, S, F>(
+    metric: &str,
+    answer: &Series,
+    references: &Series,
+    parallel: bool,
+    score: F,
+) -> PolarsResult<Vec<Option<T>>>
+where
+    T: Send,
+    S: Default,
+    F: Fn(&mut S, &[&str], &[&str]) -> Option<T> + Sync + Send,
+{
+    per_row(metric, answer, references, parallel, true, score)
+}
+
+/// The rows of an answer column (`str`, or with `answer_lists` also `list[str]`) and a reference
+/// column, scored in parallel batches with per-thread scratch `S`; `None` where either is null.
+fn per_row<T, S, F>(
+    metric: &str,
+    answer: &Series,
+    references: &Series,
+    parallel: bool,
+    answer_lists: bool,
+    score: F,
+) -> PolarsResult<Vec<Option<T>>>
+where
+    T: Send,
+    S: Default,
+    F: Fn(&mut S, &[&str], &[&str]) -> Option<T> + Sync + Send,
+{
+    if !answer_lists {
+        // Checks the dtype, so a list answer is an error naming the column.
+        StrColumn::new(metric, "answer", answer)?;
+    }
+    let answers = TextListColumn::new(metric, "answer", answer)?;
     let reference_lists = TextListColumn::new(metric, "references", references)?;
     let len = output_len(
         metric,
@@ -147,13 +198,8 @@ where
         let answer_rows = answers.rows(range.clone());
         let reference_rows = reference_lists.rows(range);
         let mut scratch = S::default();
-        answer_rows
-            .iter()
-            .enumerate()
-            .map(|(i, answer)| {
-                let refs = reference_rows.get(i).filter(|r| !r.is_empty())?;
-                score(&mut scratch, (*answer)?, refs)
-            })
+        (0..answer_rows.len())
+            .map(|i| score(&mut scratch, answer_rows.get(i)?, reference_rows.get(i)?))
             .collect()
     }))
 }
@@ -204,14 +250,35 @@ pub fn rouge(
     options: &RougeOptions,
     parallel: bool,
 ) -> PolarsResult<Series> {
-    let scores = per_answer(
-        "rouge",
-        answer,
-        references,
-        parallel,
-        |scratch: &mut rouge::Scratch, a, refs| Some(scratch.rouge(a, refs, options)),
-    )?;
+    let datapizza = options.compat == RougeCompat::Datapizza;
+    let scores = if datapizza {
+        per_text_lists(
+            "rouge",
+            answer,
+            references,
+            parallel,
+            |_: &mut (), a, refs| {
+                let s = rouge::datapizza_corpus_rouge_scores(a, refs).ok()?;
+                Some(RougeScores {
+                    rouge1: s.rouge1,
+                    rouge2: s.rouge2,
+                    rouge_l: s.rouge_l,
+                    rouge_lsum: Prf::default(),
+                })
+            },
+        )?
+    } else {
+        per_answer(
+            "rouge",
+            answer,
+            references,
+            parallel,
+            |scratch: &mut rouge::Scratch, a, refs| Some(scratch.rouge(a, refs, options)),
+        )?
+    };
     let valid: Vec<bool> = scores.iter().map(Option::is_some).collect();
+    // datapizza computes no ROUGE-Lsum: its field is null.
+    let no_lsum = vec![false; valid.len()];
     let pick: [fn(&RougeScores) -> Prf; 4] =
         [|s| s.rouge1, |s| s.rouge2, |s| s.rouge_l, |s| s.rouge_lsum];
     let mut types = Vec::with_capacity(4);
@@ -230,7 +297,12 @@ pub fn rouge(
             part("recall", |p| p.recall),
             part("fmeasure", |p| p.fmeasure),
         ];
-        types.push(struct_series(name, &fields, &valid)?);
+        let type_valid = if datapizza && *name == "rougeLsum" {
+            &no_lsum
+        } else {
+            &valid
+        };
+        types.push(struct_series(name, &fields, type_valid)?);
     }
     struct_series("rouge", &types, &valid)
 }
@@ -245,13 +317,32 @@ pub fn bleu(
     parallel: bool,
 ) -> PolarsResult<Series> {
     options.validate("bleu")?;
-    let scores = per_answer(
-        "bleu",
-        answer,
-        references,
-        parallel,
-        |scratch: &mut bleu::Scratch, a, refs| Some(scratch.bleu(a, refs, options).score),
-    )?;
+    let scores = if options.compat == BleuCompat::Datapizza {
+        // One answer: datapizza's bleu_score; several answers per row: its corpus_bleu_score.
+        let one_answer = matches!(answer.dtype(), DataType::String | DataType::Null);
+        per_text_lists(
+            "bleu",
+            answer,
+            references,
+            parallel,
+            |scratch: &mut bleu::Scratch, answers, refs| {
+                if one_answer {
+                    let a = answers.first()?;
+                    Some(bleu::datapizza_bleu_score(scratch, a, refs, options))
+                } else {
+                    bleu::datapizza_corpus_bleu_score(scratch, answers, refs, options).ok()
+                }
+            },
+        )?
+    } else {
+        per_answer(
+            "bleu",
+            answer,
+            references,
+            parallel,
+            |scratch: &mut bleu::Scratch, a, refs| Some(scratch.bleu(a, refs, options).score),
+        )?
+    };
     Ok(float_series("bleu", scores))
 }
 

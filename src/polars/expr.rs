@@ -69,12 +69,17 @@ pub fn quoted_spans(answer: Expr, sources: Expr, options: QuotedSpansOptions) ->
 /// assert_eq!(out.column("start").unwrap().i64().unwrap().get(0), Some(17));
 /// ```
 pub fn locate_quotes(quotes: Expr, sources: Expr, options: LocateOptions) -> Expr {
-    row_wise(
-        "locate_quotes",
-        [quotes, sources],
-        locate::locate_quotes_dtype(),
-        move |[quotes, sources]| locate::locate_quotes(quotes, sources, &options, true),
-    )
+    let whole = options.window_from_batch();
+    let call = move |[quotes, sources]: [&Series; 2]| {
+        locate::locate_quotes(quotes, sources, &options, true)
+    };
+    let dtype = locate::locate_quotes_dtype();
+    if whole {
+        // soak's window size reads every quote of the column: never a streaming morsel.
+        whole_column("locate_quotes", [quotes, sources], dtype, call)
+    } else {
+        row_wise("locate_quotes", [quotes, sources], dtype, call)
+    }
 }
 
 /// Every quoted span of each answer located in the row's sources: `list[struct]` named
@@ -414,6 +419,9 @@ pub fn metric(id: &str, inputs: impl AsRef<[Expr]>, options: &MetricOptions) -> 
     let output = move |_: &Schema, _: &[Field]| Ok(Field::new(info.id.into(), dtype.clone()));
     Ok(match info.kind {
         crate::registry::MetricKind::Aggregate => apply_multiple(evaluate, inputs, output, true),
+        _ if table::reads_whole_column(info.id, options) => {
+            apply_multiple(evaluate, inputs, output, false)
+        }
         _ => map_multiple(evaluate, inputs, output),
     }
     .alias(info.id))
@@ -480,8 +488,37 @@ where
     .alias(id)
 }
 
+/// A metric expression named `id` with a row per input row that reads its whole input column
+/// (per group in `group_by`), so that how Polars splits a table cannot change a row.
+fn whole_column<const N: usize, F>(
+    id: &'static str,
+    inputs: [Expr; N],
+    dtype: DataType,
+    f: F,
+) -> Expr
+where
+    F: Fn([&Series; N]) -> PolarsResult<Series> + Send + Sync + 'static,
+{
+    groupwise(id, inputs, dtype, f, false)
+}
+
 /// An aggregating metric expression named `id` (one row per column or group) over `N` inputs.
 fn aggregate<const N: usize, F>(id: &'static str, inputs: [Expr; N], dtype: DataType, f: F) -> Expr
+where
+    F: Fn([&Series; N]) -> PolarsResult<Series> + Send + Sync + 'static,
+{
+    groupwise(id, inputs, dtype, f, true)
+}
+
+/// A metric expression named `id` over the whole column or group: one value (`returns_scalar`)
+/// or one per row.
+fn groupwise<const N: usize, F>(
+    id: &'static str,
+    inputs: [Expr; N],
+    dtype: DataType,
+    f: F,
+    returns_scalar: bool,
+) -> Expr
 where
     F: Fn([&Series; N]) -> PolarsResult<Series> + Send + Sync + 'static,
 {
@@ -489,7 +526,7 @@ where
         move |cols: &mut [Column]| f(series_array(id, cols)?).map(Column::from),
         inputs,
         move |_, _| Ok(Field::new(id.into(), dtype.clone())),
-        true,
+        returns_scalar,
     )
     .alias(id)
 }

@@ -605,7 +605,7 @@ fn judge_row<'a>(
     let order = ranked_items(run, items, options.rank_by, relevance);
     match relevance {
         Relevance::Embedding => {
-            collect_vectors(id, run, truth, &order, truth_items, sc, i)?;
+            collect_vectors(id, run, truth, &order, truth_items, sc, i, true)?;
             sc.judgments.judge_embeddings(
                 &sc.vectors,
                 &sc.truth_vectors,
@@ -705,8 +705,9 @@ fn collect_keys<'a>(
     }
 }
 
-/// The embeddings of a row's ranked items and of its ground truth into `sc`; an error when
-/// their dimensions differ.
+/// The embeddings of a row's ranked items and of its ground truth into `sc`; with `same_dims`,
+/// an error when their dimensions differ (datapizza checks only the vectors it compares).
+#[allow(clippy::too_many_arguments)]
 fn collect_vectors<'a>(
     id: &str,
     run: &'a ItemColumn,
@@ -715,6 +716,7 @@ fn collect_vectors<'a>(
     truth_items: std::ops::Range<usize>,
     sc: &mut Scratch<'a>,
     i: usize,
+    same_dims: bool,
 ) -> PolarsResult<()> {
     let (Some(re), Some(te)) = (run.embeddings.as_ref(), truth.embeddings.as_ref()) else {
         polars_bail!(ComputeError: "{id}: embedding relevance needs embeddings on both sides");
@@ -730,7 +732,7 @@ fn collect_vectors<'a>(
         .chain(sc.truth_vectors.iter())
         .map(|v| v.len());
     let (lo, hi) = dims.fold((usize::MAX, 0), |(lo, hi), d| (lo.min(d), hi.max(d)));
-    if lo != usize::MAX && lo != hi {
+    if same_dims && lo != usize::MAX && lo != hi {
         polars_bail!(ComputeError: "{id}: row {i}: embeddings of different dimensions ({lo} and {hi}) in '{}' and '{}'", run.name, truth.name);
     }
     Ok(())
@@ -753,7 +755,7 @@ fn datapizza_row<'a>(
     let order = ranked_items(run, items, options.rank_by, relevance);
     let k = options.k.unwrap_or(10);
     let result = if relevance == Relevance::Embedding {
-        collect_vectors(id, run, truth, &order, truth_items, sc, i)?;
+        collect_vectors(id, run, truth, &order, truth_items, sc, i, false)?;
         let (r, g, t) = (&sc.vectors, &sc.truth_vectors, options.similarity_threshold);
         match metric {
             RankedMetric::PrecisionAtK => datapizza::precision_at_k_similarity(r, g, k, t),

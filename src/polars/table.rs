@@ -18,7 +18,29 @@
 
 use polars::prelude::*;
 
+use crate::metrics::locate::LocateOptions;
 use crate::metrics::MetricOptions;
+
+/// Whether metric `id`, row-wise otherwise, must see its whole input column at once under
+/// `options`, so that streaming batches cannot change its rows: quote localisation with soak's
+/// automatic window size (1.1 × the longest quote of the column). The `Expr` builders and the
+/// plugin then declare it non-elementwise (computed per group in `group_by`).
+///
+/// ```
+/// use polars_rag::metrics::locate::LocateOptions;
+/// use polars_rag::metrics::MetricOptions;
+/// use polars_rag::polars::table::reads_whole_column;
+/// let mut options = MetricOptions::default();
+/// assert!(!reads_whole_column("locate_quotes", &options));
+/// *options.section_mut::<LocateOptions>("locate_quotes").unwrap() = LocateOptions::soak();
+/// assert!(reads_whole_column("locate_quotes", &options));
+/// assert!(!reads_whole_column("bleu", &options));
+/// ```
+pub fn reads_whole_column(id: &str, options: &MetricOptions) -> bool {
+    options
+        .section::<LocateOptions>(id)
+        .is_some_and(LocateOptions::window_from_batch)
+}
 
 /// Expands the table into [`evaluate`], [`output_dtype`] and [`evaluate_stats`].
 macro_rules! metric_columns {

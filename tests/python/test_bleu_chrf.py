@@ -132,3 +132,27 @@ def test_bleu_nulls_errors_lazy_streaming_namespace_and_signature(tmp_path):
     assert "tok:char" in pr.signature("bleu", tokenize="char")
     assert "eff:no" in pr.signature("corpus_bleu") and "eff:yes" in pr.signature("bleu")
     assert "nw:2" in pr.signature("chrf", word_order=2)
+
+
+def test_datapizza_bleu_forms_equal_the_recorded_vectors(vectors):
+    cases = vectors["datapizza.bleu_score"]
+    df = pl.DataFrame(
+        {"answer": [c["input"]["retrieved_chunk"] for c in cases], "refs": [c["input"]["ground_truth_chunks"] for c in cases]},
+        schema={"answer": pl.String, "refs": pl.List(pl.String)},
+    )
+    got = df.select(pr.bleu("answer", "refs", compat="datapizza"))["bleu"].to_list()
+    for case, value in zip(cases, got):
+        assert close(value, case["output"]), case["description"]
+    # Several answers per row (retrieved chunks): datapizza's corpus_bleu_score.
+    cases = vectors["datapizza.corpus_bleu_score"]
+    df = pl.DataFrame(
+        {"answer": [c["input"]["retrieved_chunks"] for c in cases], "refs": [c["input"]["ground_truth_chunks"] for c in cases]},
+        schema={"answer": pl.List(pl.String), "refs": pl.List(pl.String)},
+    )
+    got = df.select(pr.bleu("answer", "refs", compat="datapizza"))["bleu"].to_list()
+    for case, value in zip(cases, got):
+        want = None if "error" in case else case["output"]
+        assert close(value, want), case["description"]
+    assert "compat:datapizza" in pr.signature("bleu", compat="datapizza")
+    with pytest.raises(pl.exceptions.ComputeError, match="corpus_bleu: datapizza's corpus BLEU is per query"):
+        df.select(pr.corpus_bleu("answer", "refs", compat="datapizza"))

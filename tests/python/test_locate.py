@@ -215,3 +215,26 @@ def test_located_spans_feed_the_span_metrics():
     got = cited.select(pr.span_precision("cited", "relevant_spans"), pr.span_recall("cited", "relevant_spans"))
     # Cited [9, 37) and [39, 57): 28 of 46 cited code points are relevant, all 28 relevant ones cited.
     assert got.row(0) == pytest.approx((28 / 46, 1.0))
+
+
+def test_soak_automatic_window_does_not_depend_on_streaming_batches():
+    """soak's window size is 1.1 x the longest quote of the batch: in a streaming query the batch
+    is the whole column, not a morsel, so every row equals the eager result."""
+    corpus = pl.lit(pl.Series([[{"file": name, "text": text} for name, text in DOCS.items()]]))
+    # Short quotes first, the longest last: a morsel of the first rows alone would size its
+    # windows from the short quotes.
+    quotes = sorted(QUOTES, key=len) * 3
+    df = pl.concat([pl.DataFrame({"quote": [q]}) for q in quotes], rechunk=False)
+    expr = pr.locate_quotes("quote", corpus, compat="soak")
+    eager = df.select(expr)
+    with pl.Config(streaming_chunk_size=2):
+        streaming = df.lazy().select(expr).collect(engine="streaming")
+    assert streaming.equals(eager)
+    # The same through the namespace and with a fixed window (elementwise again).
+    fixed = pr.locate_quotes("quote", corpus, compat="soak", window_size=200)
+    with pl.Config(streaming_chunk_size=2):
+        assert df.lazy().select(fixed).collect(engine="streaming").equals(df.select(fixed))
+    # A morsel-sized batch would have found other windows: the whole column matters.
+    first = df.head(2).select(expr).unnest("locate_quotes")["bm25_score"].to_list()
+    whole = eager.unnest("locate_quotes")["bm25_score"].to_list()[:2]
+    assert first != whole

@@ -685,14 +685,16 @@ def test_reversed_span_in_ranked_metric_is_an_error():
         df.select(pr.recall_at_k("retrieved", "golden"))
 
 
-@pytest.mark.parametrize("compat", ["standard", "datapizza"])
-def test_embedding_dimension_mismatch_is_an_error(compat):
+def test_embedding_dimension_mismatch_is_an_error():
     df = pl.DataFrame(
         {"retrieved": [[[1.0, 0.0]], [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]], "relevant": [[[1.0, 0.0]], [[1.0, 0.0]]]},
         schema={"retrieved": EMB, "relevant": EMB},
     )
     with pytest.raises(Exception, match=r"precision_at_k: .*dimension"):
-        df.select(pr.precision_at_k("retrieved", "relevant", compat=compat))
+        df.select(pr.precision_at_k("retrieved", "relevant"))
+    # datapizza: scikit-learn raises on the row it compares, so that row is null.
+    got = df.select(pr.precision_at_k("retrieved", "relevant", compat="datapizza"))["precision_at_k"].to_list()
+    assert got == [0.1, None]
 
 
 def _random_chunking(rng: random.Random, length: int) -> list[tuple[int, int]]:
@@ -797,8 +799,10 @@ def test_ragas_mode_equals_ragas_context_metrics(vectors):
         assert row["precision_at_k"] == _ragas_value(case["outputs"]["IDBasedContextPrecision"]), case["description"]
         assert row["recall_at_k"] == _ragas_value(case["outputs"]["IDBasedContextRecall"]), case["description"]
     # Metrics Ragas does not have are refused by name.
-    with pytest.raises(pl.exceptions.InvalidOperationError, match="mrr: Ragas has no such metric"):
-        df.select(pr.precision_at_k("retrieved", "reference", compat="ragas").alias("p"), pr._common._plugin("mrr", ["retrieved", "reference"], {"compat": "ragas"}))
+    with pytest.raises(pl.exceptions.ComputeError, match="f1_at_k: Ragas has no such metric"):
+        df.select(pr.f1_at_k("retrieved", "reference", compat="ragas"))
+    with pytest.raises(pl.exceptions.ComputeError, match="average_precision: compat=\"ragas\" with relevance=\"id\""):
+        df.select(pr.average_precision("retrieved", "reference", relevance="id", compat="ragas"))
 
 
 def test_similarity_relevance_in_standard_mode():
@@ -815,3 +819,18 @@ def test_similarity_relevance_in_standard_mode():
     # Levenshtein: "Paris ... France." vs "...France!" is 30/31; "Berlin is a city" vs "Berlin is the capital" is 0.52.
     assert row["p"] == pytest.approx(2 / 3) and row["r"] == 1.0 and row["strict"] == 0.0 and row["jw"] == 1.0
     assert "sim:levenshtein:0.5" in pr.signature("recall_at_k", relevance="similarity")
+
+
+def test_datapizza_mode_compares_only_the_vectors_datapizza_compares():
+    """datapizza builds the similarity matrix of retrieved[:k] only: a vector of another dimension
+    further down the list does not matter there; the standard mode refuses the row."""
+    df = pl.DataFrame(
+        {"retrieved": [[[1.0, 0.0], [0.0, 1.0], [1.0, 0.0, 0.0]]], "relevant": [[[1.0, 0.0]]]},
+        schema={"retrieved": pl.List(pl.List(pl.Float64)), "relevant": pl.List(pl.List(pl.Float64))},
+    )
+    got = df.select(pr.precision_at_k("retrieved", "relevant", k=2, compat="datapizza")).item()
+    assert got == 0.5
+    # Inside the first k, mixed dimensions are scikit-learn's ValueError: a null.
+    assert df.select(pr.precision_at_k("retrieved", "relevant", k=3, compat="datapizza")).item() is None
+    with pytest.raises(pl.exceptions.ComputeError, match="precision_at_k: row 0: embeddings of different dimensions"):
+        df.select(pr.precision_at_k("retrieved", "relevant", k=2))

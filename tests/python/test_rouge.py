@@ -69,3 +69,31 @@ def test_rouge_nulls_errors_lazy_streaming_namespace_and_signature(tmp_path):
         pr.signature("nope")
     with pytest.raises(ValueError, match="invalid options"):
         pr.signature("rouge", stemmer=True)
+
+
+def _prf(struct: dict | None) -> tuple | None:
+    return None if struct is None else (struct["precision"], struct["recall"], struct["fmeasure"])
+
+
+def test_datapizza_rouge_forms_equal_the_recorded_vectors(vectors):
+    for section, answer_key, ref_key, dtype in (
+        ("datapizza.rouge_score", "retrieved_chunk", "ground_truth_chunk", pl.String),
+        ("datapizza.corpus_rouge_scores", "retrieved_chunks", "ground_truth_chunks", pl.List(pl.String)),
+    ):
+        cases = vectors[section]
+        df = pl.DataFrame(
+            {"answer": [c["input"][answer_key] for c in cases], "refs": [c["input"][ref_key] for c in cases]},
+            schema={"answer": dtype, "refs": dtype},
+        )
+        got = df.select(pr.rouge("answer", "refs", compat="datapizza"))["rouge"].to_list()
+        for case, row in zip(cases, got):
+            if "error" in case:
+                assert row is None, case["description"]
+                continue
+            for rouge_type in ("rouge1", "rouge2", "rougeL"):
+                want = case["output"][rouge_type]
+                got_prf = _prf(row[rouge_type])
+                assert got_prf is not None
+                for g, w in zip(got_prf, (want["precision"], want["recall"], want["fmeasure"])):
+                    assert close(g, w), (section, case["description"], rouge_type)
+            assert row["rougeLsum"] is None  # datapizza computes no ROUGE-Lsum

@@ -287,6 +287,19 @@ impl LocateOptions {
         checked().map_err(crate::Error::options)
     }
 
+    /// Whether the window size depends on the whole batch of quotes (soak's automatic size, 1.1 ×
+    /// the longest quote): then a batch must be the whole column, never a streaming morsel.
+    ///
+    /// ```
+    /// use polars_rag::metrics::locate::LocateOptions;
+    /// assert!(LocateOptions::soak().window_from_batch());
+    /// assert!(!LocateOptions { window_size: Some(300), ..LocateOptions::soak() }.window_from_batch());
+    /// assert!(!LocateOptions::default().window_from_batch());
+    /// ```
+    pub fn window_from_batch(&self) -> bool {
+        self.compat == LocateCompat::Soak && self.window_size.is_none_or(|s| s == 0)
+    }
+
     /// `(window size, overlap)` for a batch of quotes, as the mode computes them.
     pub fn window_geometry(&self, quotes: &[&str]) -> crate::Result<(usize, usize)> {
         // soak treats 0 like "unset" (`if not window_size`); the default mode rejects it.

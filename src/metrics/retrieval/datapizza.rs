@@ -24,8 +24,6 @@
 //! assert!(datapizza::recall_at_k_exact(&["a"], &[], 3).is_err());
 //! ```
 
-use super::cosine;
-
 /// A datapizza error: the message datapizza raises with.
 pub type DatapizzaResult = Result<f64, String>;
 
@@ -156,12 +154,98 @@ pub fn hybrid_log_rank_exact(
     Ok(alpha * recall + (1.0 - alpha) * rank_quality)
 }
 
-/// Cosine matrix `retrieved × ground truth`, as scikit-learn's `cosine_similarity`.
-fn similarities(retrieved: &[&[f64]], ground_truth: &[&[f64]]) -> Vec<Vec<f64>> {
-    retrieved
+/// The squared norm of a row as numpy's `einsum("ij,ij->i", X, X)` sums it in float64 (the
+/// baseline two-lane SIMD loop: blocks of eight taken as four lane pairs from the last to the
+/// first, then pairs, the two lanes added at the end), so that the normalised rows are
+/// scikit-learn's to the bit.
+fn numpy_squared_norm(v: &[f64]) -> f64 {
+    let mut lanes = [0.0f64; 2];
+    let mut i = 0;
+    while v.len() - i >= 8 {
+        for pair in (0..4).rev() {
+            for (lane, acc) in lanes.iter_mut().enumerate() {
+                let x = v[i + 2 * pair + lane];
+                *acc += x * x;
+            }
+        }
+        i += 8;
+    }
+    while i < v.len() {
+        for (lane, acc) in lanes.iter_mut().enumerate() {
+            let x = v.get(i + lane).copied().unwrap_or(0.0);
+            *acc += x * x;
+        }
+        i += 2;
+    }
+    lanes[0] + lanes[1]
+}
+
+/// scikit-learn's `normalize(X)` of one row: divided by its norm (a zero norm counts as 1).
+fn sklearn_normalized(v: &[f64]) -> Vec<f64> {
+    let norm = numpy_squared_norm(v).sqrt();
+    let norm = if norm == 0.0 { 1.0 } else { norm };
+    v.iter().map(|x| x / norm).collect()
+}
+
+/// The dot product of two normalised rows as OpenBLAS's double-precision GEMM accumulates it:
+/// fused multiply-adds in order over blocks of the inner dimension (256; a remainder between 256
+/// and 512 split in two halves rounded up to a multiple of 4), the blocks' sums added in order.
+fn gemm_dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut total: Option<f64> = None;
+    let mut start = 0;
+    while start < a.len() {
+        let rest = a.len() - start;
+        let block = if rest >= 512 {
+            256
+        } else if rest > 256 {
+            (rest / 2).div_ceil(4) * 4
+        } else {
+            rest
+        };
+        let mut acc = 0.0f64;
+        for k in start..start + block {
+            acc = a[k].mul_add(b[k], acc);
+        }
+        total = Some(total.map_or(acc, |t| t + acc));
+        start += block;
+    }
+    total.unwrap_or(0.0)
+}
+
+/// Cosine matrix `retrieved × ground truth`, as scikit-learn's `cosine_similarity` computes it
+/// with numpy and OpenBLAS: rows normalised, then a matrix product (its usual GEMM accumulation;
+/// a single retrieved row or ground-truth row goes through other BLAS kernels, whose order may
+/// differ in the last bit). Rows of different dimensions are scikit-learn's `ValueError`.
+///
+/// ```
+/// use polars_rag::metrics::retrieval::datapizza::cosine_matrix;
+/// let m = cosine_matrix(&[&[0.8, 0.6], &[0.0, 0.0]], &[&[1.0, 0.0]]).unwrap();
+/// assert_eq!(m, vec![vec![0.8], vec![0.0]]);
+/// assert!(cosine_matrix(&[&[1.0, 0.0]], &[&[1.0, 0.0, 0.0]]).is_err());
+/// ```
+pub fn cosine_matrix(
+    retrieved: &[&[f64]],
+    ground_truth: &[&[f64]],
+) -> Result<Vec<Vec<f64>>, String> {
+    let dims = retrieved.iter().chain(ground_truth).map(|v| v.len());
+    let (lo, hi) = dims.fold((usize::MAX, 0), |(lo, hi), d| (lo.min(d), hi.max(d)));
+    if lo != usize::MAX && lo != hi {
+        return Err(format!(
+            "ValueError: Incompatible dimension for X and Y matrices ({lo} and {hi} features)"
+        ));
+    }
+    let g: Vec<Vec<f64>> = ground_truth.iter().map(|v| sklearn_normalized(v)).collect();
+    Ok(retrieved
         .iter()
-        .map(|r| ground_truth.iter().map(|g| cosine(r, g)).collect())
-        .collect()
+        .map(|r| {
+            let r = sklearn_normalized(r);
+            g.iter().map(|g| gemm_dot(&r, g)).collect()
+        })
+        .collect())
+}
+
+fn similarities(retrieved: &[&[f64]], ground_truth: &[&[f64]]) -> Result<Vec<Vec<f64>>, String> {
+    cosine_matrix(retrieved, ground_truth)
 }
 
 /// `precision_at_k_similarity`: retrieved items in `retrieved[:k]` with a ground-truth cosine
@@ -182,7 +266,7 @@ pub fn precision_at_k_similarity(
     if top.is_empty() {
         return Err(EMPTY_MATRIX.into());
     }
-    let sims = similarities(top, ground_truth);
+    let sims = similarities(top, ground_truth)?;
     let hits = sims
         .iter()
         .filter(|row| row.iter().any(|&s| s >= threshold))
@@ -208,7 +292,7 @@ pub fn recall_at_k_similarity(
     if top.is_empty() {
         return Err(EMPTY_MATRIX.into());
     }
-    let sims = similarities(top, ground_truth);
+    let sims = similarities(top, ground_truth)?;
     let found = (0..ground_truth.len())
         .filter(|&j| sims.iter().any(|row| row[j] >= threshold))
         .count();
@@ -246,7 +330,7 @@ pub fn hybrid_log_rank_similarity(
     if n == 0 {
         return Ok(0.0);
     }
-    let sims = similarities(retrieved, ground_truth);
+    let sims = similarities(retrieved, ground_truth)?;
     let mut recalled = 0usize;
     let mut total = 0.0;
     for j in 0..ground_truth.len() {

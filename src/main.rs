@@ -74,6 +74,26 @@ enum Command {
     Validate(ValidateArgs),
     /// The judge's reply cache: `stats` (entries per prompt and model, size) or `clear`.
     JudgeCache(JudgeCacheArgs),
+    /// How well a judge grades citation support: accuracy, Cohen's kappa and the confusion
+    /// matrix on a labelled set (default: the bundled one), and with --strict how often two runs
+    /// agree.
+    JudgeEval(JudgeEvalArgs),
+}
+
+#[derive(clap::Args)]
+struct JudgeEvalArgs {
+    /// The labelled set (Parquet with claim, cited_span, label); default: the bundled
+    /// datasets/judge-eval/citation_support.parquet.
+    #[arg(long)]
+    set: Option<PathBuf>,
+    /// Ask the judge twice per item, keep the stricter verdict, report how often the runs agree.
+    #[arg(long)]
+    strict: bool,
+    /// Write every item with its verdict here (Parquet).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    #[command(flatten)]
+    judge: JudgeArgs,
 }
 
 #[derive(clap::Args)]
@@ -427,6 +447,13 @@ struct ScoreArgs {
     /// Question column of answer_match (default question).
     #[arg(long)]
     question_col: Option<String>,
+    #[command(flatten)]
+    judge: JudgeArgs,
+}
+
+/// The judge flags of `score` and `judge-eval`.
+#[derive(clap::Args, Default)]
+struct JudgeArgs {
     /// Judge server (OpenAI-compatible, up to /v1). Judged metrics are scored only when a judge
     /// is given: a [judge] section, a --judge-* flag, or POLARS_RAG_JUDGE_MODEL.
     #[arg(long)]
@@ -453,7 +480,7 @@ struct ScoreArgs {
 
 /// The judge of a score job: the config's [judge] with the flags applied; `None` when neither
 /// they nor POLARS_RAG_JUDGE_MODEL give one.
-fn judge_from(args: &ScoreArgs, configured: Option<JudgeSettings>) -> Option<JudgeSettings> {
+fn judge_from(args: &JudgeArgs, configured: Option<JudgeSettings>) -> Option<JudgeSettings> {
     let flagged = args.judge_base_url.is_some()
         || args.judge_model.is_some()
         || args.judge_api_key_env.is_some()
@@ -495,7 +522,7 @@ fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
         Some(path) => ScoreConfig::from_file(path)?,
         None => ScoreConfig::default(),
     };
-    let judge = judge_from(&args, cfg.judge.take());
+    let judge = judge_from(&args.judge, cfg.judge.take());
     let run = args
         .run
         .or(cfg.run)
@@ -587,6 +614,26 @@ fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
         locate_quotes: args.locate_quotes,
         judge,
     })
+}
+
+/// `polars-rag judge-eval`.
+fn judge_eval(args: JudgeEvalArgs) -> Result<(), String> {
+    let judge = judge_from(&args.judge, None).ok_or(
+        "judge-eval needs a judge: --judge-base-url and --judge-model (or POLARS_RAG_JUDGE_BASE_URL / POLARS_RAG_JUDGE_MODEL)",
+    )?;
+    let set = match args.set {
+        Some(set) => set,
+        None => cli::judge_eval::bundled_set()
+            .ok_or("the bundled set (datasets/judge-eval/citation_support.parquet) was not found; give --set")?,
+    };
+    let job = cli::judge_eval::JudgeEvalJob {
+        set,
+        judge,
+        strict: args.strict,
+        out: args.out,
+    };
+    let text = cli::judge_eval::run(&job).map_err(|e| e.to_string())?;
+    emit(&text)
 }
 
 /// `polars-rag judge-cache stats|clear`.
@@ -713,6 +760,7 @@ fn main() -> ExitCode {
                 .and_then(|report| emit(&report.text))
         }),
         Some(Command::JudgeCache(args)) => judge_cache(args),
+        Some(Command::JudgeEval(args)) => judge_eval(args),
         Some(Command::Metrics) => {
             let listing: String = registry::METRICS
                 .iter()

@@ -998,3 +998,85 @@ fn every_scored_id_is_computed_by_the_cli() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `polars-rag judge-eval` on the bundled labelled set, judged by the fake judge (fully supported
+/// exactly when the claim is a substring of the span): its verdicts are right on every
+/// construction but the added clause, which it calls not supported instead of partially.
+#[test]
+fn judge_eval_measures_a_judge_on_the_bundled_set() {
+    let set_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("datasets/judge-eval/citation_support.parquet");
+    let set = ParquetReader::new(std::fs::File::open(&set_path).unwrap())
+        .finish()
+        .unwrap();
+    let n = set.height();
+    let added = set
+        .column("construction")
+        .unwrap()
+        .str()
+        .unwrap()
+        .iter()
+        .filter(|c| *c == Some("added_clause"))
+        .count();
+    assert!(n >= 90 && added >= 15, "{n} items, {added} added clauses");
+    let server = fake_judge::FakeJudge::start();
+    let dir = std::env::temp_dir().join(format!("polars-rag-judge-eval-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("judged.parquet");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_polars-rag"))
+        .args([
+            "judge-eval",
+            "--strict",
+            "--no-judge-cache",
+            "--judge-model",
+            "fake-judge",
+        ])
+        .args(["--judge-base-url", &server.base_url])
+        .arg("--out")
+        .arg(&out)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let accuracy = (n - added) as f64 / n as f64;
+    assert!(
+        stdout.contains(&format!("accuracy {accuracy:.4}")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("items judged {n}, failed 0")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "partially_supported  → not_supported        {added}"
+        )),
+        "{stdout}"
+    );
+    // The fake judge answers both runs alike.
+    assert!(
+        stdout.contains(&format!("two runs agree on {n} of {n} items")),
+        "{stdout}"
+    );
+    let judged = ParquetReader::new(std::fs::File::open(&out).unwrap())
+        .finish()
+        .unwrap();
+    assert_eq!(judged.height(), n);
+    assert!(judged.column("citation_support").is_ok());
+    // Without a judge: an error that says how to give one.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_polars-rag"))
+        .arg("judge-eval")
+        .env_remove("POLARS_RAG_JUDGE_MODEL")
+        .output()
+        .unwrap();
+    assert!(
+        !o.status.success()
+            && String::from_utf8_lossy(&o.stderr).contains("judge-eval needs a judge")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

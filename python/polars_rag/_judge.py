@@ -8,10 +8,11 @@ from __future__ import annotations
 import json
 import os
 import pickle
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
 import polars as pl
-from polars_rag._common import IntoExprColumn, _names_its_errors, _plugin
+from polars_rag._common import FrameLike, IntoExprColumn, _frame, _names_its_errors, _plugin
+from polars_rag._internal import judge_agreement as _judge_agreement
 from polars_rag._internal import judge_cache as _judge_cache
 from polars_rag._internal import judge_defaults as _judge_defaults
 from polars_rag._internal import judge_usage as _judge_usage
@@ -223,3 +224,33 @@ def judge_cache_clear(cache: str | os.PathLike[str] | None = None, template: str
     """Removes the cached replies of directory ``cache`` (default: the library's): all of them,
     or those of one prompt (``template``, e.g. ``"citation_support"``). Returns how many."""
     return int(_judge_cache("clear", None if cache is None else os.fspath(cache), template))
+
+
+class JudgeAgreement(NamedTuple):
+    """What :func:`judge_agreement` returns."""
+
+    #: One row: ``n`` (pairs compared), ``failed`` (labelled rows the judge gave no verdict),
+    #: ``accuracy`` and ``kappa`` (Cohen's, as scikit-learn's ``cohen_kappa_score``; null when
+    #: undefined).
+    summary: pl.DataFrame
+    #: The confusion matrix as ``label``, ``predicted``, ``count`` rows.
+    confusion: pl.DataFrame
+
+
+@_names_its_errors
+def judge_agreement(frame: FrameLike, predicted: str, labels: str) -> JudgeAgreement:
+    """How far a judge agrees with labels, or with a second run: columns ``predicted`` and
+    ``labels`` of ``frame`` hold verdicts (strings, or booleans as :func:`answer_match` gives), row
+    for row. Rows without a label are left out; labelled rows without a verdict count as failed.
+
+    Example:
+        >>> import polars as pl, polars_rag as pr
+        >>> df = pl.DataFrame({"verdict": ["fully_supported", "not_supported", "not_supported", None],
+        ...                    "label": ["fully_supported", "partially_supported", "not_supported", "not_supported"]})
+        >>> got = pr.judge_agreement(df, "verdict", "label")
+        >>> got.summary.row(0, named=True)
+        {'n': 3, 'failed': 1, 'accuracy': 0.6666666666666666, 'kappa': 0.5}
+    """
+    df = _frame(frame)
+    summary, confusion = _judge_agreement(df.get_column(predicted), df.get_column(labels))
+    return JudgeAgreement(summary, confusion)

@@ -293,6 +293,18 @@ fn reads_whole_column(metric: &str, options: &[u8]) -> bool {
     .unwrap_or(false)
 }
 
+/// The agreement of a verdicts column with a labels column: a one-row summary and the
+/// confusion matrix (`pr.judge_agreement`).
+#[pyfunction]
+fn judge_agreement(predicted: PySeries, labels: PySeries) -> PyResult<(PyDataFrame, PyDataFrame)> {
+    py_guarded("judge_agreement", move || {
+        let (summary, confusion) =
+            polars_rag::polars::judged::judge_agreement(&predicted.0, &labels.0)
+                .map_err(py_err_in("judge_agreement"))?;
+        Ok((PyDataFrame(summary), PyDataFrame(confusion)))
+    })
+}
+
 /// Judge settings from pickled keyword settings, with errors naming `function`.
 fn judge_settings(
     function: &'static str,
@@ -588,6 +600,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(option_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(compare_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(reads_whole_column, m)?)?;
+    m.add_function(wrap_pyfunction!(judge_agreement, m)?)?;
     m.add_function(wrap_pyfunction!(judge_usage, m)?)?;
     m.add_function(wrap_pyfunction!(judge_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(judge_cache, m)?)?;

@@ -6,6 +6,7 @@
 pub mod compare;
 pub mod config;
 pub mod corpus;
+pub mod judge_eval;
 pub mod locate;
 pub mod score;
 pub mod validate;

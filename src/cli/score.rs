@@ -90,7 +90,7 @@ pub fn validate_metrics(ids: &[String]) -> PolarsResult<()> {
     Ok(())
 }
 
-fn scan(path: &Path, what: &str) -> PolarsResult<LazyFrame> {
+pub(crate) fn scan(path: &Path, what: &str) -> PolarsResult<LazyFrame> {
     let name = path.to_string_lossy().to_string();
     if !path.is_file() {
         return Err(err(format!("{what} table not found: {name}")));
@@ -509,7 +509,7 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
 
 /// What the judges of the judged metrics spent, one line per prompt: rows, calls, cache hits,
 /// retries, failures, tokens and wall time.
-fn judge_accounting(options: &MetricOptions, ids: &[&str]) -> PolarsResult<String> {
+pub(crate) fn judge_accounting(options: &MetricOptions, ids: &[&str]) -> PolarsResult<String> {
     let mut judges: Vec<polars_rag::engines::judge::JudgeSettings> = Vec::new();
     let mut options = options.clone();
     for id in ids {

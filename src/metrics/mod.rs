@@ -7,6 +7,7 @@ pub mod citation;
 pub mod judged;
 pub mod lexical;
 pub mod locate;
+pub(crate) mod numpy;
 pub mod retrieval;
 pub mod rouge;
 pub mod similarity;

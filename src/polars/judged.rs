@@ -6,6 +6,7 @@ use polars::prelude::*;
 
 use crate::engines::judge::template::JudgeTemplate;
 use crate::engines::judge::{Judge, RowReply};
+use crate::metrics::judged::agreement::agreement;
 use crate::metrics::judged::answer_match::{self, AnswerMatchOptions};
 use crate::metrics::judged::citation_support::{
     self, CitationSupport, CitationSupportOptions, Verdict,
@@ -375,4 +376,53 @@ pub fn split_claims(answer: &Series, options: &SplitClaimsOptions) -> PolarsResu
     ];
     let valid: Vec<bool> = split.iter().map(Option::is_some).collect();
     struct_series(metric, &fields, &valid)
+}
+
+/// How far a judge agrees with labels (or with another run): `predicted` and `labels` are
+/// columns of verdicts (strings, or booleans as `answer_match` gives them), row for row. Returns
+/// a one-row summary (`n`, `failed`, `accuracy`, `kappa`, see
+/// [`agreement`]) and the confusion matrix as
+/// `label`, `predicted`, `count` rows.
+///
+/// ```
+/// use polars::prelude::*;
+/// use polars_rag::polars::judged::judge_agreement;
+/// let verdicts = Series::new("verdict".into(), [Some("yes"), Some("no"), None]);
+/// let labels = Series::new("label".into(), ["yes", "yes", "no"]);
+/// let (summary, confusion) = judge_agreement(&verdicts, &labels).unwrap();
+/// assert_eq!(summary.column("accuracy").unwrap().f64().unwrap().get(0), Some(0.5));
+/// assert_eq!(summary.column("failed").unwrap().u64().unwrap().get(0), Some(1));
+/// assert_eq!(confusion.height(), 2);
+/// ```
+pub fn judge_agreement(
+    predicted: &Series,
+    labels: &Series,
+) -> PolarsResult<(DataFrame, DataFrame)> {
+    const ID: &str = "judge_agreement";
+    if predicted.len() != labels.len() {
+        polars_bail!(ShapeMismatch: "{ID}: '{}' has {} rows and '{}' {}", predicted.name(), predicted.len(), labels.name(), labels.len());
+    }
+    let as_text = |s: &Series| -> PolarsResult<Series> {
+        match s.dtype() {
+            DataType::String => Ok(s.clone()),
+            DataType::Boolean | DataType::Null => s.cast(&DataType::String),
+            other => {
+                polars_bail!(SchemaMismatch: "{ID}: column '{}' must hold verdicts (str or bool), got {other}", s.name())
+            }
+        }
+    };
+    let (predicted, labels) = (as_text(predicted)?, as_text(labels)?);
+    let a = agreement(predicted.str()?.iter().zip(labels.str()?.iter()));
+    let summary = df!(
+        "n" => [a.n as u64],
+        "failed" => [a.failed as u64],
+        "accuracy" => [a.accuracy],
+        "kappa" => [a.kappa]
+    )?;
+    let confusion = df!(
+        "label" => a.confusion.iter().map(|c| c.0.as_str()).collect::<Vec<_>>(),
+        "predicted" => a.confusion.iter().map(|c| c.1.as_str()).collect::<Vec<_>>(),
+        "count" => a.confusion.iter().map(|c| c.2 as u64).collect::<Vec<_>>()
+    )?;
+    Ok((summary, confusion))
 }

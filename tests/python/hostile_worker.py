@@ -250,7 +250,7 @@ JUDGED = {"citation_support", "citation_precision", "answer_match", "split_claim
 UNIT_RANGE = {name for name in EXPRESSIONS} - {"quoted_spans", "citation_alignment", "rouge", "checks", "locate_quotes", "extract_quotes", "embedding_cosine"} - JUDGED
 FRAME_FUNCTIONS = ["validate_golden", "check_spans", "collapse_run", "join_golden", "compare", "summary",
                    "locate_quotes_in_corpus", "signature", "metric_ids", "option_defaults", "compare_defaults",
-                   "judge_cache_stats", "judge_cache_clear"]
+                   "judge_cache_stats", "judge_cache_clear", "judge_agreement"]
 
 
 _FAKE_JUDGE: Any = None
@@ -424,6 +424,14 @@ def run_frame_function(name: str, data: Any) -> None:
                     result = fn(where, template)
                     if result != 0:
                         raise Defect(f"{name}: removed {result!r} from an empty cache")
+        elif name == "judge_agreement":
+            frame = any_frame(data, {"verdict": "text", "label": "text"})
+            result = fn(frame, "verdict", "label")
+            accuracy = result.summary["accuracy"][0]
+            if accuracy is not None and not 0.0 <= accuracy <= 1.0:
+                raise Defect(f"{name}: accuracy {accuracy}")
+            if result.confusion["count"].sum() != result.summary["n"][0]:
+                raise Defect(f"{name}: the confusion matrix does not add up to n")
         elif name == "metric_ids":
             result = fn()
             if sorted(result) != sorted(set(result)):

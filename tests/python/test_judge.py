@@ -111,3 +111,24 @@ def test_bad_settings_are_named():
         df.select(pr.citation_support("claim", "cited_span", judge=no_server))
     with pytest.raises(ValueError, match="split_claims: method"):
         pr.split_claims("claim", method="llm")
+
+
+def test_judge_agreement_accuracy_kappa_and_confusion():
+    # Two raters, 50 items: both yes 20, yes/no 5, no/yes 10, both no 15: Cohen's kappa 0.4.
+    pairs = [("yes", "yes")] * 20 + [("yes", "no")] * 5 + [("no", "yes")] * 10 + [("no", "no")] * 15
+    df = pl.DataFrame({"a": [a for a, _ in pairs], "b": [b for _, b in pairs]})
+    got = pr.judge_agreement(df, "a", "b")
+    row = got.summary.row(0, named=True)
+    assert (row["n"], row["failed"], row["accuracy"]) == (50, 0, 0.7)
+    assert row["kappa"] == pytest.approx(0.4, abs=1e-12)
+    assert got.confusion.sort("label", "predicted").rows() == [("no", "no", 15), ("no", "yes", 5), ("yes", "no", 10), ("yes", "yes", 20)]
+    # Booleans (answer_match's `match`), missing verdicts counted as failed, missing labels left out.
+    df = pl.DataFrame({"match": [True, False, None, True], "label": [True, True, False, None]})
+    row = pr.judge_agreement(df.lazy(), "match", "label").summary.row(0, named=True)
+    assert (row["n"], row["failed"], row["accuracy"]) == (2, 1, 0.5)
+    # One category everywhere: kappa is undefined (scikit-learn's NaN), a null.
+    assert pr.judge_agreement(pl.DataFrame({"a": ["x"], "b": ["x"]}), "a", "b").summary["kappa"][0] is None
+    with pytest.raises(ValueError, match="judge_agreement: column .a. must hold verdicts"):
+        pr.judge_agreement(pl.DataFrame({"a": [1.5], "b": ["x"]}), "a", "b")
+    with pytest.raises(pl.exceptions.ColumnNotFoundError, match="judge_agreement"):
+        pr.judge_agreement(df, "nope", "label")

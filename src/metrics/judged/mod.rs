@@ -7,6 +7,7 @@
 //! * [`answer_match`]: does an answer match the reference answer to its question;
 //! * [`claims`]: an answer split into atomic claims, by the judge or by a documented rule.
 
+pub mod agreement;
 pub mod answer_match;
 pub mod citation_support;
 pub mod claims;

@@ -148,26 +148,9 @@ where
     )
 }
 
-/// The rows of two text-list columns (a `str` column reads as one text per row), for the
-/// datapizza forms, which take empty lists as they come: `score(scratch, answers, references)`
-/// per row; null where either side is null.
-fn per_text_lists<T, S, F>(
-    metric: &str,
-    answer: &Series,
-    references: &Series,
-    parallel: bool,
-    score: F,
-) -> PolarsResult<Vec<Option<T>>>
-where
-    T: Send,
-    S: Default,
-    F: Fn(&mut S, &[&str], &[&str]) -> Option<T> + Sync + Send,
-{
-    per_row(metric, answer, references, parallel, true, score)
-}
-
 /// The rows of an answer column (`str`, or with `answer_lists` also `list[str]`) and a reference
 /// column, scored in parallel batches with per-thread scratch `S`; `None` where either is null.
+/// Empty lists are passed as they come (the datapizza forms score them).
 fn per_row<T, S, F>(
     metric: &str,
     answer: &Series,
@@ -252,11 +235,12 @@ pub fn rouge(
 ) -> PolarsResult<Series> {
     let datapizza = options.compat == RougeCompat::Datapizza;
     let scores = if datapizza {
-        per_text_lists(
+        per_row(
             "rouge",
             answer,
             references,
             parallel,
+            true,
             |_: &mut (), a, refs| {
                 let s = rouge::datapizza_corpus_rouge_scores(a, refs).ok()?;
                 Some(RougeScores {
@@ -320,11 +304,12 @@ pub fn bleu(
     let scores = if options.compat == BleuCompat::Datapizza {
         // One answer: datapizza's bleu_score; several answers per row: its corpus_bleu_score.
         let one_answer = matches!(answer.dtype(), DataType::String | DataType::Null);
-        per_text_lists(
+        per_row(
             "bleu",
             answer,
             references,
             parallel,
+            true,
             |scratch: &mut bleu::Scratch, answers, refs| {
                 if one_answer {
                     let a = answers.first()?;

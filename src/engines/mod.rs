@@ -3,5 +3,10 @@
 //!
 //! * [`judge`]: an LLM-as-judge client for any OpenAI-compatible chat-completions server, with a
 //!   persistent reply cache, bounded concurrency, retries, a budget and per-template accounting.
+//! * [`embed`]: sentence embeddings from a local model (feature `embed`) or an OpenAI-compatible
+//!   `/embeddings` server, with a persistent vector cache.
 
+pub mod embed;
 pub mod judge;
+#[cfg(feature = "judge")]
+pub(crate) mod sqlite;

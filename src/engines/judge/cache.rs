@@ -6,9 +6,10 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::Duration;
 
 use rusqlite::{params, Connection, OptionalExtension};
+
+use crate::engines::sqlite::{open_store, store_bytes, store_error};
 
 /// The file name of the cache inside its directory.
 pub const CACHE_FILE: &str = "judge-cache.sqlite3";
@@ -31,33 +32,23 @@ pub struct ReplyCache {
 }
 
 fn sqlite_error(path: &Path, e: impl std::fmt::Display) -> crate::Error {
-    crate::Error::new(
-        crate::ErrorKind::Engine,
-        format!("judge cache {}: {e}", path.display()),
-    )
+    store_error("judge cache", path, e)
 }
 
 fn open_connection(path: &Path) -> crate::Result<Connection> {
-    let connection = Connection::open(path).map_err(|e| sqlite_error(path, e))?;
-    connection
-        .busy_timeout(Duration::from_secs(120))
-        .map_err(|e| sqlite_error(path, e))?;
-    connection
-        .execute_batch(
-            "PRAGMA journal_mode = WAL;
-             PRAGMA synchronous = NORMAL;
-             CREATE TABLE IF NOT EXISTS replies (
-                 key TEXT PRIMARY KEY,
-                 template TEXT NOT NULL,
-                 model TEXT NOT NULL,
-                 reply TEXT NOT NULL,
-                 prompt_tokens INTEGER NOT NULL,
-                 completion_tokens INTEGER NOT NULL,
-                 created REAL NOT NULL
-             ) WITHOUT ROWID;",
-        )
-        .map_err(|e| sqlite_error(path, e))?;
-    Ok(connection)
+    open_store(
+        "judge cache",
+        path,
+        "CREATE TABLE IF NOT EXISTS replies (
+             key TEXT PRIMARY KEY,
+             template TEXT NOT NULL,
+             model TEXT NOT NULL,
+             reply TEXT NOT NULL,
+             prompt_tokens INTEGER NOT NULL,
+             completion_tokens INTEGER NOT NULL,
+             created REAL NOT NULL
+         ) WITHOUT ROWID;",
+    )
 }
 
 impl ReplyCache {
@@ -176,8 +167,7 @@ pub fn cache_stats(directory: &Path) -> crate::Result<CacheStats> {
         })
         .and_then(|rows| rows.collect::<Result<Vec<(String, String, u64)>, _>>())
         .map_err(|e| sqlite_error(&path, e))?;
-    let size = |p: PathBuf| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
-    let bytes = size(path.clone()) + size(directory.join(format!("{CACHE_FILE}-wal")));
+    let bytes = store_bytes(&path);
     Ok(CacheStats {
         path: path.display().to_string(),
         entries: by_template.iter().map(|(_, _, n)| n).sum(),

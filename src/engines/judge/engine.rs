@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use super::cache::{CachedReply, ReplyCache};
 use super::schema::validate;
 use super::template::{JudgeTemplate, Message};
-use super::transport::{Attempt, Transport};
+use super::transport::{backoff, Attempt, Transport};
 use super::{JudgeSettings, ResolvedSettings, Usage, UsageByTemplate};
 
 /// The judgement of one row: `None` for a row with a null input, `Some(Ok(reply))` with the
@@ -532,20 +532,6 @@ fn read_reply(content: &str, template: &JudgeTemplate) -> Result<Value, String> 
     validate(&value, &template.schema)
         .map_err(|e| format!("the reply does not match the schema: {e}"))?;
     Ok(value)
-}
-
-/// Exponential backoff with jitter: between half and all of `base * 2^attempt`, at most a minute.
-fn backoff(base: f64, attempt: u32) -> Duration {
-    let ceiling = (base * 2f64.powi(attempt.min(30) as i32)).min(60.0);
-    Duration::from_secs_f64(ceiling * (0.5 + 0.5 * jitter()))
-}
-
-/// A number in [0, 1) that differs between threads and calls (no need for a real RNG here).
-fn jitter() -> f64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u128(Instant::now().elapsed().as_nanos());
-    (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
 #[cfg(test)]

@@ -40,7 +40,7 @@ pub mod cache;
 #[cfg(feature = "judge")]
 mod engine;
 #[cfg(feature = "judge")]
-mod transport;
+pub(crate) mod transport;
 
 #[cfg(feature = "judge")]
 pub use engine::{Judge, RowReply};

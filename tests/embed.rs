@@ -1,0 +1,179 @@
+//! The local embedding model against sentence-transformers: token ids equal to the Hugging Face
+//! tokenizer's, vectors within 1e-4 per component and cosine ≥ 0.99999, on the recorded fixture
+//! (edge cases, every script, texts past the token limit). The model directory comes from
+//! `POLARS_RAG_EMBED_MODEL` (the test script sets it); without one these tests say so and pass
+//! without checking.
+#![cfg(feature = "embed")]
+
+use std::path::PathBuf;
+
+use polars_rag::engines::embed::local::LocalModel;
+use polars_rag::engines::embed::{EmbedSettings, Embedder};
+use serde_json::Value;
+
+fn model_dir() -> Option<PathBuf> {
+    let dir = PathBuf::from(std::env::var_os("POLARS_RAG_EMBED_MODEL")?);
+    dir.is_dir().then_some(dir)
+}
+
+fn fixture() -> Value {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/embeddings/all-minilm-l6-v2.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn texts(fixture: &Value) -> Vec<String> {
+    fixture["texts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_string())
+        .collect()
+}
+
+macro_rules! model_or_skip {
+    () => {
+        match model_dir() {
+            Some(dir) => dir,
+            None => {
+                eprintln!("POLARS_RAG_EMBED_MODEL is not set to a model directory: not checked");
+                return;
+            }
+        }
+    };
+}
+
+#[test]
+fn token_ids_equal_the_hugging_face_tokenizer() {
+    let dir = model_or_skip!();
+    let model = LocalModel::load(&dir).unwrap();
+    let fixture = fixture();
+    let texts = texts(&fixture);
+    let mut truncated = 0;
+    for (text, ids) in texts.iter().zip(fixture["ids"].as_array().unwrap()) {
+        let expected: Vec<u32> = ids
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap() as u32)
+            .collect();
+        let tokens = model.tokens(text).unwrap();
+        assert_eq!(tokens.ids, expected, "token ids of {text:?}");
+        truncated += tokens.truncated as usize;
+    }
+    assert!(truncated > 0, "the fixture has texts past the limit");
+}
+
+#[test]
+fn vectors_equal_sentence_transformers() {
+    let dir = model_or_skip!();
+    let model = LocalModel::load(&dir).unwrap();
+    assert_eq!(model.dimensions, 384);
+    assert_eq!(model.max_seq_length, 256);
+    let fixture = fixture();
+    let texts = texts(&fixture);
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    // Batches of mixed lengths: padding must not change any vector.
+    let mut got = Vec::new();
+    for batch in refs.chunks(7) {
+        got.extend(model.embed_batch(batch).unwrap().vectors);
+    }
+    for ((text, vector), expected) in texts
+        .iter()
+        .zip(&got)
+        .zip(fixture["vectors"].as_array().unwrap())
+    {
+        let expected: Vec<f64> = expected
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        let max_diff = vector
+            .iter()
+            .zip(&expected)
+            .map(|(a, b)| (*a as f64 - b).abs())
+            .fold(0.0, f64::max);
+        let dot: f64 = vector
+            .iter()
+            .zip(&expected)
+            .map(|(a, b)| *a as f64 * b)
+            .sum();
+        let norm = |v: &mut dyn Iterator<Item = f64>| v.map(|x| x * x).sum::<f64>().sqrt();
+        let cosine = dot
+            / (norm(&mut vector.iter().map(|&x| x as f64)) * norm(&mut expected.iter().copied()));
+        assert!(max_diff <= 1e-4, "max |diff| {max_diff} for {text:?}");
+        assert!(cosine >= 0.99999, "cosine {cosine} for {text:?}");
+    }
+}
+
+#[test]
+fn the_engine_caches_dedupes_and_keeps_nulls() {
+    let dir = model_or_skip!();
+    let cache = std::env::temp_dir().join(format!("polars-rag-embed-test-{}", std::process::id()));
+    let settings = EmbedSettings {
+        model: Some(dir.display().to_string()),
+        cache: Some(cache.display().to_string()),
+        batch_size: 2,
+        ..EmbedSettings::default()
+    };
+    let embedder = Embedder::new(&settings, "embed").unwrap();
+    let texts = [
+        Some("alpha"),
+        None,
+        Some("beta gamma"),
+        Some("alpha"),
+        Some(""),
+    ];
+    let first = embedder.embed("embed", &texts).unwrap();
+    assert!(first[1].is_none());
+    assert_eq!(first[0], first[3]);
+    assert_eq!(first[4].as_ref().unwrap().len(), 384);
+    let usage = embedder.usage();
+    assert_eq!(
+        (
+            usage.texts,
+            usage.distinct,
+            usage.embedded,
+            usage.cache_hits
+        ),
+        (4, 3, 3, 0)
+    );
+    // A second embedder over the same cache embeds nothing and returns the same bits.
+    let again = Embedder::new(&settings, "embed").unwrap();
+    assert_eq!(again.embed("embed", &texts).unwrap(), first);
+    let usage = again.usage();
+    assert_eq!((usage.embedded, usage.cache_hits), (0, 3));
+    assert!(again
+        .signature()
+        .contains("pooling:mean|normalize:true|max_seq_length:256"));
+    std::fs::remove_dir_all(cache).ok();
+}
+
+#[test]
+fn a_missing_or_corrupt_model_names_the_path_and_file() {
+    let missing = LocalModel::load(std::path::Path::new("/nonexistent/model"))
+        .err()
+        .unwrap();
+    assert!(
+        missing.to_string().contains("/nonexistent/model"),
+        "{missing}"
+    );
+    let dir = std::env::temp_dir().join(format!("polars-rag-bad-model-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.json"), "{not json").unwrap();
+    let corrupt = LocalModel::load(&dir).err().unwrap().to_string();
+    assert!(
+        corrupt.contains("config.json") && corrupt.contains(&dir.display().to_string()),
+        "{corrupt}"
+    );
+    std::fs::write(
+        dir.join("config.json"),
+        r#"{"hidden_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 16, "max_position_embeddings": 16}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("model.safetensors"), b"garbage").unwrap();
+    let weights = LocalModel::load(&dir).err().unwrap().to_string();
+    assert!(weights.contains("model.safetensors"), "{weights}");
+    std::fs::remove_dir_all(dir).ok();
+}

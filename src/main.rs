@@ -16,6 +16,7 @@ use crate::cli::validate::{self, ValidateJob};
 use clap::{Parser, Subcommand};
 use polars_rag::compare::stats::Alternative;
 use polars_rag::compare::{CompareOptions, Gate};
+use polars_rag::engines::embed::EmbedSettings;
 use polars_rag::engines::judge::JudgeSettings;
 use polars_rag::metrics::locate::{parse_choice, LocateOptions};
 use polars_rag::registry;
@@ -303,8 +304,11 @@ struct LocateArgs {
     #[arg(long, value_parser = ["unicode_words", "nltk"])]
     tokenizer: Option<String>,
     /// Fill `cosine` with a hashed bag-of-words embedding of this dimension (no model).
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["embed_model", "embed_base_url"])]
     hash_embedding: Option<usize>,
+    /// Fill `cosine` with an embedding model (--embed-model DIR, or a server).
+    #[command(flatten)]
+    embed: EmbedArgs,
 }
 
 fn locate_job(a: LocateArgs) -> Result<LocateJob, String> {
@@ -334,6 +338,8 @@ fn locate_job(a: LocateArgs) -> Result<LocateJob, String> {
         out: a.out,
         options,
         hash_embedding: a.hash_embedding,
+        // Only a flag asks locate for the (slower) embedding stage.
+        embedder: embedder_from(&a.embed, None, false),
     })
 }
 
@@ -449,6 +455,73 @@ struct ScoreArgs {
     question_col: Option<String>,
     #[command(flatten)]
     judge: JudgeArgs,
+    #[command(flatten)]
+    embed: EmbedArgs,
+}
+
+/// The embedding flags of `score` and `locate`.
+#[derive(clap::Args, Default)]
+struct EmbedArgs {
+    /// Embedding model: a sentence-transformers directory (all-MiniLM-L6-v2: see the README), or
+    /// with --embed-base-url the server's model name. Metrics that embed are scored only when a
+    /// model is given: an [embed] section, an --embed-* flag, or POLARS_RAG_EMBED_MODEL.
+    #[arg(long)]
+    embed_model: Option<String>,
+    /// Embedding server (OpenAI-compatible /embeddings, up to /v1) instead of the local model.
+    #[arg(long)]
+    embed_base_url: Option<String>,
+    /// Name of the environment variable holding the embedding server's API key.
+    #[arg(long)]
+    embed_api_key_env: Option<String>,
+    /// Embedding cache directory.
+    #[arg(long)]
+    embed_cache: Option<PathBuf>,
+    /// Embed without a cache.
+    #[arg(long)]
+    no_embed_cache: bool,
+    /// Texts per forward pass or request (default 32).
+    #[arg(long)]
+    embed_batch_size: Option<usize>,
+}
+
+/// The embedding model of a job: the config's [embed] with the flags applied; `None` when
+/// neither they nor (with `env_asks`) POLARS_RAG_EMBED_MODEL give one.
+fn embedder_from(
+    args: &EmbedArgs,
+    configured: Option<EmbedSettings>,
+    env_asks: bool,
+) -> Option<EmbedSettings> {
+    let flagged = args.embed_model.is_some()
+        || args.embed_base_url.is_some()
+        || args.embed_api_key_env.is_some()
+        || args.embed_cache.is_some()
+        || args.no_embed_cache
+        || args.embed_batch_size.is_some();
+    let from_env =
+        env_asks && std::env::var("POLARS_RAG_EMBED_MODEL").is_ok_and(|m| !m.trim().is_empty());
+    if configured.is_none() && !flagged && !from_env {
+        return None;
+    }
+    let mut settings = configured.unwrap_or_default();
+    if let Some(model) = &args.embed_model {
+        settings.model = Some(model.clone());
+    }
+    if let Some(url) = &args.embed_base_url {
+        settings.base_url = Some(url.clone());
+    }
+    if let Some(name) = &args.embed_api_key_env {
+        settings.api_key_env = Some(name.clone());
+    }
+    if let Some(dir) = &args.embed_cache {
+        settings.cache = Some(dir.display().to_string());
+    }
+    if args.no_embed_cache {
+        settings.cache = None;
+    }
+    if let Some(n) = args.embed_batch_size {
+        settings.batch_size = n;
+    }
+    Some(settings)
 }
 
 /// The judge flags of `score` and `judge-eval`.
@@ -523,6 +596,7 @@ fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
         None => ScoreConfig::default(),
     };
     let judge = judge_from(&args.judge, cfg.judge.take());
+    let embedder = embedder_from(&args.embed, cfg.embed.take(), true);
     let run = args
         .run
         .or(cfg.run)
@@ -532,6 +606,17 @@ fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
         .or(cfg.out)
         .unwrap_or_else(|| score::default_out(&run, std::path::Path::new(".")));
     let mut options = cfg.options;
+    if let Some(embedder) = &embedder {
+        for id in registry::ids() {
+            // A metric's own section keeps the model it sets.
+            if let Some(own) = options
+                .embedder_mut(id)
+                .filter(|own| **own == EmbedSettings::default())
+            {
+                *own = embedder.clone();
+            }
+        }
+    }
     if let Some(judge) = &judge {
         for id in registry::ids() {
             // A metric's own section keeps the judge it sets.
@@ -613,6 +698,7 @@ fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
         timings: args.timings,
         locate_quotes: args.locate_quotes,
         judge,
+        embedder,
     })
 }
 

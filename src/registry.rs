@@ -192,6 +192,8 @@ macro_rules! metric_table {
                 answer_match: $crate::metrics::judged::answer_match::AnswerMatchOptions,
                 /// `split_claims`.
                 split_claims: $crate::metrics::judged::claims::SplitClaimsOptions,
+                /// `semantic_similarity`.
+                semantic_similarity: $crate::metrics::semantic::SemanticSimilarityOptions,
             }
             metrics {
                 quoted_spans {
@@ -296,6 +298,15 @@ macro_rules! metric_table {
                     signature: |o| $crate::metrics::similarity::signature(o),
                     output: DataType::Float64,
                     column: |o, [answer, references], parallel| $crate::polars::columns::string_similarity(answer, references, o, parallel),
+                }
+                semantic_similarity {
+                    kind: RowWise, inputs: AnswerReferences, options: semantic_similarity, engine: Embedder,
+                    values: [""], corpus: None,
+                    summary: "cosine of the answer's and the closest reference's embeddings (1/0 with a threshold)",
+                    reference: "Ragas 0.4.3 SemanticSimilarity",
+                    signature: |o| $crate::metrics::semantic::signature(o),
+                    output: DataType::Float64,
+                    column: |o, [answer, references], _parallel| $crate::polars::embedded::semantic_similarity(answer, references, o),
                 }
                 string_presence {
                     kind: RowWise, inputs: AnswerReferences, options: none,

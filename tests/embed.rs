@@ -2,7 +2,8 @@
 //! tokenizer's, vectors within 1e-4 per component and cosine ≥ 0.99999, on the recorded fixture
 //! (edge cases, every script, texts past the token limit). The model directory comes from
 //! `POLARS_RAG_EMBED_MODEL` (the test script sets it); without one these tests say so and pass
-//! without checking.
+//! without checking. `POLARS_RAG_TEST_EMBED_MODEL` is read first, so that the test script need
+//! not set the variable that makes `score` embed by default.
 #![cfg(feature = "embed")]
 
 use std::path::PathBuf;
@@ -12,7 +13,10 @@ use polars_rag::engines::embed::{EmbedSettings, Embedder};
 use serde_json::Value;
 
 fn model_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(std::env::var_os("POLARS_RAG_EMBED_MODEL")?);
+    let dir = PathBuf::from(
+        std::env::var_os("POLARS_RAG_TEST_EMBED_MODEL")
+            .or_else(|| std::env::var_os("POLARS_RAG_EMBED_MODEL"))?,
+    );
     dir.is_dir().then_some(dir)
 }
 
@@ -36,7 +40,7 @@ macro_rules! model_or_skip {
         match model_dir() {
             Some(dir) => dir,
             None => {
-                eprintln!("POLARS_RAG_EMBED_MODEL is not set to a model directory: not checked");
+                eprintln!("no model directory in POLARS_RAG_TEST_EMBED_MODEL / POLARS_RAG_EMBED_MODEL: not checked");
                 return;
             }
         }
@@ -176,4 +180,195 @@ fn a_missing_or_corrupt_model_names_the_path_and_file() {
     let weights = LocalModel::load(&dir).err().unwrap().to_string();
     assert!(weights.contains("model.safetensors"), "{weights}");
     std::fs::remove_dir_all(dir).ok();
+}
+
+/// Ragas 0.4.3's SemanticSimilarity on the same model (recorded by
+/// benches/record_ragas_semantic.py): every pair within 1e-5 without a threshold, and the same
+/// 1/0 decision with one wherever the cosine is not within 1e-5 of the threshold.
+#[cfg(feature = "polars")]
+#[test]
+fn semantic_similarity_equals_ragas() {
+    use polars::prelude::*;
+    use polars_rag::metrics::semantic::SemanticSimilarityOptions;
+
+    let dir = model_or_skip!();
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/embeddings/ragas-semantic-similarity.json");
+    let record: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let cases = record["cases"].as_array().unwrap();
+    let text = |c: &Value, k: &str| c[k].as_str().unwrap().to_string();
+    let plain: std::collections::HashMap<(String, String), f64> = cases
+        .iter()
+        .filter(|c| c["threshold"].is_null())
+        .map(|c| {
+            (
+                (text(c, "reference"), text(c, "response")),
+                c["value"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    let cache = std::env::temp_dir().join(format!("polars-rag-embed-ragas-{}", std::process::id()));
+    for threshold in [None, Some(0.5), Some(0.8)] {
+        let chosen: Vec<&Value> = cases
+            .iter()
+            .filter(|c| c["threshold"].as_f64() == threshold)
+            .collect();
+        assert!(chosen.len() > 30);
+        let answers = Series::new(
+            "answer".into(),
+            chosen
+                .iter()
+                .map(|c| text(c, "response"))
+                .collect::<Vec<_>>(),
+        );
+        let references = Series::new(
+            "reference".into(),
+            chosen
+                .iter()
+                .map(|c| text(c, "reference"))
+                .collect::<Vec<_>>(),
+        );
+        let options = SemanticSimilarityOptions {
+            embedder: EmbedSettings {
+                model: Some(dir.display().to_string()),
+                cache: Some(cache.display().to_string()),
+                ..EmbedSettings::default()
+            },
+            threshold,
+        };
+        let got =
+            polars_rag::polars::embedded::semantic_similarity(&answers, &references, &options)
+                .unwrap();
+        for (case, value) in chosen.iter().zip(got.f64().unwrap()) {
+            let value = value.unwrap();
+            let expected = case["value"].as_f64().unwrap();
+            let cosine = plain[&(text(case, "reference"), text(case, "response"))];
+            match threshold {
+                None => assert!(
+                    (value - expected).abs() <= 1e-5,
+                    "{value} vs Ragas {expected} for {case}"
+                ),
+                Some(t) if (cosine - t).abs() > 1e-5 => assert_eq!(value, expected, "{case}"),
+                Some(_) => {}
+            }
+        }
+    }
+    std::fs::remove_dir_all(cache).ok();
+}
+
+/// Every token id of the whole parity set (over 1,000 texts), when benches/record_embeddings.py
+/// has recorded it in this checkout (bench-output/ is not versioned).
+#[test]
+fn token_ids_of_the_whole_recorded_set() {
+    let dir = model_or_skip!();
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("bench-output/embeddings/reference.json");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        eprintln!("{} not recorded: not checked", path.display());
+        return;
+    };
+    let record: Value = serde_json::from_str(&text).unwrap();
+    let model = LocalModel::load(&dir).unwrap();
+    let texts = texts(&record);
+    assert!(texts.len() >= 1000);
+    for (text, ids) in texts.iter().zip(record["ids"].as_array().unwrap()) {
+        let expected: Vec<u32> = ids
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap() as u32)
+            .collect();
+        assert_eq!(
+            model.tokens(text).unwrap().ids,
+            expected,
+            "token ids of {text:?}"
+        );
+    }
+}
+
+/// `polars-rag score` with `--embed-model`: `semantic_similarity` in the scores with the model's
+/// signature in the summary, the embedding line, and a second run served by the cache; `locate
+/// --embed-model` fills `cosine`.
+#[cfg(feature = "cli")]
+#[test]
+fn cli_score_and_locate_embed_with_the_local_model() {
+    use polars::prelude::*;
+
+    let dir = model_or_skip!();
+    let work = std::env::temp_dir().join(format!("polars-rag-embed-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+    let demo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("datasets/demo");
+    let score = || {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_polars-rag"))
+            .args(["score", "--run"])
+            .arg(demo.join("run_a.parquet"))
+            .arg("--golden")
+            .arg(demo.join("golden.parquet"))
+            .args(["--metrics", "semantic_similarity", "--out"])
+            .arg(work.join("scores.parquet"))
+            .arg("--embed-model")
+            .arg(&dir)
+            .arg("--embed-cache")
+            .arg(work.join("cache"))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let first = score();
+    assert!(
+        first.contains("semantic_similarity|embed|local:") && first.contains("48 embedded"),
+        "{first}"
+    );
+    let second = score();
+    assert!(second.contains("48 cache hits, 0 embedded"), "{second}");
+    let scores = ParquetReader::new(std::fs::File::open(work.join("scores.parquet")).unwrap())
+        .finish()
+        .unwrap();
+    let values = scores
+        .column("semantic_similarity")
+        .unwrap()
+        .f64()
+        .unwrap()
+        .clone();
+    assert_eq!(values.null_count(), 0);
+    assert!(values
+        .into_no_null_iter()
+        .all(|v| (-1.0..=1.0 + 1e-9).contains(&v)));
+
+    let quotes = work.join("quotes.txt");
+    std::fs::write(&quotes, "the worst part of any route\na dog on the moon\n").unwrap();
+    let corpus = work.join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    std::fs::write(
+        corpus.join("a.txt"),
+        "Hills are the worst part of any route.",
+    )
+    .unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_polars-rag"))
+        .args(["locate", "--quotes"])
+        .arg(&quotes)
+        .arg("--corpus")
+        .arg(&corpus)
+        .arg("--out")
+        .arg(work.join("located"))
+        .arg("--embed-model")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let located =
+        ParquetReader::new(std::fs::File::open(work.join("located/located.parquet")).unwrap())
+            .finish()
+            .unwrap();
+    let cosine = located
+        .column("cosine")
+        .unwrap()
+        .f64()
+        .unwrap()
+        .get(0)
+        .unwrap();
+    assert!(cosine > 0.99, "{cosine}");
+    std::fs::remove_dir_all(work).ok();
 }

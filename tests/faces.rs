@@ -429,6 +429,12 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             judge.model = Some("fake-judge".into());
             judge.cache = None;
         }
+        // Metrics that embed are asked of the same server's /embeddings.
+        if let Some(embedder) = options.embedder_mut(info.id) {
+            embedder.base_url = Some(judge_server.base_url.clone());
+            embedder.model = Some("fake-embed".into());
+            embedder.cache = None;
+        }
     }
     for info in registry::METRICS {
         let id = info.id;
@@ -500,6 +506,11 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             "locate_quotes" => {
                 expr::locate_quotes(col("answer"), col("sources"), Default::default())
             }
+            "semantic_similarity" => expr::semantic_similarity(
+                col("answer"),
+                col("sources"),
+                options.semantic_similarity.clone(),
+            ),
             // Tools and judged metrics without a builder of their own go through the table's.
             "extract_quotes" | "embedding_cosine" | "citation_support" | "citation_precision"
             | "answer_match" | "split_claims" => generic.clone(),
@@ -924,11 +935,24 @@ fn every_scored_id_is_computed_by_the_cli() {
                 .arg(&run_path)
                 .args(["--metrics", info.id, "--out"])
                 .arg(&out)
-                .env_remove("POLARS_RAG_JUDGE_MODEL");
+                .env_remove("POLARS_RAG_JUDGE_MODEL")
+                .env_remove("POLARS_RAG_EMBED_MODEL");
             command
         };
         let judged =
             info.engine == Some(registry::Engine::Judge) && info.kind != registry::MetricKind::Tool;
+        let embeds = info.engine == Some(registry::Engine::Embedder);
+        if embeds {
+            // Without a model, asking for a metric that embeds is an error naming it and the model.
+            let o = score().output().unwrap();
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            assert!(
+                !o.status.success()
+                    && stderr.contains(info.id)
+                    && stderr.contains("embedding model"),
+                "{stderr}"
+            );
+        }
         if judged {
             // Without a judge, asking for a judged metric is an error naming it and the judge.
             let o = score().output().unwrap();
@@ -949,6 +973,15 @@ fn every_scored_id_is_computed_by_the_cli() {
                 "--judge-model",
                 "fake-judge",
                 "--no-judge-cache",
+            ]);
+        }
+        if embeds {
+            command.args([
+                "--embed-base-url",
+                &judge_server.base_url,
+                "--embed-model",
+                "fake-embed",
+                "--no-embed-cache",
             ]);
         }
         let o = command.output().unwrap();

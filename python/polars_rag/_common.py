@@ -232,10 +232,15 @@ def signature(metric: str, **options: Any) -> str:
         >>> pr.signature("rouge", use_stemmer=True)
         'rouge|tok:rouge_score|stem:porter|version:rouge-score-0.1.2'
     """
+    from polars_rag._embed import Embedder
     from polars_rag._judge import Judge
 
-    # A judge is given as an object; its settings are what the signature records.
-    options = {key: value.settings() if isinstance(value, Judge) else value for key, value in options.items()}
+    # A judge or an embedder is given as an object; its settings are what the signature records.
+    options = {
+        key: value.settings() if isinstance(value, (Judge, Embedder)) else value for key, value in options.items()
+    }
+    if metric == "semantic_similarity" and options.get("embedder") is None:
+        options["embedder"] = Embedder().settings()
     for option, value in options.items():
         _check_option_int("signature", option, value)
     if metric in _metric_ids():

@@ -19,6 +19,8 @@ from polars_rag._common import (
     _with_defaults,
     _write_atomically,
 )
+from polars_rag._embed import Embedder
+from polars_rag._embed import embed as _embed_expr
 from polars_rag._internal import locate_stats as _locate_stats
 from polars_rag._internal import locate_table as _locate_table
 from polars_rag._internal import write_locate_workbook as _write_locate_workbook
@@ -32,7 +34,7 @@ LocateCompat = Literal["none", "soak"]
 #: heuristics (their match ratio is a BM25 score) and need ``compat="soak"``.
 Trim = Literal["fuzzy", "sliding_bm25", "hybrid", "off"]
 #: Turns a list of texts into one vector per text.
-Embedder = Callable[[list[str]], Sequence[Sequence[float]]]
+EmbedFunction = Callable[[list[str]], Sequence[Sequence[float]]]
 
 
 class LocateOptions(TypedDict, total=False):
@@ -143,7 +145,7 @@ def locate_quotes_in_corpus(
     quotes: Sequence[str] | pl.Series,
     corpus: FrameLike | dict[str, str],
     *,
-    embed: Embedder | None = None,
+    embed: EmbedFunction | Embedder | bool | None = None,
     xlsx: str | Path | None = None,
     stats_csv: str | Path | None = None,
     **options: Unpack[LocateOptions],
@@ -151,8 +153,9 @@ def locate_quotes_in_corpus(
     """Every quote located in one shared corpus (the soak case, e.g. interview transcripts).
 
     ``corpus`` is a ``file``, ``text`` table or a ``{file: text}`` dict, in the order the
-    documents are joined. ``embed`` (a callable from a list of texts to one vector each) fills
-    ``cosine`` between each quote and its span. ``xlsx`` writes the workbook (least confident
+    documents are joined. ``embed`` fills ``cosine`` between each quote and its span (soak's
+    embedding stage): ``True`` for the local model (:func:`default_model_dir`), an
+    :class:`Embedder`, or a callable from a list of texts to one vector each. ``xlsx`` writes the workbook (least confident
     first) and ``stats_csv`` the melted statistics. Options as in :func:`locate_quotes`;
     ``compat="soak"`` reproduces soak 9c164e87 for the whole batch.
 
@@ -168,12 +171,20 @@ def locate_quotes_in_corpus(
     packed = pickle.dumps(_with_defaults("locate_quotes", given), protocol=4)
     series = quotes if isinstance(quotes, pl.Series) else pl.Series("quote", list(quotes), dtype=pl.String)
     located = _locate_table(series.cast(pl.String), _corpus_frame(corpus), packed)
-    if embed is not None:
+    if embed is True or isinstance(embed, Embedder):
+        model = embed if isinstance(embed, Embedder) else Embedder()
+        vectors = pl.DataFrame(
+            {"q": located["quote"].fill_null(""), "s": located["span_text"].fill_null("")}
+        ).select(_embed_expr("q", embedder=model), _embed_expr("s", embedder=model))
+    elif callable(embed):
         texts = located["quote"].fill_null("").to_list()
         spans = located["span_text"].fill_null("").to_list()
         vectors = pl.DataFrame(
             [_embedding_series("q", embed(texts), len(texts)), _embedding_series("s", embed(spans), len(spans))]
         )
+    elif embed is not None and embed is not False:
+        raise TypeError(f"locate_quotes_in_corpus: embed must be True, an Embedder or a callable, got {embed!r}")
+    if embed is not None and embed is not False:
         cos = vectors.select(embedding_cosine("q", "s")).to_series()
         located = located.with_columns(
             pl.when(pl.col("span_text").is_not_null()).then(cos).otherwise(None).alias("cosine")

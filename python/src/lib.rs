@@ -6,10 +6,12 @@
 use polars::prelude::*;
 use polars_rag::compare::tables as comparison;
 use polars_rag::compare::CompareOptions;
+use polars_rag::engines::embed::EmbedSettings;
 use polars_rag::metrics::locate::LocateOptions;
 use polars_rag::metrics::{MetricOptions, SectionReader};
 use polars_rag::polars::corpus::{self, Corpus, SpanUnit};
 use polars_rag::polars::driver;
+use polars_rag::polars::embedded;
 use polars_rag::polars::golden;
 use polars_rag::polars::locate;
 use polars_rag::polars::{table, tables};
@@ -184,6 +186,108 @@ fn evaluate(
 }
 
 polars_rag::metric_table!(plugin_shims);
+
+/// Decodes `embed`'s pickled keyword arguments (the embedder's settings).
+fn embed_settings(kwargs: DefaultKwargs) -> PolarsResult<EmbedSettings> {
+    options("embed", kwargs)
+}
+
+/// `embed`'s output: `array[f32, d]` named like its input, `d` from the model.
+fn embed_output_field(fields: &[Field], kwargs: DefaultKwargs) -> PolarsResult<Field> {
+    guarded("embed", || {
+        for field in fields {
+            driver::check_input_field("embed", field)?;
+            if !matches!(
+                field.dtype(),
+                DataType::String | DataType::Null | DataType::Categorical(..) | DataType::Enum(..)
+            ) {
+                polars_bail!(SchemaMismatch: "embed: column '{}' (text) must be of type String, got {}", field.name(), field.dtype());
+            }
+        }
+        let name = fields
+            .first()
+            .map_or_else(|| "embed".into(), |f| f.name().clone());
+        Ok(Field::new(
+            name,
+            embedded::embed_dtype(&embed_settings(kwargs)?)?,
+        ))
+    })
+}
+
+/// Texts to embedding vectors (`pr.embed`).
+#[polars_expr(output_type_func_with_kwargs = embed_output_field)]
+fn embed(series: &[Series], kwargs: DefaultKwargs) -> PolarsResult<Series> {
+    guarded("embed", || {
+        let inputs = readable_inputs("embed", series)?;
+        let [texts] = inputs.as_slice() else {
+            polars_bail!(ComputeError: "embed: expected one text column, got {}", inputs.len());
+        };
+        embedded::embed(texts, &embed_settings(kwargs)?)
+    })
+}
+
+/// Decodes pickled embedding settings for a pyfunction.
+fn embed_settings_of(function: &str, settings: &[u8]) -> PyResult<EmbedSettings> {
+    serde_pickle::from_slice(settings, serde_pickle::DeOptions::default())
+        .map_err(|e| PyValueError::new_err(format!("{function}: invalid embedding settings: {e}")))
+}
+
+/// What the process's embedder for these (pickled) settings has done, as JSON (zeros when it
+/// was never used), with its signature when it was built.
+#[pyfunction]
+fn embed_usage(settings: &[u8]) -> PyResult<String> {
+    py_guarded("Embedder.usage", move || {
+        let settings = embed_settings_of("Embedder.usage", settings)?;
+        let existing = polars_rag::engines::embed::Embedder::existing(&settings);
+        let usage = existing.as_ref().map(|e| e.usage()).unwrap_or_default();
+        let mut value = serde_json::to_value(usage).map_err(py_err_in("Embedder.usage"))?;
+        value["signature"] = existing.map(|e| e.signature()).into();
+        Ok(value.to_string())
+    })
+}
+
+/// The signature of the embeddings these (pickled) settings give (the model is loaded).
+#[pyfunction]
+fn embed_signature(settings: &[u8]) -> PyResult<String> {
+    py_guarded("Embedder.signature", move || {
+        let settings = embed_settings_of("Embedder.signature", settings)?;
+        let embedder =
+            polars_rag::engines::embed::Embedder::shared(&settings, "Embedder.signature")
+                .map_err(py_err_in("Embedder.signature"))?;
+        Ok(embedder.signature())
+    })
+}
+
+/// The default embedding settings, as JSON.
+#[pyfunction]
+fn embed_defaults() -> PyResult<String> {
+    serde_json::to_string(&EmbedSettings::default()).map_err(py_err_in("embed_defaults"))
+}
+
+/// `stats` or `clear` of the embedding cache in `directory` (None: the default), as JSON / a count.
+#[pyfunction]
+#[pyo3(signature = (action, directory))]
+fn embed_cache(action: &str, directory: Option<String>) -> PyResult<String> {
+    use polars_rag::engines::embed::{
+        clear_embedding_cache, default_cache_dir, embedding_cache_stats,
+    };
+    py_guarded("embed_cache", move || {
+        let function = "embed_cache";
+        let dir = directory.map_or_else(default_cache_dir, std::path::PathBuf::from);
+        match action {
+            "stats" => {
+                let stats = embedding_cache_stats(&dir).map_err(py_err_in(function))?;
+                serde_json::to_string(&stats).map_err(py_err_in(function))
+            }
+            "clear" => Ok(clear_embedding_cache(&dir)
+                .map_err(py_err_in(function))?
+                .to_string()),
+            other => Err(PyValueError::new_err(format!(
+                "{function}: unknown action {other:?}"
+            ))),
+        }
+    })
+}
 
 /// Decodes pickled `locate_quotes` options, with an error naming the option to blame.
 fn locate_options(options: &[u8]) -> PyResult<LocateOptions> {
@@ -604,6 +708,10 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(judge_usage, m)?)?;
     m.add_function(wrap_pyfunction!(judge_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(judge_cache, m)?)?;
+    m.add_function(wrap_pyfunction!(embed_usage, m)?)?;
+    m.add_function(wrap_pyfunction!(embed_signature, m)?)?;
+    m.add_function(wrap_pyfunction!(embed_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(embed_cache, m)?)?;
     m.add_function(wrap_pyfunction!(locate_table, m)?)?;
     m.add_function(wrap_pyfunction!(locate_stats, m)?)?;
     m.add_function(wrap_pyfunction!(write_locate_workbook, m)?)?;

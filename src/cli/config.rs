@@ -61,6 +61,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use polars_rag::engines::embed::EmbedSettings;
 use polars_rag::engines::judge::JudgeSettings;
 use polars_rag::metrics::MetricOptions;
 
@@ -121,6 +122,8 @@ pub struct ScoreConfig {
     pub by: Option<String>,
     /// `[judge]`: the judge of every judged metric whose section sets none of its own.
     pub judge: Option<JudgeSettings>,
+    /// `[embed]`: the embedding model of every metric that embeds and sets none of its own.
+    pub embed: Option<EmbedSettings>,
 }
 
 /// The job's own keys; everything else in the file is a metric section.
@@ -170,6 +173,14 @@ impl ScoreConfig {
             ),
             None => None,
         };
+        let embed: Option<EmbedSettings> = match table.remove("embed") {
+            Some(section) => Some(
+                section
+                    .try_into()
+                    .map_err(|e: toml::de::Error| format!("[embed]: {e}"))?,
+            ),
+            None => None,
+        };
         let options: MetricOptions = table
             .try_into()
             .map_err(|e: toml::de::Error| e.to_string())?;
@@ -186,6 +197,7 @@ impl ScoreConfig {
             invalid_spans: job.invalid_spans,
             by: job.by,
             judge,
+            embed,
         })
     }
 

@@ -30,6 +30,8 @@ pub struct LocateJob {
     pub options: LocateOptions,
     /// Fill `cosine` with the hashed bag-of-words stand-in embedding (no model).
     pub hash_embedding: Option<usize>,
+    /// Fill `cosine` with this embedding model (soak's embedding stage: the quote and its span).
+    pub embedder: Option<polars_rag::engines::embed::EmbedSettings>,
 }
 
 /// What a `locate` job wrote and printed.
@@ -82,7 +84,10 @@ pub fn run(job: &LocateJob) -> PolarsResult<LocateReport> {
     let quotes = read_quotes(&job.quotes, &job.quote_col)?;
     let corpus = read_corpus(&job.corpus)?;
     let mut located = locate_in_documents(&quotes, &corpus, &job.options)?;
-    if let Some(dim) = job.hash_embedding {
+    if let Some(settings) = &job.embedder {
+        let embedder = polars_rag::engines::embed::Embedder::shared(settings, "locate")?;
+        fill_cosine(&mut located, &*embedder)?;
+    } else if let Some(dim) = job.hash_embedding {
         fill_cosine(&mut located, &HashEmbedder { dim })?;
     }
     std::fs::create_dir_all(&job.out)?;

@@ -54,6 +54,9 @@ pub struct ScoreJob {
     /// The judge of the judged metrics (already applied to their options); `None`: judged
     /// metrics are skipped unless asked for, and asking for one is an error.
     pub judge: Option<polars_rag::engines::judge::JudgeSettings>,
+    /// The embedding model of the metrics that embed (already applied to their options);
+    /// `None`: those metrics are skipped unless asked for, and asking for one is an error.
+    pub embedder: Option<polars_rag::engines::embed::EmbedSettings>,
 }
 
 /// What `score` does with a span that does not fit its corpus.
@@ -501,6 +504,7 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     let ids: Vec<&str> = chosen.iter().map(|(m, _)| m.id).collect();
     let mut summary = summarise(job, &options, &scores, &ids, &aggregates, &notes)?;
     summary.push_str(&judge_accounting(&options, &ids)?);
+    summary.push_str(&embed_accounting(&options, &ids)?);
     if job.timings {
         summary.push_str(&stages.line());
     }
@@ -528,6 +532,30 @@ pub(crate) fn judge_accounting(options: &MetricOptions, ids: &[&str]) -> PolarsR
                 judge.settings().model, u.rows, u.calls, u.cache_hits, u.retries, u.failures, u.prompt_tokens, u.completion_tokens, u.seconds
             ));
         }
+    }
+    Ok(text)
+}
+
+/// What the embedding models of the metrics that embed did: texts, cache hits, texts cut at the
+/// model's token limit, calls and wall time.
+pub(crate) fn embed_accounting(options: &MetricOptions, ids: &[&str]) -> PolarsResult<String> {
+    let mut models: Vec<polars_rag::engines::embed::EmbedSettings> = Vec::new();
+    let mut options = options.clone();
+    for id in ids {
+        if let Some(settings) = options.embedder_mut(id) {
+            if !models.contains(settings) {
+                models.push(settings.clone());
+            }
+        }
+    }
+    let mut text = String::new();
+    for settings in &models {
+        let embedder = polars_rag::engines::embed::Embedder::shared(settings, "score")?;
+        let u = embedder.usage();
+        text.push_str(&format!(
+            "embeddings ({}): {} texts, {} distinct, {} cache hits, {} embedded, {} truncated at the token limit, {} calls, {:.1} s\n",
+            embedder.signature(), u.texts, u.distinct, u.cache_hits, u.embedded, u.truncated, u.calls, u.seconds
+        ));
     }
     Ok(text)
 }
@@ -641,8 +669,12 @@ fn choose_metrics(
             continue;
         }
         let needs_judge = info.engine == Some(registry::Engine::Judge) && job.judge.is_none();
+        let needs_embedder =
+            info.engine == Some(registry::Engine::Embedder) && job.embedder.is_none();
         let inputs = if needs_judge {
             Err("a judge ([judge] section, --judge-model / --judge-base-url, or POLARS_RAG_JUDGE_MODEL)")
+        } else if needs_embedder {
+            Err("an embedding model ([embed] section, --embed-model / --embed-base-url, or POLARS_RAG_EMBED_MODEL)")
         } else {
             resolved.inputs_for(info.inputs)
         };

@@ -10,6 +10,7 @@ pub mod locate;
 pub(crate) mod numpy;
 pub mod retrieval;
 pub mod rouge;
+pub mod semantic;
 pub mod similarity;
 pub mod spans;
 
@@ -123,6 +124,15 @@ macro_rules! metric_options {
                 }
             }
 
+            /// The embedding settings of a metric that embeds (`None` for the others): the CLI's
+            /// `[embed]` section and `--embed-*` flags are applied through this.
+            pub fn embedder_mut(&mut self, metric: &str) -> Option<&mut crate::engines::embed::EmbedSettings> {
+                match metric {
+                    $( stringify!($id) => embedder_of!(self, $options $(, $engine)?), )*
+                    _ => None,
+                }
+            }
+
             /// The default keyword arguments of `metric`, written by `serializer` (a map from
             /// option name to value; empty for a metric without options). Python's functions
             /// take `None` for "the library's default" and show these.
@@ -168,6 +178,15 @@ macro_rules! section_mut {
 }
 
 /// The judge settings of a section, for metrics whose entry names the `Judge` engine.
+macro_rules! embedder_of {
+    ($self:expr, $section:ident, Embedder) => {
+        Some(&mut $self.$section.embedder)
+    };
+    ($self:expr, $section:ident $(, $other:ident)?) => {
+        None
+    };
+}
+
 macro_rules! judge_of {
     ($self:expr, $section:ident, Judge) => {
         Some(&mut $self.$section.judge)

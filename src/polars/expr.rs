@@ -26,9 +26,11 @@
 use polars::prelude::*;
 
 use super::columns;
+use super::embedded;
 use super::locate;
 use super::retrieval::{self, SpanMetric};
 use super::table;
+use crate::engines::embed::EmbedSettings;
 use crate::metrics::bleu::BleuOptions;
 use crate::metrics::chrf::ChrfOptions;
 use crate::metrics::citation::QuotedSpansOptions;
@@ -36,6 +38,7 @@ use crate::metrics::lexical::CitationIndicatorOptions;
 use crate::metrics::locate::LocateOptions;
 use crate::metrics::retrieval::{RankedMetric, RetrievalOptions};
 use crate::metrics::rouge::RougeOptions;
+use crate::metrics::semantic::SemanticSimilarityOptions;
 use crate::metrics::similarity::{ExactMatchOptions, StringSimilarityOptions};
 use crate::metrics::spans::SpanOptions;
 use crate::metrics::MetricOptions;
@@ -131,6 +134,31 @@ pub fn bleu(answer: Expr, references: Expr, options: BleuOptions) -> Expr {
         [answer, references],
         DataType::Float64,
         move |[a, r]| columns::bleu(a, r, &options, true),
+    )
+}
+
+/// Embeddings of a text column: `array[f32, d]` named `embed` (the model is loaded, or a server
+/// asked once, when the expression is built, to know `d`). Elementwise; see
+/// [`embedded::embed`].
+pub fn embed(text: Expr, settings: EmbedSettings) -> PolarsResult<Expr> {
+    let dtype = embedded::embed_dtype(&settings)?;
+    Ok(row_wise("embed", [text], dtype, move |[text]| {
+        embedded::embed(text, &settings)
+    }))
+}
+
+/// Ragas' semantic similarity of answer and reference (`Float64` named
+/// `semantic_similarity`); see [`embedded::semantic_similarity`].
+pub fn semantic_similarity(
+    answer: Expr,
+    references: Expr,
+    options: SemanticSimilarityOptions,
+) -> Expr {
+    row_wise(
+        "semantic_similarity",
+        [answer, references],
+        DataType::Float64,
+        move |[a, r]| embedded::semantic_similarity(a, r, &options),
     )
 }
 

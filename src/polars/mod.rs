@@ -9,6 +9,7 @@
 //! * [`tables`]: table plumbing of the golden-dataset job (long-run collapse, golden ⋈ run
 //!   with its report), shared by the CLI, the Python functions and Rust users.
 //! * [`judged`]: the judged metrics over columns, through the shared judge engine.
+//! * [`embedded`]: text columns to embedding columns, and `semantic_similarity`.
 //! * [`expr`] (feature `lazy`): native `Expr` builders over [`columns`] and [`table`].
 
 pub mod columns;
@@ -16,6 +17,7 @@ pub mod corpus;
 // Input reading shared with the binary and the plugin crate; not part of the library's API.
 #[doc(hidden)]
 pub mod driver;
+pub mod embedded;
 #[cfg(feature = "lazy")]
 pub mod expr;
 pub mod golden;

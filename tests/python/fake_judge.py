@@ -41,11 +41,31 @@ class FakeJudge:
         self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
+    def embeddings(self, body: dict[str, Any]) -> tuple[int, dict[str, str], str]:
+        """An ``/embeddings`` reply: a 4-dimensional vector per text (its length, its counts of
+        "a" and "e", 1), in reverse order with explicit indices; a batch holding "#500" fails
+        once."""
+        texts = [str(t) for t in body["input"]]
+        key = "embed:" + "|".join(texts)
+        with self.lock:
+            self.requests += 1
+            attempt = self.attempts[key] = self.attempts.get(key, 0) + 1
+        if any("#500" in t for t in texts) and attempt == 1:
+            return 500, {}, '{"error": "try again"}'
+        data = [
+            {"object": "embedding", "index": i, "embedding": [float(len(t)), float(t.count("a")), float(t.count("e")), 1.0]}
+            for i, t in enumerate(texts)
+        ]
+        usage = {"prompt_tokens": sum(len(t.split()) for t in texts), "total_tokens": 0}
+        return 200, {}, json.dumps({"object": "list", "data": data[::-1], "usage": usage})
+
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
 
     def respond(self, body: dict[str, Any]) -> tuple[int, dict[str, str], str]:
+        if "input" in body:
+            return self.embeddings(body)
         messages = body.get("messages", [])
         user = next((m["content"] for m in messages if m.get("role") == "user"), "{}")
         try:

@@ -243,14 +243,19 @@ EXPRESSIONS: dict[str, tuple[list[str], bool]] = {
     "citation_precision": (["text", "text"], True),
     "answer_match": (["text", "text", "texts"], False),
     "split_claims": (["text"], False),
+    "embed": (["text"], False),
+    "semantic_similarity": (["text", "texts"], False),
 }
+# Functions that embed: given the local model with a throwaway cache (or a hostile embedder).
+EMBEDDED = {"embed", "semantic_similarity"}
 # Judged functions are asked of a local fake judge (or of none: the error must name them).
 JUDGED = {"citation_support", "citation_precision", "answer_match", "split_claims"}
 # Outputs documented in [0, 1] (struct outputs: the float fields named here).
-UNIT_RANGE = {name for name in EXPRESSIONS} - {"quoted_spans", "citation_alignment", "rouge", "checks", "locate_quotes", "extract_quotes", "embedding_cosine"} - JUDGED
+UNIT_RANGE = {name for name in EXPRESSIONS} - {"quoted_spans", "citation_alignment", "rouge", "checks", "locate_quotes", "extract_quotes", "embedding_cosine"} - JUDGED - EMBEDDED
 FRAME_FUNCTIONS = ["validate_golden", "check_spans", "collapse_run", "join_golden", "compare", "summary",
                    "locate_quotes_in_corpus", "signature", "metric_ids", "option_defaults", "compare_defaults",
-                   "judge_cache_stats", "judge_cache_clear", "judge_agreement"]
+                   "judge_cache_stats", "judge_cache_clear", "judge_agreement",
+                   "embed_cache_stats", "embed_cache_clear", "default_model_dir"]
 
 
 _FAKE_JUDGE: Any = None
@@ -266,6 +271,18 @@ def fake_judge_settings() -> Any:
         _FAKE_JUDGE = (FakeJudge(), tempfile.mkdtemp(prefix="polars-rag-hostile-judge-"))
     server, cache = _FAKE_JUDGE
     return pr.Judge(base_url=server.base_url, model="fake", cache=cache, retry_base_delay=0.0)
+
+
+_EMBED_CACHE: str | None = None
+
+
+def local_embedder() -> Any:
+    """The local model (POLARS_RAG_EMBED_MODEL or the installed package) with a cache in a
+    temporary directory, so hostile texts never reach the user's cache."""
+    global _EMBED_CACHE
+    if _EMBED_CACHE is None:
+        _EMBED_CACHE = tempfile.mkdtemp(prefix="polars-rag-hostile-embed-")
+    return pr.Embedder(cache=_EMBED_CACHE)
 
 
 class Defect(AssertionError):
@@ -309,6 +326,8 @@ def run_expression(name: str, data: Any) -> None:
     opts = data.draw(options_for(fn, skip), label="options")
     if name in JUDGED and data.draw(st.booleans(), label="with a judge"):
         opts["judge"] = fake_judge_settings()
+    if name in EMBEDDED and opts.get("embedder") is None:
+        opts["embedder"] = local_embedder()
     args = [pl.col(f"c{i}") for i in range(len(roles))]
     if literal is not None:
         args[-1] = literal
@@ -326,6 +345,10 @@ def run_expression(name: str, data: Any) -> None:
         raise Defect(f"{name}: eager and lazy results differ")
     if name in UNIT_RANGE:
         check_floats(name, eager.to_series().to_list())
+    if name == "semantic_similarity":
+        for v in eager.to_series().to_list():
+            if v is not None and not (math.isfinite(v) and -1.0 - 1e-9 <= v <= 1.0 + 1e-9):
+                raise Defect(f"{name}: cosine {v} outside [-1, 1]")
 
 
 def any_frame(data: Any, roles: dict[str, str]) -> pl.DataFrame:
@@ -424,6 +447,20 @@ def run_frame_function(name: str, data: Any) -> None:
                     result = fn(where, template)
                     if result != 0:
                         raise Defect(f"{name}: removed {result!r} from an empty cache")
+        elif name in ("embed_cache_stats", "embed_cache_clear"):
+            with tempfile.TemporaryDirectory() as tmp:
+                # Never None: that is the user's own cache directory.
+                hostile = [v for v in HOSTILE_OPTION_VALUES if v is not None and v not in ("", "nope", "none", "standard")]
+                where = data.draw(st.sampled_from([tmp, Path(tmp) / "sub", *hostile]))
+                result = fn(where)
+                if name == "embed_cache_stats" and (not isinstance(result, dict) or result.get("entries") != 0):
+                    raise Defect(f"{name}: returned {result!r} for an empty cache")
+                if name == "embed_cache_clear" and result != 0:
+                    raise Defect(f"{name}: removed {result!r} from an empty cache")
+        elif name == "default_model_dir":
+            result = fn()
+            if result is not None and not isinstance(result, str):
+                raise Defect(f"{name}: returned {result!r}")
         elif name == "judge_agreement":
             frame = any_frame(data, {"verdict": "text", "label": "text"})
             result = fn(frame, "verdict", "label")

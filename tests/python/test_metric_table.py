@@ -32,7 +32,9 @@ def test_every_id_has_a_function_and_a_namespace_method():
 
 
 def test_no_expression_function_outside_the_table():
-    extra = set(_expression_functions()) - set(IDS)
+    # embed is a transform, not a metric: its output width depends on the model, so it has a
+    # plugin function of its own rather than a table entry.
+    extra = set(_expression_functions()) - set(IDS) - {"embed"}
     assert not extra, f"functions without a metric table entry: {sorted(extra)}"
     assert set(IDS) <= set(_expression_functions())
 

@@ -113,6 +113,17 @@ impl Embedder {
         Ok(Arc::clone(embedders.entry(key).or_insert(built)))
     }
 
+    /// The process's embedder for these settings if one was built (for its usage).
+    pub fn existing(settings: &EmbedSettings) -> Option<Arc<Embedder>> {
+        let resolved = settings.resolve("embed").ok()?;
+        let key = format!("{:?}|{:?}", resolved.backend, settings);
+        shared_embedders()
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+            .cloned()
+    }
+
     /// The settings it runs with.
     pub fn settings(&self) -> &ResolvedEmbedSettings {
         &self.resolved
@@ -312,5 +323,17 @@ impl Embedder {
                 Ok(out)
             }
         }
+    }
+}
+
+/// The model as the quote locator's embedding stage (`cosine` of each quote and its span).
+impl crate::metrics::locate::embed::Embedder for Embedder {
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f64>>, String> {
+        let rows: Vec<Option<&str>> = texts.iter().map(|t| Some(*t)).collect();
+        let vectors = Embedder::embed(self, "locate_quotes", &rows).map_err(|e| e.to_string())?;
+        Ok(vectors
+            .into_iter()
+            .map(|v| v.unwrap_or_default().into_iter().map(f64::from).collect())
+            .collect())
     }
 }

@@ -223,6 +223,26 @@ impl EmbedSettings {
     }
 }
 
+/// The signature of the embeddings these settings give: the loaded model's (weights hash,
+/// pooling, normalisation, token limit) when it can be had, else the settings' own description.
+pub fn signature_of(settings: &EmbedSettings) -> String {
+    #[cfg(feature = "judge")]
+    if let Ok(embedder) = Embedder::shared(settings, "signature") {
+        return embedder.signature();
+    }
+    let model = settings
+        .model
+        .clone()
+        .or_else(|| std::env::var("POLARS_RAG_EMBED_MODEL").ok())
+        .unwrap_or_else(|| "?".into());
+    match &settings.base_url {
+        Some(url) => {
+            format!("embed|remote:{url}|model:{model}|engine:polars-rag-embed-{ENGINE_VERSION}")
+        }
+        None => format!("embed|local:{model}|engine:polars-rag-embed-{ENGINE_VERSION}"),
+    }
+}
+
 /// What one embedder did: texts, cache hits, truncations, calls and time.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct EmbedUsage {

@@ -30,6 +30,26 @@ fn main() {
         .map(|t| model.tokens(t).unwrap().ids.len())
         .sum();
     model.embed_batch(&refs).unwrap();
+    // A file of texts, one per line (benches/embed_speed.py's chunks): embedded as the engine
+    // does it, sorted by length in batches of 32.
+    if let Ok(path) = std::env::var("EMBED_TEXTS") {
+        let text = std::fs::read_to_string(path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let mut sorted = lines.clone();
+        sorted.sort_by_key(|t| std::cmp::Reverse(t.chars().count()));
+        let start = Instant::now();
+        for batch in sorted.chunks(32) {
+            model.embed_batch(batch).unwrap();
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        println!(
+            "{} texts: {:.2} s, {:.1} texts/s",
+            lines.len(),
+            seconds,
+            lines.len() as f64 / seconds
+        );
+        return;
+    }
     let runs = 5;
     let start = Instant::now();
     for _ in 0..runs {

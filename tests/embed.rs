@@ -239,7 +239,7 @@ fn semantic_similarity_equals_ragas() {
         let got =
             polars_rag::polars::embedded::semantic_similarity(&answers, &references, &options)
                 .unwrap();
-        for (case, value) in chosen.iter().zip(got.f64().unwrap()) {
+        for (case, value) in chosen.iter().zip(got.f64().unwrap().iter()) {
             let value = value.unwrap();
             let expected = case["value"].as_f64().unwrap();
             let cosine = plain[&(text(case, "reference"), text(case, "response"))];

@@ -9,10 +9,10 @@ import json
 import math
 from pathlib import Path
 
-import polars as pl
+import polars_rag as pr
 import pytest
 
-import polars_rag as pr
+import polars as pl
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "embeddings"
 

@@ -62,7 +62,7 @@ fn to_bytes(vector: &[f32]) -> Vec<u8> {
 }
 
 fn from_bytes(bytes: &[u8]) -> Option<Vec<f32>> {
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return None;
     }
     Some(

@@ -10,8 +10,9 @@ use super::remote::RemoteModel;
 use super::{Backend, EmbedSettings, EmbedUsage, ResolvedEmbedSettings, ENGINE_VERSION};
 
 enum Model {
+    // Boxed: the loaded model is far larger than the client.
     #[cfg(feature = "embed")]
-    Local(super::local::LocalModel),
+    Local(Box<super::local::LocalModel>),
     Remote(RemoteModel),
 }
 
@@ -51,7 +52,9 @@ impl Embedder {
         let resolved = settings.resolve(metric)?;
         let model = match &resolved.backend {
             #[cfg(feature = "embed")]
-            Backend::Local(directory) => Model::Local(super::local::LocalModel::load(directory)?),
+            Backend::Local(directory) => {
+                Model::Local(Box::new(super::local::LocalModel::load(directory)?))
+            }
             #[cfg(not(feature = "embed"))]
             Backend::Local(directory) => {
                 return Err(engine_error(format!(

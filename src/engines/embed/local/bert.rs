@@ -10,6 +10,8 @@ use std::collections::HashMap;
 
 use candle_core::{DType, Device, Tensor, D};
 
+use super::fused::{Attention, BiasGelu, ResidualLayerNorm};
+
 /// The parts of `config.json` the forward pass reads.
 #[derive(Clone, Debug, serde::Deserialize)]
 pub struct BertConfig {
@@ -47,15 +49,22 @@ fn default_position_embedding_type() -> String {
     "absolute".into()
 }
 
-/// A dense layer `x Wᵀ + b`, the weight kept as stored (out × in) and used transposed.
+/// A dense layer `x Wᵀ + b`, the weight kept as stored (out × in) and used transposed. The
+/// bias is also kept as values for the fused operations that add it.
 struct Dense {
     weight_t: Tensor,
     bias: Tensor,
+    bias_values: Vec<f32>,
 }
 
 impl Dense {
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         x.matmul(&self.weight_t)?.broadcast_add(&self.bias)
+    }
+
+    /// `x Wᵀ` without the bias (a fused operation adds it).
+    fn product(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        x.matmul(&self.weight_t)
     }
 }
 
@@ -68,6 +77,22 @@ struct LayerNorm {
 impl LayerNorm {
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         candle_nn::ops::layer_norm(x, &self.weight, &self.bias, self.eps)
+    }
+
+    /// `LayerNorm(product + dense.bias + residual)` in one pass.
+    fn residual(
+        &self,
+        dense: &Dense,
+        product: &Tensor,
+        residual: &Tensor,
+    ) -> candle_core::Result<Tensor> {
+        let op = ResidualLayerNorm {
+            bias: dense.bias_values.clone(),
+            gamma: self.weight.to_vec1()?,
+            beta: self.bias.to_vec1()?,
+            eps: self.eps,
+        };
+        product.apply_op2_no_bwd(residual, &op)
     }
 }
 
@@ -119,12 +144,14 @@ impl Weights {
     }
 
     fn dense(&self, name: &str, out: usize, inp: usize) -> Result<Dense, String> {
+        let bias = self.get(&format!("{name}.bias"), &[out])?;
         Ok(Dense {
             weight_t: self
                 .get(&format!("{name}.weight"), &[out, inp])?
                 .t()
                 .map_err(s)?,
-            bias: self.get(&format!("{name}.bias"), &[out])?,
+            bias_values: bias.to_vec1().map_err(s)?,
+            bias,
         })
     }
 
@@ -175,7 +202,7 @@ impl Bert {
         }
         let hidden = config.hidden_size;
         let heads = config.num_attention_heads;
-        if heads == 0 || hidden == 0 || hidden % heads != 0 {
+        if heads == 0 || hidden == 0 || !hidden.is_multiple_of(heads) {
             return Err(format!(
                 "hidden_size {hidden} is not a multiple of num_attention_heads {heads}"
             ));
@@ -203,9 +230,11 @@ impl Bert {
             let q = weights.dense(&at("attention.self.query"), hidden, hidden)?;
             let k = weights.dense(&at("attention.self.key"), hidden, hidden)?;
             let v = weights.dense(&at("attention.self.value"), hidden, hidden)?;
+            let bias = Tensor::cat(&[&q.bias, &k.bias, &v.bias], 0).map_err(s)?;
             let qkv = Dense {
                 weight_t: Tensor::cat(&[&q.weight_t, &k.weight_t, &v.weight_t], 1).map_err(s)?,
-                bias: Tensor::cat(&[&q.bias, &k.bias, &v.bias], 0).map_err(s)?,
+                bias_values: bias.to_vec1().map_err(s)?,
+                bias,
             };
             blocks.push(Block {
                 qkv,
@@ -253,38 +282,35 @@ impl Bert {
         x = self.embeddings_norm.forward(&x)?;
         // Padding gets the most negative f32 added to its attention scores, as BertModel does,
         // so its softmax weight is exactly 0.
-        let bias: Vec<f32> = mask
+        let mask_bias: Vec<f32> = mask
             .iter()
             .map(|&m| if m > 0.0 { 0.0 } else { f32::MIN })
             .collect();
-        let bias = Tensor::from_vec(bias, (batch, 1, 1, length), &device)?;
-        let head_width = hidden / self.heads;
-        let scale = 1.0 / (head_width as f64).sqrt();
+        let attention = Attention {
+            mask: mask_bias,
+            batch,
+            length,
+            heads: self.heads,
+            hidden,
+        };
         let rows = batch * length;
         for block in &self.blocks {
             let flat = x.reshape((rows, hidden))?;
-            let qkv = block.qkv.forward(&flat)?;
-            let split = |part: usize| -> candle_core::Result<Tensor> {
-                qkv.narrow(1, part * hidden, hidden)?
-                    .reshape((batch, length, self.heads, head_width))?
-                    .transpose(1, 2)?
-                    .contiguous()
-            };
-            let (q, k, v) = (split(0)?, split(1)?, split(2)?);
-            let scores = (q.matmul(&k.t()?)? * scale)?.broadcast_add(&bias)?;
-            let weights = candle_nn::ops::softmax_last_dim(&scores)?;
-            let context = weights
-                .matmul(&v)?
-                .transpose(1, 2)?
-                .contiguous()?
-                .reshape((rows, hidden))?;
-            let attended = block.attention_output.forward(&context)?.add(&flat)?;
-            let attended = block.attention_norm.forward(&attended)?;
-            let inner = block.intermediate.forward(&attended)?.gelu_erf()?;
-            let out = block.output.forward(&inner)?.add(&attended)?;
+            let context = block.qkv.forward(&flat)?.apply_op1_no_bwd(&attention)?;
+            let attended = block.attention_norm.residual(
+                &block.attention_output,
+                &block.attention_output.product(&context)?,
+                &flat,
+            )?;
+            let inner = block
+                .intermediate
+                .product(&attended)?
+                .apply_op1_no_bwd(&BiasGelu {
+                    bias: block.intermediate.bias_values.clone(),
+                })?;
             x = block
                 .output_norm
-                .forward(&out)?
+                .residual(&block.output, &block.output.product(&inner)?, &attended)?
                 .reshape((batch, length, hidden))?;
         }
         Ok(x)

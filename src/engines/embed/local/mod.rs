@@ -9,6 +9,7 @@
 //! (`all_minilm_l6_v2/model.zip`).
 
 pub mod bert;
+mod fused;
 pub mod tokenize;
 
 use std::path::{Path, PathBuf};

@@ -511,20 +511,29 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     Ok(ScoreReport { summary })
 }
 
-/// What the judges of the judged metrics spent, one line per prompt: rows, calls, cache hits,
-/// retries, failures, tokens and wall time.
-pub(crate) fn judge_accounting(options: &MetricOptions, ids: &[&str]) -> PolarsResult<String> {
-    let mut judges: Vec<polars_rag::engines::judge::JudgeSettings> = Vec::new();
+/// The distinct engine settings (`section` of each metric's options) of the metrics `ids`.
+fn distinct_settings<T: Clone + PartialEq>(
+    options: &MetricOptions,
+    ids: &[&str],
+    section: for<'o> fn(&'o mut MetricOptions, &str) -> Option<&'o mut T>,
+) -> Vec<T> {
     let mut options = options.clone();
+    let mut found: Vec<T> = Vec::new();
     for id in ids {
-        if let Some(settings) = options.judge_mut(id) {
-            if !judges.contains(settings) {
-                judges.push(settings.clone());
+        if let Some(settings) = section(&mut options, id) {
+            if !found.contains(settings) {
+                found.push(settings.clone());
             }
         }
     }
+    found
+}
+
+/// What the judges of the judged metrics spent, one line per prompt: rows, calls, cache hits,
+/// retries, failures, tokens and wall time.
+pub(crate) fn judge_accounting(options: &MetricOptions, ids: &[&str]) -> PolarsResult<String> {
     let mut text = String::new();
-    for settings in &judges {
+    for settings in &distinct_settings(options, ids, MetricOptions::judge_mut) {
         let judge = polars_rag::engines::judge::Judge::shared(settings, "score")?;
         for (prompt, u) in judge.usage() {
             text.push_str(&format!(
@@ -539,17 +548,8 @@ pub(crate) fn judge_accounting(options: &MetricOptions, ids: &[&str]) -> PolarsR
 /// What the embedding models of the metrics that embed did: texts, cache hits, texts cut at the
 /// model's token limit, calls and wall time.
 pub(crate) fn embed_accounting(options: &MetricOptions, ids: &[&str]) -> PolarsResult<String> {
-    let mut models: Vec<polars_rag::engines::embed::EmbedSettings> = Vec::new();
-    let mut options = options.clone();
-    for id in ids {
-        if let Some(settings) = options.embedder_mut(id) {
-            if !models.contains(settings) {
-                models.push(settings.clone());
-            }
-        }
-    }
     let mut text = String::new();
-    for settings in &models {
+    for settings in &distinct_settings(options, ids, MetricOptions::embedder_mut) {
         let embedder = polars_rag::engines::embed::Embedder::shared(settings, "score")?;
         let u = embedder.usage();
         text.push_str(&format!(

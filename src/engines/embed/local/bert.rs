@@ -79,20 +79,14 @@ impl LayerNorm {
         candle_nn::ops::layer_norm(x, &self.weight, &self.bias, self.eps)
     }
 
-    /// `LayerNorm(product + dense.bias + residual)` in one pass.
-    fn residual(
-        &self,
-        dense: &Dense,
-        product: &Tensor,
-        residual: &Tensor,
-    ) -> candle_core::Result<Tensor> {
-        let op = ResidualLayerNorm {
+    /// The fused `LayerNorm(product + dense.bias + residual)` of a block, prepared at load.
+    fn after(&self, dense: &Dense) -> Result<ResidualLayerNorm, String> {
+        Ok(ResidualLayerNorm {
             bias: dense.bias_values.clone(),
-            gamma: self.weight.to_vec1()?,
-            beta: self.bias.to_vec1()?,
+            gamma: self.weight.to_vec1().map_err(s)?,
+            beta: self.bias.to_vec1().map_err(s)?,
             eps: self.eps,
-        };
-        product.apply_op2_no_bwd(residual, &op)
+        })
     }
 }
 
@@ -100,10 +94,14 @@ struct Block {
     /// Query, key and value projections in one (3·hidden × hidden) weight: one matrix product.
     qkv: Dense,
     attention_output: Dense,
-    attention_norm: LayerNorm,
+    /// LayerNorm of the attention output's bias and residual.
+    attention_norm: ResidualLayerNorm,
     intermediate: Dense,
+    /// The intermediate layer's bias and GELU.
+    gelu: BiasGelu,
     output: Dense,
-    output_norm: LayerNorm,
+    /// LayerNorm of the output's bias and residual.
+    output_norm: ResidualLayerNorm,
 }
 
 /// A loaded BERT encoder.
@@ -236,17 +234,24 @@ impl Bert {
                 bias_values: bias.to_vec1().map_err(s)?,
                 bias,
             };
+            let attention_output = weights.dense(&at("attention.output.dense"), hidden, hidden)?;
+            let intermediate =
+                weights.dense(&at("intermediate.dense"), config.intermediate_size, hidden)?;
+            let output = weights.dense(&at("output.dense"), hidden, config.intermediate_size)?;
             blocks.push(Block {
                 qkv,
-                attention_output: weights.dense(&at("attention.output.dense"), hidden, hidden)?,
-                attention_norm: weights.norm(&at("attention.output.LayerNorm"), hidden, eps)?,
-                intermediate: weights.dense(
-                    &at("intermediate.dense"),
-                    config.intermediate_size,
-                    hidden,
-                )?,
-                output: weights.dense(&at("output.dense"), hidden, config.intermediate_size)?,
-                output_norm: weights.norm(&at("output.LayerNorm"), hidden, eps)?,
+                attention_norm: weights
+                    .norm(&at("attention.output.LayerNorm"), hidden, eps)?
+                    .after(&attention_output)?,
+                attention_output,
+                gelu: BiasGelu {
+                    bias: intermediate.bias_values.clone(),
+                },
+                intermediate,
+                output_norm: weights
+                    .norm(&at("output.LayerNorm"), hidden, eps)?
+                    .after(&output)?,
+                output,
             });
         }
         Ok(Bert {
@@ -297,20 +302,18 @@ impl Bert {
         for block in &self.blocks {
             let flat = x.reshape((rows, hidden))?;
             let context = block.qkv.forward(&flat)?.apply_op1_no_bwd(&attention)?;
-            let attended = block.attention_norm.residual(
-                &block.attention_output,
-                &block.attention_output.product(&context)?,
-                &flat,
-            )?;
+            let attended = block
+                .attention_output
+                .product(&context)?
+                .apply_op2_no_bwd(&flat, &block.attention_norm)?;
             let inner = block
                 .intermediate
                 .product(&attended)?
-                .apply_op1_no_bwd(&BiasGelu {
-                    bias: block.intermediate.bias_values.clone(),
-                })?;
+                .apply_op1_no_bwd(&block.gelu)?;
             x = block
-                .output_norm
-                .residual(&block.output, &block.output.product(&inner)?, &attended)?
+                .output
+                .product(&inner)?
+                .apply_op2_no_bwd(&attended, &block.output_norm)?
                 .reshape((batch, length, hidden))?;
         }
         Ok(x)

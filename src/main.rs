@@ -450,9 +450,14 @@ struct ScoreArgs {
     /// Cited spans column of citation_support / citation_precision (default cited_span).
     #[arg(long)]
     cited_span_col: Option<String>,
-    /// Question column of answer_match (default question).
+    /// Question column of answer_match and the judged RAG metrics (default question).
     #[arg(long)]
     question_col: Option<String>,
+    /// Contexts column of faithfulness, context_precision, context_utilization and
+    /// context_recall: the passages the system was given, in rank order (default contexts, else
+    /// retrieved_contexts, else sources).
+    #[arg(long)]
+    contexts_col: Option<String>,
     #[command(flatten)]
     judge: JudgeArgs,
     #[command(flatten)]
@@ -688,6 +693,7 @@ fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
             claim: args.claim_col.or(columns.claim),
             cited_span: args.cited_span_col.or(columns.cited_span),
             question: args.question_col.or(columns.question),
+            contexts: args.contexts_col.or(columns.contexts),
         },
         options,
         corpus: args.corpus.or(cfg.corpus),

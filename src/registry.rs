@@ -62,6 +62,14 @@ pub enum MetricInputs {
     ClaimSpan,
     /// The `question`, the `answer` and a `reference` answer.
     QuestionAnswerReference,
+    /// The `question`, the `answer` and the `contexts` the system was given.
+    QuestionAnswerContexts,
+    /// The `question` and the `answer`.
+    QuestionAnswer,
+    /// The `question`, the retrieved `contexts` in rank order and a `reference` answer.
+    QuestionContextsReference,
+    /// The `question`, the retrieved `contexts` in rank order and the system's `answer`.
+    QuestionContextsAnswer,
 }
 
 /// How the per-row statistics of a corpus-level metric are stored in a scores table.
@@ -97,6 +105,20 @@ pub enum Engine {
     Judge,
     /// A sentence-embedding model (local or remote).
     Embedder,
+    /// Both: a judge writes texts that an embedding model compares (`answer_relevancy`).
+    JudgeAndEmbedder,
+}
+
+impl Engine {
+    /// Whether the metric asks a judge.
+    pub fn judges(self) -> bool {
+        matches!(self, Engine::Judge | Engine::JudgeAndEmbedder)
+    }
+
+    /// Whether the metric embeds texts.
+    pub fn embeds(self) -> bool {
+        matches!(self, Engine::Embedder | Engine::JudgeAndEmbedder)
+    }
 }
 
 /// A metric known to every face: one entry of [`metric_table!`](crate::metric_table).
@@ -194,6 +216,16 @@ macro_rules! metric_table {
                 split_claims: $crate::metrics::judged::claims::SplitClaimsOptions,
                 /// `semantic_similarity`.
                 semantic_similarity: $crate::metrics::semantic::SemanticSimilarityOptions,
+                /// `faithfulness`.
+                faithfulness: $crate::metrics::judged::rag::JudgedRagOptions,
+                /// `answer_relevancy`.
+                answer_relevancy: $crate::metrics::judged::rag::AnswerRelevancyOptions,
+                /// `context_precision`.
+                context_precision: $crate::metrics::judged::rag::JudgedRagOptions,
+                /// `context_utilization`.
+                context_utilization: $crate::metrics::judged::rag::JudgedRagOptions,
+                /// `context_recall`.
+                context_recall: $crate::metrics::judged::rag::JudgedRagOptions,
             }
             metrics {
                 quoted_spans {
@@ -512,6 +544,51 @@ macro_rules! metric_table {
                     signature: |o| $crate::metrics::judged::answer_match::signature(o),
                     output: $crate::polars::judged::answer_match_dtype(),
                     column: |o, [question, answer, reference], _parallel| $crate::polars::judged::answer_match(question, answer, reference, o),
+                }
+                faithfulness {
+                    kind: RowWise, inputs: QuestionAnswerContexts, options: faithfulness, engine: Judge,
+                    values: ["score"], corpus: None,
+                    summary: "LLM judge: share of the answer's statements that its contexts support (statements, verdicts, reasons)",
+                    reference: "Ragas 0.4.3 Faithfulness",
+                    signature: |o| $crate::metrics::judged::rag::signature($crate::metrics::judged::rag::RagMetric::Faithfulness, o),
+                    output: $crate::polars::judged_rag::rag_dtype($crate::metrics::judged::rag::RagMetric::Faithfulness),
+                    column: |o, [question, answer, contexts], _parallel| $crate::polars::judged_rag::faithfulness(question, answer, contexts, o),
+                }
+                answer_relevancy {
+                    kind: RowWise, inputs: QuestionAnswer, options: answer_relevancy, engine: JudgeAndEmbedder,
+                    values: ["score"], corpus: None,
+                    summary: "LLM judge + embeddings: mean cosine of questions the answer would answer with the question (0 when noncommittal)",
+                    reference: "Ragas 0.4.3 AnswerRelevancy",
+                    signature: |o| $crate::metrics::judged::rag::answer_relevancy_signature(o),
+                    output: $crate::polars::judged_rag::rag_dtype($crate::metrics::judged::rag::RagMetric::AnswerRelevancy),
+                    column: |o, [question, answer], _parallel| $crate::polars::judged_rag::answer_relevancy(question, answer, o),
+                }
+                context_precision {
+                    kind: RowWise, inputs: QuestionContextsReference, options: context_precision, engine: Judge,
+                    values: ["score"], corpus: None,
+                    summary: "LLM judge: average precision of the retrieved contexts judged useful for reaching the reference",
+                    reference: "Ragas 0.4.3 ContextPrecision (with reference)",
+                    signature: |o| $crate::metrics::judged::rag::signature($crate::metrics::judged::rag::RagMetric::ContextPrecision, o),
+                    output: $crate::polars::judged_rag::rag_dtype($crate::metrics::judged::rag::RagMetric::ContextPrecision),
+                    column: |o, [question, contexts, reference], _parallel| $crate::polars::judged_rag::context_precision($crate::metrics::judged::rag::RagMetric::ContextPrecision, question, contexts, reference, o),
+                }
+                context_utilization {
+                    kind: RowWise, inputs: QuestionContextsAnswer, options: context_utilization, engine: Judge,
+                    values: ["score"], corpus: None,
+                    summary: "LLM judge: average precision of the retrieved contexts judged useful for the answer given (no reference)",
+                    reference: "Ragas 0.4.3 ContextUtilization (context precision without reference)",
+                    signature: |o| $crate::metrics::judged::rag::signature($crate::metrics::judged::rag::RagMetric::ContextUtilization, o),
+                    output: $crate::polars::judged_rag::rag_dtype($crate::metrics::judged::rag::RagMetric::ContextUtilization),
+                    column: |o, [question, contexts, answer], _parallel| $crate::polars::judged_rag::context_precision($crate::metrics::judged::rag::RagMetric::ContextUtilization, question, contexts, answer, o),
+                }
+                context_recall {
+                    kind: RowWise, inputs: QuestionContextsReference, options: context_recall, engine: Judge,
+                    values: ["score"], corpus: None,
+                    summary: "LLM judge: share of the reference's statements attributable to the retrieved contexts",
+                    reference: "Ragas 0.4.3 ContextRecall",
+                    signature: |o| $crate::metrics::judged::rag::signature($crate::metrics::judged::rag::RagMetric::ContextRecall, o),
+                    output: $crate::polars::judged_rag::rag_dtype($crate::metrics::judged::rag::RagMetric::ContextRecall),
+                    column: |o, [question, contexts, reference], _parallel| $crate::polars::judged_rag::context_recall(question, contexts, reference, o),
                 }
                 split_claims {
                     kind: Tool, inputs: Answer, options: split_claims, engine: Judge,

@@ -455,6 +455,13 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             MetricInputs::QuestionAnswerReference => {
                 vec![col("answer"), col("answer"), col("answer")]
             }
+            MetricInputs::QuestionAnswerContexts => {
+                vec![col("answer"), col("answer"), col("sources")]
+            }
+            MetricInputs::QuestionAnswer => vec![col("answer"), col("answer")],
+            MetricInputs::QuestionContextsReference | MetricInputs::QuestionContextsAnswer => {
+                vec![col("answer"), col("sources"), col("answer")]
+            }
         };
         let generic = expr::metric(id, inputs, &options).unwrap();
         let e = match id {
@@ -512,8 +519,17 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
                 options.semantic_similarity.clone(),
             ),
             // Tools and judged metrics without a builder of their own go through the table's.
-            "extract_quotes" | "embedding_cosine" | "citation_support" | "citation_precision"
-            | "answer_match" | "split_claims" => generic.clone(),
+            "extract_quotes"
+            | "embedding_cosine"
+            | "citation_support"
+            | "citation_precision"
+            | "answer_match"
+            | "split_claims"
+            | "faithfulness"
+            | "answer_relevancy"
+            | "context_precision"
+            | "context_utilization"
+            | "context_recall" => generic.clone(),
             other => panic!("metric '{other}' has no Rust Expr builder"),
         };
         let out = df.clone().lazy().select([e]).collect().unwrap();
@@ -939,10 +955,11 @@ fn every_scored_id_is_computed_by_the_cli() {
                 .env_remove("POLARS_RAG_EMBED_MODEL");
             command
         };
-        let judged =
-            info.engine == Some(registry::Engine::Judge) && info.kind != registry::MetricKind::Tool;
-        let embeds = info.engine == Some(registry::Engine::Embedder);
-        if embeds {
+        let judged = info.engine.is_some_and(registry::Engine::judges)
+            && info.kind != registry::MetricKind::Tool;
+        let embeds = info.engine.is_some_and(registry::Engine::embeds);
+        // (A metric that needs both is refused for the judge first.)
+        if embeds && !judged {
             // Without a model, asking for a metric that embeds is an error naming it and the model.
             let o = score().output().unwrap();
             let stderr = String::from_utf8_lossy(&o.stderr);

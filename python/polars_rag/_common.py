@@ -239,7 +239,7 @@ def signature(metric: str, **options: Any) -> str:
     options = {
         key: value.settings() if isinstance(value, (Judge, Embedder)) else value for key, value in options.items()
     }
-    if metric == "semantic_similarity" and options.get("embedder") is None:
+    if metric in ("semantic_similarity", "answer_relevancy") and options.get("embedder") is None:
         options["embedder"] = Embedder().settings()
     for option, value in options.items():
         _check_option_int("signature", option, value)

@@ -92,6 +92,9 @@ pub struct Columns {
     pub cited_span: Option<String>,
     /// The question (default `question`).
     pub question: Option<String>,
+    /// The passages the system was given, in rank order, for the judged RAG metrics (default
+    /// `contexts`, else `retrieved_contexts`, else `sources`).
+    pub contexts: Option<String>,
 }
 
 /// Everything `score` needs, as read from a config file: the job's own keys plus one section of

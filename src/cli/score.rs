@@ -219,6 +219,8 @@ struct Resolved {
     claim: Option<String>,
     cited_span: Option<String>,
     question: Option<String>,
+    /// The contexts of the judged RAG metrics.
+    contexts: Option<String>,
     /// The question's golden spans, whatever the retrieved items are (for the chunking metric).
     golden_spans: Option<String>,
     /// The chunking: a `chunks` column of the tables, or the `--chunks` table as one list
@@ -296,6 +298,24 @@ impl Resolved {
                 need(&self.question, "questions (--question-col)")?,
                 answer?,
                 need(&self.references, "reference answers (--references-col, or a --golden table)")?,
+            ],
+            MetricInputs::QuestionAnswerContexts => vec![
+                need(&self.question, "questions (--question-col)")?,
+                answer?,
+                need(&self.contexts, "contexts (--contexts-col, or a sources list)")?,
+            ],
+            MetricInputs::QuestionAnswer => {
+                vec![need(&self.question, "questions (--question-col)")?, answer?]
+            }
+            MetricInputs::QuestionContextsReference => vec![
+                need(&self.question, "questions (--question-col)")?,
+                need(&self.contexts, "contexts (--contexts-col, or a sources list)")?,
+                need(&self.references, "reference answers (--references-col, or a --golden table)")?,
+            ],
+            MetricInputs::QuestionContextsAnswer => vec![
+                need(&self.question, "questions (--question-col)")?,
+                need(&self.contexts, "contexts (--contexts-col, or a sources list)")?,
+                answer?,
             ],
             MetricInputs::ChunkingSpans => vec![
                 match &self.chunks {
@@ -606,6 +626,11 @@ fn resolve_columns(job: &ScoreJob, schema: &Schema) -> PolarsResult<Resolved> {
         claim: pick(schema, &job.columns.claim, &["claim"]),
         cited_span: pick(schema, &job.columns.cited_span, &["cited_span"]),
         question: pick(schema, &job.columns.question, &["question"]),
+        contexts: pick(
+            schema,
+            &job.columns.contexts,
+            &["contexts", "retrieved_contexts", "sources"],
+        ),
         golden_spans: pick(schema, &None, &["relevant_spans"]).filter(|g| holds_spans(schema, g)),
         chunks: match &job.chunks {
             Some(path) => Some(Chunking::Shared(read_chunking(path)?)),
@@ -624,6 +649,7 @@ fn resolve_columns(job: &ScoreJob, schema: &Schema) -> PolarsResult<Resolved> {
         (&resolved.claim, "claims"),
         (&resolved.cited_span, "cited spans"),
         (&resolved.question, "questions"),
+        (&resolved.contexts, "contexts"),
         (
             &resolved.relevant.as_ref().map(|r| r.0.clone()),
             "ground truth",
@@ -668,9 +694,9 @@ fn choose_metrics(
         if asked == Some(false) {
             continue;
         }
-        let needs_judge = info.engine == Some(registry::Engine::Judge) && job.judge.is_none();
+        let needs_judge = info.engine.is_some_and(registry::Engine::judges) && job.judge.is_none();
         let needs_embedder =
-            info.engine == Some(registry::Engine::Embedder) && job.embedder.is_none();
+            info.engine.is_some_and(registry::Engine::embeds) && job.embedder.is_none();
         let inputs = if needs_judge {
             Err("a judge ([judge] section, --judge-model / --judge-base-url, or POLARS_RAG_JUDGE_MODEL)")
         } else if needs_embedder {
@@ -726,6 +752,7 @@ fn compute_scores(
         .into_iter()
         .chain(resolved.retrieved.as_deref())
         .chain(resolved.checks.as_deref())
+        .chain(resolved.contexts.as_deref())
         .collect();
     let outputs: Vec<&str> = chosen
         .iter()

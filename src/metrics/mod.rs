@@ -177,9 +177,12 @@ macro_rules! section_mut {
     };
 }
 
-/// The judge settings of a section, for metrics whose entry names the `Judge` engine.
+/// The embedding settings of a section, for metrics whose entry names an engine that embeds.
 macro_rules! embedder_of {
     ($self:expr, $section:ident, Embedder) => {
+        Some(&mut $self.$section.embedder)
+    };
+    ($self:expr, $section:ident, JudgeAndEmbedder) => {
         Some(&mut $self.$section.embedder)
     };
     ($self:expr, $section:ident $(, $other:ident)?) => {
@@ -187,8 +190,12 @@ macro_rules! embedder_of {
     };
 }
 
+/// The judge settings of a section, for metrics whose entry names an engine that judges.
 macro_rules! judge_of {
     ($self:expr, $section:ident, Judge) => {
+        Some(&mut $self.$section.judge)
+    };
+    ($self:expr, $section:ident, JudgeAndEmbedder) => {
         Some(&mut $self.$section.judge)
     };
     ($self:expr, $section:ident $(, $other:ident)?) => {

@@ -60,6 +60,23 @@ fn judge_rows(
         .collect()
 }
 
+/// Judges `rows` with built-in card `card` once, as sample `sample` (a separate cache entry,
+/// sent `seed + sample`). Rows that are all null need no judge and get `None` each.
+pub(crate) fn judge_sample(
+    metric: &str,
+    card: &str,
+    settings: &crate::engines::judge::JudgeSettings,
+    rows: &[Option<Vec<&str>>],
+    sample: u32,
+) -> PolarsResult<Vec<RowReply>> {
+    if rows.iter().all(Option::is_none) {
+        return Ok(vec![None; rows.len()]);
+    }
+    let judge = Judge::shared(settings, metric)?;
+    let template = JudgeTemplate::builtin(card)?;
+    Ok(judge.judge_rows(metric, template, rows, sample)?)
+}
+
 /// Output dtype of `citation_support`.
 pub fn citation_support_dtype() -> DataType {
     let mut fields: Vec<Field> = [

@@ -22,6 +22,7 @@ pub mod embedded;
 pub mod expr;
 pub mod golden;
 pub mod judged;
+pub mod judged_rag;
 pub mod locate;
 pub mod retrieval;
 pub mod table;

@@ -72,7 +72,7 @@ class FakeJudge:
             data = json.loads(user)
         except ValueError:
             data = {}
-        marker = str(data.get("claim", data.get("answer", "")))
+        marker = str(data.get("claim", data.get("answer", data.get("statements", data.get("reference", "")))))
         with self.lock:
             self.requests += 1
             attempt = self.attempts[marker] = self.attempts.get(marker, 0) + 1
@@ -82,21 +82,7 @@ class FakeJudge:
             return 500, {}, '{"error": "boom"}'
         if "#badjson" in marker:
             return 200, {}, completion("not json at all")
-        if "claim" in data and "cited_span" in data:
-            core = str(data["claim"]).split(" #")[0]
-            if core and core in str(data["cited_span"]):
-                reply = {"verdict": "fully_supported", "supporting_phrase": core, "missing_or_extra": "",
-                         "decision_basis": "stated"}
-            else:
-                reply = {"verdict": "not_supported", "supporting_phrase": "", "missing_or_extra": "all",
-                         "decision_basis": "absent"}
-        elif "reference" in data:
-            same = str(data["reference"]).lower() in str(data["answer"]).lower()
-            reply = {"match": same, "reasoning": "same" if same else "differs"}
-        elif "answer" in data:
-            reply = {"claims": [c for c in str(data["answer"]).split(". ") if c]}
-        else:
-            reply = {}
+        reply = judged_reply(data)
         return 200, {}, completion(json.dumps(reply))
 
 
@@ -105,3 +91,53 @@ def completion(content: str) -> str:
         "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
         "usage": {"prompt_tokens": 100, "completion_tokens": 20},
     })
+
+
+def statements(text: str) -> list[str]:
+    """The statements of a text by the fake judge's rule: pieces between ". ", without a final "."."""
+    return [s.strip().rstrip(".") for s in text.split(". ") if s.strip().rstrip(".")]
+
+
+def judged_reply(data: dict[str, Any]) -> dict[str, Any]:
+    """The fake judge's reply, by the inputs the card sends (the same rules as the Rust tests'
+    fake judge): a claim in its span is fully supported; a statement, reference statement,
+    reference or answer found in the context (ignoring case) is supported, attributed or useful;
+    answer relevancy's questions are the answer itself, noncommittal when it says "don't know";
+    an answer containing the reference matches; statements and claims are the answer's pieces
+    between ". "."""
+    text = {k: str(v) for k, v in data.items()}
+    if "claim" in text and "cited_span" in text:
+        core = text["claim"].split(" #")[0]
+        if core and core in text["cited_span"]:
+            return {"verdict": "fully_supported", "supporting_phrase": core, "missing_or_extra": "",
+                    "decision_basis": "stated"}
+        return {"verdict": "not_supported", "supporting_phrase": "", "missing_or_extra": "all",
+                "decision_basis": "absent"}
+    if "context" in text and "statements" in text:
+        verdicts = []
+        for line in text["statements"].splitlines():
+            statement = line.split(". ", 1)[1] if ". " in line else line
+            supported = statement.lower() in text["context"].lower()
+            verdicts.append({"statement": statement, "reason": "stated" if supported else "absent",
+                             "verdict": int(supported)})
+        return {"verdicts": verdicts}
+    if "contexts" in text and "reference" in text:
+        return {"classifications": [
+            {"statement": s, "reason": "by rule", "attributed": int(s.lower() in text["contexts"].lower())}
+            for s in statements(text["reference"])
+        ]}
+    if "context" in text:
+        other = text.get("reference", text.get("answer", ""))
+        return {"reason": "by rule", "verdict": int(bool(other) and other.lower() in text["context"].lower())}
+    if "answer" in text and "question_count" in text:
+        noncommittal = int("don't know" in text["answer"].lower())
+        return {"questions": [{"question": text["answer"], "noncommittal": noncommittal}
+                              for _ in range(int(text["question_count"]))]}
+    if "answer" in text and "reference" in text:
+        same = text["reference"].lower() in text["answer"].lower()
+        return {"match": same, "reasoning": "same" if same else "differs"}
+    if "question" in text and "answer" in text:
+        return {"statements": statements(text["answer"])}
+    if "answer" in text:
+        return {"claims": [c for c in text["answer"].split(". ") if c]}
+    return {}

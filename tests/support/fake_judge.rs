@@ -171,6 +171,8 @@ fn respond(request: &Value, state: &ServerState) -> Option<(u16, String, String)
     let marker_text = data
         .get("claim")
         .or(data.get("answer"))
+        .or(data.get("statements"))
+        .or(data.get("reference"))
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string();
@@ -206,31 +208,93 @@ fn respond(request: &Value, state: &ServerState) -> Option<(u16, String, String)
     if has("#schema") && !(has("#schema-once") && is_reask) {
         return Some((200, String::new(), completion("{\"verdict\": \"maybe\"}")));
     }
-    let content = if let (Some(claim), Some(span)) = (data.get("claim"), data.get("cited_span")) {
-        let (claim, span) = (claim.as_str().unwrap_or(""), span.as_str().unwrap_or(""));
+    let content = judged_reply(&data);
+    Some((200, String::new(), completion(&content.to_string())))
+}
+
+/// The statements of a text by the fake judge's rule: pieces between ". ", without a final ".".
+fn statements(text: &str) -> Vec<String> {
+    text.split(". ")
+        .map(|s| s.trim().trim_end_matches('.').to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// Whether `needle` occurs in `haystack`, ignoring case.
+fn contains(haystack: &str, needle: &str) -> bool {
+    haystack.to_lowercase().contains(&needle.to_lowercase())
+}
+
+/// The fake judge's reply to a request, by the inputs the card sends:
+///
+/// * `claim`, `cited_span` (citation_support): fully supported when the claim (before ` #`) is
+///   in the span, quoting it; else not supported;
+/// * `context`, `statements` (faithfulness_verdicts): each numbered statement is supported when
+///   it occurs in the context, ignoring case;
+/// * `contexts`, `reference` (context_recall): the reference's statements, each attributed when
+///   it occurs in the contexts;
+/// * `context`, `reference` / `context`, `answer` (context_precision / context_utilization):
+///   useful when the reference (answer) occurs in the context;
+/// * `answer`, `question_count` (answer_relevancy): the answer itself as each question,
+///   noncommittal when it says "don't know";
+/// * `question`, `answer`, `reference` (answer_match): a match when the answer contains the
+///   reference;
+/// * `question`, `answer` (faithfulness_statements) and `answer` (split_claims): the answer's
+///   statements.
+fn judged_reply(data: &Value) -> Value {
+    let text = |name: &str| data.get(name).and_then(Value::as_str);
+    if let (Some(claim), Some(span)) = (text("claim"), text("cited_span")) {
         let core = claim.split(" #").next().unwrap_or("");
-        if !core.is_empty() && span.contains(core) {
+        return if !core.is_empty() && span.contains(core) {
             json!({"verdict": "fully_supported", "supporting_phrase": core, "missing_or_extra": "", "decision_basis": "stated"})
         } else {
             json!({"verdict": "not_supported", "supporting_phrase": "", "missing_or_extra": "all", "decision_basis": "absent"})
-        }
-    } else if let Some(reference) = data.get("reference") {
-        let same = data["answer"]
-            .as_str()
-            .unwrap_or("")
-            .to_lowercase()
-            .contains(&reference.as_str().unwrap_or("").to_lowercase());
-        json!({"match": same, "reasoning": if same { "same" } else { "differs" }})
-    } else if let Some(answer) = data.get("answer") {
-        let claims: Vec<&str> = answer
-            .as_str()
-            .unwrap_or("")
-            .split(". ")
-            .filter(|c| !c.is_empty())
+        };
+    }
+    if let (Some(context), Some(listed)) = (text("context"), text("statements")) {
+        let verdicts: Vec<Value> = listed
+            .lines()
+            .map(|line| {
+                let statement = line.split_once(". ").map_or(line, |(_, rest)| rest);
+                let supported = contains(context, statement);
+                json!({"statement": statement, "reason": if supported { "stated" } else { "absent" }, "verdict": u8::from(supported)})
+            })
             .collect();
-        json!({"claims": claims})
-    } else {
-        json!({})
-    };
-    Some((200, String::new(), completion(&content.to_string())))
+        return json!({"verdicts": verdicts});
+    }
+    if let (Some(contexts), Some(reference)) = (text("contexts"), text("reference")) {
+        let classifications: Vec<Value> = statements(reference)
+            .into_iter()
+            .map(|s| {
+                let attributed = contains(contexts, &s);
+                json!({"statement": s, "reason": "by rule", "attributed": u8::from(attributed)})
+            })
+            .collect();
+        return json!({"classifications": classifications});
+    }
+    if let Some(context) = text("context") {
+        let other = text("reference").or(text("answer")).unwrap_or("");
+        let useful = !other.is_empty() && contains(context, other);
+        return json!({"reason": "by rule", "verdict": u8::from(useful)});
+    }
+    if let (Some(answer), Some(count)) = (text("answer"), text("question_count")) {
+        let n: usize = count.parse().unwrap_or(1);
+        let noncommittal = u8::from(contains(answer, "don't know"));
+        let questions: Vec<Value> = (0..n)
+            .map(|_| json!({"question": answer, "noncommittal": noncommittal}))
+            .collect();
+        return json!({"questions": questions});
+    }
+    if let (Some(answer), Some(reference)) = (text("answer"), text("reference")) {
+        let same = contains(answer, reference);
+        return json!({"match": same, "reasoning": if same { "same" } else { "differs" }});
+    }
+    if let (Some(_), Some(answer)) = (text("question"), text("answer")) {
+        return json!({"statements": statements(answer)});
+    }
+    if let Some(answer) = text("answer") {
+        let claims: Vec<&str> = answer.split(". ").filter(|c| !c.is_empty()).collect();
+        return json!({"claims": claims});
+    }
+    json!({})
 }

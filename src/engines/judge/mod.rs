@@ -223,19 +223,27 @@ impl JudgeSettings {
     /// what `compare` checks to know that two runs were judged alike. Unresolvable settings give
     /// `model=?`.
     pub fn signature(&self, template: &JudgeTemplate, samples: u32) -> String {
+        self.signature_of_cards(&[template], samples)
+    }
+
+    /// [`JudgeSettings::signature`] of a metric that asks several prompts in turn (e.g.
+    /// statements, then verdicts): each card's id, version and hash, joined by `+`.
+    pub fn signature_of_cards(&self, templates: &[&JudgeTemplate], samples: u32) -> String {
         let model = self
             .model
             .clone()
             .or_else(|| std::env::var("POLARS_RAG_JUDGE_MODEL").ok())
             .unwrap_or_else(|| "?".into());
+        let prompts = templates
+            .iter()
+            .map(|t| format!("{}@{}#{}", t.id, t.version, t.prompt_hash()))
+            .collect::<Vec<_>>()
+            .join("+");
         let seed = self
             .seed
             .map_or_else(|| "none".to_string(), |s| s.to_string());
         format!(
-            "judge|model:{model}|prompt:{}@{}#{}|temp:{}|seed:{seed}|max_tokens:{}|samples:{samples}|engine:polars-rag-judge-{ENGINE_VERSION}",
-            template.id,
-            template.version,
-            template.prompt_hash(),
+            "judge|model:{model}|prompt:{prompts}|temp:{}|seed:{seed}|max_tokens:{}|samples:{samples}|engine:polars-rag-judge-{ENGINE_VERSION}",
             self.temperature,
             self.max_tokens,
         )

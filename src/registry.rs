@@ -216,6 +216,8 @@ macro_rules! metric_table {
                 split_claims: $crate::metrics::judged::claims::SplitClaimsOptions,
                 /// `semantic_similarity`.
                 semantic_similarity: $crate::metrics::semantic::SemanticSimilarityOptions,
+                /// `g_eval`.
+                g_eval: $crate::metrics::judged::g_eval::GEvalOptions,
                 /// `faithfulness`.
                 faithfulness: $crate::metrics::judged::rag::JudgedRagOptions,
                 /// `answer_relevancy`.
@@ -544,6 +546,15 @@ macro_rules! metric_table {
                     signature: |o| $crate::metrics::judged::answer_match::signature(o),
                     output: $crate::polars::judged::answer_match_dtype(),
                     column: |o, [question, answer, reference], _parallel| $crate::polars::judged::answer_match(question, answer, reference, o),
+                }
+                g_eval {
+                    kind: RowWise, inputs: QuestionAnswerReference, options: g_eval, engine: Judge,
+                    values: ["score"], corpus: None,
+                    summary: "LLM rubric judge (G-Eval) on your criteria: an integer score mapped to [0, 1], probability-weighted when the server gives log-probabilities",
+                    reference: "G-Eval (Liu et al., 2023); DeepEval GEval",
+                    signature: |o| $crate::metrics::judged::g_eval::signature(o),
+                    output: $crate::polars::judged::g_eval_dtype(),
+                    column: |o, [question, answer, reference], _parallel| $crate::polars::judged::g_eval(question, answer, reference, o),
                 }
                 faithfulness {
                     kind: RowWise, inputs: QuestionAnswerContexts, options: faithfulness, engine: Judge,

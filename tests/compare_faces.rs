@@ -398,3 +398,75 @@ fn items_match_on_id_and_sample_and_mismatches_are_reported() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Two runs of a judged metric scored with several samples per item: `compare` shows the
+/// judge's own per-item spread beside the delta (in its table and in the Markdown summary).
+#[test]
+fn compare_shows_the_judges_spread_beside_the_delta() {
+    let dir = temp_dir("judge-noise");
+    let table = |scores: [f64; 4], spreads: [Option<f64>; 4]| {
+        let fields = [
+            Series::new("score".into(), scores),
+            Series::new("spread".into(), spreads),
+        ];
+        let st = StructChunked::from_series("faithfulness".into(), 4, fields.iter())
+            .unwrap()
+            .into_series();
+        DataFrame::new_infer_height(vec![
+            Series::new("query_id".into(), ["a", "b", "c", "d"]).into_column(),
+            st.into_column(),
+        ])
+        .unwrap()
+    };
+    let mut baseline = table(
+        [0.5, 1.0, 0.0, 0.5],
+        [Some(0.5), Some(0.0), Some(0.5), None],
+    );
+    let mut candidate = table(
+        [1.0, 1.0, 0.5, 0.5],
+        [Some(0.0), Some(0.0), Some(0.5), Some(1.0)],
+    );
+    let (b, c) = (dir.join("b.parquet"), dir.join("c.parquet"));
+    for (path, df) in [(&b, &mut baseline), (&c, &mut candidate)] {
+        ParquetWriter::new(std::fs::File::create(path).unwrap())
+            .finish(df)
+            .unwrap();
+    }
+    let out = dir.join("cmp.parquet");
+    let (ok, stdout, stderr) = run(&[
+        "compare",
+        "--baseline",
+        b.to_str().unwrap(),
+        "--candidate",
+        c.to_str().unwrap(),
+        "--parquet",
+        out.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    // Items a, b, c have spreads in both runs: (0.5 + 0 + 0.5) / 3 and (0 + 0 + 0.5) / 3.
+    assert!(
+        stdout.contains("faithfulness.score: delta +0.2500 against a mean per-item spread of the judge's samples of 0.3333 (baseline) and 0.1667 (candidate)"),
+        "{stdout}"
+    );
+    let metrics = read(&out);
+    let row = metrics
+        .column("metric")
+        .unwrap()
+        .str()
+        .unwrap()
+        .iter()
+        .position(|m| m == Some("faithfulness.score"))
+        .unwrap();
+    let spread = |name: &str| {
+        metrics
+            .column(name)
+            .unwrap()
+            .f64()
+            .unwrap()
+            .get(row)
+            .unwrap()
+    };
+    assert!((spread("baseline_judge_spread") - 1.0 / 3.0).abs() < 1e-12);
+    assert!((spread("candidate_judge_spread") - 1.0 / 6.0).abs() < 1e-12);
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -424,6 +424,7 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
     let judge_server = fake_judge::FakeJudge::start();
     let mut options = MetricOptions::default();
     for info in registry::METRICS {
+        options.g_eval.criteria = "Is the answer right?".into();
         if let Some(judge) = options.judge_mut(info.id) {
             judge.base_url = Some(judge_server.base_url.clone());
             judge.model = Some("fake-judge".into());
@@ -529,7 +530,8 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             | "answer_relevancy"
             | "context_precision"
             | "context_utilization"
-            | "context_recall" => generic.clone(),
+            | "context_recall"
+            | "g_eval" => generic.clone(),
             other => panic!("metric '{other}' has no Rust Expr builder"),
         };
         let out = df.clone().lazy().select([e]).collect().unwrap();
@@ -980,6 +982,26 @@ fn every_scored_id_is_computed_by_the_cli() {
             );
         }
         let mut command = score();
+        if info.id == "g_eval" {
+            // The rubric judge has no criteria of its own: without them it is refused by name.
+            let o = score()
+                .args([
+                    "--judge-base-url",
+                    &judge_server.base_url,
+                    "--judge-model",
+                    "fake-judge",
+                ])
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            assert!(
+                !o.status.success() && stderr.contains("g_eval: needs criteria"),
+                "{stderr}"
+            );
+            let config = dir.join("g_eval.toml");
+            std::fs::write(&config, "[g_eval]\ncriteria = \"Is the answer right?\"\n").unwrap();
+            command.arg("--config").arg(&config);
+        }
         if info.inputs == MetricInputs::ChunkingSpans {
             command.arg("--chunks").arg(&chunks_path);
         }

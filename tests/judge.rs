@@ -572,3 +572,68 @@ fn judged_rag_metrics_batch_their_calls_and_cache_them() {
     assert_eq!(usage["context_precision"].calls, 3);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn g_eval_weights_the_score_by_token_probabilities() {
+    use polars_rag::metrics::judged::g_eval::GEvalOptions;
+    let server = FakeJudge::start();
+    let dir = scratch("g-eval");
+    let g_eval = |logprobs: bool| GEvalOptions {
+        judge: settings(&server, Some(&dir)),
+        criteria: "Does the answer answer the question?".into(),
+        evaluation_steps: vec!["Read the question.".into(), "Check the answer.".into()],
+        logprobs,
+        ..GEvalOptions::default()
+    };
+    let question = Series::new("question".into(), [Some("Where?"), None]);
+    let answer = Series::new("answer".into(), ["In Paris.", "x"]);
+    let reference = Series::new("reference".into(), [None::<&str>, None]);
+    let run = |options: GEvalOptions| {
+        let options = MetricOptions {
+            g_eval: options,
+            ..MetricOptions::default()
+        };
+        table::evaluate(
+            "g_eval",
+            &[question.clone(), answer.clone(), reference.clone()],
+            &options,
+            true,
+        )
+        .unwrap()
+    };
+    let weighted = run(g_eval(true));
+    // Candidates 4 (60 %), 3 (30 %), 5 (10 %): 3.8 on 1..=5, i.e. 0.7.
+    let w = field(&weighted, "weighted_score")
+        .f64()
+        .unwrap()
+        .get(0)
+        .unwrap();
+    assert!((w - 3.8).abs() < 1e-12);
+    let score = field(&weighted, "score").f64().unwrap().get(0).unwrap();
+    assert!((score - 0.7).abs() < 1e-12);
+    assert_eq!(field(&weighted, "raw_score").i64().unwrap().get(0), Some(4));
+    assert_eq!(weighted.null_count(), 1);
+    // The request asked for log-probabilities; a re-run is answered by the cache, weight kept.
+    let asked = server.state.bodies.lock().unwrap()[0].clone();
+    assert_eq!(asked["logprobs"], true);
+    let calls = server.requests();
+    assert!(run(g_eval(true)).equals_missing(&weighted));
+    assert_eq!(server.requests(), calls);
+    // Without log-probabilities: the integer the judge wrote, (4 - 1) / 4.
+    let plain = run(g_eval(false));
+    assert_eq!(field(&plain, "score").f64().unwrap().get(0), Some(0.75));
+    assert_eq!(field(&plain, "weighted_score").f64().unwrap().get(0), None);
+    // No criteria: an error naming the metric and the option.
+    let options = MetricOptions {
+        g_eval: GEvalOptions {
+            judge: settings(&server, None),
+            ..GEvalOptions::default()
+        },
+        ..MetricOptions::default()
+    };
+    let e = table::evaluate("g_eval", &[question, answer, reference], &options, true)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("g_eval: criteria is required"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}

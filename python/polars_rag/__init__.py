@@ -20,7 +20,7 @@ Importing the package also registers the ``.rag`` expression namespace, a thin f
 ``pl.col("answer").rag.quoted_spans(pl.col("sources"))``.
 
 Judged metrics (:func:`citation_support`, :func:`citation_precision`, :func:`answer_match`,
-:func:`split_claims`, and Ragas' :func:`faithfulness`, :func:`answer_relevancy`,
+:func:`split_claims`, the rubric judge :func:`g_eval`, and Ragas' :func:`faithfulness`, :func:`answer_relevancy`,
 :func:`context_precision`, :func:`context_utilization`, :func:`context_recall`) take
 ``judge=pr.Judge(base_url=..., model=...)``: any OpenAI-compatible chat-completions server, with
 a persistent reply cache.
@@ -99,6 +99,7 @@ from polars_rag._judge import (
     answer_match,
     citation_precision,
     citation_support,
+    g_eval,
     judge_agreement,
     judge_cache_clear,
     judge_cache_stats,
@@ -210,6 +211,7 @@ __all__ = [
     "extract_quotes",
     "f1_at_k",
     "faithfulness",
+    "g_eval",
     "hit_rate_at_k",
     "hybrid_log_rank",
     "join_golden",

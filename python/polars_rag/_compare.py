@@ -31,8 +31,10 @@ class Comparison(NamedTuple):
 
     #: One row per metric: ``metric``, ``kind`` (``mean`` / ``corpus``), ``n``, ``baseline``,
     #: ``candidate``, ``delta``, ``ci_low``, ``ci_high``, ``p_randomization``, ``p_t_test``,
-    #: ``t_ci_low``, ``t_ci_high``,
-    #: ``effect_size``, ``improved``, ``regressed``, ``unchanged``, ``significant``.
+    #: ``t_ci_low``, ``t_ci_high``, ``effect_size``, ``baseline_judge_spread`` and
+    #: ``candidate_judge_spread`` (a judged metric scored with ``samples`` > 1 in both runs: the
+    #: mean per-item spread of the judge's samples, its own noise beside the delta; else null),
+    #: ``improved``, ``regressed``, ``unchanged``, ``significant``.
     metrics: pl.DataFrame
     #: The same per segment value (a ``segment`` column first); empty without ``by``.
     segments: pl.DataFrame

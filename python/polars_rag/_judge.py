@@ -186,6 +186,42 @@ def answer_match(
     return _plugin("answer_match", [question, answer, reference], {"judge": judge})
 
 
+def g_eval(
+    question: IntoExprColumn,
+    answer: IntoExprColumn,
+    reference: IntoExprColumn | None = None,
+    *,
+    criteria: str | None = None,
+    evaluation_steps: list[str] | None = None,
+    score_min: int | None = None,
+    score_max: int | None = None,
+    logprobs: bool | None = None,
+    judge: Judge | None = None,
+) -> pl.Expr:
+    """A rubric judge in the style of G-Eval / DeepEval's ``GEval``: the judge reads the question,
+    the answer and (when given) a reference answer, follows ``evaluation_steps`` for your
+    ``criteria`` (required), and gives an integer from ``score_min`` to ``score_max`` with its
+    reason. When the server returns token log-probabilities (asked for unless
+    ``logprobs=False``), the score is the probability-weighted mean of the candidate score
+    tokens (those of at least 1 %), as G-Eval defines it.
+
+    Returns a struct ``g_eval``: ``score`` (mapped to [0, 1]), ``raw_score`` (the integer
+    written), ``weighted_score`` (null without log-probabilities), ``reason``, ``judge_error``.
+    The rubric is part of the prompt's hash, so a changed rubric never reuses cached replies.
+    """
+    if reference is None:
+        reference = pl.lit("", dtype=pl.String)
+    options = {
+        "judge": judge,
+        "criteria": criteria,
+        "evaluation_steps": evaluation_steps,
+        "score_min": score_min,
+        "score_max": score_max,
+        "logprobs": logprobs,
+    }
+    return _plugin("g_eval", [question, answer, reference], options)
+
+
 def split_claims(
     answer: IntoExprColumn,
     *,

@@ -13,10 +13,11 @@ from polars_rag._embed import Embedder, _embedder
 from polars_rag._judge import Judge
 
 if TYPE_CHECKING:
-    import polars as pl
     from typing_extensions import Unpack
 
-RagCompat = Literal["ragas"]
+    import polars as pl
+
+RagCompat = Literal["ragas", "deepeval"]
 
 
 class JudgedRagOptions(TypedDict, total=False):
@@ -27,10 +28,13 @@ class JudgedRagOptions(TypedDict, total=False):
     ``judge``: the :class:`Judge` (default: the one of the ``POLARS_RAG_JUDGE_*`` environment
     variables). ``samples``: how many times each row is judged (separate cache entries, sample
     ``k`` sent ``seed + k``); ``score`` is their mean, ``spread`` the largest minus the smallest
-    and ``samples_agree`` whether they all gave the same score. ``compat="ragas"``
-    (faithfulness): divide by the verdicts the judge returned even when their number differs from
-    the statements', as Ragas does; by default such a reply is asked again once, then the row is
-    null with the reason.
+    and ``samples_agree`` whether they all gave the same score. ``compat`` (faithfulness only):
+    ``"ragas"`` divides by the verdicts the judge returned even when their number differs from
+    the statements', as Ragas does (by default such a reply is asked again once, then the row is
+    null with the reason); ``"deepeval"`` is DeepEval's faithfulness: the facts of the contexts
+    and the claims of the answer are extracted, every claim is judged ``yes`` / ``no`` /
+    ``borderline`` against the facts in one call, and the score is the share not contradicted
+    (1.0 without claims; rows without contexts are judged, as DeepEval judges them).
     """
 
     judge: Judge | None

@@ -701,6 +701,8 @@ fn choose_metrics(
             Err("a judge ([judge] section, --judge-model / --judge-base-url, or POLARS_RAG_JUDGE_MODEL)")
         } else if needs_embedder {
             Err("an embedding model ([embed] section, --embed-model / --embed-base-url, or POLARS_RAG_EMBED_MODEL)")
+        } else if let Some(what) = job.options.unconfigured(info.id) {
+            Err(what)
         } else {
             resolved.inputs_for(info.inputs)
         };

@@ -130,6 +130,10 @@ pub enum MetricValues {
         baseline: Vec<f64>,
         /// Candidate value per item.
         candidate: Vec<f64>,
+        /// For a judged metric scored with several samples per item: the spread of each item's
+        /// samples (largest − smallest score) in the baseline and in the candidate, NaN where
+        /// an item has none. The judge's own run-to-run noise, shown beside the delta.
+        judge_spread: Option<(Vec<f64>, Vec<f64>)>,
     },
     /// A corpus-level metric (corpus BLEU, citation alignment): `value` of the summed statistics.
     Corpus {
@@ -151,6 +155,25 @@ impl MetricValues {
             name: name.to_string(),
             baseline,
             candidate,
+            judge_spread: None,
+        }
+    }
+
+    /// The same metric with the per-item spreads of a judge's samples in both runs.
+    pub fn with_judge_spread(self, baseline: Vec<f64>, candidate: Vec<f64>) -> Self {
+        match self {
+            MetricValues::Mean {
+                name,
+                baseline: b,
+                candidate: c,
+                ..
+            } => MetricValues::Mean {
+                name,
+                baseline: b,
+                candidate: c,
+                judge_spread: Some((baseline, candidate)),
+            },
+            corpus => corpus,
         }
     }
 
@@ -174,10 +197,12 @@ impl MetricValues {
                 name,
                 baseline,
                 candidate,
+                judge_spread,
             } => MetricValues::Mean {
                 name: name.clone(),
                 baseline: pick(baseline),
                 candidate: pick(candidate),
+                judge_spread: judge_spread.as_ref().map(|(b, c)| (pick(b), pick(c))),
             },
             MetricValues::Corpus {
                 name,
@@ -242,6 +267,11 @@ pub struct MetricComparison {
     pub histogram: Vec<usize>,
     /// The range the histogram covers (symmetric around 0).
     pub histogram_range: f64,
+    /// For a judged metric scored with several samples per item in both runs: the mean spread
+    /// of an item's samples (largest − smallest score) in the baseline, over the compared items.
+    pub baseline_judge_spread: Option<f64>,
+    /// The same in the candidate.
+    pub candidate_judge_spread: Option<f64>,
 }
 
 fn mean(v: &[f64]) -> f64 {
@@ -280,13 +310,28 @@ pub fn compare_metrics(
     };
     // Paired deltas of the per-item metrics, resampled together in one pass.
     let mut pairs: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
+    let mut spreads: Vec<Option<(f64, f64)>> = Vec::new();
     for m in metrics {
         if let MetricValues::Mean {
             baseline,
             candidate,
+            judge_spread,
             ..
         } = m
         {
+            spreads.push(judge_spread.as_ref().and_then(|(bs, cs)| {
+                // Over the items compared (both values present) whose samples both runs have.
+                let (mut sum_b, mut sum_c, mut n) = (0.0, 0.0, 0usize);
+                for i in 0..baseline.len() {
+                    let compared = baseline[i].is_finite() && candidate[i].is_finite();
+                    if compared && bs[i].is_finite() && cs[i].is_finite() {
+                        sum_b += bs[i];
+                        sum_c += cs[i];
+                        n += 1;
+                    }
+                }
+                (n > 0).then(|| (sum_b / n as f64, sum_c / n as f64))
+            }));
             let (b, c): (Vec<f64>, Vec<f64>) = baseline
                 .iter()
                 .zip(candidate)
@@ -341,6 +386,8 @@ pub fn compare_metrics(
                     significant: p < alpha,
                     histogram: hist,
                     histogram_range: range,
+                    baseline_judge_spread: spreads[j].map(|s| s.0),
+                    candidate_judge_spread: spreads[j].map(|s| s.1),
                 });
             }
             MetricValues::Corpus {
@@ -380,6 +427,8 @@ pub fn compare_metrics(
                     significant: p < alpha,
                     histogram: vec![0; HISTOGRAM_BINS],
                     histogram_range: 0.0,
+                    baseline_judge_spread: None,
+                    candidate_judge_spread: None,
                 });
             }
         }

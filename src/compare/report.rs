@@ -86,6 +86,23 @@ fn metrics_table_md(rows: &[MetricComparison], confidence: f64) -> String {
     out
 }
 
+/// One line per judged metric scored with several samples in both runs: the judge's own
+/// per-item spread beside the delta, so a change can be held against the judge's noise.
+fn judge_noise_lines(rows: &[MetricComparison]) -> Vec<String> {
+    rows.iter()
+        .filter_map(|r| {
+            let (b, c) = (r.baseline_judge_spread?, r.candidate_judge_spread?);
+            Some(format!(
+                "{}: delta {} against a mean per-item spread of the judge's samples of {} (baseline) and {} (candidate)",
+                r.metric,
+                signed(r.delta),
+                fmt(b),
+                fmt(c)
+            ))
+        })
+        .collect()
+}
+
 /// The Markdown summary printed by `polars-rag compare`.
 pub fn markdown(c: &TableComparison, baseline: &str, candidate: &str, gate: &[String]) -> String {
     let o = &c.options;
@@ -111,6 +128,13 @@ pub fn markdown(c: &TableComparison, baseline: &str, candidate: &str, gate: &[St
     }
     out.push('\n');
     out.push_str(&metrics_table_md(&c.metrics, o.confidence));
+    let noise = judge_noise_lines(&c.metrics);
+    if !noise.is_empty() {
+        out.push_str("\nJudge noise (several samples per item):\n\n");
+        for line in noise {
+            out.push_str(&format!("- {}\n", cell(&line)));
+        }
+    }
     if let Some(by) = &c.segment_column {
         out.push_str(&format!("\n### Delta by {by}\n\n| metric |"));
         for (seg, _) in &c.segments {
@@ -418,6 +442,14 @@ pub fn html(
         out.push_str(&format!("<td class=\"{class}\">{}</td></tr>", esc(last)));
     }
     out.push_str("</tbody></table>");
+    let noise = judge_noise_lines(&c.metrics);
+    if !noise.is_empty() {
+        out.push_str("<p class=\"note\">Judge noise (several samples per item):</p><ul>");
+        for line in noise {
+            out.push_str(&format!("<li>{}</li>", esc(&line)));
+        }
+        out.push_str("</ul>");
+    }
     let per_item: Vec<&MetricComparison> = c.metrics.iter().filter(|r| r.kind == "mean").collect();
     if !per_item.is_empty() {
         out.push_str("<h2>Distribution of per-item deltas</h2><div class=\"hists\">");

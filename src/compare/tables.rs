@@ -88,14 +88,21 @@ fn f64_values(s: &Series) -> PolarsResult<Vec<f64>> {
 /// statistics of its corpus-level metrics.
 struct TableMetrics {
     values: Vec<(String, Vec<f64>)>,
+    /// Per value label: the per-item spread of a judge's samples, when the table has them.
+    judge_spreads: Vec<(String, Vec<f64>)>,
     corpus: Vec<(String, Vec<Vec<f64>>, crate::compare::CorpusFn)>,
 }
 
 fn table_metrics(df: &DataFrame) -> PolarsResult<TableMetrics> {
     let mut values = Vec::new();
+    let mut judge_spreads = Vec::new();
     let mut corpus = Vec::new();
     for info in registry::METRICS {
+        let spread = crate::polars::table::judge_spread(df, info.id)?;
         for (label, series) in crate::polars::table::metric_values(df, info.id)? {
+            if let Some(spread) = &spread {
+                judge_spreads.push((label.clone(), f64_values(spread)?));
+            }
             values.push((label, f64_values(&series)?));
         }
         if let Some(stats) = &info.corpus {
@@ -104,7 +111,11 @@ fn table_metrics(df: &DataFrame) -> PolarsResult<TableMetrics> {
             }
         }
     }
-    Ok(TableMetrics { values, corpus })
+    Ok(TableMetrics {
+        values,
+        judge_spreads,
+        corpus,
+    })
 }
 
 fn examples(keys: &[&str]) -> (usize, Vec<String>) {
@@ -193,11 +204,21 @@ pub fn compare_tables(
     for (name, b_vals) in b_metrics.values {
         if let Some(pos) = c_metrics.values.iter().position(|(n, _)| *n == name) {
             let (_, c_vals) = c_metrics.values.swap_remove(pos);
-            metrics.push(MetricValues::mean(
-                &name,
-                align(b_vals, |p| p.0),
-                align(c_vals, |p| p.1),
-            ));
+            let mut values =
+                MetricValues::mean(&name, align(b_vals, |p| p.0), align(c_vals, |p| p.1));
+            let spread_of = |spreads: &[(String, Vec<f64>)]| {
+                spreads
+                    .iter()
+                    .find(|(label, _)| *label == name)
+                    .map(|(_, v)| v.clone())
+            };
+            if let (Some(b), Some(c)) = (
+                spread_of(&b_metrics.judge_spreads),
+                spread_of(&c_metrics.judge_spreads),
+            ) {
+                values = values.with_judge_spread(align(b, |p| p.0), align(c, |p| p.1));
+            }
+            metrics.push(values);
         }
     }
     for (name, b_stats, value) in &b_metrics.corpus {
@@ -258,6 +279,7 @@ pub fn compare_tables(
             name,
             baseline: b,
             candidate: c,
+            ..
         } = m
         {
             for (p, bv, cv) in largest_drops(b, c, options.top, options.tolerance) {
@@ -323,6 +345,8 @@ pub fn metrics_frame(rows: &[MetricComparison], segment: Option<&str>) -> Polars
     cols.push(f("t_ci_low", &|r| r.t_ci_low));
     cols.push(f("t_ci_high", &|r| r.t_ci_high));
     cols.push(f("effect_size", &|r| r.effect_size));
+    cols.push(f("baseline_judge_spread", &|r| r.baseline_judge_spread));
+    cols.push(f("candidate_judge_spread", &|r| r.candidate_judge_spread));
     cols.push(u("improved", &|r| r.improved as u64));
     cols.push(u("regressed", &|r| r.regressed as u64));
     cols.push(u("unchanged", &|r| r.unchanged as u64));

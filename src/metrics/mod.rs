@@ -229,6 +229,17 @@ impl MetricOptions {
         self.section_mut(metric)
     }
 
+    /// What a metric still needs before it can run with these options, when it cannot run on
+    /// defaults alone (`g_eval` has no criteria of its own): the CLI skips it, saying this.
+    pub fn unconfigured(&self, metric: &str) -> Option<&'static str> {
+        match metric {
+            "g_eval" if self.g_eval.criteria.trim().is_empty() => {
+                Some("criteria (a [g_eval] section with criteria = \"...\")")
+            }
+            _ => None,
+        }
+    }
+
     /// The options of a span metric (`span_precision`, `span_recall`, `span_iou`).
     pub fn span(&self, metric: &str) -> Option<&spans::SpanOptions> {
         self.section(metric)

@@ -12,8 +12,9 @@ use crate::metrics::judged::citation_support::{
     self, CitationSupport, CitationSupportOptions, Verdict,
 };
 use crate::metrics::judged::claims::{self, ClaimSplitter, SplitClaimsOptions};
+use crate::metrics::judged::g_eval::{GEvalOptions, SCORE_FIELD};
 
-use super::driver::{output_len, struct_series, StrColumn};
+use super::driver::{output_len, struct_series, StrColumn, TextListColumn};
 
 /// The rows of string inputs, broadcast to one length: `None` where any input is null.
 fn string_rows<'a>(
@@ -344,6 +345,107 @@ pub fn answer_match(
     ];
     let valid: Vec<bool> = judged.iter().map(Option::is_some).collect();
     struct_series(metric, &fields, &valid)
+}
+
+/// One rubric judgement: the integer written, the probability-weighted score, the reason.
+type Rubric = (i64, Option<f64>, String);
+
+/// Output dtype of `g_eval`.
+pub fn g_eval_dtype() -> DataType {
+    DataType::Struct(vec![
+        Field::new("score".into(), DataType::Float64),
+        Field::new("raw_score".into(), DataType::Int64),
+        Field::new("weighted_score".into(), DataType::Float64),
+        Field::new("reason".into(), DataType::String),
+        Field::new("judge_error".into(), DataType::String),
+    ])
+}
+
+/// `g_eval` over columns: one rubric judgement per (question, answer, reference) row. The
+/// reference may be null or empty (judged without one), or a list (its first answer). `score`
+/// is the probability-weighted score when the server gave token probabilities, else the
+/// integer the judge wrote (`raw_score`), mapped from the score range to [0, 1].
+pub fn g_eval(
+    question: &Series,
+    answer: &Series,
+    reference: &Series,
+    options: &GEvalOptions,
+) -> PolarsResult<Series> {
+    const METRIC: &str = "g_eval";
+    let card = options.card()?;
+    let questions = StrColumn::new(METRIC, "question", question)?;
+    let answers = StrColumn::new(METRIC, "answer", answer)?;
+    let references = TextListColumn::new(METRIC, "reference", reference)?;
+    let len = output_len(
+        METRIC,
+        &[
+            (question.name().as_str(), questions.len()),
+            (answer.name().as_str(), answers.len()),
+            (reference.name().as_str(), references.len()),
+        ],
+    )?;
+    let (question_rows, answer_rows) = (questions.rows(0..len), answers.rows(0..len));
+    let reference_rows = references.rows(0..len);
+    let rows: Vec<Option<Vec<&str>>> = (0..len)
+        .map(|i| {
+            let reference = reference_rows
+                .get(i)
+                .and_then(|r| r.first().copied())
+                .unwrap_or("");
+            Some(vec![question_rows[i]?, answer_rows[i]?, reference])
+        })
+        .collect();
+    let replies: Vec<RowReply> = if rows.iter().all(Option::is_none) {
+        vec![None; len]
+    } else {
+        Judge::shared(&options.judge, METRIC)?.judge_rows(METRIC, &card, &rows, 0)?
+    };
+    let judged: Vec<Option<Result<Rubric, String>>> = replies
+        .into_iter()
+        .map(|reply| {
+            reply.map(|r| {
+                let r = r?;
+                let raw = r
+                    .get(SCORE_FIELD)
+                    .and_then(serde_json::Value::as_i64)
+                    .ok_or("the reply's score is not an integer")?;
+                let weighted = r
+                    .get(crate::engines::judge::template::WEIGHTED_SCORE)
+                    .and_then(serde_json::Value::as_f64);
+                let reason = r.get("reason").and_then(|v| v.as_str()).unwrap_or("");
+                Ok((raw, weighted, reason.to_string()))
+            })
+        })
+        .collect();
+    let ok = |i: usize| judged[i].as_ref().and_then(|r| r.as_ref().ok());
+    let fields = [
+        Float64Chunked::from_iter_options(
+            "score".into(),
+            (0..len).map(|i| ok(i).map(|(raw, w, _)| options.normalised(w.unwrap_or(*raw as f64)))),
+        )
+        .into_series(),
+        Int64Chunked::from_iter_options("raw_score".into(), (0..len).map(|i| ok(i).map(|j| j.0)))
+            .into_series(),
+        Float64Chunked::from_iter_options(
+            "weighted_score".into(),
+            (0..len).map(|i| ok(i).and_then(|j| j.1)),
+        )
+        .into_series(),
+        StringChunked::from_iter_options(
+            "reason".into(),
+            (0..len).map(|i| ok(i).map(|j| j.2.clone())),
+        )
+        .into_series(),
+        StringChunked::from_iter_options(
+            "judge_error".into(),
+            judged
+                .iter()
+                .map(|r| r.as_ref().and_then(|r| r.as_ref().err().cloned())),
+        )
+        .into_series(),
+    ];
+    let valid: Vec<bool> = judged.iter().map(Option::is_some).collect();
+    struct_series(METRIC, &fields, &valid)
 }
 
 /// Output dtype of `split_claims`.

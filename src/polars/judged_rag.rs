@@ -13,6 +13,7 @@ use crate::metrics::judged::rag::{
 
 use super::driver::{output_len, struct_series, StrColumn, TextListColumn};
 use super::judged::judge_sample;
+use crate::engines::judge::RowReply;
 
 /// What one sample of one row gave: its score (`None`: nothing to score, Ragas' NaN), the
 /// judged statements, contexts or questions, and per-item numbers (answer relevancy's cosines).
@@ -277,6 +278,9 @@ pub fn faithfulness(
     const METRIC: &str = "faithfulness";
     options.validate(METRIC)?;
     let texts = read_texts(METRIC, question, Some(contexts), Some(("answer", answer)))?;
+    if options.deepeval() {
+        return faithfulness_deepeval(&texts, options);
+    }
     let joined: Vec<Option<String>> = (0..texts.len).map(|i| joined_contexts(&texts, i)).collect();
     let (inputs, mut outcomes) = checked_rows(&texts, |i| {
         let (q, a) = (texts.question[i]?, texts.third[i]?);
@@ -331,6 +335,111 @@ pub fn faithfulness(
                     let items = rag::faithfulness_verdicts(&statements, &reply, options.ragas())?;
                     Ok(Sample {
                         score: rag::share_positive(&items),
+                        items,
+                        numbers: Vec::new(),
+                    })
+                }))
+            })
+            .collect();
+        add_sample(&mut outcomes, results);
+    }
+    build(RagMetric::Faithfulness, &outcomes)
+}
+
+/// `faithfulness` with `compat="deepeval"` (DeepEval's `FaithfulnessMetric`): per sample, the
+/// facts of each row's contexts (joined with blank lines) and the claims of its answer, then one
+/// call judging every claim against the facts. A row without claims scores 1.0 with no third
+/// call; rows may have no contexts (their facts are empty), as DeepEval allows.
+fn faithfulness_deepeval(texts: &RowTexts<'_>, options: &JudgedRagOptions) -> PolarsResult<Series> {
+    const METRIC: &str = "faithfulness";
+    let joined: Vec<Option<String>> = (0..texts.len)
+        .map(|i| {
+            texts
+                .contexts
+                .as_ref()
+                .and_then(|c| c.get(i))
+                .map(|c| c.join("\n\n"))
+        })
+        .collect();
+    let (claim_rows, mut outcomes) = checked_rows(texts, |i| {
+        let (q, a) = (texts.question[i]?, texts.third[i]?);
+        joined[i].as_ref()?;
+        Some((
+            vec![a],
+            rag::unjudgeable(&[("question", q), ("answer", a)], None),
+        ))
+    });
+    let truth_rows: Vec<Option<Vec<&str>>> = claim_rows
+        .iter()
+        .zip(&joined)
+        .map(|(row, context)| row.as_ref().and(context.as_deref()).map(|c| vec![c]))
+        .collect();
+    let listed =
+        |replies: Vec<RowReply>, field: &str| -> Vec<Option<Result<Vec<String>, String>>> {
+            replies
+                .into_iter()
+                .map(|reply| reply.map(|r| r.map(|value| rag::texts_of_reply(&value, field))))
+                .collect()
+        };
+    for sample in 0..options.samples {
+        let truths = listed(
+            judge_sample(
+                METRIC,
+                "faithfulness_truths",
+                &options.judge,
+                &truth_rows,
+                sample,
+            )?,
+            "truths",
+        );
+        let claims = listed(
+            judge_sample(
+                METRIC,
+                "faithfulness_claims",
+                &options.judge,
+                &claim_rows,
+                sample,
+            )?,
+            "claims",
+        );
+        let inputs: Vec<Option<(String, String)>> = truths
+            .iter()
+            .zip(&claims)
+            .map(|(t, c)| match (t, c) {
+                (Some(Ok(t)), Some(Ok(c))) if !c.is_empty() => {
+                    Some((t.join("\n\n"), rag::numbered(c)))
+                }
+                _ => None,
+            })
+            .collect();
+        let verdict_rows: Vec<Option<Vec<&str>>> = inputs
+            .iter()
+            .map(|row| row.as_ref().map(|(t, c)| vec![t.as_str(), c.as_str()]))
+            .collect();
+        let verdicts = judge_sample(
+            METRIC,
+            "faithfulness_contradictions",
+            &options.judge,
+            &verdict_rows,
+            sample,
+        )?;
+        let results = truths
+            .into_iter()
+            .zip(claims)
+            .zip(verdicts)
+            .map(|((truths, claims), verdict)| {
+                let (truths, claims) = (truths?, claims?);
+                Some(truths.and(claims).and_then(|claims| {
+                    if claims.is_empty() {
+                        return Ok(Sample {
+                            score: Some(1.0),
+                            ..Sample::default()
+                        });
+                    }
+                    let reply = verdict.unwrap_or_else(|| Err("not judged".into()))?;
+                    let items = rag::deepeval_verdicts(&claims, &reply)?;
+                    Ok(Sample {
+                        score: Some(rag::deepeval_score(&items)),
                         items,
                         numbers: Vec::new(),
                     })

@@ -151,6 +151,16 @@ pub fn metric_values(scores: &DataFrame, id: &str) -> PolarsResult<Vec<(String, 
     Ok(out)
 }
 
+/// The per-row spread of a judged metric's samples (its struct's `spread` field), when the
+/// scores table holds the metric and some row has a spread (it was scored with `samples` > 1).
+pub fn judge_spread(scores: &DataFrame, id: &str) -> PolarsResult<Option<Series>> {
+    let Ok(column) = scores.column(id) else {
+        return Ok(None);
+    };
+    let spread = value_at(column.as_materialized_series(), "spread")?;
+    Ok(spread.filter(|s| s.null_count() < s.len()))
+}
+
 /// The values at a dotted path into struct fields, as Float64; `None` when the column does not
 /// have that shape.
 fn value_at(series: &Series, path: &str) -> PolarsResult<Option<Series>> {

@@ -82,6 +82,9 @@ class FakeJudge:
             return 500, {}, '{"error": "boom"}'
         if "#badjson" in marker:
             return 200, {}, completion("not json at all")
+        system = next((m["content"] for m in messages if m.get("role") == "system"), "")
+        if "\nCriteria:\n" in system:
+            return 200, {}, rubric_reply(body)
         reply = judged_reply(data)
         return 200, {}, completion(json.dumps(reply))
 
@@ -126,6 +129,15 @@ def judged_reply(data: dict[str, Any]) -> dict[str, Any]:
             {"statement": s, "reason": "by rule", "attributed": int(s.lower() in text["contexts"].lower())}
             for s in statements(text["reference"])
         ]}
+    if "truths" in text and "claims" in text:
+        verdicts = []
+        for line in text["claims"].splitlines():
+            claim = line.split(". ", 1)[1] if ". " in line else line
+            agrees = claim.lower() in text["truths"].lower()
+            verdicts.append({"verdict": "yes" if agrees else "no", "reason": "" if agrees else "absent"})
+        return {"verdicts": verdicts}
+    if "context" in text and "question" not in text:
+        return {"truths": [s for part in text["context"].split("\n\n") for s in statements(part)]}
     if "context" in text:
         other = text.get("reference", text.get("answer", ""))
         return {"reason": "by rule", "verdict": int(bool(other) and other.lower() in text["context"].lower())}
@@ -141,3 +153,21 @@ def judged_reply(data: dict[str, Any]) -> dict[str, Any]:
     if "answer" in text:
         return {"claims": [c for c in text["answer"].split(". ") if c]}
     return {}
+
+
+def rubric_reply(body: dict[str, Any]) -> str:
+    """A rubric (g_eval) reply: score 4; with log-probabilities asked for, the score token's
+    candidates are 4 (60 %), 3 (30 %) and 5 (10 %), a weighted score of 3.8."""
+    import math
+
+    content = json.dumps({"reason": "by rule", "score": 4}, separators=(",", ":"))
+    reply = json.loads(completion(content))
+    if body.get("logprobs") is True:
+        at = content.index('"score":') + len('"score":')
+        top = [{"token": t, "logprob": math.log(p)} for t, p in (("4", 0.6), ("3", 0.3), ("5", 0.1))]
+        reply["choices"][0]["logprobs"] = {"content": [
+            {"token": content[:at], "logprob": 0.0, "top_logprobs": []},
+            {"token": "4", "logprob": math.log(0.6), "top_logprobs": top},
+            {"token": content[at + 1:], "logprob": 0.0, "top_logprobs": []},
+        ]}
+    return json.dumps(reply)

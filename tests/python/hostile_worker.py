@@ -250,12 +250,13 @@ EXPRESSIONS: dict[str, tuple[list[str], bool]] = {
     "context_precision": (["text", "texts", "texts"], False),
     "context_utilization": (["text", "texts", "text"], False),
     "context_recall": (["text", "texts", "texts"], False),
+    "g_eval": (["text", "text", "texts"], False),
 }
 # Functions that embed: given the local model with a throwaway cache (or a hostile embedder).
 EMBEDDED = {"embed", "semantic_similarity", "answer_relevancy"}
 # Judged functions are asked of a local fake judge (or of none: the error must name them).
 JUDGED = {"citation_support", "citation_precision", "answer_match", "split_claims", "faithfulness",
-          "answer_relevancy", "context_precision", "context_utilization", "context_recall"}
+          "answer_relevancy", "context_precision", "context_utilization", "context_recall", "g_eval"}
 # Outputs documented in [0, 1] (struct outputs: the float fields named here).
 UNIT_RANGE = {name for name in EXPRESSIONS} - {"quoted_spans", "citation_alignment", "rouge", "checks", "locate_quotes", "extract_quotes", "embedding_cosine"} - JUDGED - EMBEDDED
 FRAME_FUNCTIONS = ["validate_golden", "check_spans", "collapse_run", "join_golden", "compare", "summary",

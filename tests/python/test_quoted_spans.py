@@ -152,6 +152,20 @@ def test_bad_options_name_the_metric():
 # ---------------------------------------------------------------- registry
 
 
+# The judged metrics and how many columns each reads.
+JUDGED_ARITY = {
+    "citation_support": 2,
+    "citation_precision": 2,
+    "answer_match": 3,
+    "g_eval": 3,
+    "faithfulness": 3,
+    "answer_relevancy": 2,
+    "context_precision": 3,
+    "context_utilization": 3,
+    "context_recall": 3,
+}
+
+
 def test_every_metric_id_is_a_function_and_a_namespace_method():
     df = _frame(["“a b c”"], [["a b c"]])
     ids = pr.metric_ids()
@@ -173,12 +187,14 @@ def test_every_metric_id_is_a_function_and_a_namespace_method():
             via_ns = vectors.select(getattr(pl.col("a").rag, metric)(pl.col("b")))
         elif metric == "split_claims":  # the answer alone; the rules need no judge
             out, via_ns = df.select(fn("answer", method="rules")), df.select(ns(method="rules"))
-        elif metric in ("citation_support", "citation_precision", "answer_match"):
-            # Judged (test_judge.py asks a local judge); no rows here, so no judge is needed.
+        elif metric in JUDGED_ARITY:
+            # Judged (test_judge.py and test_rag_judged.py ask a local judge); no rows here, so
+            # no judge (and no embedding model) is needed.
             texts = pl.DataFrame({"a": [], "b": [], "c": []}, schema=dict.fromkeys("abc", pl.String))
-            rest = ["b", "c"] if metric == "answer_match" else ["b"]
-            out = texts.select(fn("a", *rest))
-            via_ns = texts.select(getattr(pl.col("a").rag, metric)(*[pl.col(c) for c in rest]))
+            rest = ["b", "c"][: JUDGED_ARITY[metric] - 1]
+            options = {"criteria": "Is it right?"} if metric == "g_eval" else {}
+            out = texts.select(fn("a", *rest, **options))
+            via_ns = texts.select(getattr(pl.col("a").rag, metric)(*[pl.col(c) for c in rest], **options))
         elif metric.startswith("span_"):  # retrieved spans against golden spans
             span = [{"file": "a", "start": 0, "end": 3}]
             spans = pl.DataFrame({"retrieved": [span], "golden": [span]})

@@ -74,6 +74,40 @@ def test_faithfulness_scores_statements_and_reasons(server, tmp_path):
     assert usage["faithfulness_statements"]["calls"] == 2 and usage["faithfulness_verdicts"]["calls"] == 2
 
 
+def test_faithfulness_as_deepeval_scores_it(server):
+    judge = judge_of(server)
+    df = rag_frame()
+    out = df.select(pr.faithfulness("question", "answer", "contexts", judge=judge, compat="deepeval"))
+    values = out["faithfulness"].struct.unnest()
+    # Claims not contradicted by the contexts' facts / verdicts; no contexts is allowed (no facts).
+    assert values["statements"][0].to_list() == ["The bridge opened in 1932", "It cost 10 million", "It is red"]
+    assert values["verdicts"][0].to_list() == [True, False, True]
+    assert values["score"].to_list()[:3] == [pytest.approx(2 / 3, abs=1e-15), 1.0, 0.0]
+    assert values["judge_error"].to_list()[4] == "the answer is empty"
+    assert "compat:deepeval" in pr.signature("faithfulness", judge=judge, compat="deepeval")
+    with pytest.raises(Exception, match="context_recall: compat is an option of faithfulness only"):
+        df.select(pr.context_recall("question", "contexts", "reference", judge=judge, compat="ragas"))
+
+
+def test_g_eval_weights_the_score_by_token_probabilities(server, tmp_path):
+    judge = judge_of(server, cache=tmp_path)
+    df = pl.DataFrame({"question": ["Where is it?", None], "answer": ["In Paris.", "x"]})
+    rubric = dict(criteria="Does the answer answer the question?", evaluation_steps=["Read both.", "Decide."])
+    out = df.select(pr.g_eval("question", "answer", judge=judge, **rubric)).unnest("g_eval")
+    # The fake judge's score token: 4 (60 %), 3 (30 %), 5 (10 %) -> 3.8 on 1..5 -> 0.7.
+    assert out["raw_score"].to_list() == [4, None]
+    assert out["weighted_score"][0] == pytest.approx(3.8, abs=1e-12)
+    assert out["score"][0] == pytest.approx(0.7, abs=1e-12)
+    plain = df.select(pr.g_eval("question", "answer", judge=judge, logprobs=False, **rubric)).unnest("g_eval")
+    assert plain["score"][0] == 0.75 and plain["weighted_score"][0] is None
+    ten = df.select(pr.g_eval("question", "answer", pl.lit("Paris"), judge=judge, score_min=0, score_max=10,
+                              logprobs=False, **rubric)).unnest("g_eval")
+    assert ten["score"][0] == 0.4
+    with pytest.raises(Exception, match="g_eval: criteria is required"):
+        df.select(pr.g_eval("question", "answer", judge=judge))
+    assert pr.signature("g_eval", judge=judge, **rubric) != pr.signature("g_eval", judge=judge, criteria="Other?")
+
+
 def test_context_precision_utilization_and_recall(server):
     judge = judge_of(server)
     df = rag_frame().head(2)
@@ -209,5 +243,6 @@ def test_ragas_fixture_is_complete():
     metrics = {c["metric"] for c in cases}
     assert metrics == {"faithfulness", "answer_relevancy", "context_precision_with_reference",
                        "context_precision_without_reference", "context_recall"}
-    assert all(isinstance(c["score"], float) or c["score"] in ("NaN", None) for c in cases)
-    assert not any(isinstance(c["score"], float) and math.isinf(c["score"]) for c in cases)
+    assert all(isinstance(c.get("score"), float) or c.get("score") in ("NaN", None) for c in cases)
+    assert all(("score" in c) != ("error" in c) for c in cases)
+    assert not any(isinstance(c.get("score"), float) and math.isinf(c["score"]) for c in cases)

@@ -208,6 +208,16 @@ fn respond(request: &Value, state: &ServerState) -> Option<(u16, String, String)
     if has("#schema") && !(has("#schema-once") && is_reask) {
         return Some((200, String::new(), completion("{\"verdict\": \"maybe\"}")));
     }
+    let rubric = messages.iter().any(|m| {
+        m["role"] == "system"
+            && m["content"]
+                .as_str()
+                .unwrap_or("")
+                .contains("\nCriteria:\n")
+    });
+    if rubric {
+        return Some((200, String::new(), rubric_reply(request)));
+    }
     let content = judged_reply(&data);
     Some((200, String::new(), completion(&content.to_string())))
 }
@@ -235,6 +245,8 @@ fn contains(haystack: &str, needle: &str) -> bool {
 ///   it occurs in the contexts;
 /// * `context`, `reference` / `context`, `answer` (context_precision / context_utilization):
 ///   useful when the reference (answer) occurs in the context;
+/// * `truths`, `claims` (faithfulness_contradictions): "yes" when the claim occurs in the
+///   truths, else "no"; `context` alone (faithfulness_truths): the context's statements;
 /// * `answer`, `question_count` (answer_relevancy): the answer itself as each question,
 ///   noncommittal when it says "don't know";
 /// * `question`, `answer`, `reference` (answer_match): a match when the answer contains the
@@ -272,6 +284,21 @@ fn judged_reply(data: &Value) -> Value {
             .collect();
         return json!({"classifications": classifications});
     }
+    if let (Some(truths), Some(claims)) = (text("truths"), text("claims")) {
+        let verdicts: Vec<Value> = claims
+            .lines()
+            .map(|line| {
+                let claim = line.split_once(". ").map_or(line, |(_, rest)| rest);
+                let agrees = contains(truths, claim);
+                json!({"verdict": if agrees { "yes" } else { "no" }, "reason": if agrees { "" } else { "absent" }})
+            })
+            .collect();
+        return json!({"verdicts": verdicts});
+    }
+    if let (Some(context), None) = (text("context"), text("question")) {
+        let truths: Vec<String> = context.split("\n\n").flat_map(statements).collect();
+        return json!({"truths": truths});
+    }
     if let Some(context) = text("context") {
         let other = text("reference").or(text("answer")).unwrap_or("");
         let useful = !other.is_empty() && contains(context, other);
@@ -297,4 +324,22 @@ fn judged_reply(data: &Value) -> Value {
         return json!({"claims": claims});
     }
     json!({})
+}
+
+/// The fake judge's reply to a rubric (g_eval) request: score 4 with a reason; when the request
+/// asks for log-probabilities, the score token's candidates are 4 (60 %), 3 (30 %) and 5 (10 %),
+/// so the weighted score is 3.8.
+fn rubric_reply(request: &Value) -> String {
+    let content = json!({"reason": "by rule", "score": 4}).to_string();
+    let mut reply: Value = serde_json::from_str(&completion(&content)).unwrap();
+    if request.get("logprobs") == Some(&Value::Bool(true)) {
+        let at = content.find("\"score\":").unwrap() + "\"score\":".len();
+        let candidate = |token: &str, p: f64| json!({"token": token, "logprob": p.ln()});
+        reply["choices"][0]["logprobs"] = json!({"content": [
+            {"token": &content[..at], "logprob": 0.0, "top_logprobs": []},
+            {"token": "4", "logprob": 0.6f64.ln(), "top_logprobs": [candidate("4", 0.6), candidate("3", 0.3), candidate("5", 0.1)]},
+            {"token": &content[at + 1..], "logprob": 0.0, "top_logprobs": []},
+        ]});
+    }
+    reply.to_string()
 }

@@ -11,9 +11,10 @@ use sha2::{Digest, Sha256};
 
 use super::cache::{CachedReply, ReplyCache};
 use super::schema::validate;
-use super::template::{JudgeTemplate, Message};
+use super::template::{as_judged, JudgeTemplate, Message, WEIGHTED_SCORE};
 use super::transport::{backoff, Attempt, Transport};
 use super::{JudgeSettings, ResolvedSettings, Usage, UsageByTemplate};
+use crate::metrics::judged::g_eval::{weighted_score, TokenChoice};
 
 /// The judgement of one row: `None` for a row with a null input, `Some(Ok(reply))` with the
 /// validated JSON reply, `Some(Err(reason))` when no valid reply could be had.
@@ -237,7 +238,7 @@ impl Judge {
                 // A cached reply is re-validated: a cache edited by hand is not trusted blindly.
                 let Some(cached) = cached else { continue };
                 if let Ok(value) = serde_json::from_str::<Value>(&cached.reply) {
-                    if validate(&value, &template.schema).is_ok() {
+                    if validate(&as_judged(&value), &template.schema).is_ok() {
                         *outcome = Some(Ok(value));
                     }
                 }
@@ -366,12 +367,17 @@ impl Judge {
             vec![("system", system.to_string()), ("user", user.to_string())];
         let mut outcome = Err(Failure::Row(String::new()));
         for round in 0..2 {
-            let content = match self.complete(template, &messages, sample, &mut spent) {
-                Ok(content) => content,
+            let (content, tokens) = match self.complete(template, &messages, sample, &mut spent) {
+                Ok(reply) => reply,
                 Err(failure) => return (Err(failure), spent),
             };
             match read_reply(&content, template) {
-                Ok(value) => {
+                Ok(mut value) => {
+                    if let (Some(field), Some(tokens)) = (&template.weighted_score, &tokens) {
+                        if let Some(weighted) = weighted_value(&content, tokens, field, template) {
+                            value[WEIGHTED_SCORE] = json!(weighted);
+                        }
+                    }
                     outcome = Ok(value);
                     break;
                 }
@@ -407,14 +413,15 @@ impl Judge {
         (outcome, spent)
     }
 
-    /// One chat completion (with retries): the reply's message content.
+    /// One chat completion (with retries): the reply's message content, and its tokens with
+    /// their top candidates when the template asked for them and the server gave them.
     fn complete(
         &self,
         template: &JudgeTemplate,
         messages: &[Message],
         sample: u32,
         spent: &mut Spent,
-    ) -> Result<String, Failure> {
+    ) -> Result<Completion, Failure> {
         let settings = &self.resolved.settings;
         let mut attempt = 0u32;
         loop {
@@ -484,11 +491,16 @@ impl Judge {
         if let Some(seed) = self.seed_of(sample) {
             body["seed"] = json!(seed);
         }
+        if template.weighted_score.is_some() {
+            body["logprobs"] = json!(true);
+            body["top_logprobs"] = json!(20);
+        }
         body.to_string()
     }
 
-    /// The message content of a chat-completions reply, and its token counts.
-    fn read_completion(&self, text: &str, spent: &mut Spent) -> Result<String, String> {
+    /// The message content of a chat-completions reply (and its tokens' candidates, when it
+    /// has them), and its token counts.
+    fn read_completion(&self, text: &str, spent: &mut Spent) -> Result<Completion, String> {
         let reply: Value = serde_json::from_str(text)
             .map_err(|e| format!("the server's reply is not JSON: {e}"))?;
         let tokens = |name: &str| {
@@ -508,12 +520,41 @@ impl Judge {
         if choice.get("finish_reason").and_then(Value::as_str) == Some("length") {
             return Err("the reply was cut off at max_tokens".into());
         }
-        choice
+        let content = choice
             .pointer("/message/content")
             .and_then(Value::as_str)
             .map(str::to_string)
-            .ok_or_else(|| "the server's reply has no message content".into())
+            .ok_or("the server's reply has no message content")?;
+        Ok((
+            content,
+            crate::metrics::judged::g_eval::tokens_of_reply(&reply),
+        ))
     }
+}
+
+/// A reply's message content, and its tokens with their top candidates when it has them.
+type Completion = (String, Option<Vec<(String, Vec<TokenChoice>)>>);
+
+/// The probability-weighted value of integer field `field` of a reply, over the integers its
+/// schema allows (its `enum`, else `minimum..=maximum`).
+fn weighted_value(
+    content: &str,
+    tokens: &[(String, Vec<TokenChoice>)],
+    field: &str,
+    template: &JudgeTemplate,
+) -> Option<f64> {
+    let spec = template.schema.pointer(&format!("/properties/{field}"))?;
+    let (min, max) = match spec.get("enum").and_then(Value::as_array) {
+        Some(values) => {
+            let ints: Vec<i64> = values.iter().filter_map(Value::as_i64).collect();
+            (*ints.iter().min()?, *ints.iter().max()?)
+        }
+        None => (
+            spec.get("minimum")?.as_i64()?,
+            spec.get("maximum")?.as_i64()?,
+        ),
+    };
+    weighted_score(content, tokens, field, min, max)
 }
 
 /// The JSON object of a reply's content (a Markdown code fence around it is tolerated),

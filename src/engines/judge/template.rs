@@ -38,6 +38,32 @@ pub struct JudgeTemplate {
     pub system: String,
     /// The JSON schema of the reply (an object schema).
     pub schema: Value,
+    /// An integer field of the reply to weight by the judge's token probabilities (G-Eval):
+    /// the request asks for log-probabilities, and when the server returns them the engine adds
+    /// the probability-weighted value to the reply as [`WEIGHTED_SCORE`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weighted_score: Option<String>,
+}
+
+/// The key under which the engine adds a probability-weighted score to a reply (see
+/// [`JudgeTemplate::weighted_score`]). Keys the engine adds start with `_` and are not part of
+/// the schema.
+pub const WEIGHTED_SCORE: &str = "_weighted_score";
+
+/// A reply without the keys the engine added (those starting with `_`), as the judge gave it.
+pub fn as_judged(reply: &Value) -> std::borrow::Cow<'_, Value> {
+    match reply.as_object() {
+        Some(fields) if fields.keys().any(|k| k.starts_with('_')) => {
+            std::borrow::Cow::Owned(Value::Object(
+                fields
+                    .iter()
+                    .filter(|(k, _)| !k.starts_with('_'))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            ))
+        }
+        _ => std::borrow::Cow::Borrowed(reply),
+    }
 }
 
 /// What the system message says about the user message, after the template's own text.
@@ -68,7 +94,8 @@ impl JudgeTemplate {
 
     /// A built-in judge: `citation_support`, `answer_match`, `split_claims`, and the cards of the
     /// judged RAG metrics (`faithfulness_statements`, `faithfulness_verdicts`, `answer_relevancy`,
-    /// `context_precision`, `context_utilization`, `context_recall`).
+    /// `context_precision`, `context_utilization`, `context_recall`, and faithfulness' DeepEval
+    /// form: `faithfulness_truths`, `faithfulness_claims`, `faithfulness_contradictions`).
     pub fn builtin(id: &str) -> crate::Result<&'static JudgeTemplate> {
         static CARDS: OnceLock<Vec<JudgeTemplate>> = OnceLock::new();
         let cards = CARDS.get_or_init(|| {
@@ -82,6 +109,9 @@ impl JudgeTemplate {
                 include_str!("prompts/context_precision.toml"),
                 include_str!("prompts/context_utilization.toml"),
                 include_str!("prompts/context_recall.toml"),
+                include_str!("prompts/faithfulness_truths.toml"),
+                include_str!("prompts/faithfulness_claims.toml"),
+                include_str!("prompts/faithfulness_contradictions.toml"),
             ]
             .iter()
             .map(|text| JudgeTemplate::from_toml(text).expect("built-in judge cards are valid"))
@@ -212,6 +242,9 @@ mod tests {
             "context_precision",
             "context_utilization",
             "context_recall",
+            "faithfulness_truths",
+            "faithfulness_claims",
+            "faithfulness_contradictions",
         ] {
             let card = JudgeTemplate::builtin(id).unwrap();
             assert_eq!(card.id, id);

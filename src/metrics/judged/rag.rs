@@ -71,7 +71,8 @@ impl RagMetric {
         }
     }
 
-    /// The prompt cards the metric asks, in order.
+    /// The prompt cards the metric asks, in order (faithfulness' DeepEval form asks
+    /// [`DEEPEVAL_FAITHFULNESS_CARDS`] instead).
     pub fn cards(self) -> &'static [&'static str] {
         match self {
             RagMetric::Faithfulness => &["faithfulness_statements", "faithfulness_verdicts"],
@@ -82,6 +83,14 @@ impl RagMetric {
         }
     }
 }
+
+/// The cards of `faithfulness` with `compat="deepeval"`: the contexts' facts, the answer's
+/// claims, then every claim's verdict against the facts in one call.
+pub const DEEPEVAL_FAITHFULNESS_CARDS: [&str; 3] = [
+    "faithfulness_truths",
+    "faithfulness_claims",
+    "faithfulness_contradictions",
+];
 
 /// The most samples a judged metric may take per row.
 pub const MAX_SAMPLES: u32 = 20;
@@ -106,7 +115,10 @@ pub struct JudgedRagOptions {
     pub samples: u32,
     /// `faithfulness` only: `"ragas"` divides by the verdicts the judge returned, as Ragas does,
     /// even when it returned more or fewer than there are statements; the default refuses such a
-    /// reply (asked again once, then null with the reason).
+    /// reply (asked again once, then null with the reason). `"deepeval"` is DeepEval's
+    /// faithfulness: the contexts' facts and the answer's claims, each claim judged yes / no /
+    /// borderline against the facts, score = claims not contradicted / verdicts (1.0 without
+    /// claims).
     pub compat: Option<RagCompat>,
 }
 
@@ -126,17 +138,29 @@ impl Default for JudgedRagOptions {
 pub enum RagCompat {
     /// Ragas 0.4.3's reading of the judge's replies.
     Ragas,
+    /// DeepEval 4.3.1's `FaithfulnessMetric` (faithfulness only).
+    Deepeval,
 }
 
 impl JudgedRagOptions {
     /// Checks the options; errors name `metric`.
     pub fn validate(&self, metric: &str) -> crate::Result<()> {
+        if self.compat.is_some() && metric != RagMetric::Faithfulness.id() {
+            return Err(crate::Error::options(format!(
+                "{metric}: compat is an option of faithfulness only (this metric's score is Ragas' already)"
+            )));
+        }
         check_samples(metric, self.samples)
     }
 
     /// Whether replies are read as Ragas reads them.
     pub fn ragas(&self) -> bool {
         self.compat == Some(RagCompat::Ragas)
+    }
+
+    /// Whether faithfulness is DeepEval's.
+    pub fn deepeval(&self) -> bool {
+        self.compat == Some(RagCompat::Deepeval)
     }
 }
 
@@ -178,9 +202,8 @@ impl AnswerRelevancyOptions {
     }
 }
 
-fn judge_signature(metric: RagMetric, judge: &JudgeSettings, samples: u32) -> String {
-    let cards: crate::Result<Vec<&JudgeTemplate>> = metric
-        .cards()
+fn judge_signature(card_ids: &[&str], judge: &JudgeSettings, samples: u32) -> String {
+    let cards: crate::Result<Vec<&JudgeTemplate>> = card_ids
         .iter()
         .map(|id| JudgeTemplate::builtin(id))
         .collect();
@@ -193,11 +216,15 @@ fn judge_signature(metric: RagMetric, judge: &JudgeSettings, samples: u32) -> St
 /// The signature of `faithfulness`, `context_precision`, `context_utilization` or
 /// `context_recall` under `options`.
 pub fn signature(metric: RagMetric, options: &JudgedRagOptions) -> String {
-    let compat = if options.ragas() { "|compat:ragas" } else { "" };
+    let (compat, cards) = match options.compat {
+        Some(RagCompat::Ragas) => ("|compat:ragas", metric.cards()),
+        Some(RagCompat::Deepeval) => ("|compat:deepeval", &DEEPEVAL_FAITHFULNESS_CARDS[..]),
+        None => ("", metric.cards()),
+    };
     format!(
         "{}{compat}|{}",
         metric.id(),
-        judge_signature(metric, &options.judge, options.samples)
+        judge_signature(cards, &options.judge, options.samples)
     )
 }
 
@@ -206,7 +233,11 @@ pub fn answer_relevancy_signature(options: &AnswerRelevancyOptions) -> String {
     format!(
         "answer_relevancy|strictness:{}|{}|{}",
         options.strictness,
-        judge_signature(RagMetric::AnswerRelevancy, &options.judge, options.samples),
+        judge_signature(
+            RagMetric::AnswerRelevancy.cards(),
+            &options.judge,
+            options.samples
+        ),
         crate::engines::embed::signature_of(&options.embedder)
     )
 }
@@ -264,8 +295,14 @@ fn array_field<'a>(reply: &'a Value, name: &str) -> Result<&'a Vec<Value>, Strin
 
 /// The statements of a `faithfulness_statements` reply: trimmed, empty ones dropped.
 pub fn statements_of_reply(reply: &Value) -> Vec<String> {
+    texts_of_reply(reply, "statements")
+}
+
+/// The texts of list field `field` of a reply (`statements`, `truths`, `claims`): trimmed,
+/// empty ones dropped.
+pub fn texts_of_reply(reply: &Value, field: &str) -> Vec<String> {
     reply
-        .get("statements")
+        .get(field)
         .and_then(Value::as_array)
         .map(|items| {
             items
@@ -328,6 +365,36 @@ pub fn faithfulness_verdicts(
             })
         })
         .collect()
+}
+
+/// The verdicts of a `faithfulness_contradictions` reply (DeepEval's faithfulness), matched to
+/// `claims` by position (DeepEval does not check their number; neither does this). A claim
+/// passes unless the judge says it is contradicted: `"yes"` and `"borderline"` count as
+/// faithful, as DeepEval counts them.
+pub fn deepeval_verdicts(claims: &[String], reply: &Value) -> Result<Vec<Judgement>, String> {
+    array_field(reply, "verdicts")?
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let verdict = text_field(item, "verdict");
+            if !matches!(verdict, "yes" | "no" | "borderline") {
+                return Err(format!(
+                    "the reply's verdict {verdict:?} is not yes, no or borderline"
+                ));
+            }
+            Ok(Judgement {
+                statement: claims.get(i).cloned().unwrap_or_default(),
+                reason: text_field(item, "reason").to_string(),
+                verdict: verdict != "no",
+            })
+        })
+        .collect()
+}
+
+/// DeepEval's faithfulness score: the share of verdicts that pass, 1.0 when there is none (no
+/// claims, or an empty verdict list).
+pub fn deepeval_score(verdicts: &[Judgement]) -> f64 {
+    share_positive(verdicts).unwrap_or(1.0)
 }
 
 /// The share of judgements with a positive verdict; `None` when there are none (Ragas' NaN).
@@ -552,6 +619,28 @@ mod tests {
         assert_eq!(kept.len(), 2);
         assert!(kept.iter().all(|g| g.noncommittal));
         assert!(generated_questions(&json!({"questions": []}), 3).is_err());
+    }
+
+    #[test]
+    fn deepeval_counts_everything_but_no() {
+        let claims = vec!["a".to_string(), "b".to_string(), "c".to_string()];
+        let reply = json!({"verdicts": [
+            {"verdict": "yes", "reason": ""},
+            {"verdict": "borderline", "reason": "not said"},
+            {"verdict": "no", "reason": "contradicted"},
+        ]});
+        let judged = deepeval_verdicts(&claims, &reply).unwrap();
+        assert_eq!(deepeval_score(&judged), 2.0 / 3.0);
+        assert_eq!(deepeval_score(&[]), 1.0);
+        let odd = json!({"verdicts": [{"verdict": "maybe", "reason": ""}]});
+        assert!(deepeval_verdicts(&claims, &odd).is_err());
+        let options = JudgedRagOptions {
+            compat: Some(RagCompat::Deepeval),
+            ..JudgedRagOptions::default()
+        };
+        assert!(options.validate("faithfulness").is_ok());
+        assert!(options.validate("context_recall").is_err());
+        assert!(signature(RagMetric::Faithfulness, &options).contains("faithfulness_truths@1"));
     }
 
     #[test]

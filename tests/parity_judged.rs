@@ -1,29 +1,39 @@
-//! The judged RAG metrics' scoring rules against Ragas 0.4.3's own scoring code, on recorded
-//! replies: `benches/record_ragas_judged.py` ran the real Ragas metrics with a scripted judge
-//! (and fixed embedding vectors) and recorded every reply and the score Ragas computed from them
-//! (`tests/fixtures/judged/ragas-judged.json`). Here the same replies, put in the shape of this
-//! project's prompt cards, must give the same scores.
+//! The judged RAG metrics' scoring rules against the reference libraries' own scoring code, on
+//! recorded replies:
 //!
-//! Where Ragas takes a reply that this project's schemas refuse (a verdict of 2 or -1), the test
-//! checks that the card's schema refuses it: such a reply is asked again, then the row is null
-//! with the reason, instead of a score above 1. Where Ragas raises on an input (an empty answer,
-//! no contexts), the row is null with a reason before any call.
+//! * Ragas 0.4.3: `benches/record_ragas_judged.py` ran the real Ragas metrics with a scripted
+//!   judge (and fixed embedding vectors) and recorded every reply and the score Ragas computed
+//!   from them (`tests/fixtures/judged/ragas-judged.json`);
+//! * DeepEval 4.3.1's `FaithfulnessMetric` (`compat="deepeval"`), likewise
+//!   (`benches/record_deepeval_faithfulness.py`, `tests/fixtures/judged/deepeval-faithfulness.json`).
+//!
+//! Here the same replies, put in the shape of this project's prompt cards, must give the same
+//! scores. Where a reference takes a reply that this project's schemas refuse (a Ragas verdict
+//! of 2 or -1, a DeepEval verdict of "YES" or "idk" in free text), the test checks that the
+//! card's schema refuses it: such a reply is asked again, then the row is null with the reason.
+//! Where a reference raises on an input (an empty answer, no contexts), the row is null with a
+//! reason before any call.
 
 use polars_rag::engines::judge::schema::validate;
 use polars_rag::engines::judge::template::JudgeTemplate;
 use polars_rag::metrics::judged::rag::{
-    answer_relevancy_of_vectors, average_precision, context_verdict, faithfulness_verdicts,
-    generated_questions, recall_classifications, share_positive, statements_of_reply, unjudgeable,
+    answer_relevancy_of_vectors, average_precision, context_verdict, deepeval_score,
+    deepeval_verdicts, faithfulness_verdicts, generated_questions, recall_classifications,
+    share_positive, statements_of_reply, texts_of_reply, unjudgeable,
 };
 use serde_json::{json, Value};
 
-fn cases() -> Vec<Value> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/judged/ragas-judged.json"
+fn fixture(name: &str) -> Value {
+    let path = format!(
+        "{}/tests/fixtures/judged/{name}",
+        env!("CARGO_MANIFEST_DIR")
     );
-    let text = std::fs::read_to_string(path).expect("the recorded Ragas fixture");
-    let fixture: Value = serde_json::from_str(&text).unwrap();
+    let text = std::fs::read_to_string(&path).expect("a recorded reference fixture");
+    serde_json::from_str(&text).unwrap()
+}
+
+fn cases() -> Vec<Value> {
+    let fixture = fixture("ragas-judged.json");
     assert_eq!(fixture["ragas"], "0.4.3");
     fixture["cases"].as_array().unwrap().clone()
 }
@@ -258,4 +268,81 @@ fn answer_relevancy_scores_equal_ragas() {
         compared += 1;
     }
     assert!(compared >= 14);
+}
+
+#[test]
+fn deepeval_faithfulness_scores_equal_deepeval() {
+    let fixture = fixture("deepeval-faithfulness.json");
+    assert_eq!(fixture["deepeval"], "4.3.1");
+    let truths_card = card("faithfulness_truths");
+    let claims_card = card("faithfulness_claims");
+    let verdicts_card = card("faithfulness_contradictions");
+    let (mut compared, mut refused) = (0, 0);
+    for case in fixture["cases"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        if case.get("error").is_some() {
+            // DeepEval refuses an empty answer before any call; here it is null with a reason.
+            let answer = case["inputs"]["actual_output"].as_str().unwrap_or("");
+            assert!(unjudgeable(&[("answer", answer)], None).is_some(), "{name}");
+            continue;
+        }
+        if case.get("strict_mode") == Some(&Value::Bool(true))
+            || case.get("penalize_ambiguous_claims") == Some(&Value::Bool(true))
+        {
+            // DeepEval's threshold switches, not scoring rules: a filter in Polars does that.
+            continue;
+        }
+        let reply = |schema: &str| {
+            case["replies"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["schema"] == schema)
+                .map(|r| r["json"].clone())
+        };
+        let truths = reply("Truths").unwrap();
+        validate(&truths, &truths_card.schema).unwrap();
+        let claims_reply = reply("Claims").unwrap();
+        validate(&claims_reply, &claims_card.schema).unwrap();
+        let claims = texts_of_reply(&claims_reply, "claims");
+        let Some(verdicts) = reply("Verdicts") else {
+            // No claims: no verdict call, and DeepEval's 1.0.
+            assert!(claims.is_empty(), "{name}");
+            assert_eq!(case["score"].as_f64(), Some(1.0), "{name}");
+            compared += 1;
+            continue;
+        };
+        // The card always asks for a reason; DeepEval's may leave it out.
+        let items: Vec<Value> = verdicts["verdicts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| json!({"verdict": v["verdict"], "reason": v.get("reason").cloned().unwrap_or(json!(""))}))
+            .collect();
+        let ours = json!({ "verdicts": items });
+        if case["reply_format"] == "json_text" {
+            // DeepEval reads free text leniently ("  No ", "Idk", "yes."); the card's schema
+            // takes exactly yes, no or borderline, so such replies are asked again here.
+            let exact = items
+                .iter()
+                .all(|v| matches!(v["verdict"].as_str(), Some("yes" | "no" | "borderline")));
+            assert_eq!(
+                validate(&ours, &verdicts_card.schema).is_ok(),
+                exact,
+                "{name}"
+            );
+            if !exact {
+                refused += 1;
+                continue;
+            }
+        }
+        validate(&ours, &verdicts_card.schema).unwrap();
+        let judged = deepeval_verdicts(&claims, &ours).unwrap();
+        assert_score(case, Some(deepeval_score(&judged)));
+        compared += 1;
+    }
+    assert!(
+        compared >= 10 && refused >= 3,
+        "{compared} compared, {refused} refused"
+    );
 }

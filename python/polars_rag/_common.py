@@ -239,7 +239,8 @@ def signature(metric: str, **options: Any) -> str:
     options = {
         key: value.settings() if isinstance(value, (Judge, Embedder)) else value for key, value in options.items()
     }
-    if metric in ("semantic_similarity", "answer_relevancy") and options.get("embedder") is None:
+    # A metric that embeds (its options have an embedder) records the default model's signature.
+    if metric in _metric_ids() and "embedder" in _defaults(metric) and options.get("embedder") is None:
         options["embedder"] = Embedder().settings()
     for option, value in options.items():
         _check_option_int("signature", option, value)

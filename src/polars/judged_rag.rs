@@ -24,6 +24,17 @@ struct Sample {
     numbers: Vec<f64>,
 }
 
+impl Sample {
+    /// A sample of judged items and their score, without per-item numbers.
+    fn judged(score: Option<f64>, items: Vec<Judgement>) -> Self {
+        Sample {
+            score,
+            items,
+            numbers: Vec::new(),
+        }
+    }
+}
+
 /// The questions the judge wrote for one answer, or why there are none.
 type Questions = Result<Vec<rag::GeneratedQuestion>, String>;
 
@@ -333,11 +344,7 @@ pub fn faithfulness(
                     }
                     let reply = verdict.unwrap_or_else(|| Err("not judged".into()))?;
                     let items = rag::faithfulness_verdicts(&statements, &reply, options.ragas())?;
-                    Ok(Sample {
-                        score: rag::share_positive(&items),
-                        items,
-                        numbers: Vec::new(),
-                    })
+                    Ok(Sample::judged(rag::share_positive(&items), items))
                 }))
             })
             .collect();
@@ -438,11 +445,7 @@ fn faithfulness_deepeval(texts: &RowTexts<'_>, options: &JudgedRagOptions) -> Po
                     }
                     let reply = verdict.unwrap_or_else(|| Err("not judged".into()))?;
                     let items = rag::deepeval_verdicts(&claims, &reply)?;
-                    Ok(Sample {
-                        score: Some(rag::deepeval_score(&items)),
-                        items,
-                        numbers: Vec::new(),
-                    })
+                    Ok(Sample::judged(Some(rag::deepeval_score(&items)), items))
                 }))
             })
             .collect();
@@ -512,11 +515,7 @@ pub fn context_precision(
                 outcomes[i].as_ref()?;
                 Some(items.map(|items| {
                     let verdicts: Vec<bool> = items.iter().map(|j| j.verdict).collect();
-                    Sample {
-                        score: rag::average_precision(&verdicts),
-                        items,
-                        numbers: Vec::new(),
-                    }
+                    Sample::judged(rag::average_precision(&verdicts), items)
                 }))
             })
             .collect();
@@ -558,11 +557,7 @@ pub fn context_recall(
             .map(|reply| {
                 reply.map(|r| {
                     let items = rag::recall_classifications(&r?)?;
-                    Ok(Sample {
-                        score: rag::share_positive(&items),
-                        items,
-                        numbers: Vec::new(),
-                    })
+                    Ok(Sample::judged(rag::share_positive(&items), items))
                 })
             })
             .collect();

@@ -256,6 +256,189 @@ fn semantic_similarity_equals_ragas() {
     std::fs::remove_dir_all(cache).ok();
 }
 
+/// Ranked-list metrics with `relevance = "embedding"` on texts: the paraphrase of a relevant
+/// chunk counts and an unrelated chunk does not; and every score (standard and datapizza
+/// definitions, several metrics in one pass, a null row and a null item) equals the same
+/// metric over the vectors `embed` gives, which the vector path's parity tests check against
+/// datapizza and trec_eval.
+#[cfg(feature = "polars")]
+#[test]
+fn ranked_metrics_embed_texts_as_the_vector_path_scores_them() {
+    use polars::prelude::*;
+    use polars_rag::metrics::retrieval::{
+        RankedMetric, Relevance, RetrievalCompat, RetrievalOptions,
+    };
+    use polars_rag::polars::embedded::embed;
+    use polars_rag::polars::retrieval::{ranked_metric, ranked_metrics};
+
+    let dir = model_or_skip!();
+    let cache =
+        std::env::temp_dir().join(format!("polars-rag-embed-ranked-{}", std::process::id()));
+    let settings = EmbedSettings {
+        model: Some(dir.display().to_string()),
+        cache: Some(cache.display().to_string()),
+        ..EmbedSettings::default()
+    };
+    let text_lists = |name: &str, rows: Vec<Option<Vec<Option<&str>>>>| {
+        let lists: ListChunked = rows
+            .into_iter()
+            .map(|row| row.map(|items| Series::new(PlSmallStr::EMPTY, items)))
+            .collect();
+        lists.with_name(name.into()).into_series()
+    };
+    let retrieved = text_lists(
+        "retrieved",
+        vec![
+            Some(vec![
+                Some("Stock prices fell sharply on Monday."),
+                Some("A cat was sitting on the mat."),
+                Some("The recipe needs two eggs."),
+            ]),
+            Some(vec![Some("Rain is expected tomorrow."), None, Some("")]),
+            None,
+            Some(vec![Some("Paris is the capital of France.")]),
+        ],
+    );
+    let truth = text_lists(
+        "relevant",
+        vec![
+            Some(vec![Some("The cat sat on the mat.")]),
+            Some(vec![
+                Some("Tomorrow it will rain."),
+                Some("Bring an umbrella."),
+            ]),
+            Some(vec![Some("anything")]),
+            Some(vec![Some("France's capital city is Paris.")]),
+        ],
+    );
+    let by_embedding = RetrievalOptions {
+        relevance: Relevance::Embedding,
+        similarity_threshold: 0.6,
+        embedder: Some(settings.clone()),
+        ..Default::default()
+    };
+    let precision = ranked_metric(
+        RankedMetric::PrecisionAtK,
+        &retrieved,
+        &truth,
+        &RetrievalOptions {
+            k: Some(3),
+            ..by_embedding.clone()
+        },
+        true,
+    )
+    .unwrap();
+    let p: Vec<Option<f64>> = precision.f64().unwrap().iter().collect();
+    // Only the paraphrase of row 0 is relevant; row 2 has no retrieved list.
+    assert_eq!(p[0], Some(1.0 / 3.0), "{p:?}");
+    assert_eq!(p[2], None);
+    assert_eq!(p[3], Some(1.0 / 3.0), "{p:?}");
+
+    // The same numbers from the vectors.
+    let vectors = |s: &Series| -> Series {
+        let lists = s.list().unwrap();
+        let out: ListChunked = lists
+            .amortized_iter()
+            .map(|row| row.map(|items| items.as_ref().clone()))
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|row| row.map(|items| embed(&items, &settings).unwrap()))
+            .collect();
+        out.with_name(s.name().clone()).into_series()
+    };
+    let (run_vectors, truth_vectors) = (vectors(&retrieved), vectors(&truth));
+    let mut asked: Vec<(RankedMetric, RetrievalOptions)> = Vec::new();
+    for metric in [
+        RankedMetric::PrecisionAtK,
+        RankedMetric::RecallAtK,
+        RankedMetric::F1AtK,
+        RankedMetric::HybridLogRank,
+    ] {
+        for compat in [RetrievalCompat::Standard, RetrievalCompat::Datapizza] {
+            asked.push((
+                metric,
+                RetrievalOptions {
+                    k: Some(2),
+                    compat,
+                    ..by_embedding.clone()
+                },
+            ));
+        }
+    }
+    for metric in [
+        RankedMetric::Mrr,
+        RankedMetric::NdcgAtK,
+        RankedMetric::AveragePrecision,
+    ] {
+        asked.push((metric, by_embedding.clone()));
+    }
+    let from_texts = ranked_metrics(&asked, &retrieved, &truth, true).unwrap();
+    let given: Vec<(RankedMetric, RetrievalOptions)> = asked
+        .iter()
+        .map(|(m, o)| {
+            (
+                *m,
+                RetrievalOptions {
+                    embedder: None,
+                    ..o.clone()
+                },
+            )
+        })
+        .collect();
+    let from_vectors = ranked_metrics(&given, &run_vectors, &truth_vectors, true).unwrap();
+    for ((a, b), (metric, options)) in from_texts.iter().zip(&from_vectors).zip(&asked) {
+        assert_eq!(
+            a.f64().unwrap().to_vec(),
+            b.f64().unwrap().to_vec(),
+            "{metric:?} {:?}",
+            options.compat
+        );
+    }
+
+    // Two models in one call: each metric scored with its own (a second cache directory is a
+    // second setting of the same model, so the numbers agree).
+    let other = RetrievalOptions {
+        embedder: Some(EmbedSettings {
+            cache: None,
+            ..settings.clone()
+        }),
+        ..by_embedding.clone()
+    };
+    let two = ranked_metrics(
+        &[
+            (RankedMetric::Mrr, by_embedding.clone()),
+            (RankedMetric::Mrr, other),
+        ],
+        &retrieved,
+        &truth,
+        true,
+    )
+    .unwrap();
+    assert_eq!(
+        two[0].f64().unwrap().to_vec(),
+        two[1].f64().unwrap().to_vec()
+    );
+
+    // An embedder with another relevance is refused by name.
+    let e = ranked_metric(
+        RankedMetric::Mrr,
+        &retrieved,
+        &truth,
+        &RetrievalOptions {
+            relevance: Relevance::Text,
+            ..by_embedding
+        },
+        true,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("mrr: an embedder embeds texts for relevance=\"embedding\""),
+        "{e}"
+    );
+    std::fs::remove_dir_all(cache).ok();
+}
+
 /// Every token id of the whole parity set (over 1,000 texts), when benches/record_embeddings.py
 /// has recorded it in this checkout (bench-output/ is not versioned).
 #[test]
@@ -370,5 +553,188 @@ fn cli_score_and_locate_embed_with_the_local_model() {
         .get(0)
         .unwrap();
     assert!(cosine > 0.99, "{cosine}");
+    std::fs::remove_dir_all(work).ok();
+}
+
+/// `score` with `relevance = "embedding"` in a ranked metric's section: the `[embed]` model (here
+/// from `--embed-model`) embeds the retrieved chunks' texts and the golden chunks, the signature
+/// names the model, the embedding line counts the texts, and a second run is served by the
+/// cache.
+#[cfg(feature = "cli")]
+#[test]
+fn cli_score_judges_retrieved_texts_by_embedding() {
+    use polars::prelude::*;
+
+    let dir = model_or_skip!();
+    let work = std::env::temp_dir().join(format!(
+        "polars-rag-embed-ranked-cli-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+    let config = work.join("score.toml");
+    std::fs::write(
+        &config,
+        "[columns]\nrelevant = \"relevant_chunks\"\n\n[hit_rate_at_k]\nrelevance = \"embedding\"\nsimilarity_threshold = 0.9\nk = 5\n",
+    )
+    .unwrap();
+    let demo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("datasets/demo");
+    let score = || {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_polars-rag"))
+            .args(["score", "--run"])
+            .arg(demo.join("run_a.parquet"))
+            .arg("--golden")
+            .arg(demo.join("golden.parquet"))
+            .args(["--metrics", "hit_rate_at_k", "--config"])
+            .arg(&config)
+            .arg("--out")
+            .arg(work.join("scores.parquet"))
+            .arg("--embed-model")
+            .arg(&dir)
+            .arg("--embed-cache")
+            .arg(work.join("cache"))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let first = score();
+    assert!(
+        first.contains("rel:embedding|cos:0.9|emb:[embed|local:"),
+        "{first}"
+    );
+    assert!(first.contains("embeddings (embed|local:"), "{first}");
+    let second = score();
+    assert!(second.contains(" 0 embedded"), "{second}");
+    let scores = ParquetReader::new(std::fs::File::open(work.join("scores.parquet")).unwrap())
+        .finish()
+        .unwrap();
+    let hits = scores
+        .column("hit_rate_at_k")
+        .unwrap()
+        .f64()
+        .unwrap()
+        .clone();
+    assert_eq!(hits.null_count(), 0);
+    // Each golden chunk is text from the corpus that the demo run retrieves in most rows: some
+    // rows hit and the values are 0 or 1.
+    assert!(hits.into_no_null_iter().all(|v| v == 0.0 || v == 1.0));
+    std::fs::remove_dir_all(work).ok();
+}
+
+/// `locate_quotes` with a model fills `cosine` with the similarity of each quote and the span it
+/// was located at (a verbatim quote: its own text, cosine 1 within f32 rounding), leaves it null
+/// where nothing was located, and records the model in its signature; `score --locate-quotes`
+/// with `--embed-model` does the same for the quotes of every answer.
+#[cfg(feature = "cli")]
+#[test]
+fn locate_quotes_fills_cosine_on_every_face() {
+    use polars::prelude::*;
+    use polars_rag::metrics::locate::{signature, LocateOptions};
+
+    let dir = model_or_skip!();
+    let work = std::env::temp_dir().join(format!("polars-rag-embed-locate-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+    let settings = EmbedSettings {
+        model: Some(dir.display().to_string()),
+        cache: Some(work.join("cache").display().to_string()),
+        ..EmbedSettings::default()
+    };
+    let quotes = Series::new(
+        "quote".into(),
+        [
+            Some("the worst part of any route"),
+            Some("zebra quantum lighthouse"),
+            None,
+        ],
+    );
+    let sources = Series::new(
+        "sources".into(),
+        [Series::new(
+            "".into(),
+            ["Hills are the worst part of any route. Flat roads are easy."],
+        )],
+    );
+    let options = LocateOptions {
+        embedder: Some(settings.clone()),
+        ..Default::default()
+    };
+    let located =
+        polars_rag::polars::locate::locate_quotes(&quotes, &sources, &options, true).unwrap();
+    let fields = located.struct_().unwrap().clone().unnest();
+    let cosine: Vec<Option<f64>> = fields
+        .column("cosine")
+        .unwrap()
+        .f64()
+        .unwrap()
+        .iter()
+        .collect();
+    let found: Vec<Option<bool>> = fields
+        .column("found")
+        .unwrap()
+        .bool()
+        .unwrap()
+        .iter()
+        .collect();
+    assert_eq!(found[0], Some(true));
+    assert!(cosine[0].unwrap() > 0.99, "{cosine:?}");
+    assert_eq!(cosine[2], None);
+    assert!(signature(&options).contains("|cosine:[embed|local:"));
+    let plain = polars_rag::polars::locate::locate_quotes(
+        &quotes,
+        &sources,
+        &LocateOptions::default(),
+        true,
+    )
+    .unwrap();
+    let plain = plain.struct_().unwrap().clone().unnest();
+    assert_eq!(plain.column("cosine").unwrap().null_count(), 3);
+
+    let demo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("datasets/demo");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_polars-rag"))
+        .args(["score", "--run"])
+        .arg(demo.join("run_a.parquet"))
+        .arg("--golden")
+        .arg(demo.join("golden.parquet"))
+        .args(["--metrics", "exact_match", "--locate-quotes", "--out"])
+        .arg(work.join("scores.parquet"))
+        .arg("--embed-model")
+        .arg(&dir)
+        .arg("--embed-cache")
+        .arg(work.join("cache"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("embeddings (embed|local:"), "{stdout}");
+    let scores = ParquetReader::new(std::fs::File::open(work.join("scores.parquet")).unwrap())
+        .finish()
+        .unwrap();
+    let items = scores
+        .column("locate_quotes")
+        .unwrap()
+        .explode(ExplodeOptions {
+            empty_as_null: false,
+            keep_nulls: false,
+        })
+        .unwrap()
+        .struct_()
+        .unwrap()
+        .clone()
+        .unnest();
+    let found = items.column("found").unwrap().bool().unwrap().clone();
+    let cosine = items.column("cosine").unwrap().f64().unwrap().clone();
+    let mut located = 0;
+    for (f, c) in found.iter().zip(cosine.iter()) {
+        if f == Some(true) {
+            located += 1;
+            assert!(
+                c.is_some_and(|c| c > 0.5),
+                "a located quote has cosine {c:?}"
+            );
+        }
+    }
+    assert!(located > 10, "{located} quotes located");
     std::fs::remove_dir_all(work).ok();
 }

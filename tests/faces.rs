@@ -512,7 +512,7 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
                 expr::span_precision_omega(col("spans"), col("spans"), Default::default())
             }
             "locate_quotes" => {
-                expr::locate_quotes(col("answer"), col("sources"), Default::default())
+                expr::locate_quotes(col("answer"), col("sources"), options.locate_quotes.clone())
             }
             "semantic_similarity" => expr::semantic_similarity(
                 col("answer"),

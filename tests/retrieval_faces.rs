@@ -303,7 +303,7 @@ fn embeddings_as_lists_and_arrays_with_datapizza_compat() {
     }
     let dp = RetrievalOptions {
         compat: RetrievalCompat::Datapizza,
-        ..o
+        ..o.clone()
     };
     let f1 = ranked_metric(RankedMetric::F1AtK, &run, &truth, &dp, true).unwrap();
     assert!((f1.f64().unwrap().get(0).unwrap() - 0.5714285714285715).abs() < 1e-12);
@@ -321,6 +321,67 @@ fn embeddings_as_lists_and_arrays_with_datapizza_compat() {
         .to_string();
     assert!(
         e.contains("recall_at_k: row 0: embeddings of different dimensions"),
+        "{e}"
+    );
+}
+
+/// A null vector in a fixed-width array column is a missing item, as in a list column; a
+/// present vector with a null component is refused by name.
+#[test]
+fn a_null_vector_in_an_array_column_is_a_missing_item() {
+    let array = DataType::Array(Box::new(DataType::Float64), 2);
+    let inner = Series::new(
+        "".into(),
+        [Some(1.0), Some(0.0), None, None, Some(0.0), Some(1.0)],
+    )
+    .reshape_array(&[ReshapeDimension::Infer, ReshapeDimension::new_dimension(2)])
+    .unwrap();
+    assert_eq!(inner.dtype(), &array);
+    // Item 1 (the null components) made a null vector.
+    let validity = BooleanChunked::new("".into(), [true, false, true]);
+    let inner = inner
+        .zip_with(&validity, &Series::full_null("".into(), 3, &array))
+        .unwrap();
+    let run = Series::new("r".into(), [inner.clone()]);
+    let truth = Series::new("g".into(), [inner.slice(2, 1)]);
+    let o = RetrievalOptions {
+        relevance: Relevance::Embedding,
+        ..Default::default()
+    };
+    // Ranks: [1, 0], null, [0, 1]: the relevant vector is found at rank 3.
+    let mrr = ranked_metric(RankedMetric::Mrr, &run, &truth, &o, true).unwrap();
+    assert_eq!(mrr.f64().unwrap().get(0), Some(1.0 / 3.0));
+    // datapizza builds a matrix of retrieved[:k]: a missing vector there makes it raise (null);
+    // beyond k it is never read.
+    let datapizza = |k| RetrievalOptions {
+        compat: RetrievalCompat::Datapizza,
+        k: Some(k),
+        ..o.clone()
+    };
+    let p = |k| {
+        ranked_metric(
+            RankedMetric::PrecisionAtK,
+            &run,
+            &truth,
+            &datapizza(k),
+            true,
+        )
+        .unwrap()
+        .f64()
+        .unwrap()
+        .get(0)
+    };
+    assert_eq!(p(2), None);
+    assert_eq!(p(1), Some(0.0));
+    let bad = Series::new("".into(), [Some(1.0), None])
+        .reshape_array(&[ReshapeDimension::Infer, ReshapeDimension::new_dimension(2)])
+        .unwrap();
+    let bad_run = Series::new("r".into(), [bad]);
+    let e = ranked_metric(RankedMetric::Mrr, &bad_run, &truth, &o, true)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("mrr: column 'r' (retrieved): an embedding has null components"),
         "{e}"
     );
 }

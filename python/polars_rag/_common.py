@@ -239,8 +239,11 @@ def signature(metric: str, **options: Any) -> str:
     options = {
         key: value.settings() if isinstance(value, (Judge, Embedder)) else value for key, value in options.items()
     }
-    # A metric that embeds (its options have an embedder) records the default model's signature.
-    if metric in _metric_ids() and "embedder" in _defaults(metric) and options.get("embedder") is None:
+    # A metric that embeds (its options have an embedder; a ranked-list metric when its relevance
+    # is "embedding") records the default model's signature.
+    defaults = _defaults(metric) if metric in _metric_ids() else {}
+    embeds = defaults.get("embedder") is not None or ("embedder" in defaults and options.get("relevance") == "embedding")
+    if embeds and options.get("embedder") is None:
         options["embedder"] = Embedder().settings()
     for option, value in options.items():
         _check_option_int("signature", option, value)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pickle
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Literal, NamedTuple, TypedDict
+from typing import TYPE_CHECKING, Any, Callable, Literal, NamedTuple, TypedDict
 
 import polars as pl
 from polars_rag._answer import QuoteStyle
@@ -62,7 +62,13 @@ class LocateOptions(TypedDict, total=False):
     compat: LocateCompat | None
 
 
-def locate_quotes(quotes: IntoExprColumn, sources: IntoExprColumn, **options: Unpack[LocateOptions]) -> pl.Expr:
+def locate_quotes(
+    quotes: IntoExprColumn,
+    sources: IntoExprColumn,
+    *,
+    embedder: Embedder | None = None,
+    **options: Unpack[LocateOptions],
+) -> pl.Expr:
     """Where each quote is in its row's sources: a struct per row.
 
     ``quotes`` is a ``str`` column (one quote per row; explode :func:`extract_quotes` to
@@ -76,9 +82,12 @@ def locate_quotes(quotes: IntoExprColumn, sources: IntoExprColumn, **options: Un
     (top1 / (top2 + 1e-6)), ``match_ratio`` (difflib similarity of quote and span), ``found``
     (verbatim or ``match_ratio >= min_match_ratio``), ``has_ellipsis``, ``head_start`` …
     ``tail_end`` (ellipsis quotes), ``global_start``/``global_end`` (offsets in the sources
-    joined by two newlines), ``cosine`` (null here; see :func:`embedding_cosine`) and
-    ``error`` (why a row has no match: empty quote, empty sources). A null quote or null sources
-    give a null row.
+    joined by two newlines), ``cosine`` and ``error`` (why a row has no match: empty quote,
+    empty sources). A null quote or null sources give a null row.
+
+    ``cosine`` is the similarity of the quote and its span under ``embedder``'s model (soak's
+    embedding stage; ``pr.Embedder()`` is the local model of :func:`default_model_dir`); null
+    without one, and where nothing was located.
 
     Windows of ``window_size`` code points (default 400; ``compat="soak"``: 1.1 × the longest
     quote of the batch, capped at 500) overlap by ``overlap`` (30 %). BM25 is rank_bm25's
@@ -93,7 +102,13 @@ def locate_quotes(quotes: IntoExprColumn, sources: IntoExprColumn, **options: Un
         >>> m.select("source", "start", "end", "span_text", "found").row(0)
         (0, 17, 37, 'barely manage a mile', True)
     """
-    return _plugin("locate_quotes", [quotes, sources], options, accepted=LocateOptions)
+    _accepted_options("locate_quotes", options, LocateOptions)
+    given: dict[str, Any] = {key: options.get(key) for key in LocateOptions.__annotations__}
+    if embedder is not None:
+        if not isinstance(embedder, Embedder):
+            raise TypeError(f"locate_quotes: embedder must be a polars_rag.Embedder, got {embedder!r}")
+        given["embedder"] = embedder.settings()
+    return _plugin("locate_quotes", [quotes, sources], given)
 
 
 def extract_quotes(answer: IntoExprColumn, *, min_len: int | None = None, quotes: QuoteStyle | None = None) -> pl.Expr:

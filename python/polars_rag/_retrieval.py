@@ -12,6 +12,8 @@ from polars_rag._common import IntoExprColumn, _plugin
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from polars_rag._embed import Embedder
+
 #: How a retrieved item is judged relevant: ``"auto"`` (from the column shapes), ``"text"``
 #: (exact text), ``"id"``, ``"span"`` (character overlap in the same file) or ``"embedding"``
 #: (cosine similarity) or ``"similarity"`` (string similarity of the texts, Ragas' non-LLM context
@@ -38,7 +40,10 @@ class RankedOptions(TypedDict, total=False):
     ``rank_by``: rank order (:data:`RankBy`). ``relevance_level``: the least grade of a relevant
     ground-truth item (trec_eval's ``-l``; default: any grade above 0). ``string_distance`` and
     ``string_similarity_threshold``: ``relevance="similarity"`` (a :data:`Distance`, default
-    Levenshtein; default threshold 0.5, Ragas').
+    Levenshtein; default threshold 0.5, Ragas'). ``embedder``: with ``relevance="embedding"`` on
+    text columns (``list[str]`` or structs with ``text``), the :class:`~polars_rag.Embedder`
+    that embeds both sides (default: the local model of :func:`~polars_rag.default_model_dir`);
+    columns of vectors are used as they are.
     """
 
     k: int | None
@@ -50,6 +55,7 @@ class RankedOptions(TypedDict, total=False):
     relevance_level: float | None
     string_distance: Distance | None
     string_similarity_threshold: float | None
+    embedder: Embedder | None
 
 
 class RankedCompatOptions(RankedOptions, total=False):
@@ -73,6 +79,13 @@ def _ranked(
     options: Mapping[str, Any],
     accepted: Any = RankedOptions,
 ) -> pl.Expr:
+    from polars_rag._embed import _embedder
+
+    options = dict(options)
+    embedder = options.get("embedder")
+    # Embedding relevance embeds text columns itself: the model travels as its settings.
+    if embedder is not None or options.get("relevance") == "embedding":
+        options["embedder"] = _embedder(name, embedder).settings()
     return _plugin(name, [retrieved, relevant], options, accepted=accepted)
 
 

@@ -521,8 +521,12 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     let aggregates = compute_aggregates(&frame, &chosen, &options)?;
     write_scores(job, &options, &chosen, &mut scores)?;
     stages.lap("aggregates and write");
-    let ids: Vec<&str> = chosen.iter().map(|(m, _)| m.id).collect();
+    let mut ids: Vec<&str> = chosen.iter().map(|(m, _)| m.id).collect();
     let mut summary = summarise(job, &options, &scores, &ids, &aggregates, &notes)?;
+    if job.locate_quotes {
+        // Located quotes may embed (cosine): their model's work is counted with the rest.
+        ids.push("locate_quotes");
+    }
     summary.push_str(&judge_accounting(&options, &ids)?);
     summary.push_str(&embed_accounting(&options, &ids)?);
     if job.timings {
@@ -570,7 +574,11 @@ pub(crate) fn judge_accounting(options: &MetricOptions, ids: &[&str]) -> PolarsR
 pub(crate) fn embed_accounting(options: &MetricOptions, ids: &[&str]) -> PolarsResult<String> {
     let mut text = String::new();
     for settings in &distinct_settings(options, ids, MetricOptions::embedder_mut) {
-        let embedder = polars_rag::engines::embed::Embedder::shared(settings, "score")?;
+        // Only models that were used: a ranked metric judged by embeddings may have been given
+        // vectors, and then no model was loaded.
+        let Some(embedder) = polars_rag::engines::embed::Embedder::existing(settings) else {
+            continue;
+        };
         let u = embedder.usage();
         text.push_str(&format!(
             "embeddings ({}): {} texts, {} distinct, {} cache hits, {} embedded, {} truncated at the token limit, {} calls, {:.1} s\n",
@@ -789,7 +797,7 @@ fn compute_scores(
         .iter()
         .filter_map(|(info, _)| {
             let metric = RankedMetric::from_id(info.id)?;
-            Some((metric, *options.retrieval(info.id)?))
+            Some((metric, options.retrieval(info.id)?.clone()))
         })
         .collect();
     let mut unnest_retrieval = false;

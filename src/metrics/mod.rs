@@ -124,9 +124,8 @@ macro_rules! metric_options {
                 }
             }
 
-            /// The embedding settings of a metric that embeds (`None` for the others): the CLI's
-            /// `[embed]` section and `--embed-*` flags are applied through this.
-            pub fn embedder_mut(&mut self, metric: &str) -> Option<&mut crate::engines::embed::EmbedSettings> {
+            /// The embedding settings of a metric whose engine embeds (`None` for the others).
+            fn engine_embedder_mut(&mut self, metric: &str) -> Option<&mut crate::engines::embed::EmbedSettings> {
                 match metric {
                     $( stringify!($id) => embedder_of!(self, $options $(, $engine)?), )*
                     _ => None,
@@ -227,6 +226,36 @@ impl MetricOptions {
     /// Mutable [`MetricOptions::retrieval`].
     pub fn retrieval_mut(&mut self, metric: &str) -> Option<&mut retrieval::RetrievalOptions> {
         self.section_mut(metric)
+    }
+
+    /// The embedding settings of a metric that embeds (`None` for the others): the CLI's
+    /// `[embed]` section and `--embed-*` flags are applied through this. A ranked-list metric
+    /// embeds when its relevance is `"embedding"` (its texts, unless the columns are vectors);
+    /// `locate_quotes` embeds each quote and its span for `cosine` when given a model.
+    ///
+    /// ```
+    /// use polars_rag::metrics::MetricOptions;
+    /// let mut o = MetricOptions::for_metric("mrr", serde_json::json!({"relevance": "embedding"})).unwrap();
+    /// assert!(o.embedder_mut("mrr").is_some());
+    /// assert!(o.embedder_mut("ndcg_at_k").is_none()); // judged by the column shapes
+    /// assert!(o.embedder_mut("semantic_similarity").is_some());
+    /// ```
+    pub fn embedder_mut(
+        &mut self,
+        metric: &str,
+    ) -> Option<&mut crate::engines::embed::EmbedSettings> {
+        if self.section::<locate::LocateOptions>(metric).is_some() {
+            return self
+                .section_mut::<locate::LocateOptions>(metric)
+                .map(|located| located.embedder.get_or_insert_with(Default::default));
+        }
+        if self.retrieval(metric).is_some() {
+            return self
+                .retrieval_mut(metric)
+                .filter(|ranked| ranked.relevance == retrieval::Relevance::Embedding)
+                .map(|ranked| ranked.embedder.get_or_insert_with(Default::default));
+        }
+        self.engine_embedder_mut(metric)
     }
 
     /// What a metric still needs before it can run with these options, when it cannot run on

@@ -47,6 +47,7 @@ use serde::{Deserialize, Serialize};
 pub mod datapizza;
 pub mod ragas;
 
+use crate::engines::embed::EmbedSettings;
 use crate::metrics::similarity::StringDistance;
 
 /// The ranked-list metrics, one per metric id.
@@ -183,7 +184,7 @@ pub enum RetrievalCompat {
 }
 
 /// Options of the ranked-list metrics (one section per metric in a CLI config).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RetrievalOptions {
     /// The cutoff: only the first `k` ranks count. `None`: 10 for the `_at_k` metrics, the whole
@@ -212,6 +213,10 @@ pub struct RetrievalOptions {
     pub string_distance: StringDistance,
     /// Similarity relevance: the least similarity of a relevant item (Ragas' default 0.5).
     pub string_similarity_threshold: f64,
+    /// Embedding relevance on texts: the model that embeds the retrieved and ground-truth texts
+    /// (`None`: the default local model, `POLARS_RAG_EMBED_MODEL`). Unused when both sides are
+    /// already vectors.
+    pub embedder: Option<EmbedSettings>,
 }
 
 impl Default for RetrievalOptions {
@@ -229,6 +234,7 @@ impl Default for RetrievalOptions {
             relevance_level: None,
             string_distance: StringDistance::Levenshtein,
             string_similarity_threshold: 0.5,
+            embedder: None,
         }
     }
 }
@@ -289,6 +295,12 @@ impl RetrievalOptions {
             if !self.similarity_threshold.is_finite() {
                 return Err(format!("{id}: similarity_threshold must be a number"));
             }
+            if self.embedder.is_some() && self.relevance != Relevance::Embedding {
+                return Err(format!(
+                    "{id}: an embedder embeds texts for relevance=\"embedding\", not for relevance=\"{}\"",
+                    self.relevance.name()
+                ));
+            }
             if metric == RankedMetric::HybridLogRank && standard {
                 if !(0.0..=1.0).contains(&self.alpha) {
                     return Err(format!("{id}: alpha must be in [0, 1], got {}", self.alpha));
@@ -333,7 +345,16 @@ pub fn signature(metric: RankedMetric, options: &RetrievalOptions) -> String {
             "|overlap:{}c,{}",
             options.min_overlap, options.min_overlap_fraction
         )),
-        Relevance::Embedding => sig.push_str(&format!("|cos:{}", options.similarity_threshold)),
+        Relevance::Embedding => {
+            sig.push_str(&format!("|cos:{}", options.similarity_threshold));
+            // Texts embedded by the library: the model is part of what the number means.
+            if let Some(embedder) = &options.embedder {
+                sig.push_str(&format!(
+                    "|emb:[{}]",
+                    crate::engines::embed::signature_of(embedder)
+                ));
+            }
+        }
         Relevance::Similarity => sig.push_str(&format!(
             "|sim:{}:{}",
             options.string_distance.name(),
@@ -603,7 +624,8 @@ impl Judgments {
     }
 
     /// Embedding judging: item `i` matches every ground-truth embedding whose cosine similarity
-    /// with it is ≥ `threshold` (a zero vector has cosine 0 with everything). Nothing is merged:
+    /// with it is ≥ `threshold` (a zero vector has cosine 0 with everything; an empty slice is a
+    /// missing vector and matches nothing). Nothing is merged:
     /// equal embeddings may be distinct passages.
     pub fn judge_embeddings(
         &mut self,
@@ -615,6 +637,11 @@ impl Judgments {
         self.grades.resize(ground_truth.len(), 1.0);
         let gt_norms: Vec<f64> = ground_truth.iter().map(|g| norm(g)).collect();
         for r in retrieved {
+            // An empty slice stands for a missing vector: it keeps its rank and matches nothing.
+            if r.is_empty() {
+                self.close_item();
+                continue;
+            }
             let rn = norm(r);
             for (j, g) in ground_truth.iter().enumerate() {
                 if cosine_with_norms(r, rn, g, gt_norms[j]) >= threshold {

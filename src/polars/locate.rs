@@ -235,7 +235,7 @@ pub fn locate_quotes(
         row_slot.iter().map(|s| s.map(|k| &indexes[k])).collect();
     // Row by row on the thread pool: quotes cost very different times (a verbatim quote is
     // cheap, an absent one is not), so fixed batches would leave a core idle.
-    let rows: Vec<Row> = par_map(len, parallel, |i| match (all_quotes[i], row_index[i]) {
+    let mut rows: Vec<Row> = par_map(len, parallel, |i| match (all_quotes[i], row_index[i]) {
         (Some(q), Some(Ok(index))) => match row_sources(i) {
             Some(src) => locate_row(index, q, Some(src)),
             None => Row::Null,
@@ -243,7 +243,42 @@ pub fn locate_quotes(
         (Some(_), Some(Err(e))) => Row::Failed(e.clone()),
         _ => Row::Null,
     });
+    if let Some(settings) = &opts.embedder {
+        embed_located(&mut rows, &all_quotes, settings)?;
+    }
     rows_to_struct(&rows)
+}
+
+/// Fills `cosine` of every located row with the similarity of its quote and its span under
+/// the model of `settings`: all quotes and all spans of the column in one call each, so the
+/// shared embedder batches, dedupes and caches them.
+fn embed_located(
+    rows: &mut [Row],
+    quotes: &[Option<&str>],
+    settings: &crate::engines::embed::EmbedSettings,
+) -> PolarsResult<()> {
+    let located: Vec<usize> = (0..rows.len())
+        .filter(|&i| matches!(rows[i], Row::Located(..)))
+        .collect();
+    if located.is_empty() {
+        return Ok(());
+    }
+    let mut matches: Vec<QuoteMatch> = located
+        .iter()
+        .filter_map(|&i| match &rows[i] {
+            Row::Located(m, ..) => Some((**m).clone()),
+            _ => None,
+        })
+        .collect();
+    let located_quotes: Vec<&str> = located.iter().map(|&i| quotes[i].unwrap_or("")).collect();
+    let embedder = crate::engines::embed::Embedder::shared(settings, METRIC)?;
+    embed::fill_cosine(&mut matches, &located_quotes, &*embedder)?;
+    for (&i, filled) in located.iter().zip(matches) {
+        if let Row::Located(m, ..) = &mut rows[i] {
+            m.cosine = filled.cosine;
+        }
+    }
+    Ok(())
 }
 
 /// One quote located against an index, with the position of its document. With a row's
@@ -564,7 +599,7 @@ pub fn locate_answer_quotes(
     )?;
     let answers = StrColumn::new(METRIC, "answer", answer)?.rows(0..len);
     let source_rows = read_sources(sources)?;
-    let per_row: Vec<Option<(Vec<String>, Vec<Row>)>> = par_map(len, parallel, |i| {
+    let mut per_row: Vec<Option<(Vec<String>, Vec<Row>)>> = par_map(len, parallel, |i| {
         let src = source_rows[if source_rows.len() == 1 { 0 } else { i }].as_ref()?;
         let quotes = extract_quoted_spans(answers[i]?, quoted.quotes, quoted.min_len);
         let rows = match build_index(src, options, &quotes) {
@@ -576,6 +611,25 @@ pub fn locate_answer_quotes(
         };
         Some((quotes.iter().map(|q| q.to_string()).collect(), rows))
     });
+    if let Some(settings) = &options.embedder {
+        // Every located quote of the column in one embedding call, then back to its row.
+        let mut flat: Vec<Row> = Vec::new();
+        let mut counts: Vec<usize> = Vec::with_capacity(per_row.len());
+        for (_, rows) in per_row.iter_mut().flatten() {
+            counts.push(rows.len());
+            flat.append(rows);
+        }
+        let quotes: Vec<Option<&str>> = per_row
+            .iter()
+            .flatten()
+            .flat_map(|(quotes, _)| quotes.iter().map(|q| Some(q.as_str())))
+            .collect();
+        embed_located(&mut flat, &quotes, settings)?;
+        let mut flat = flat.into_iter();
+        for ((_, rows), count) in per_row.iter_mut().flatten().zip(counts) {
+            rows.extend(flat.by_ref().take(count));
+        }
+    }
     let mut lists: Vec<Option<Series>> = Vec::with_capacity(len);
     for row in per_row {
         lists.push(match row {

@@ -17,6 +17,7 @@ use polars::prelude::*;
 use polars_arrow::array::{Array, ListArray, Utf8ViewArray};
 
 use super::driver::{finite_floats, map_row_batches, offsets, output_len};
+use crate::engines::embed::{EmbedSettings, Embedder};
 use crate::metrics::retrieval::{
     datapizza, ragas, rank_order, score, Judgments, RankBy, RankedMetric, Relevance,
     RetrievalCompat, RetrievalOptions, ScoreParams, Span,
@@ -115,7 +116,8 @@ impl Needs {
             // Plain strings stand for ids, so the text field is read too.
             Relevance::Id => (true, true, false),
             Relevance::Span => (false, false, true),
-            Relevance::Embedding => (false, false, false),
+            // Texts are read in case they are to be embedded (when a side is not vectors).
+            Relevance::Embedding => (true, false, false),
         };
         Needs {
             text,
@@ -205,18 +207,52 @@ impl ItemColumn {
                 let lists = lists.list()?.rechunk().into_owned();
                 let arr = lists.downcast_iter().next().unwrap_or(&empty);
                 let values = lists.get_inner();
-                if values.null_count() > 0 {
-                    polars_bail!(ComputeError: "{metric}: column '{}' ({role}): an embedding has null components", col.name);
-                }
-                let values: Vec<f64> = values.f64()?.into_no_null_iter().collect();
-                col.embeddings = Some(Embeddings {
-                    rows: rows_of(arr),
-                    values,
-                });
+                let rows = rows_of(arr);
+                let values: Vec<f64> = if values.null_count() > 0 {
+                    // A null vector of a fixed-width array column still has (null) slots; only
+                    // the components of present vectors must be numbers.
+                    let values: Vec<Option<f64>> = values.f64()?.iter().collect();
+                    let present = (0..rows.valid.len()).filter_map(|item| rows.items(item));
+                    for range in present {
+                        if values[range].iter().any(Option::is_none) {
+                            polars_bail!(ComputeError: "{metric}: column '{}' ({role}): an embedding has null components", col.name);
+                        }
+                    }
+                    values.into_iter().map(|v| v.unwrap_or(0.0)).collect()
+                } else {
+                    values.f64()?.into_no_null_iter().collect()
+                };
+                col.embeddings = Some(Embeddings { rows, values });
             }
             other => return Err(bad(&DataType::List(Box::new(other.clone())))),
         }
         Ok(col)
+    }
+
+    /// The column's texts as vectors of the model of `settings` (every text of the column in
+    /// one call to the shared embedder, so repeats and cached vectors cost nothing); a null
+    /// item or text has no vector.
+    fn embed_texts(&self, metric: &str, settings: &EmbedSettings) -> PolarsResult<Embeddings> {
+        let Some(text) = &self.text else {
+            polars_bail!(ComputeError: "{metric}: column '{}' has no texts to embed", self.name);
+        };
+        let texts: Vec<Option<&str>> = (0..self.item_valid.len())
+            .map(|i| str_at(text, i).filter(|_| self.item_valid[i]))
+            .collect();
+        let vectors = Embedder::shared(settings, metric)?.embed(metric, &texts)?;
+        let mut offsets = Vec::with_capacity(vectors.len() + 1);
+        let mut valid = Vec::with_capacity(vectors.len());
+        let mut values = Vec::new();
+        offsets.push(0);
+        for vector in &vectors {
+            valid.push(vector.is_some());
+            values.extend(vector.iter().flatten().map(|&x| f64::from(x)));
+            offsets.push(values.len());
+        }
+        Ok(Embeddings {
+            rows: Rows { offsets, valid },
+            values,
+        })
     }
 
     fn has_spans(&self) -> bool {
@@ -399,8 +435,37 @@ pub fn ranked_metric(
     options: &RetrievalOptions,
     parallel: bool,
 ) -> PolarsResult<Series> {
-    let mut out = ranked_metrics(&[(metric, *options)], retrieved, ground_truth, parallel)?;
+    let mut out = ranked_metrics(
+        &[(metric, options.clone())],
+        retrieved,
+        ground_truth,
+        parallel,
+    )?;
     Ok(out.remove(0))
+}
+
+/// When the metrics that embed texts name different models: the metrics of each pass (the
+/// first pass also takes every metric that does not embed). `None` when one pass does.
+fn passes_per_embedder(metrics: &[(RankedMetric, RetrievalOptions)]) -> Option<Vec<Vec<usize>>> {
+    let mut models: Vec<&Option<EmbedSettings>> = Vec::new();
+    let mut passes: Vec<Vec<usize>> = vec![Vec::new()];
+    for (i, (_, options)) in metrics.iter().enumerate() {
+        if options.relevance != Relevance::Embedding {
+            passes[0].push(i);
+            continue;
+        }
+        match models.iter().position(|m| **m == options.embedder) {
+            Some(p) => passes[p].push(i),
+            None => {
+                if !models.is_empty() {
+                    passes.push(Vec::new());
+                }
+                models.push(&options.embedder);
+                passes[models.len() - 1].push(i);
+            }
+        }
+    }
+    (passes.len() > 1).then_some(passes)
 }
 
 /// Whether two option sets judge relevance the same way (they may differ in cutoff, α, γ), so
@@ -413,6 +478,7 @@ fn same_judging(a: &RetrievalOptions, b: &RetrievalOptions) -> bool {
         && a.string_distance == b.string_distance
         && a.string_similarity_threshold == b.string_similarity_threshold
         && a.rank_by == b.rank_by
+        && a.embedder == b.embedder
         && a.compat == RetrievalCompat::Standard
         && b.compat == RetrievalCompat::Standard
 }
@@ -429,6 +495,19 @@ pub fn ranked_metrics(
     let Some((first, _)) = metrics.first() else {
         return Ok(Vec::new());
     };
+    if let Some(passes) = passes_per_embedder(metrics) {
+        // One pass per model, so each column is embedded once per model; results back in order.
+        let mut out: Vec<Option<Series>> = vec![None; metrics.len()];
+        for pass in passes {
+            let subset: Vec<(RankedMetric, RetrievalOptions)> =
+                pass.iter().map(|&i| metrics[i].clone()).collect();
+            let scored = ranked_metrics(&subset, retrieved, ground_truth, parallel)?;
+            for (i, series) in pass.into_iter().zip(scored) {
+                out[i] = Some(series);
+            }
+        }
+        return Ok(out.into_iter().flatten().collect());
+    }
     let names: Vec<&str> = metrics.iter().map(|(m, _)| m.id()).collect();
     let id = if metrics.len() == 1 {
         first.id()
@@ -453,8 +532,19 @@ pub fn ranked_metrics(
             grade: true,
         };
     }
-    let run = ItemColumn::reading(id, "retrieved", retrieved, needs)?;
-    let truth = ItemColumn::reading(id, "ground truth", ground_truth, needs)?;
+    let mut run = ItemColumn::reading(id, "retrieved", retrieved, needs)?;
+    let mut truth = ItemColumn::reading(id, "ground truth", ground_truth, needs)?;
+    if let Some((_, options)) = metrics
+        .iter()
+        .find(|(_, o)| o.relevance == Relevance::Embedding)
+    {
+        let settings = options.embedder.clone().unwrap_or_default();
+        for side in [&mut run, &mut truth] {
+            if side.embeddings.is_none() && side.text.is_some() {
+                side.embeddings = Some(side.embed_texts(id, &settings)?);
+            }
+        }
+    }
     let len = output_len(
         id,
         &[
@@ -505,7 +595,7 @@ pub fn ranked_metrics(
             .iter()
             .position(|(_, o, r, _)| *r == relevance && same_judging(o, options))
             .map_or(i, |j| plans[j].3);
-        plans.push((*metric, *options, relevance, group));
+        plans.push((*metric, options.clone(), relevance, group));
     }
     let row_of = |col: &ItemColumn, i: usize| if col.len == 1 { 0 } else { i };
     let rows: Vec<PolarsResult<Vec<Option<f64>>>> = map_row_batches(len, parallel, |range| {
@@ -706,7 +796,10 @@ fn collect_keys<'a>(
 }
 
 /// The embeddings of a row's ranked items and of its ground truth into `sc`; with `same_dims`,
-/// an error when their dimensions differ (datapizza checks only the vectors it compares).
+/// an error when their dimensions differ (datapizza checks only the vectors it compares). A
+/// null retrieved vector keeps its rank as an empty slice that matches nothing, as an item
+/// without a key does; null ground-truth vectors are left out. Returns whether the ground
+/// truth had a null vector.
 #[allow(clippy::too_many_arguments)]
 fn collect_vectors<'a>(
     id: &str,
@@ -717,25 +810,28 @@ fn collect_vectors<'a>(
     sc: &mut Scratch<'a>,
     i: usize,
     same_dims: bool,
-) -> PolarsResult<()> {
+) -> PolarsResult<bool> {
     let (Some(re), Some(te)) = (run.embeddings.as_ref(), truth.embeddings.as_ref()) else {
         polars_bail!(ComputeError: "{id}: embedding relevance needs embeddings on both sides");
     };
     sc.vectors.clear();
     sc.truth_vectors.clear();
-    sc.vectors.extend(order.iter().filter_map(|&j| re.get(j)));
+    sc.vectors
+        .extend(order.iter().map(|&j| re.get(j).unwrap_or(&[])));
+    let truth_len = truth_items.len();
     sc.truth_vectors
         .extend(truth_items.filter_map(|j| te.get(j)));
     let dims = sc
         .vectors
         .iter()
         .chain(sc.truth_vectors.iter())
+        .filter(|v| !v.is_empty())
         .map(|v| v.len());
     let (lo, hi) = dims.fold((usize::MAX, 0), |(lo, hi), d| (lo.min(d), hi.max(d)));
     if same_dims && lo != usize::MAX && lo != hi {
         polars_bail!(ComputeError: "{id}: row {i}: embeddings of different dimensions ({lo} and {hi}) in '{}' and '{}'", run.name, truth.name);
     }
-    Ok(())
+    Ok(sc.truth_vectors.len() < truth_len)
 }
 
 /// One datapizza metric of row `i` (null where datapizza raises).
@@ -755,8 +851,17 @@ fn datapizza_row<'a>(
     let order = ranked_items(run, items, options.rank_by, relevance);
     let k = options.k.unwrap_or(10);
     let result = if relevance == Relevance::Embedding {
-        collect_vectors(id, run, truth, &order, truth_items, sc, i, false)?;
+        let null_truth = collect_vectors(id, run, truth, &order, truth_items, sc, i, false)?;
         let (r, g, t) = (&sc.vectors, &sc.truth_vectors, options.similarity_threshold);
+        // datapizza builds a matrix of `retrieved[:k]` (the whole list for hybrid_log_rank) and
+        // of the ground truth: a missing vector there makes it raise.
+        let compared = match metric {
+            RankedMetric::HybridLogRank => &r[..],
+            _ => datapizza::head(r, k),
+        };
+        if null_truth || compared.iter().any(|v| v.is_empty()) {
+            return Ok(None);
+        }
         match metric {
             RankedMetric::PrecisionAtK => datapizza::precision_at_k_similarity(r, g, k, t),
             RankedMetric::RecallAtK => datapizza::recall_at_k_similarity(r, g, k, t),

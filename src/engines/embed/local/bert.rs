@@ -58,10 +58,6 @@ struct Dense {
 }
 
 impl Dense {
-    fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
-        x.matmul(&self.weight_t)?.broadcast_add(&self.bias)
-    }
-
     /// `x Wᵀ` without the bias (a fused operation adds it).
     fn product(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         x.matmul(&self.weight_t)
@@ -291,17 +287,18 @@ impl Bert {
             .iter()
             .map(|&m| if m > 0.0 { 0.0 } else { f32::MIN })
             .collect();
-        let attention = Attention {
-            mask: mask_bias,
-            batch,
-            length,
-            heads: self.heads,
-            hidden,
-        };
         let rows = batch * length;
         for block in &self.blocks {
             let flat = x.reshape((rows, hidden))?;
-            let context = block.qkv.forward(&flat)?.apply_op1_no_bwd(&attention)?;
+            let attention = Attention {
+                mask: &mask_bias,
+                bias: &block.qkv.bias_values,
+                batch,
+                length,
+                heads: self.heads,
+                hidden,
+            };
+            let context = block.qkv.product(&flat)?.apply_op1_no_bwd(&attention)?;
             let attended = block
                 .attention_output
                 .product(&context)?

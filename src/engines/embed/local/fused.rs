@@ -249,14 +249,21 @@ impl CustomOp1 for BiasGelu {
 /// pair in parallel, `softmax(q kᵀ · scale + mask) v` with single-threaded matrix products
 /// (gemm) and a score buffer of one head at a time, written into that head's columns of the
 /// context. Input `batch·length × 3·hidden` (queries, keys, values side by side, as the
-/// projection gives them); output `batch·length × hidden`.
+/// projection gives them, without its bias); output `batch·length × hidden`.
+///
+/// The projection's bias is added here, per task: to the head's queries and keys as they are
+/// copied into contiguous buffers, and to the context rows for the values (softmax weights sum
+/// to 1, so `Σ p (v + b) = Σ p v + b`). A separate broadcast addition over the whole
+/// `batch·length × 3·hidden` product would be one more single-threaded pass over it per layer.
 ///
 /// One operation instead of candle's split, transposes, batched products and softmax: with
 /// texts of 250 tokens the full score tensor alone is 96 MB per layer, and each of the
 /// batch × heads small products paid for a thread hand-off.
-pub struct Attention {
+pub struct Attention<'a> {
     /// `batch × length` additive mask: 0 for a token, the most negative f32 for padding.
-    pub mask: Vec<f32>,
+    pub mask: &'a [f32],
+    /// The projection's bias: queries', keys' and values' side by side (3·hidden).
+    pub bias: &'a [f32],
     /// Texts in the batch.
     pub batch: usize,
     /// Tokens per text (padded).
@@ -280,7 +287,7 @@ impl SharedOut {
     }
 }
 
-impl CustomOp1 for Attention {
+impl CustomOp1 for Attention<'_> {
     fn name(&self) -> &'static str {
         "attention"
     }
@@ -293,7 +300,10 @@ impl CustomOp1 for Attention {
         let qkv = contiguous(storage, layout, self.name())?;
         let (batch, length, heads, hidden) = (self.batch, self.length, self.heads, self.hidden);
         let head_width = hidden / heads;
-        if qkv.len() != batch * length * 3 * hidden || self.mask.len() != batch * length {
+        if qkv.len() != batch * length * 3 * hidden
+            || self.mask.len() != batch * length
+            || self.bias.len() != 3 * hidden
+        {
             candle_core::bail!(
                 "{}: input of {} values for {batch} × {length} × 3·{hidden}",
                 self.name(),
@@ -304,20 +314,36 @@ impl CustomOp1 for Attention {
         let mut out = vec![0f32; batch * length * hidden];
         let shared = SharedOut(out.as_mut_ptr());
         let row = (3 * hidden) as isize;
+        let width = head_width as isize;
         (0..batch * heads).into_par_iter().for_each_init(
-            || (vec![0f32; length * length], vec![0f32; length]),
-            |(scores, sums), task| {
+            || {
+                (
+                    vec![0f32; length * length],
+                    vec![0f32; length],
+                    vec![0f32; 2 * length * head_width],
+                )
+            },
+            |(scores, sums, biased), task| {
                 let (b, h) = (task / heads, task % heads);
                 let base = b * length * 3 * hidden + h * head_width;
-                let (q, k, v) = (
-                    &qkv[base..],
-                    &qkv[base + hidden..],
-                    &qkv[base + 2 * hidden..],
-                );
+                let v = &qkv[base + 2 * hidden..];
+                // This head's queries and keys with their bias, each length × head_width.
+                let (q, k) = biased.split_at_mut(length * head_width);
+                for (part, buffer) in [(0, &mut *q), (1, &mut *k)] {
+                    let bias = &self.bias[part * hidden + h * head_width..][..head_width];
+                    for (i, out) in buffer.chunks_exact_mut(head_width).enumerate() {
+                        let from = &qkv[base + part * hidden + i * 3 * hidden..][..head_width];
+                        for ((o, &x), &b) in out.iter_mut().zip(from).zip(bias) {
+                            *o = x + b;
+                        }
+                    }
+                }
+                let value_bias = &self.bias[2 * hidden + h * head_width..][..head_width];
                 let mask = &self.mask[b * length..][..length];
-                // SAFETY: q, k and v are views of `qkv` (length rows of head_width values,
-                // `row` apart, all inside the slice); `scores` is length × length; the output
-                // block (length rows of head_width values, `hidden` apart) is this task's alone.
+                // SAFETY: q and k are length × head_width buffers; v is a view of `qkv`
+                // (length rows of head_width values, `row` apart, all inside the slice);
+                // `scores` is length × length; the output block (length rows of head_width
+                // values, `hidden` apart) is this task's alone.
                 unsafe {
                     gemm::gemm(
                         length,
@@ -329,9 +355,9 @@ impl CustomOp1 for Attention {
                         false,
                         q.as_ptr(),
                         1,
-                        row,
+                        width,
                         k.as_ptr(),
-                        row,
+                        width,
                         1,
                         0.0,
                         // The scores come out scaled by 1/√head_width.
@@ -369,14 +395,14 @@ impl CustomOp1 for Attention {
                         false,
                         gemm::Parallelism::None,
                     );
-                    // The softmax's division, on the output rows.
+                    // The softmax's division, on the output rows; then the values' bias.
                     for (i, &sum) in sums.iter().enumerate() {
                         let inverse = 1.0 / sum;
                         // SAFETY: row i of this task's block.
                         let row =
                             std::slice::from_raw_parts_mut(target.add(i * hidden), head_width);
-                        for value in row {
-                            *value *= inverse;
+                        for (value, &b) in row.iter_mut().zip(value_bias) {
+                            *value = *value * inverse + b;
                         }
                     }
                 }

@@ -11,6 +11,7 @@ use crate::cli::config::ScoreConfig;
 use crate::cli::corpus::SpanUnit;
 use crate::cli::demo_dir;
 use crate::cli::locate::{self as cli_locate, LocateJob};
+use crate::cli::progress::{ProgressLine, ProgressMode};
 use crate::cli::score::{self, InvalidSpans, ScoreJob};
 use crate::cli::validate::{self, ValidateJob};
 use clap::{Parser, Subcommand};
@@ -440,6 +441,13 @@ struct ScoreArgs {
     /// Print how long each stage took (read and join, corpus, score, write).
     #[arg(long)]
     timings: bool,
+    /// The progress line of judge calls and embeddings on stderr (done, rate, time left):
+    /// auto (when stderr is a terminal), always (plain lines every few seconds in logs), never.
+    #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
+    progress: ProgressMode,
+    /// No progress line (as --progress never).
+    #[arg(long)]
+    quiet: bool,
     /// Also locate each quoted span of the answers in the row's sources (a `locate_quotes`
     /// column: file, offsets, match ratio, found); options from the config's [locate_quotes].
     #[arg(long)]
@@ -702,6 +710,11 @@ fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
         invalid_spans,
         by: args.by.or(cfg.by),
         timings: args.timings,
+        progress: if args.quiet {
+            ProgressMode::Never
+        } else {
+            args.progress
+        },
         locate_quotes: args.locate_quotes,
         judge,
         embedder,
@@ -766,8 +779,11 @@ fn emit(text: &str) -> Result<(), String> {
 }
 
 fn run_job(job: &ScoreJob) -> Result<(), String> {
-    let report = score::run(job).map_err(|e| e.to_string())?;
-    emit(&report.summary)
+    let line = ProgressLine::start(job.progress);
+    let report = score::run(job).map_err(|e| e.to_string());
+    // The line ends before the summary is printed.
+    drop(line);
+    emit(&report?.summary)
 }
 
 fn demo() -> Result<(), String> {

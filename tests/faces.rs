@@ -1028,6 +1028,42 @@ fn every_scored_id_is_computed_by_the_cli() {
             String::from_utf8_lossy(&o.stdout),
             String::from_utf8_lossy(&o.stderr),
         );
+        // No progress line when stderr is not a terminal; `--progress always` writes it (calls
+        // made, cache hits, rate, time left), `--quiet` never does.
+        assert!(!stderr.contains("calls/s"), "{}: {stderr}", info.id);
+        if judged && info.kind == registry::MetricKind::RowWise && info.id == "answer_match" {
+            let mut always = score();
+            always.args([
+                "--judge-base-url",
+                &judge_server.base_url,
+                "--judge-model",
+                "fake-judge",
+                "--no-judge-cache",
+            ]);
+            let shown = always.args(["--progress", "always"]).output().unwrap();
+            let line = String::from_utf8_lossy(&shown.stderr);
+            assert!(shown.status.success(), "{line}");
+            assert!(
+                line.lines().any(|l| l.starts_with("judge: ")
+                    && l.contains(" calls, ")
+                    && l.contains("from the cache")
+                    && l.ends_with("done")),
+                "{line}"
+            );
+            let mut quiet = score();
+            quiet.args([
+                "--judge-base-url",
+                &judge_server.base_url,
+                "--judge-model",
+                "fake-judge",
+                "--no-judge-cache",
+                "--progress",
+                "always",
+                "--quiet",
+            ]);
+            let quiet = quiet.output().unwrap();
+            assert!(!String::from_utf8_lossy(&quiet.stderr).contains("calls/s"));
+        }
         match info.kind {
             registry::MetricKind::Tool => {
                 assert!(!o.status.success(), "{}: {stdout}", info.id);

@@ -8,6 +8,7 @@ pub mod config;
 pub mod corpus;
 pub mod judge_eval;
 pub mod locate;
+pub mod progress;
 pub mod score;
 pub mod validate;
 

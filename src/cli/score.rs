@@ -48,6 +48,8 @@ pub struct ScoreJob {
     pub by: Option<String>,
     /// Print the time each stage took.
     pub timings: bool,
+    /// When the progress line of judge calls and embeddings is shown (on stderr).
+    pub progress: crate::cli::progress::ProgressMode,
     /// Locate each quoted span of the answers in the row's sources (`locate_quotes` column, named like the plugin's function),
     /// with `options.locate_quotes`.
     pub locate_quotes: bool,

@@ -5,8 +5,10 @@
 //!   persistent reply cache, bounded concurrency, retries, a budget and per-template accounting.
 //! * [`embed`]: sentence embeddings from a local model (feature `embed`) or an OpenAI-compatible
 //!   `/embeddings` server, with a persistent vector cache.
+//! * [`progress`]: live counters of both engines' work, for a progress display.
 
 pub mod embed;
 pub mod judge;
+pub mod progress;
 #[cfg(feature = "judge")]
 pub(crate) mod sqlite;

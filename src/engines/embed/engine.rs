@@ -2,6 +2,8 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::engines::progress::{Progress, Work};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
@@ -215,6 +217,7 @@ impl Embedder {
             // Longest first, as sentence-transformers orders its batches: less padding.
             missing.sort_by_key(|p| std::cmp::Reverse(p.text.chars().count()));
         }
+        Progress::planned(Work::Embed, usage.texts, usage.texts - missing.len() as u64);
         let batches: Vec<&[&Pending]> = missing.chunks(self.resolved.settings.batch_size).collect();
         let embedded = self.embed_batches(metric, &batches, &mut usage)?;
         let mut fresh: Vec<(&str, &CachedVector)> = Vec::new();
@@ -276,6 +279,7 @@ impl Embedder {
                     usage.tokens += tokens.iter().map(|t| t.ids.len() as u64).sum::<u64>();
                     usage.calls += 1;
                     let done = local.embed_tokens(&tokens)?;
+                    Progress::finished(Work::Embed, tokens.len() as u64);
                     out.extend(
                         done.vectors
                             .into_iter()
@@ -296,6 +300,7 @@ impl Embedder {
                             let i = next.fetch_add(1, Ordering::Relaxed);
                             let Some(batch) = batches.get(i) else { break };
                             let outcome = remote.embed_batch(&texts_of(batch));
+                            Progress::finished(Work::Embed, batch.len() as u64);
                             results.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(outcome);
                         });
                     }

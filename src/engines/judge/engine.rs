@@ -3,6 +3,8 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use crate::engines::progress::{Progress, Work};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -245,6 +247,9 @@ impl Judge {
             }
         }
         let hits: u64 = outcomes.iter().filter(|o| o.is_some()).count() as u64;
+        // Rows answered by the cache or by an identical row need no call.
+        let calls_needed = requests.len() as u64 - hits;
+        Progress::planned(Work::Judge, usage.rows, usage.rows - calls_needed);
 
         let missing: Vec<usize> = (0..requests.len())
             .filter(|&i| outcomes[i].is_none())
@@ -262,6 +267,7 @@ impl Judge {
                         };
                         let (key, user) = &requests[index];
                         let (outcome, spent) = self.ask(template, &system, user, key, sample);
+                        Progress::finished(Work::Judge, 1);
                         results
                             .lock()
                             .unwrap_or_else(|p| p.into_inner())

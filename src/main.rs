@@ -448,6 +448,11 @@ struct ScoreArgs {
     /// No progress line (as --progress never).
     #[arg(long)]
     quiet: bool,
+    /// Write the judged rows to check by hand (citation_support: no verdict, disagreeing strict
+    /// runs, unverified phrases, unsupported or flagged verdicts) to this .xlsx, most suspicious
+    /// first.
+    #[arg(long)]
+    review: Option<PathBuf>,
     /// Also locate each quoted span of the answers in the row's sources (a `locate_quotes`
     /// column: file, offsets, match ratio, found); options from the config's [locate_quotes].
     #[arg(long)]
@@ -710,6 +715,7 @@ fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
         invalid_spans,
         by: args.by.or(cfg.by),
         timings: args.timings,
+        review: args.review,
         progress: if args.quiet {
             ProgressMode::Never
         } else {

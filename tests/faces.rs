@@ -1064,6 +1064,31 @@ fn every_scored_id_is_computed_by_the_cli() {
             let quiet = quiet.output().unwrap();
             assert!(!String::from_utf8_lossy(&quiet.stderr).contains("calls/s"));
         }
+        if info.id == "citation_support" {
+            // --review writes the judged rows to check by hand as a workbook.
+            let review = dir.join("review.xlsx");
+            let mut reviewed = score();
+            reviewed
+                .args([
+                    "--judge-base-url",
+                    &judge_server.base_url,
+                    "--judge-model",
+                    "fake-judge",
+                    "--no-judge-cache",
+                    "--review",
+                ])
+                .arg(&review);
+            let done = reviewed.output().unwrap();
+            let said = String::from_utf8_lossy(&done.stdout);
+            assert!(
+                done.status.success(),
+                "{}",
+                String::from_utf8_lossy(&done.stderr)
+            );
+            assert!(said.contains("judged rows to check by hand"), "{said}");
+            let bytes = std::fs::read(&review).unwrap();
+            assert!(bytes.starts_with(b"PK"), "an .xlsx is a zip archive");
+        }
         match info.kind {
             registry::MetricKind::Tool => {
                 assert!(!o.status.success(), "{}: {stdout}", info.id);

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
 import polars as pl
 from polars_rag._common import FrameLike, IntoExprColumn, _frame, _names_its_errors, _plugin
+from polars_rag._internal import citation_review as _citation_review
 from polars_rag._internal import judge_agreement as _judge_agreement
 from polars_rag._internal import judge_cache as _judge_cache
 from polars_rag._internal import judge_defaults as _judge_defaults
@@ -168,6 +169,26 @@ def citation_precision(
     Use it in ``select`` or ``group_by().agg()``; options as for :func:`citation_support`.
     """
     return _plugin("citation_precision", [claim, cited_span], options, accepted=CitationSupportOptions, aggregate=True)
+
+
+@_names_its_errors
+def citation_review(
+    frame: FrameLike,
+    *,
+    support: str = "citation_support",
+    xlsx: str | os.PathLike[str] | None = None,
+) -> pl.DataFrame:
+    """The rows of a judged table to check by hand, most suspicious first: every row whose
+    ``citation_support`` (column ``support``) has no verdict, disagreeing strict runs, a
+    supporting phrase not in the span, a ``not_supported`` or ``partially_supported`` verdict,
+    or a ``lenient``, ``echo`` or ``compound_claim`` flag. Columns: ``row`` (its position in
+    ``frame``), ``suspicion`` (the sum of its reasons' weights: no verdict 100, disagreeing runs
+    50, unverified phrase 40, not supported 30, lenient 20, compound claim and echo 10,
+    partially supported 5), ``reasons``, then ``frame``'s columns with ``support`` unnested.
+    With ``xlsx``, also written there as a workbook (header frozen, text wrapped).
+    """
+    path = None if xlsx is None else os.fspath(xlsx)
+    return _citation_review(_frame(frame), support, path)
 
 
 def answer_match(

@@ -342,6 +342,23 @@ fn write_locate_workbook(located: PyDataFrame, path: &str, options: &[u8]) -> Py
     })
 }
 
+/// The rows of a judged table to check by hand, most suspicious first; with `xlsx`, also
+/// written as a workbook there.
+#[pyfunction]
+#[pyo3(signature = (frame, support, xlsx=None))]
+fn citation_review(frame: PyDataFrame, support: &str, xlsx: Option<&str>) -> PyResult<PyDataFrame> {
+    py_guarded("citation_review", move || {
+        let frame = readable("citation_review", &frame.0)?;
+        let review = polars_rag::polars::judged::citation_review(&frame, support)
+            .map_err(py_err_in("citation_review"))?;
+        if let Some(path) = xlsx {
+            polars_rag::polars::judged::write_citation_review(&review, std::path::Path::new(path))
+                .map_err(py_err_in("citation_review"))?;
+        }
+        Ok(PyDataFrame(review))
+    })
+}
+
 /// The metric ids this build exposes, from the library's registry.
 #[pyfunction]
 fn metric_ids() -> Vec<&'static str> {
@@ -715,6 +732,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(locate_table, m)?)?;
     m.add_function(wrap_pyfunction!(locate_stats, m)?)?;
     m.add_function(wrap_pyfunction!(write_locate_workbook, m)?)?;
+    m.add_function(wrap_pyfunction!(citation_review, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -53,6 +53,9 @@ pub struct ScoreJob {
     /// Locate each quoted span of the answers in the row's sources (`locate_quotes` column, named like the plugin's function),
     /// with `options.locate_quotes`.
     pub locate_quotes: bool,
+    /// Write the rows of `citation_support` to check by hand here (`.xlsx`, most suspicious
+    /// first).
+    pub review: Option<PathBuf>,
     /// The judge of the judged metrics (already applied to their options); `None`: judged
     /// metrics are skipped unless asked for, and asking for one is an error.
     pub judge: Option<polars_rag::engines::judge::JudgeSettings>,
@@ -522,6 +525,9 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     stages.lap("score");
     let aggregates = compute_aggregates(&frame, &chosen, &options)?;
     write_scores(job, &options, &chosen, &mut scores)?;
+    if let Some(path) = &job.review {
+        write_review(path, &frame, &id, &resolved, &scores, &mut notes)?;
+    }
     stages.lap("aggregates and write");
     let mut ids: Vec<&str> = chosen.iter().map(|(m, _)| m.id).collect();
     let mut summary = summarise(job, &options, &scores, &ids, &aggregates, &notes)?;
@@ -898,6 +904,46 @@ fn compute_aggregates(
 }
 
 /// Writes the scores table atomically, with every metric's signature in its Parquet metadata.
+/// The review workbook of `score --review`: the judged rows to check by hand with their id,
+/// claim and cited span, most suspicious first.
+fn write_review(
+    path: &Path,
+    frame: &DataFrame,
+    id: &str,
+    resolved: &Resolved,
+    scores: &DataFrame,
+    notes: &mut Vec<String>,
+) -> PolarsResult<()> {
+    let Ok(support) = scores.column("citation_support") else {
+        notes.push("--review skipped: no citation_support was computed (it needs a judge and claim / cited_span columns)".into());
+        return Ok(());
+    };
+    let mut columns: Vec<Column> = Vec::new();
+    for name in [
+        Some(id),
+        resolved.claim.as_deref(),
+        resolved.cited_span.as_deref(),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        if let Ok(c) = frame.column(name) {
+            columns.push(c.clone());
+        }
+    }
+    columns.push(support.clone());
+    let judged = DataFrame::new(frame.height(), columns)?;
+    let review = polars_rag::polars::judged::citation_review(&judged, "citation_support")?;
+    polars_rag::polars::judged::write_citation_review(&review, path)?;
+    notes.push(format!(
+        "review: {} of {} judged rows to check by hand, most suspicious first, in {}",
+        review.height(),
+        frame.height(),
+        path.display()
+    ));
+    Ok(())
+}
+
 fn write_scores(
     job: &ScoreJob,
     options: &MetricOptions,

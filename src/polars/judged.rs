@@ -545,3 +545,136 @@ pub fn judge_agreement(
     )?;
     Ok((summary, confusion))
 }
+
+/// The rows of a judged table to check by hand, most suspicious first
+/// ([`crate::metrics::judged::review`]): `frame`'s rows that have a reason, with `suspicion`
+/// and `reasons` (joined by "; ") first and the `support` struct column (`citation_support`'s
+/// output) unnested in its place. An empty frame when nothing is suspicious.
+///
+/// ```
+/// use polars::prelude::*;
+/// use polars_rag::polars::judged::{citation_review, citation_support_dtype};
+/// let support = Series::full_null("citation_support".into(), 2, &citation_support_dtype());
+/// let frame = DataFrame::new(2, vec![support.into_column()]).unwrap();
+/// // Null judgements (null inputs) have nothing to review.
+/// assert_eq!(citation_review(&frame, "citation_support").unwrap().height(), 0);
+/// ```
+pub fn citation_review(frame: &DataFrame, support: &str) -> PolarsResult<DataFrame> {
+    use crate::metrics::judged::review::{review_order, SupportFlags};
+    const METRIC: &str = "citation_review";
+    let column = frame.column(support).map_err(
+        |_| polars_err!(ComputeError: "{METRIC}: no column '{support}' (citation_support's output)"),
+    )?;
+    let DataType::Struct(_) = column.dtype() else {
+        polars_bail!(SchemaMismatch: "{METRIC}: column '{support}' must be citation_support's struct, got {}", column.dtype());
+    };
+    let fields = column.struct_()?.clone().unnest();
+    let text = |name: &str| -> PolarsResult<StringChunked> {
+        fields
+            .column(name)
+            .map_err(|_| polars_err!(SchemaMismatch: "{METRIC}: column '{support}' has no field '{name}': is it citation_support's output?"))?
+            .str()
+            .cloned()
+    };
+    let flag = |name: &str| -> PolarsResult<BooleanChunked> {
+        fields
+            .column(name)
+            .map_err(|_| polars_err!(SchemaMismatch: "{METRIC}: column '{support}' has no field '{name}': is it citation_support's output?"))?
+            .bool()
+            .cloned()
+    };
+    let (verdict, error) = (text("verdict")?, text("judge_error")?);
+    let (unverified, lenient, echo, compound, agree) = (
+        flag("unverified_phrase")?,
+        flag("lenient")?,
+        flag("echo")?,
+        flag("compound_claim")?,
+        flag("runs_agree")?,
+    );
+    let valid = column.is_not_null();
+    let rows: Vec<Option<SupportFlags<'_>>> = (0..frame.height())
+        .map(|i| {
+            valid.get(i).unwrap_or(false).then(|| SupportFlags {
+                verdict: verdict.get(i),
+                unverified_phrase: unverified.get(i).unwrap_or(false),
+                lenient: lenient.get(i).unwrap_or(false),
+                echo: echo.get(i).unwrap_or(false),
+                compound_claim: compound.get(i).unwrap_or(false),
+                runs_agree: agree.get(i),
+                judge_error: error.get(i),
+            })
+        })
+        .collect();
+    let order = review_order(&rows);
+    let take = IdxCa::from_vec(
+        "row".into(),
+        order.iter().map(|r| r.row as IdxSize).collect(),
+    );
+    let mut columns: Vec<Column> = vec![
+        Column::new("row".into(), take.clone().into_series()),
+        Column::new(
+            "suspicion".into(),
+            order.iter().map(|r| r.suspicion).collect::<Vec<u32>>(),
+        ),
+        Column::new(
+            "reasons".into(),
+            order
+                .iter()
+                .map(|r| r.reasons.join("; "))
+                .collect::<Vec<String>>(),
+        ),
+    ];
+    let picked = frame.take(&take)?;
+    let picked_fields = fields.take(&take)?;
+    for c in picked.columns() {
+        if c.name().as_str() == support {
+            columns.extend(picked_fields.columns().iter().cloned());
+        } else if !["row", "suspicion", "reasons"].contains(&c.name().as_str()) {
+            columns.push(c.clone());
+        }
+    }
+    DataFrame::new(order.len(), columns)
+}
+
+/// Writes a review table (see [`citation_review`]) as an `.xlsx` workbook, atomically: numbers
+/// as numbers, everything else as text.
+#[cfg(feature = "xlsx")]
+pub fn write_citation_review(review: &DataFrame, path: &std::path::Path) -> PolarsResult<()> {
+    use crate::metrics::judged::review::{write_workbook, Cell};
+    let headers: Vec<&str> = review
+        .get_column_names()
+        .iter()
+        .map(|n| n.as_str())
+        .collect();
+    let as_text: Vec<Option<StringChunked>> = review
+        .columns()
+        .iter()
+        .map(|c| {
+            (!c.dtype().is_primitive_numeric())
+                .then(|| c.cast(&DataType::String).and_then(|s| s.str().cloned()))
+                .transpose()
+        })
+        .collect::<PolarsResult<_>>()?;
+    let as_number: Vec<Option<Float64Chunked>> = review
+        .columns()
+        .iter()
+        .map(|c| {
+            c.dtype()
+                .is_primitive_numeric()
+                .then(|| c.cast(&DataType::Float64).and_then(|s| s.f64().cloned()))
+                .transpose()
+        })
+        .collect::<PolarsResult<_>>()?;
+    let rows: Vec<Vec<Cell<'_>>> = (0..review.height())
+        .map(|i| {
+            (0..headers.len())
+                .map(|c| match (&as_text[c], &as_number[c]) {
+                    (Some(text), _) => Cell::Text(text.get(i)),
+                    (_, Some(number)) => Cell::Number(number.get(i)),
+                    _ => Cell::Text(None),
+                })
+                .collect()
+        })
+        .collect();
+    Ok(write_workbook(path, &headers, &rows)?)
+}

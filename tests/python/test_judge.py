@@ -132,3 +132,29 @@ def test_judge_agreement_accuracy_kappa_and_confusion():
         pr.judge_agreement(pl.DataFrame({"a": [1.5], "b": ["x"]}), "a", "b")
     with pytest.raises(pl.exceptions.ColumnNotFoundError, match="judge_agreement"):
         pr.judge_agreement(df, "nope", "label")
+
+
+def test_citation_review_lists_the_rows_to_check_most_suspicious_first(server, tmp_path):
+    import zipfile
+
+    judge = pr.Judge(base_url=server.base_url, model="fake", cache=None, retry_base_delay=0.01)
+    span = "The bridge opened in 1932 after six years of work."
+    df = pl.DataFrame({
+        "id": ["q1", "q2", "q3", "q4"],
+        "claim": ["The bridge opened in 1932", "The tunnel opened", None, "It took work #badjson"],
+        "cited_span": [span] * 4,
+    }).with_columns(pr.citation_support("claim", "cited_span", judge=judge))
+    review = pr.citation_review(df, xlsx=tmp_path / "review.xlsx")
+    # No verdict (the replies are not JSON) first, then the unsupported claim; the
+    # supported one and the null row have nothing to review.
+    assert review["id"].to_list() == ["q4", "q2"]
+    assert review["row"].to_list() == [3, 1]
+    assert review["suspicion"].to_list()[0] >= 100 and review["suspicion"].to_list()[1] >= 30
+    assert "no verdict" in review["reasons"][0] and "not supported" in review["reasons"][1]
+    assert review["verdict"].to_list() == [None, "not_supported"]
+    assert review.columns[:3] == ["row", "suspicion", "reasons"] and "citation_support" not in review.columns
+    with zipfile.ZipFile(tmp_path / "review.xlsx") as book:
+        strings = book.read("xl/sharedStrings.xml").decode()
+    assert "The tunnel opened" in strings and "not supported" in strings
+    with pytest.raises(ValueError, match="^citation_review: no column 'support'"):
+        pr.citation_review(df, support="support")

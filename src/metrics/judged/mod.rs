@@ -16,3 +16,4 @@ pub mod citation_support;
 pub mod claims;
 pub mod g_eval;
 pub mod rag;
+pub mod review;

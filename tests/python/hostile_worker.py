@@ -261,7 +261,7 @@ JUDGED = {"citation_support", "citation_precision", "answer_match", "split_claim
 UNIT_RANGE = {name for name in EXPRESSIONS} - {"quoted_spans", "citation_alignment", "rouge", "checks", "locate_quotes", "extract_quotes", "embedding_cosine"} - JUDGED - EMBEDDED
 FRAME_FUNCTIONS = ["validate_golden", "check_spans", "collapse_run", "join_golden", "compare", "summary",
                    "locate_quotes_in_corpus", "signature", "metric_ids", "option_defaults", "compare_defaults",
-                   "judge_cache_stats", "judge_cache_clear", "judge_agreement",
+                   "judge_cache_stats", "judge_cache_clear", "judge_agreement", "citation_review",
                    "embed_cache_stats", "embed_cache_clear", "default_model_dir"]
 
 
@@ -476,6 +476,32 @@ def run_frame_function(name: str, data: Any) -> None:
                 raise Defect(f"{name}: accuracy {accuracy}")
             if result.confusion["count"].sum() != result.summary["n"][0]:
                 raise Defect(f"{name}: the confusion matrix does not add up to n")
+        elif name == "citation_review":
+            frame = any_frame(data, {"claim": "text", "citation_support": "text"})
+            if data.draw(st.booleans()):
+                # A judged-looking struct: the real field names, hostile values (and a wrong dtype
+                # for a field now and then).
+                n = frame.height
+                flags = ["unverified_phrase", "lenient", "echo", "compound_claim", "runs_agree"]
+                fields = {
+                    "verdict": data.draw(st.lists(maybe(st.sampled_from(["fully_supported", "partially_supported", "not_supported", "\x00", ""])), min_size=n, max_size=n)),
+                    "judge_error": data.draw(st.lists(maybe(texts()), min_size=n, max_size=n)),
+                    **{f: data.draw(st.lists(maybe(st.booleans()), min_size=n, max_size=n)) for f in flags},
+                }
+                if data.draw(st.integers(0, 4)) == 0:
+                    fields["echo"] = [1.5] * n
+                support = pl.DataFrame(fields, schema_overrides={"verdict": pl.String, "judge_error": pl.String}).to_struct("citation_support")
+                frame = frame.with_columns(support) if frame.width else pl.DataFrame([support])
+            column = data.draw(st.sampled_from(["citation_support", "claim", "nope", "\x00"]))
+            with tempfile.TemporaryDirectory() as tmp:
+                xlsx = Path(tmp) / "review.xlsx" if data.draw(st.booleans()) else None
+                result = fn(frame, support=column, xlsx=xlsx)
+                if xlsx is not None and not xlsx.is_file():
+                    raise Defect(f"{name}: no workbook written")
+            if result.height > frame.height or result["row"].n_unique() != result.height:
+                raise Defect(f"{name}: {result.height} review rows for {frame.height} rows")
+            if result["suspicion"].to_list() != sorted(result["suspicion"].to_list(), reverse=True):
+                raise Defect(f"{name}: not most suspicious first")
         elif name == "metric_ids":
             result = fn()
             if sorted(result) != sorted(set(result)):

@@ -20,6 +20,9 @@ class FakeJudge:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes: without TCP_NODELAY a kept-alive client
+            # waits for its delayed ACK (40 ms) on every reply, as real servers do not make it.
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:
                 pass

@@ -20,9 +20,8 @@ from pathlib import Path
 import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests/python"))
-from fake_judge import FakeJudge  # noqa: E402
-
-import polars_rag as pr  # noqa: E402
+import polars_rag as pr
+from fake_judge import FakeJudge
 
 
 def timed(label: str, rows: int, run) -> float:  # type: ignore[no-untyped-def]

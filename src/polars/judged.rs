@@ -12,6 +12,7 @@ use crate::metrics::judged::citation_support::{
     self, CitationSupport, CitationSupportOptions, Verdict,
 };
 use crate::metrics::judged::claims::{self, ClaimSplitter, SplitClaimsOptions};
+use crate::metrics::judged::custom::{CustomJudgeOptions, ReplyKind};
 use crate::metrics::judged::g_eval::{GEvalOptions, SCORE_FIELD};
 
 use super::driver::{output_len, struct_series, StrColumn, TextListColumn};
@@ -668,4 +669,135 @@ pub fn write_citation_review(review: &DataFrame, path: &std::path::Path) -> Pola
         })
         .collect();
     Ok(write_workbook(path, &headers, &rows)?)
+}
+
+/// The column type of a custom judge's reply field.
+fn reply_dtype(kind: &ReplyKind) -> DataType {
+    match kind {
+        ReplyKind::String | ReplyKind::Json => DataType::String,
+        ReplyKind::Integer => DataType::Int64,
+        ReplyKind::Number => DataType::Float64,
+        ReplyKind::Boolean => DataType::Boolean,
+        ReplyKind::List(item) => DataType::List(Box::new(reply_dtype(item))),
+    }
+}
+
+/// Output dtype of a custom judge: a struct of its reply fields (see
+/// [`crate::metrics::judged::custom`] for the type of each), `weighted_score` when the card
+/// weights a field by token probabilities, and `judge_error`.
+pub fn custom_judge_dtype(options: &CustomJudgeOptions) -> PolarsResult<DataType> {
+    let card = options.card()?;
+    let mut fields: Vec<Field> = options
+        .reply_fields()?
+        .iter()
+        .map(|(name, kind)| Field::new(name.into(), reply_dtype(kind)))
+        .collect();
+    if card.weighted_score.is_some() {
+        fields.push(Field::new("weighted_score".into(), DataType::Float64));
+    }
+    fields.push(Field::new("judge_error".into(), DataType::String));
+    Ok(DataType::Struct(fields))
+}
+
+/// One reply field's values as a column of `kind` (null where a row has no reply or the
+/// field is absent).
+fn reply_column(name: &str, kind: &ReplyKind, values: &[Option<&serde_json::Value>]) -> Series {
+    use serde_json::Value;
+    let name: PlSmallStr = name.into();
+    match kind {
+        ReplyKind::String => {
+            StringChunked::from_iter_options(name, values.iter().map(|v| v.and_then(Value::as_str)))
+                .into_series()
+        }
+        ReplyKind::Json => StringChunked::from_iter_options(
+            name,
+            values
+                .iter()
+                .map(|v| v.filter(|v| !v.is_null()).map(Value::to_string)),
+        )
+        .into_series(),
+        ReplyKind::Integer => {
+            Int64Chunked::from_iter_options(name, values.iter().map(|v| v.and_then(Value::as_i64)))
+                .into_series()
+        }
+        ReplyKind::Number => Float64Chunked::from_iter_options(
+            name,
+            values.iter().map(|v| v.and_then(Value::as_f64)),
+        )
+        .into_series(),
+        ReplyKind::Boolean => BooleanChunked::from_iter_options(
+            name,
+            values.iter().map(|v| v.and_then(Value::as_bool)),
+        )
+        .into_series(),
+        ReplyKind::List(item) => {
+            let rows: Vec<Option<Series>> = values
+                .iter()
+                .map(|v| {
+                    let items = (*v)?.as_array()?;
+                    let items: Vec<Option<&Value>> = items.iter().map(Some).collect();
+                    Some(reply_column("", item, &items))
+                })
+                .collect();
+            let mut list: ListChunked = rows.into_iter().collect();
+            list.rename(name);
+            list.into_series()
+                .cast(&DataType::List(Box::new(reply_dtype(item))))
+                .expect("a list of one item type casts to its declared dtype")
+        }
+    }
+}
+
+/// A custom judge over columns: `inputs` are in the order of the card's inputs; each row is
+/// judged once (null inputs: a null row) and its reply's fields become the output's fields.
+/// Errors and nulls name the card's id, which is also the output's name.
+pub fn custom_judge(inputs: &[Series], options: &CustomJudgeOptions) -> PolarsResult<Series> {
+    let card = options.card()?;
+    let metric = card.id.as_str();
+    if inputs.len() != card.inputs.len() {
+        polars_bail!(InvalidOperation: "{metric}: the card names {} inputs ({}), got {} columns", card.inputs.len(), card.inputs.join(", "), inputs.len());
+    }
+    let roles: Vec<(&str, &Series)> = card.inputs.iter().map(String::as_str).zip(inputs).collect();
+    let rows = string_rows(metric, &roles)?;
+    let replies: Vec<RowReply> = if rows.iter().all(Option::is_none) {
+        vec![None; rows.len()]
+    } else {
+        Judge::shared(&options.judge, metric)?.judge_rows(metric, &card, &rows, 0)?
+    };
+    let ok: Vec<Option<&serde_json::Value>> = replies
+        .iter()
+        .map(|r| r.as_ref().and_then(|r| r.as_ref().ok()))
+        .collect();
+    let mut fields: Vec<Series> = options
+        .reply_fields()?
+        .iter()
+        .map(|(name, kind)| {
+            let values: Vec<Option<&serde_json::Value>> =
+                ok.iter().map(|r| r.and_then(|r| r.get(name))).collect();
+            reply_column(name, kind, &values)
+        })
+        .collect();
+    if card.weighted_score.is_some() {
+        fields.push(
+            Float64Chunked::from_iter_options(
+                "weighted_score".into(),
+                ok.iter().map(|r| {
+                    r.and_then(|r| r.get(crate::engines::judge::template::WEIGHTED_SCORE))
+                        .and_then(serde_json::Value::as_f64)
+                }),
+            )
+            .into_series(),
+        );
+    }
+    fields.push(
+        StringChunked::from_iter_options(
+            "judge_error".into(),
+            replies
+                .iter()
+                .map(|r| r.as_ref().and_then(|r| r.as_ref().err().cloned())),
+        )
+        .into_series(),
+    );
+    let valid: Vec<bool> = replies.iter().map(Option::is_some).collect();
+    struct_series(metric, &fields, &valid)
 }

@@ -75,7 +75,7 @@ class FakeJudge:
             data = json.loads(user)
         except ValueError:
             data = {}
-        marker = str(data.get("claim", data.get("answer", data.get("statements", data.get("reference", "")))))
+        marker = str(data.get("claim", data.get("passage", data.get("answer", data.get("statements", data.get("reference", ""))))))
         with self.lock:
             self.requests += 1
             attempt = self.attempts[marker] = self.attempts.get(marker, 0) + 1
@@ -109,9 +109,17 @@ def judged_reply(data: dict[str, Any]) -> dict[str, Any]:
     fake judge): a claim in its span is fully supported; a statement, reference statement,
     reference or answer found in the context (ignoring case) is supported, attributed or useful;
     answer relevancy's questions are the answer itself, noncommittal when it says "don't know";
+    the tests' custom card (passage, term) gets how often the term occurs;
     an answer containing the reference matches; statements and claims are the answer's pieces
     between ". "."""
     text = {k: str(v) for k, v in data.items()}
+    if "passage" in text and "term" in text:
+        # The custom card of the tests: whether and how often the term occurs, ignoring case.
+        count = text["passage"].lower().count(text["term"].lower())
+        words = text["passage"].split()
+        return {"mentions": count > 0, "count": count, "share": count / max(len(words), 1),
+                "first_words": words[:2], "detail": {"term": text["term"]},
+                "tone": "on_topic" if count > 0 else "off_topic"}
     if "claim" in text and "cited_span" in text:
         core = text["claim"].split(" #")[0]
         if core and core in text["cited_span"]:

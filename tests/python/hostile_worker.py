@@ -262,7 +262,7 @@ UNIT_RANGE = {name for name in EXPRESSIONS} - {"quoted_spans", "citation_alignme
 FRAME_FUNCTIONS = ["validate_golden", "check_spans", "collapse_run", "join_golden", "compare", "summary",
                    "locate_quotes_in_corpus", "signature", "metric_ids", "option_defaults", "compare_defaults",
                    "judge_cache_stats", "judge_cache_clear", "judge_agreement", "citation_review",
-                   "embed_cache_stats", "embed_cache_clear", "default_model_dir"]
+                   "embed_cache_stats", "embed_cache_clear", "default_model_dir", "custom_judge", "custom_judge_card"]
 
 
 _FAKE_JUDGE: Any = None
@@ -386,9 +386,62 @@ def corpus_value(data: Any) -> Any:
     return frame.lazy() if pick == 2 else frame
 
 
+def hostile_card(data: Any) -> Any:
+    """A judge card: the tests' valid card (passage, term), or one with a field missing, of the
+    wrong type, a reserved or odd reply field, a bad schema, or not a card at all."""
+    card: dict[str, Any] = {
+        "id": data.draw(st.sampled_from(["term_check", "", "\x00", "bleu", "a b"])),
+        "version": "1",
+        "inputs": data.draw(st.sampled_from([["passage", "term"], [], ["passage", "passage"], ["passage"], [1]])),
+        "system": data.draw(texts()),
+        "schema": {"type": "object", "properties": {
+            data.draw(st.sampled_from(["mentions", "judge_error", "weighted_score", "", "\x00"])):
+                {"type": data.draw(st.sampled_from(["boolean", "integer", "number", "string", "array", "object", ["integer", "null"], 7]))},
+            "count": {"type": "integer"},
+        }},
+    }
+    mutation = data.draw(st.integers(0, 6))
+    if mutation == 1:
+        card.pop(data.draw(st.sampled_from(sorted(card))))
+    elif mutation == 2:
+        card["schema"] = data.draw(st.sampled_from([{}, {"type": "array"}, {"type": "object", "properties": []}, "x", None]))
+    elif mutation == 3:
+        card["extra"] = 1
+    elif mutation == 4:
+        card["weighted_score"] = data.draw(st.sampled_from(["count", "mentions", "nope"]))
+    elif mutation == 5:
+        return data.draw(st.sampled_from(["", "id = ", "not = [toml", 7, None, ["x"]]))
+    return card
+
+
+def passages_and_terms(data: Any) -> pl.DataFrame:
+    """The two input columns of the tests' custom card, of hostile content and dtypes."""
+    n = data.draw(st.integers(0, 4))
+    return pl.DataFrame([data.draw(column(n, "text")).alias("passage"), data.draw(column(n, "text")).alias("term")])
+
+
 def run_frame_function(name: str, data: Any) -> None:
     fn = getattr(pr, name)
     try:
+        if name in ("custom_judge", "custom_judge_card"):
+            card = hostile_card(data)
+            judge = fake_judge_settings() if data.draw(st.booleans()) else None
+            if name == "custom_judge_card":
+                result = fn(card, judge=judge)
+                if "judge_error" not in result.fields:
+                    raise Defect(f"{name}: no judge_error field")
+                return
+            frame = passages_and_terms(data)
+            inputs = data.draw(st.sampled_from([
+                {"passage": "passage", "term": "term"}, ["passage", "term"], {"passage": "passage"},
+                {"passage": "passage", "term": "term", "other": "term"}, "passage", ["passage"],
+            ]))
+            expr = fn(card, inputs, judge=judge)
+            eager = frame.select(expr)
+            lazy = frame.lazy().select(expr).collect(engine="streaming")
+            if eager.height != frame.height or not eager.equals(lazy):
+                raise Defect(f"{name}: {eager.height} rows for {frame.height}, or eager and streaming differ")
+            return
         if name == "validate_golden":
             golden = any_frame(data, {"query_id": "id", "relevant_spans": "spans", "relevant_ids": "texts", "reference_answers": "texts"})
             result = fn(golden, data.draw(st.none()) or corpus_value(data), **data.draw(options_for(fn)))

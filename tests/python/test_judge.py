@@ -158,3 +158,77 @@ def test_citation_review_lists_the_rows_to_check_most_suspicious_first(server, t
     assert "The tunnel opened" in strings and "not supported" in strings
     with pytest.raises(ValueError, match="^citation_review: no column 'support'"):
         pr.citation_review(df, support="support")
+
+
+CARD = {
+    "id": "term_check",
+    "version": "1",
+    "inputs": ["passage", "term"],
+    "system": "Say whether the passage mentions the term, how often, and the share of its words.",
+    "schema": {
+        "type": "object",
+        "required": ["mentions", "count"],
+        "properties": {
+            "mentions": {"type": "boolean"},
+            "count": {"type": "integer"},
+            "share": {"type": "number"},
+            "first_words": {"type": "array", "items": {"type": "string"}},
+            "detail": {"type": "object"},
+            "tone": {"type": "string", "enum": ["on_topic", "off_topic"]},
+        },
+    },
+}
+
+
+def test_custom_judge_from_a_dict_is_typed_cached_and_streams(server, tmp_path):
+    judge = pr.Judge(base_url=server.base_url, model="fake", cache=tmp_path, retry_base_delay=0.01)
+    df = pl.DataFrame({"text": ["Rust is fast and rust is safe", "Nothing here", None, "x #badjson"],
+                       "word": ["rust"] * 4})
+    expr = pr.custom_judge(CARD, {"passage": "text", "term": pl.col("word")}, judge=judge)
+    first = df.select(expr)
+    calls = server.requests
+    assert calls >= 3
+    out = first["term_check"].struct.unnest()
+    assert out.schema == pl.Schema({
+        "count": pl.Int64, "detail": pl.String, "first_words": pl.List(pl.String), "mentions": pl.Boolean,
+        "share": pl.Float64, "tone": pl.String, "judge_error": pl.String,
+    })
+    assert out["mentions"].to_list() == [True, False, None, None]
+    assert out["count"].to_list() == [2, 0, None, None]
+    assert out["first_words"].to_list()[0] == ["Rust", "is"]
+    assert out["detail"].to_list()[0] == '{"term":"rust"}'
+    assert first["term_check"].is_null().to_list() == [False, False, True, False]
+    assert "JSON" in out["judge_error"].to_list()[3] or "json" in out["judge_error"].to_list()[3]
+    # The same rows again, lazily and streaming, from the cache; a list in the card's order works too.
+    again = df.lazy().select(pr.custom_judge(CARD, ["text", "word"], judge=judge)).collect(engine="streaming")
+    assert again.equals(first)
+    assert server.requests == calls + 2  # only the failed row is asked again (twice: ask and re-ask)
+    usage = judge.usage().filter(pl.col("prompt") == "term_check").row(0, named=True)
+    assert usage["rows"] == 6
+    assert pr.custom_judge_card(CARD, judge=judge).signature.startswith("term_check|custom|")
+    assert "prompt:term_check@1#" in pr.custom_judge_card(CARD, judge=judge).signature
+
+
+def test_custom_judge_reads_toml_cards_and_names_bad_input(server, tmp_path):
+    judge = pr.Judge(base_url=server.base_url, model="fake", cache=None)
+    card = tmp_path / "term.toml"
+    card.write_text(
+        'id = "term_check"\nversion = "1"\ninputs = ["passage", "term"]\nsystem = "Count it."\n'
+        '[schema]\ntype = "object"\n[schema.properties.count]\ntype = "integer"\n'
+    )
+    df = pl.DataFrame({"passage": ["a b a"], "term": ["a"]})
+    from_file = df.select(pr.custom_judge(card, ["passage", "term"], judge=judge))
+    from_text = df.select(pr.custom_judge(card.read_text(), ["passage", "term"], judge=judge))
+    assert from_file.equals(from_text)
+    assert from_file["term_check"].struct.field("count").to_list() == [2]
+    with pytest.raises(ValueError, match=r"custom_judge term_check: inputs must name exactly.*missing \['term'\]"):
+        pr.custom_judge(card, {"passage": "passage"}, judge=judge)
+    with pytest.raises(ValueError, match="custom_judge: .*reserved"):
+        pr.custom_judge({**CARD, "schema": {"type": "object", "properties": {"judge_error": {"type": "string"}}}},
+                        ["passage", "term"], judge=judge)
+    with pytest.raises(ValueError, match="custom_judge: .*judge template: missing field `schema`"):
+        pr.custom_judge({k: v for k, v in CARD.items() if k != "schema"}, ["passage", "term"], judge=judge)
+    with pytest.raises(TypeError, match="custom_judge: template must be"):
+        pr.custom_judge(7, ["passage", "term"])  # type: ignore[arg-type]
+    with pytest.raises(pl.exceptions.PolarsError, match="custom_judge term_check"):
+        pl.DataFrame({"passage": [1], "term": ["a"]}).select(pr.custom_judge(card, ["passage", "term"], judge=judge))

@@ -170,6 +170,7 @@ fn respond(request: &Value, state: &ServerState) -> Option<(u16, String, String)
     let is_reask = messages.len() > 2;
     let marker_text = data
         .get("claim")
+        .or(data.get("passage"))
         .or(data.get("answer"))
         .or(data.get("statements"))
         .or(data.get("reference"))
@@ -237,6 +238,8 @@ fn contains(haystack: &str, needle: &str) -> bool {
 
 /// The fake judge's reply to a request, by the inputs the card sends:
 ///
+/// * `passage`, `term` (the tests' custom card): whether and how often the term occurs in the
+///   passage, ignoring case, the share of its words, its first two words, and a nested object;
 /// * `claim`, `cited_span` (citation_support): fully supported when the claim (before ` #`) is
 ///   in the span, quoting it; else not supported;
 /// * `context`, `statements` (faithfulness_verdicts): each numbered statement is supported when
@@ -255,6 +258,19 @@ fn contains(haystack: &str, needle: &str) -> bool {
 ///   statements.
 fn judged_reply(data: &Value) -> Value {
     let text = |name: &str| data.get(name).and_then(Value::as_str);
+    if let (Some(passage), Some(term)) = (text("passage"), text("term")) {
+        // The custom card of the tests: whether and how often the term occurs, ignoring case.
+        let count = passage.to_lowercase().matches(&term.to_lowercase()).count();
+        let words: Vec<&str> = passage.split_whitespace().take(2).collect();
+        return json!({
+            "mentions": count > 0,
+            "count": count,
+            "share": count as f64 / passage.split_whitespace().count().max(1) as f64,
+            "first_words": words,
+            "detail": {"term": term},
+            "tone": if count > 0 { "on_topic" } else { "off_topic" },
+        });
+    }
     if let (Some(claim), Some(span)) = (text("claim"), text("cited_span")) {
         let core = claim.split(" #").next().unwrap_or("");
         return if !core.is_empty() && span.contains(core) {

@@ -6,6 +6,7 @@
 //!   the checks a reviewer would make by hand done automatically;
 //! * [`answer_match`]: does an answer match the reference answer to its question;
 //! * [`claims`]: an answer split into atomic claims, by the judge or by a documented rule;
+//! * [`custom`]: a judge the user defines as data (prompt, named inputs, reply schema);
 //! * [`g_eval`]: a rubric judge with the user's criteria (G-Eval), probability-weighted;
 //! * [`rag`]: Ragas' judged RAG metrics (faithfulness, answer relevancy, context precision,
 //!   context utilization, context recall).
@@ -14,6 +15,7 @@ pub mod agreement;
 pub mod answer_match;
 pub mod citation_support;
 pub mod claims;
+pub mod custom;
 pub mod g_eval;
 pub mod rag;
 pub mod review;

@@ -1,4 +1,5 @@
-//! Live progress of the engines' slow work: judge calls and texts embedded by a model. The
+//! Live progress of the slow work: judge calls, texts embedded by a model, and the rows of a
+//! table scored batch by batch. The
 //! engines add what they plan (after their caches answered what they could) and count what they
 //! finish into process-wide counters; a front end (the CLI's progress line) reads snapshots.
 //! Counting is a few atomic additions per call or batch, so it is always on.
@@ -21,6 +22,8 @@ pub enum Work {
     Judge,
     /// Texts through an embedding model (distinct texts not in the cache).
     Embed,
+    /// Rows of a table scored batch by batch (`score` on a run larger than a batch).
+    Rows,
 }
 
 struct Counters {
@@ -43,6 +46,7 @@ impl Counters {
 
 static JUDGE: Counters = Counters::new();
 static EMBED: Counters = Counters::new();
+static ROWS: Counters = Counters::new();
 
 /// What has been planned and done so far in this process (or, with [`Snapshot::since`], since
 /// an earlier snapshot).
@@ -78,6 +82,7 @@ impl Progress {
         match work {
             Work::Judge => &JUDGE,
             Work::Embed => &EMBED,
+            Work::Rows => &ROWS,
         }
     }
 

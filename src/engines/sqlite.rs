@@ -16,6 +16,10 @@ pub(crate) fn store_error(what: &str, path: &Path, e: impl std::fmt::Display) ->
 }
 
 /// Opens (creating it when needed) the SQLite file at `path` in WAL mode and runs `schema`.
+///
+/// Reads go through a memory map (up to 1 GiB of the file) and a 64 MiB page cache: a fully
+/// cached column reads one entry per row, and with `pread` into SQLite's default 2 MiB cache,
+/// copying pages out of the kernel was a sixth of a cached row's cost.
 pub(crate) fn open_store(what: &str, path: &Path, schema: &str) -> crate::Result<Connection> {
     let connection = Connection::open(path).map_err(|e| store_error(what, path, e))?;
     connection
@@ -25,6 +29,8 @@ pub(crate) fn open_store(what: &str, path: &Path, schema: &str) -> crate::Result
         .execute_batch(&format!(
             "PRAGMA journal_mode = WAL;
              PRAGMA synchronous = NORMAL;
+             PRAGMA mmap_size = 1073741824;
+             PRAGMA cache_size = -65536;
              {schema}"
         ))
         .map_err(|e| store_error(what, path, e))?;

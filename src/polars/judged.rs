@@ -3,6 +3,7 @@
 //! whose judgement failed keep their row, with the reason in `judge_error`.
 
 use polars::prelude::*;
+use rayon::prelude::*;
 
 use crate::engines::judge::template::JudgeTemplate;
 use crate::engines::judge::{Judge, RowReply};
@@ -128,8 +129,10 @@ fn support_rows(
         &rows,
         options.samples(),
     )?;
+    // Scoring a reply (phrase verification, keyword and claim checks) is per row and pure:
+    // spread over the cores, as a cached column is otherwise bound by it.
     Ok(rows
-        .iter()
+        .par_iter()
         .enumerate()
         .map(|(i, row)| {
             let values = row.as_ref()?;

@@ -12,8 +12,10 @@ from typing import Any
 
 
 class FakeJudge:
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.requests = 0
+        #: Every chat-completions request body received, in arrival order.
+        self.bodies: list[dict[str, Any]] = []
         self.attempts: dict[str, int] = {}
         self.lock = threading.Lock()
         owner = self
@@ -39,7 +41,7 @@ class FakeJudge:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -52,6 +54,7 @@ class FakeJudge:
         key = "embed:" + "|".join(texts)
         with self.lock:
             self.requests += 1
+            self.bodies.append(body)
             attempt = self.attempts[key] = self.attempts.get(key, 0) + 1
         if any("#500" in t for t in texts) and attempt == 1:
             return 500, {}, '{"error": "try again"}'

@@ -63,22 +63,60 @@ impl ReplyCache {
         })
     }
 
-    /// The replies cached under `keys`, in order (`None` for a miss), read in one transaction.
+    /// The replies cached under `keys`, in order (`None` for a miss).
+    ///
+    /// Keys are looked up in sorted order: each lookup then descends the primary-key B-tree next
+    /// to the previous one, so its pages are already in memory (random order touches a cold page
+    /// per key once the file outgrows the page cache). A long list is split into one sorted run
+    /// per core, each read in its own transaction on its own connection (WAL readers do not
+    /// block each other).
     pub fn get_many(&self, keys: &[&str]) -> crate::Result<Vec<Option<CachedReply>>> {
-        let mut connection = self.connection.lock().unwrap_or_else(|p| p.into_inner());
+        use rayon::prelude::*;
+        const PER_READER: usize = 50_000;
+        let mut order: Vec<usize> = (0..keys.len()).collect();
+        order.par_sort_unstable_by_key(|&i| keys[i]);
+        let readers = rayon::current_num_threads()
+            .min(keys.len().div_ceil(PER_READER))
+            .max(1);
+        let runs: Vec<&[usize]> = order.chunks(order.len().div_ceil(readers).max(1)).collect();
+        let found: Vec<Vec<(usize, Option<CachedReply>)>> = if runs.len() <= 1 {
+            let mut connection = self.connection.lock().unwrap_or_else(|p| p.into_inner());
+            vec![self.read_run(&mut connection, keys, &order)?]
+        } else {
+            runs.par_iter()
+                .map(|run| {
+                    let mut connection = open_connection(&self.path)?;
+                    self.read_run(&mut connection, keys, run)
+                })
+                .collect::<crate::Result<_>>()?
+        };
+        let mut replies: Vec<Option<CachedReply>> = vec![None; keys.len()];
+        for (i, reply) in found.into_iter().flatten() {
+            replies[i] = reply;
+        }
+        Ok(replies)
+    }
+
+    /// Reads the keys at positions `run` (sorted by key) in one transaction of `connection`.
+    fn read_run(
+        &self,
+        connection: &mut Connection,
+        keys: &[&str],
+        run: &[usize],
+    ) -> crate::Result<Vec<(usize, Option<CachedReply>)>> {
         let transaction = connection
             .transaction()
             .map_err(|e| sqlite_error(&self.path, e))?;
-        let mut found = Vec::with_capacity(keys.len());
+        let mut found = Vec::with_capacity(run.len());
         {
             let mut statement = transaction
                 .prepare_cached(
                     "SELECT reply, prompt_tokens, completion_tokens FROM replies WHERE key = ?1",
                 )
                 .map_err(|e| sqlite_error(&self.path, e))?;
-            for key in keys {
+            for &i in run {
                 let row = statement
-                    .query_row(params![key], |row| {
+                    .query_row(params![keys[i]], |row| {
                         Ok(CachedReply {
                             reply: row.get(0)?,
                             prompt_tokens: row.get::<_, i64>(1)?.max(0) as u64,
@@ -87,7 +125,7 @@ impl ReplyCache {
                     })
                     .optional()
                     .map_err(|e| sqlite_error(&self.path, e))?;
-                found.push(row);
+                found.push((i, row));
             }
         }
         transaction

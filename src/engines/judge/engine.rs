@@ -2,12 +2,14 @@
 //! accounting (see the module documentation of [`crate::engines::judge`]).
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::engines::progress::{Progress, Work};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use rayon::prelude::*;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
@@ -17,6 +19,41 @@ use super::template::{as_judged, JudgeTemplate, Message, WEIGHTED_SCORE};
 use super::transport::{backoff, Attempt, Transport};
 use super::{JudgeSettings, ResolvedSettings, Usage, UsageByTemplate};
 use crate::metrics::judged::g_eval::{weighted_score, TokenChoice};
+
+/// The SHA-256 of one request, as the key of the map that finds identical rows. Its bytes are
+/// already uniformly distributed, so hashing it again (SipHash, by default) would be wasted work:
+/// [`DigestHasher`] takes its first eight bytes as the hash.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct RequestDigest([u8; 32]);
+
+impl Hash for RequestDigest {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        let mut head = [0u8; 8];
+        head.copy_from_slice(&self.0[..8]);
+        state.write_u64(u64::from_le_bytes(head));
+    }
+}
+
+/// The hasher of [`RequestDigest`] keys (see there).
+#[derive(Default)]
+struct DigestHasher(u64);
+
+impl Hasher for DigestHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 = value;
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u64` is used by `RequestDigest`; anything else is folded in (FNV-1a).
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+}
 
 /// The judgement of one row: `None` for a row with a null input, `Some(Ok(reply))` with the
 /// validated JSON reply, `Some(Err(reason))` when no valid reply could be had.
@@ -68,6 +105,7 @@ fn shared_judges() -> &'static Mutex<HashMap<String, Arc<Judge>>> {
 }
 
 /// Why a row was not judged.
+#[derive(Clone)]
 enum Failure {
     /// The row's reason (kept in its `judge_error`).
     Row(String),
@@ -207,25 +245,37 @@ impl Judge {
         let system = template.render_system();
         let prefix = self.key_prefix(template, &system, sample);
 
-        // Render and key each row; identical requests are asked once.
+        // Render and key each row, in parallel: with every reply cached, rendering and hashing
+        // are most of a row's cost. Identical requests are asked (and read) once.
+        let keyed: Vec<Option<([u8; 32], String)>> = rows
+            .par_iter()
+            .map(|row| {
+                row.as_ref().map(|values| {
+                    let user = template.render_user(values);
+                    let mut hasher = prefix.clone();
+                    hasher.update(user.as_bytes());
+                    (hasher.finalize().into(), user)
+                })
+            })
+            .collect();
         let mut requests: Vec<(String, String)> = Vec::new(); // (key, user message)
         let mut request_of_row: Vec<Option<usize>> = Vec::with_capacity(rows.len());
-        let mut index_of_key: HashMap<String, usize> = HashMap::new();
-        for row in rows {
-            let Some(values) = row else {
+        let mut index_of_key: HashMap<RequestDigest, usize, BuildHasherDefault<DigestHasher>> =
+            HashMap::default();
+        for row in keyed {
+            let Some((digest, user)) = row else {
                 request_of_row.push(None);
                 continue;
             };
-            let user = template.render_user(values);
-            let mut hasher = prefix.clone();
-            hasher.update(user.as_bytes());
-            let key = super::template::hex(&hasher.finalize());
-            let index = *index_of_key.entry(key.clone()).or_insert_with(|| {
-                requests.push((key, user));
-                requests.len() - 1
-            });
+            let index = *index_of_key
+                .entry(RequestDigest(digest))
+                .or_insert_with(|| {
+                    requests.push((super::template::hex(&digest), user));
+                    requests.len() - 1
+                });
             request_of_row.push(Some(index));
         }
+        drop(index_of_key);
 
         let mut usage = Usage {
             rows: request_of_row.iter().flatten().count() as u64,
@@ -236,15 +286,17 @@ impl Judge {
 
         if let Some(cache) = &self.cache {
             let keys: Vec<&str> = requests.iter().map(|(key, _)| key.as_str()).collect();
-            for (outcome, cached) in outcomes.iter_mut().zip(cache.get_many(&keys)?) {
-                // A cached reply is re-validated: a cache edited by hand is not trusted blindly.
-                let Some(cached) = cached else { continue };
-                if let Ok(value) = serde_json::from_str::<Value>(&cached.reply) {
-                    if validate(&as_judged(&value), &template.schema).is_ok() {
-                        *outcome = Some(Ok(value));
-                    }
-                }
-            }
+            // A cached reply is re-validated (in parallel): a cache edited by hand is not
+            // trusted blindly.
+            outcomes = cache
+                .get_many(&keys)?
+                .into_par_iter()
+                .map(|cached| {
+                    let value = serde_json::from_str::<Value>(&cached?.reply).ok()?;
+                    validate(&as_judged(&value), &template.schema).ok()?;
+                    Some(Ok(value))
+                })
+                .collect();
         }
         let hits: u64 = outcomes.iter().filter(|o| o.is_some()).count() as u64;
         // Rows answered by the cache or by an identical row need no call.
@@ -324,13 +376,26 @@ impl Judge {
             ));
         }
 
+        // Each reply is cloned only for the rows that repeat it; its last row takes it.
+        let mut uses_left: Vec<u32> = vec![0; outcomes.len()];
+        for &i in request_of_row.iter().flatten() {
+            uses_left[i] += 1;
+        }
         Ok(request_of_row
             .into_iter()
             .map(|index| {
-                index.map(|i| match &outcomes[i] {
-                    Some(Ok(value)) => Ok(value.clone()),
-                    Some(Err(Failure::Row(reason))) => Err(reason.clone()),
-                    Some(Err(Failure::Budget)) | None => Err("not judged".to_string()),
+                index.map(|i| {
+                    uses_left[i] -= 1;
+                    let outcome = if uses_left[i] == 0 {
+                        outcomes[i].take()
+                    } else {
+                        outcomes[i].clone()
+                    };
+                    match outcome {
+                        Some(Ok(value)) => Ok(value),
+                        Some(Err(Failure::Row(reason))) => Err(reason),
+                        Some(Err(Failure::Budget)) | None => Err("not judged".to_string()),
+                    }
                 })
             })
             .collect())

@@ -459,6 +459,10 @@ struct ScoreArgs {
     /// (A [judges.<id>] config section can map inputs to other columns.)
     #[arg(long = "judge-card", value_name = "CARD.toml")]
     judge_cards: Vec<PathBuf>,
+    /// Score a run of more rows than this one batch at a time, streaming it from and to
+    /// Parquet with memory bounded by one batch; 0 reads the whole run into memory.
+    #[arg(long, default_value_t = 100_000, value_name = "ROWS")]
+    batch_rows: usize,
     /// Also locate each quoted span of the answers in the row's sources (a `locate_quotes`
     /// column: file, offsets, match ratio, found); options from the config's [locate_quotes].
     #[arg(long)]
@@ -736,6 +740,7 @@ fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
         judge,
         embedder,
         custom_judges,
+        batch_rows: args.batch_rows,
     })
 }
 

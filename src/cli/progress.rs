@@ -60,6 +60,7 @@ fn ticker(stop: &AtomicBool, terminal: bool) {
     let started = Instant::now();
     let judge_start = Progress::snapshot(Work::Judge);
     let embed_start = Progress::snapshot(Work::Embed);
+    let rows_start = Progress::snapshot(Work::Rows);
     // A terminal line is redrawn often; plain lines (logs) every few seconds.
     let every = if terminal {
         Duration::from_millis(200)
@@ -75,7 +76,8 @@ fn ticker(stop: &AtomicBool, terminal: bool) {
             let seconds = started.elapsed().as_secs_f64();
             let judge = Progress::snapshot(Work::Judge).since(&judge_start);
             let embed = Progress::snapshot(Work::Embed).since(&embed_start);
-            if let Some(line) = line(judge, embed, seconds) {
+            let rows = Progress::snapshot(Work::Rows).since(&rows_start);
+            if let Some(line) = line(rows, judge, embed, seconds) {
                 let _ = if terminal {
                     write!(stderr, "\r{line}\x1b[K")
                 } else {
@@ -96,8 +98,11 @@ fn ticker(stop: &AtomicBool, terminal: bool) {
 }
 
 /// The line for the work so far; `None` while there is none.
-fn line(judge: Snapshot, embed: Snapshot, seconds: f64) -> Option<String> {
+fn line(rows: Snapshot, judge: Snapshot, embed: Snapshot, seconds: f64) -> Option<String> {
     let mut parts = Vec::new();
+    if rows.to_do > 0 {
+        parts.push(rows_part(rows, seconds));
+    }
     if judge.rows > 0 {
         parts.push(part("judge", "calls", judge, seconds));
     }
@@ -127,6 +132,22 @@ fn part(what: &str, unit: &str, s: Snapshot, seconds: f64) -> String {
     )
 }
 
+/// Rows scored out of the table's, the rate and the time left.
+fn rows_part(s: Snapshot, seconds: f64) -> String {
+    let rate = if seconds > 0.0 {
+        s.done as f64 / seconds
+    } else {
+        0.0
+    };
+    let left = s.to_do.saturating_sub(s.done);
+    let eta = match (left, rate > 0.0) {
+        (0, _) => "done".to_string(),
+        (_, true) => format!("ETA {}", clock(left as f64 / rate)),
+        (_, false) => "ETA ?".to_string(),
+    };
+    format!("rows: {}/{}, {rate:.0} rows/s, {eta}", s.done, s.to_do)
+}
+
 fn clock(seconds: f64) -> String {
     let s = seconds.round() as u64;
     match s {
@@ -148,12 +169,23 @@ mod tests {
             to_do: 40,
             done: 10,
         };
-        let text = line(judge, Snapshot::default(), 5.0).unwrap();
+        let none = Snapshot::default();
+        let text = line(none, judge, none, 5.0).unwrap();
         assert_eq!(
             text,
             "judge: 10/40 calls, 60 from the cache, 2.0 calls/s, ETA 15s"
         );
-        assert_eq!(line(Snapshot::default(), Snapshot::default(), 1.0), None);
+        assert_eq!(line(none, none, none, 1.0), None);
+        let rows = Snapshot {
+            rows: 1_000,
+            cached: 0,
+            to_do: 1_000,
+            done: 250,
+        };
+        assert_eq!(
+            line(rows, none, none, 5.0).unwrap(),
+            "rows: 250/1000, 50 rows/s, ETA 15s"
+        );
         assert_eq!(clock(3725.0), "1h02m");
         assert_eq!(clock(75.0), "1m15s");
     }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use polars::prelude::*;
 
 use crate::cli::config::Columns;
-use crate::cli::corpus::{check_spans, SpanUnit};
+use crate::cli::corpus::{check_spans, Corpus, SpanUnit};
 use polars_rag::atomic::AtomicFile;
 use polars_rag::metrics::judged::custom::CustomJudgeOptions;
 use polars_rag::metrics::retrieval::{RankedMetric, Relevance};
@@ -66,6 +66,9 @@ pub struct ScoreJob {
     /// Judges defined as data (`[judges.<id>]`, `--judge-card`), each scored into a column named
     /// after its card's id.
     pub custom_judges: Vec<CustomJudgeJob>,
+    /// Score a run of more rows than this one batch at a time (bounded memory; see
+    /// [`run_in_batches`]); 0 scores it in memory whatever its size.
+    pub batch_rows: usize,
 }
 
 /// A judge defined as data that `score` runs: its card and judge, and the column each of the
@@ -242,7 +245,7 @@ fn load_inputs(job: &ScoreJob, id: &str) -> PolarsResult<Inputs> {
         notes.push(format!(
             "golden: {} of {} questions have no answer in the run (in_run = false; their scores are null)",
             joined.missing.len(),
-            joined.frame.height()
+            golden.height()
         ));
     }
     Ok(Inputs {
@@ -405,19 +408,63 @@ fn holds_spans(schema: &Schema, name: &str) -> bool {
     }
 }
 
+/// What checking spans against the corpus found, summed over the batches of a job.
+#[derive(Default)]
+struct CorpusTally {
+    /// Per span column: spans whose stored text differs from the corpus, and a first example.
+    text_mismatches: Vec<(String, usize, String)>,
+    /// Queries whose spans do not fit the corpus (scored null).
+    bad_queries: usize,
+}
+
+impl CorpusTally {
+    /// The summary's notes on the corpus.
+    fn notes(&self, job: &ScoreJob, corpus: &Corpus) -> Vec<String> {
+        let Some(path) = &job.corpus else {
+            return Vec::new();
+        };
+        let mut notes: Vec<String> = self
+            .text_mismatches
+            .iter()
+            .map(|(name, n, example)| {
+                format!("{name}: {n} spans' stored text differs from the corpus (e.g. {example})")
+            })
+            .collect();
+        notes.push(format!(
+            "corpus {}: {} documents; spans checked{}",
+            path.display(),
+            corpus.len(),
+            if job.unit == SpanUnit::Bytes {
+                " and converted from bytes to code points"
+            } else {
+                ""
+            }
+        ));
+        if self.bad_queries > 0 {
+            notes.push(format!(
+                "{} queries have spans that do not fit the corpus: their span-based metrics are null (see span_issues)",
+                self.bad_queries
+            ));
+        }
+        notes
+    }
+}
+
 /// Checks the span columns against the corpus (converting byte offsets, filling retrieved
-/// texts); on a bad span, stops or nulls that row's spans as the job says.
+/// texts); on a bad span, stops or nulls that row's spans as the job says. With
+/// `--invalid-spans null` the frame always gets `span_issues` (null where a row's spans fit), so
+/// every batch of a job has the same columns.
 fn apply_corpus(
     job: &ScoreJob,
+    corpus: Option<&Corpus>,
     frame: DataFrame,
     id: &str,
     resolved: &Resolved,
-    notes: &mut Vec<String>,
+    tally: &mut CorpusTally,
 ) -> PolarsResult<DataFrame> {
-    let Some(path) = &job.corpus else {
+    let (Some(path), Some(corpus)) = (&job.corpus, corpus) else {
         return Ok(frame);
     };
-    let corpus = super::corpus::load(path).map_err(err)?;
     let schema = frame.schema().clone();
     let mut frame = frame;
     let mut span_columns: Vec<(&str, bool)> = Vec::new();
@@ -433,13 +480,16 @@ fn apply_corpus(
     }
     let mut bad_rows: std::collections::BTreeMap<usize, Vec<String>> = Default::default();
     for (name, fill) in span_columns {
-        let checked = check_spans(&frame, id, name, &corpus, job.unit, fill)?;
-        if !checked.text_mismatches.is_empty() {
-            notes.push(format!(
-                "{name}: {} spans' stored text differs from the corpus (e.g. {})",
-                checked.text_mismatches.len(),
-                checked.text_mismatches[0]
-            ));
+        let checked = check_spans(&frame, id, name, corpus, job.unit, fill)?;
+        if let Some(first) = checked.text_mismatches.first() {
+            match tally.text_mismatches.iter_mut().find(|(n, ..)| n == name) {
+                Some(entry) => entry.1 += checked.text_mismatches.len(),
+                None => tally.text_mismatches.push((
+                    name.to_string(),
+                    checked.text_mismatches.len(),
+                    first.to_string(),
+                )),
+            }
         }
         if !checked.issues.is_empty() && job.invalid_spans == InvalidSpans::Error {
             let shown: Vec<String> = checked
@@ -463,24 +513,8 @@ fn apply_corpus(
         }
         frame.with_column(checked.column.into_column())?;
     }
-    notes.push(format!(
-        "corpus {}: {} documents; spans checked{}",
-        path.display(),
-        corpus.len(),
-        if job.unit == SpanUnit::Bytes {
-            " and converted from bytes to code points"
-        } else {
-            ""
-        }
-    ));
+    tally.bad_queries += bad_rows.len();
     if !bad_rows.is_empty() {
-        notes.push(format!(
-            "{} queries have spans that do not fit the corpus: their span-based metrics are null (see span_issues)",
-            bad_rows.len()
-        ));
-        let reasons: StringChunked = (0..frame.height())
-            .map(|row| bad_rows.get(&row).map(|r| r.join("; ")))
-            .collect();
         let valid: BooleanChunked = (0..frame.height())
             .map(|row| Some(!bad_rows.contains_key(&row)))
             .collect();
@@ -502,6 +536,11 @@ fn apply_corpus(
             .with_columns(exprs)
             .collect()?
             .drop("__span_ok")?;
+    }
+    if job.invalid_spans == InvalidSpans::Null {
+        let reasons: StringChunked = (0..frame.height())
+            .map(|row| bad_rows.get(&row).map(|r| r.join("; ")))
+            .collect();
         frame.with_column(reasons.with_name("span_issues".into()).into_column())?;
     }
     Ok(frame)
@@ -548,31 +587,62 @@ impl Stages {
 
 /// Runs the job as a pipeline of named steps: load (read and join), resolve the columns, check
 /// the spans against the corpus, choose the metrics, plan and compute the scores, write, and
-/// summarise.
+/// summarise. A run larger than `batch_rows` goes through the same steps one batch at a time
+/// (see [`run_in_batches`]), so its memory does not grow with it.
 pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     refuse_overwriting_inputs(job)?;
     if let Some(ids) = &job.metrics {
         validate_metrics(ids)?;
     }
     let id = job.columns.id.clone().unwrap_or_else(|| "query_id".into());
+    if let Some(report) = run_in_batches(job, &id)? {
+        return Ok(report);
+    }
     let mut stages = Stages::start();
     let Inputs { frame, mut notes } = load_inputs(job, &id)?;
     stages.lap("read and join");
     let resolved = resolve_columns(job, frame.schema())?;
     let options = options_with_relevance(job, &resolved);
-    let frame = apply_corpus(job, frame, &id, &resolved, &mut notes)?;
+    let corpus = load_corpus(job)?;
+    let mut corpus_tally = CorpusTally::default();
+    let frame = apply_corpus(
+        job,
+        corpus.as_ref(),
+        frame,
+        &id,
+        &resolved,
+        &mut corpus_tally,
+    )?;
+    if let Some(corpus) = &corpus {
+        notes.extend(corpus_tally.notes(job, corpus));
+    }
     stages.lap("corpus");
     let chosen = choose_metrics(job, &resolved, &mut notes)?;
     let mut scores = compute_scores(job, &options, &resolved, &chosen, &frame, &mut notes)?;
     stages.lap("score");
     let aggregates = compute_aggregates(&frame, &chosen, &options)?;
+    let aggregates = with_details(aggregates, |stats| {
+        let columns = table::corpus_stats(&scores, stats).ok()??;
+        Some(columns.iter().map(|c| c.iter().sum()).collect())
+    });
     write_scores(job, &options, &chosen, &mut scores)?;
     if let Some(path) = &job.review {
         write_review(path, &frame, &id, &resolved, &scores, &mut notes)?;
     }
     stages.lap("aggregates and write");
-    let mut ids: Vec<&str> = chosen.iter().map(|(m, _)| m.id).collect();
-    let mut summary = summarise(job, &options, &scores, &ids, &aggregates, &notes)?;
+    let ids: Vec<&str> = chosen.iter().map(|(m, _)| m.id).collect();
+    let summary = summarise(job, &options, scores.lazy(), &ids, &aggregates, &notes)?;
+    finish_report(job, &options, ids, summary, stages)
+}
+
+/// The summary's closing lines (what the judges and embedding models spent, the stage timings).
+fn finish_report(
+    job: &ScoreJob,
+    options: &MetricOptions,
+    mut ids: Vec<&str>,
+    mut summary: String,
+    stages: Stages,
+) -> PolarsResult<ScoreReport> {
     if job.locate_quotes {
         // Located quotes may embed (cosine): their model's work is counted with the rest.
         ids.push("locate_quotes");
@@ -582,12 +652,415 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         .iter()
         .map(|c| c.options.judge.clone())
         .collect();
-    summary.push_str(&judge_accounting(&options, &ids, &custom_settings)?);
-    summary.push_str(&embed_accounting(&options, &ids)?);
+    summary.push_str(&judge_accounting(options, &ids, &custom_settings)?);
+    summary.push_str(&embed_accounting(options, &ids)?);
     if job.timings {
         summary.push_str(&stages.line());
     }
     Ok(ScoreReport { summary })
+}
+
+/// The job's corpus, read once.
+fn load_corpus(job: &ScoreJob) -> PolarsResult<Option<Corpus>> {
+    job.corpus
+        .as_ref()
+        .map(|path| super::corpus::load(path).map_err(err))
+        .transpose()
+}
+
+/// An aggregate's value with the summary's description of its summed statistics, when its
+/// metric describes them (`(15 of 18 quoted spans found)`); `sums` gives a metric's summed
+/// statistics.
+type Aggregate = (String, f64, String);
+
+fn with_details(
+    aggregates: Vec<(String, f64)>,
+    sums: impl Fn(&registry::CorpusStats) -> Option<Vec<f64>>,
+) -> Vec<Aggregate> {
+    aggregates
+        .into_iter()
+        .map(|(name, value)| {
+            let detail = registry::find(&name)
+                .and_then(|m| m.corpus)
+                .and_then(|stats| Some(format!("   {}", (stats.describe?)(&sums(&stats)?))))
+                .unwrap_or_default();
+            (name, value, detail)
+        })
+        .collect()
+}
+
+/// Whether a job can stream its run batch by batch, with the same scores as in memory: every
+/// metric is row-wise or combines per-row statistics, no metric needs the whole column (soak's
+/// automatic window), the run has one row per query (a long run is collapsed whole), and no
+/// review (sorted over all rows) is asked for.
+fn streams(job: &ScoreJob, chosen: &Chosen, options: &MetricOptions) -> bool {
+    job.review.is_none()
+        && !(job.locate_quotes && job.options.locate_quotes.window_from_batch())
+        && chosen.iter().all(|(info, _)| {
+            (info.kind != MetricKind::Aggregate || info.corpus.is_some())
+                && !table::reads_whole_column(info.id, options)
+        })
+}
+
+/// The run's id hashes seen so far, to find ids that occur twice across batches without
+/// keeping the ids themselves.
+#[derive(Default)]
+struct SeenIds {
+    hashes: std::collections::HashSet<u64>,
+    twice: usize,
+    examples: Vec<String>,
+}
+
+impl SeenIds {
+    fn add(&mut self, ids: &StringChunked) {
+        use std::hash::{BuildHasher, Hasher};
+        let state =
+            std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default();
+        for key in ids.iter().flatten() {
+            let mut hasher = state.build_hasher();
+            hasher.write(key.as_bytes());
+            if !self.hashes.insert(hasher.finish()) {
+                self.twice += 1;
+                if self.examples.len() < 3 {
+                    self.examples.push(key.to_string());
+                }
+            }
+        }
+    }
+}
+
+/// Scores a run larger than `job.batch_rows` one batch of rows at a time: each batch is read
+/// from the Parquet file, joined with the golden table (held in memory, as the corpus is),
+/// checked against the corpus, scored and appended to the output as row groups; corpus-level
+/// metrics are combined from the per-row statistics summed over the batches, and the summary
+/// is computed from the written scores by Polars' streaming engine. Peak memory is one batch,
+/// the golden table and the corpus, whatever the run's size.
+///
+/// The scores are those of the in-memory path; the rows come in run order (golden order within
+/// a batch), and golden questions without an answer come last. `None` when the job must be
+/// scored in memory (see [`streams`]) or the run fits in one batch.
+fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Option<ScoreReport>> {
+    if job.batch_rows == 0 || job.review.is_some() {
+        return Ok(None);
+    }
+    let run_name = job.run.display().to_string();
+    let mut run_scan = scan(&job.run, "run")?;
+    let run_schema = run_scan.collect_schema()?;
+    require(&run_schema, &run_name, id, "id")?;
+    let retrieved_name = job.columns.retrieved.as_deref().unwrap_or("retrieved");
+    if tables::is_long_run(&run_schema, retrieved_name) {
+        return Ok(None);
+    }
+    let total = run_scan
+        .clone()
+        .select([len().alias("rows")])
+        .collect()?
+        .column("rows")?
+        .cast(&DataType::UInt64)?
+        .u64()?
+        .get(0)
+        .unwrap_or(0) as usize;
+    if total <= job.batch_rows {
+        return Ok(None);
+    }
+    let mut stages = Stages::start();
+    let mut notes: Vec<String> = Vec::new();
+    let golden = match &job.golden {
+        Some(path) => {
+            let mut scan_golden = scan(path, "golden")?;
+            let schema = scan_golden.collect_schema()?;
+            require(&schema, &path.display().to_string(), id, "id")?;
+            Some(GoldenIndex::new(
+                readable_frame("score", &scan_golden.collect()?)?,
+                id,
+            )?)
+        }
+        None => None,
+    };
+    let read_batch = |offset: usize, rows: usize| -> PolarsResult<DataFrame> {
+        readable_frame(
+            "score",
+            &run_scan
+                .clone()
+                .slice(offset as i64, rows as IdxSize)
+                .collect()?,
+        )
+    };
+    // The joined table's columns, from an empty batch: what the metrics are chosen from.
+    let empty = read_batch(0, 0)?;
+    let shape = match &golden {
+        Some(golden) => golden.join(&empty, id)?.0,
+        None => empty,
+    };
+    let resolved = resolve_columns(job, shape.schema())?;
+    let options = options_with_relevance(job, &resolved);
+    let chosen = choose_metrics(job, &resolved, &mut notes)?;
+    if !streams(job, &chosen, &options) {
+        return Ok(None);
+    }
+    let corpus = load_corpus(job)?;
+    stages.lap("read golden and corpus");
+
+    if let Some(parent) = job.out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| err(format!("cannot create {}: {e}", parent.display())))?;
+    }
+    let mut out = AtomicFile::create(&job.out)
+        .map_err(|e| err(format!("cannot write {}: {e}", job.out.display())))?;
+    let mut writer = None;
+    let mut out_schema: Option<Schema> = None;
+    let mut corpus_tally = CorpusTally::default();
+    let mut batch_notes: Vec<String> = Vec::new();
+    let mut seen = SeenIds::default();
+    let (mut unknown, mut unknown_examples) = (0usize, Vec::<String>::new());
+    let mut sums: Vec<(&'static str, Vec<f64>)> = Vec::new();
+    let mut rows_written = 0usize;
+    let file = out.file()?;
+    let mut offset = 0usize;
+    let mut golden_done = golden.is_none();
+    use polars_rag::engines::progress::{Progress, Work};
+    Progress::planned(Work::Rows, total as u64, 0);
+    loop {
+        let batch = if offset < total {
+            let batch = read_batch(offset, job.batch_rows)?;
+            offset += batch.height().max(1);
+            seen.add(&batch.column(id)?.cast(&DataType::String)?.str()?.clone());
+            match &golden {
+                Some(golden) => {
+                    let (joined, not_in_golden) = golden.join(&batch, id)?;
+                    unknown += not_in_golden.len();
+                    for key in not_in_golden.iter().take(3 - unknown_examples.len().min(3)) {
+                        unknown_examples.push(key.clone());
+                    }
+                    joined
+                }
+                None => batch,
+            }
+        } else if !golden_done {
+            // Golden questions the run never answered: in_run false, their scores null.
+            golden_done = true;
+            let golden = golden.as_ref().expect("a golden table");
+            let missing = golden.unanswered(&read_batch(0, 0)?, id)?;
+            if missing.height() > 0 {
+                notes.push(format!(
+                    "golden: {} of {} questions have no answer in the run (in_run = false; their scores are null)",
+                    missing.height(),
+                    golden.height()
+                ));
+            }
+            missing
+        } else {
+            break;
+        };
+        if batch.height() == 0 {
+            continue;
+        }
+        let frame = apply_corpus(
+            job,
+            corpus.as_ref(),
+            batch,
+            id,
+            &resolved,
+            &mut corpus_tally,
+        )?;
+        let mut scores =
+            compute_scores(job, &options, &resolved, &chosen, &frame, &mut batch_notes)?;
+        for (info, _) in &chosen {
+            let Some(stats) = info.corpus else { continue };
+            if let Some(columns) = table::corpus_stats(&scores, &stats)? {
+                let batch_sums: Vec<f64> = columns.iter().map(|c| c.iter().sum()).collect();
+                match sums.iter_mut().find(|(id, _)| *id == info.id) {
+                    Some((_, total)) => {
+                        for (t, b) in total.iter_mut().zip(&batch_sums) {
+                            *t += b;
+                        }
+                    }
+                    None => sums.push((info.id, batch_sums)),
+                }
+            }
+        }
+        scores.rechunk_mut_par();
+        if writer.is_none() {
+            let schema = scores.schema().as_ref().clone();
+            writer = Some(
+                ParquetWriter::new(&mut *file)
+                    .with_key_value_metadata(Some(KeyValueMetadata::from_static(signatures(
+                        job, &options, &chosen,
+                    ))))
+                    .batched(&schema)?,
+            );
+            out_schema = Some(schema);
+        }
+        if out_schema.as_ref() != Some(scores.schema().as_ref()) {
+            polars_bail!(ComputeError: "score: a batch of {} came out with other columns than the first ({:?} vs {:?}); score it in memory with --batch-rows 0", job.run.display(), scores.schema(), out_schema);
+        }
+        writer
+            .as_mut()
+            .expect("the writer was made above")
+            .write_batch(&scores)?;
+        rows_written += scores.height();
+        Progress::finished(Work::Rows, frame.height() as u64);
+    }
+    match writer {
+        Some(writer) => {
+            writer.finish()?;
+        }
+        None => polars_bail!(ComputeError: "score: {} has no rows to score", job.run.display()),
+    }
+    out.commit()
+        .map_err(|e| err(format!("cannot write {}: {e}", job.out.display())))?;
+    stages.lap("score and write");
+
+    // The notes of the in-memory path, from what the batches found.
+    let mut first_notes: Vec<String> = Vec::new();
+    if seen.twice > 0 {
+        first_notes.push(format!(
+            "run: {} ids occur more than once (e.g. {}); each row is scored",
+            seen.twice,
+            seen.examples.join(", ")
+        ));
+    }
+    if let Some(golden) = &golden {
+        if golden.duplicates > 0 {
+            first_notes.push(format!(
+                "golden: {} ids occur more than once (e.g. {})",
+                golden.duplicates,
+                golden.duplicate_examples.join(", ")
+            ));
+        }
+    }
+    if unknown > 0 {
+        first_notes.push(format!(
+            "run: {unknown} rows have an id that is not in the golden table (e.g. {}); they are not scored",
+            unknown_examples.join(", ")
+        ));
+    }
+    if let Some(corpus) = &corpus {
+        first_notes.extend(corpus_tally.notes(job, corpus));
+    }
+    first_notes.push(format!(
+        "streamed in batches of {} rows ({} rows read, {rows_written} scored)",
+        job.batch_rows, total
+    ));
+    let mut all_notes = first_notes;
+    all_notes.extend(notes);
+    for note in batch_notes {
+        if !all_notes.contains(&note) {
+            all_notes.push(note);
+        }
+    }
+    let aggregates: Vec<(String, f64)> = chosen
+        .iter()
+        .filter(|(info, _)| info.kind == MetricKind::Aggregate)
+        .map(|(info, _)| {
+            let value = match (info.corpus, sums.iter().find(|(id, _)| *id == info.id)) {
+                (Some(stats), Some((_, summed))) => (stats.of_sums)(summed),
+                _ => f64::NAN,
+            };
+            (info.id.to_string(), value)
+        })
+        .collect();
+    let aggregates = with_details(aggregates, |stats| {
+        let id = chosen
+            .iter()
+            .find(|(info, _)| info.corpus.is_some_and(|c| c.column == stats.column))?
+            .0
+            .id;
+        sums.iter().find(|(i, _)| *i == id).map(|(_, s)| s.clone())
+    });
+    let written = LazyFrame::scan_parquet(
+        PlRefPath::new(job.out.display().to_string()),
+        ScanArgsParquet::default(),
+    )?;
+    let ids: Vec<&str> = chosen.iter().map(|(m, _)| m.id).collect();
+    let summary = summarise(job, &options, written, &ids, &aggregates, &all_notes)?;
+    stages.lap("summary");
+    finish_report(job, &options, ids, summary, stages).map(Some)
+}
+
+/// The golden table of a streamed job, indexed by id, and which of its rows the run answered.
+struct GoldenIndex {
+    frame: DataFrame,
+    rows_of: PlHashMap<String, Vec<IdxSize>>,
+    answered: std::cell::RefCell<Vec<bool>>,
+    duplicates: usize,
+    duplicate_examples: Vec<String>,
+}
+
+impl GoldenIndex {
+    fn new(frame: DataFrame, id: &str) -> PolarsResult<Self> {
+        let keys = frame.column(id)?.cast(&DataType::String)?;
+        let mut rows_of: PlHashMap<String, Vec<IdxSize>> = PlHashMap::default();
+        for (row, key) in keys.str()?.iter().enumerate() {
+            if let Some(key) = key {
+                rows_of
+                    .entry(key.to_string())
+                    .or_default()
+                    .push(row as IdxSize);
+            }
+        }
+        let duplicated: Vec<&String> = rows_of
+            .iter()
+            .filter(|(_, rows)| rows.len() > 1)
+            .map(|(key, _)| key)
+            .collect();
+        let mut duplicate_examples: Vec<String> =
+            duplicated.iter().map(|k| k.to_string()).collect();
+        duplicate_examples.sort();
+        duplicate_examples.truncate(3);
+        Ok(GoldenIndex {
+            answered: std::cell::RefCell::new(vec![false; frame.height()]),
+            duplicates: duplicated.len(),
+            duplicate_examples,
+            rows_of,
+            frame,
+        })
+    }
+
+    fn height(&self) -> usize {
+        self.frame.height()
+    }
+
+    /// A batch of the run joined with the golden rows of its ids, as the in-memory join does
+    /// it ([`tables::join_golden`]) on that part of the golden table; and the batch's ids that
+    /// the golden table does not have.
+    fn join(&self, batch: &DataFrame, id: &str) -> PolarsResult<(DataFrame, Vec<String>)> {
+        let keys = batch.column(id)?.cast(&DataType::String)?;
+        let mut rows: Vec<IdxSize> = Vec::new();
+        let mut unknown: Vec<String> = Vec::new();
+        let mut answered = self.answered.borrow_mut();
+        for key in keys.str()?.iter() {
+            match key.and_then(|k| self.rows_of.get(k)) {
+                Some(found) => {
+                    for &row in found {
+                        answered[row as usize] = true;
+                        rows.push(row);
+                    }
+                }
+                None => unknown.push(key.unwrap_or("null").to_string()),
+            }
+        }
+        rows.sort_unstable();
+        rows.dedup();
+        let part = self.frame.take(&IdxCa::from_vec("".into(), rows))?;
+        let joined = tables::join_golden(&part, batch, id)?;
+        let in_run = joined.frame.column("in_run")?.bool()?.clone();
+        Ok((joined.frame.filter(&in_run)?, unknown))
+    }
+
+    /// The golden rows no batch answered, joined with an empty run (`in_run` false).
+    fn unanswered(&self, empty_run: &DataFrame, id: &str) -> PolarsResult<DataFrame> {
+        let rows: Vec<IdxSize> = self
+            .answered
+            .borrow()
+            .iter()
+            .enumerate()
+            .filter(|(_, answered)| !**answered)
+            .map(|(row, _)| row as IdxSize)
+            .collect();
+        let part = self.frame.take(&IdxCa::from_vec("".into(), rows))?;
+        Ok(tables::join_golden(&part, empty_run, id)?.frame)
+    }
 }
 
 /// The distinct engine settings (`section` of each metric's options) of the metrics `ids`.
@@ -1025,9 +1498,20 @@ fn write_scores(
     }
     let mut out = AtomicFile::create(&job.out)
         .map_err(|e| err(format!("cannot write {}: {e}", job.out.display())))?;
-    // Every metric's signature travels with the scores, for `compare` and for readers of the
-    // file (`pl.read_parquet_metadata`).
-    let signatures: Vec<(String, String)> = chosen
+    ParquetWriter::new(out.file()?)
+        .with_key_value_metadata(Some(KeyValueMetadata::from_static(signatures(
+            job, options, chosen,
+        ))))
+        .finish(scores)?;
+    out.commit()
+        .map_err(|e| err(format!("cannot write {}: {e}", job.out.display())))?;
+    Ok(())
+}
+
+/// Every metric's signature, as the scores' Parquet metadata carries it (for `compare` and for
+/// readers of the file, `pl.read_parquet_metadata`).
+fn signatures(job: &ScoreJob, options: &MetricOptions, chosen: &Chosen) -> Vec<(String, String)> {
+    chosen
         .iter()
         .filter_map(|(m, _)| {
             let sig = options.signature(m.id)?;
@@ -1042,13 +1526,7 @@ fn write_scores(
                 polars_rag::metrics::judged::custom::signature(&c.options),
             )
         }))
-        .collect();
-    ParquetWriter::new(out.file()?)
-        .with_key_value_metadata(Some(KeyValueMetadata::from_static(signatures)))
-        .finish(scores)?;
-    out.commit()
-        .map_err(|e| err(format!("cannot write {}: {e}", job.out.display())))?;
-    Ok(())
+        .collect()
 }
 
 /// An error when the scores would be written over one of the job's own inputs (the run, the
@@ -1073,28 +1551,118 @@ fn line(out: &mut String, name: &str, rows: usize, scored: &str, value: &str) {
     out.push_str(&format!("{name:<26} {rows:>8} {scored:>8} {value:>10}\n"));
 }
 
-fn mean_line(out: &mut String, name: &str, values: &Float64Chunked) {
-    let scored = values.len() - values.null_count();
-    let mean = values.mean().map_or("-".to_string(), |m| format!("{m:.4}"));
-    line(out, name, values.len(), &scored.to_string(), &mean);
+/// The type at a dotted path into struct fields of `dtype`, `None` when there is no such field.
+fn dtype_at<'a>(dtype: &'a DataType, path: &str) -> Option<&'a DataType> {
+    let mut current = dtype;
+    for field in path.split('.').filter(|f| !f.is_empty()) {
+        let DataType::Struct(fields) = current else {
+            return None;
+        };
+        current = fields.iter().find(|f| f.name().as_str() == field)?.dtype();
+    }
+    Some(current)
 }
 
+/// The per-row values the summary averages, as `(label, Float64 expression)`: the chosen
+/// metrics' values (see [`registry::MetricInfo::values`]) and the numeric and boolean reply
+/// fields of the custom judges (booleans as 0/1). Only numeric values present in `schema`.
+fn summary_values(schema: &Schema, metrics: &[&str], job: &ScoreJob) -> Vec<(String, Expr)> {
+    let numeric = |d: &DataType| d.is_primitive_numeric() || d == &DataType::Boolean;
+    let at = |id: &str, path: &str| -> Expr {
+        let mut e = col(id);
+        for field in path.split('.').filter(|f| !f.is_empty()) {
+            e = e.struct_().field_by_name(field);
+        }
+        e.cast(DataType::Float64)
+    };
+    let mut out = Vec::new();
+    for id in summarised(schema, metrics) {
+        let (Some(info), Some(dtype)) = (registry::find(id), schema.get(id)) else {
+            continue;
+        };
+        for path in info.values {
+            if dtype_at(dtype, path).is_some_and(numeric) {
+                out.push((registry::value_label(id, path), at(id, path)));
+            }
+        }
+    }
+    for custom in &job.custom_judges {
+        let id = custom.id();
+        if let Some(DataType::Struct(fields)) = schema.get(&id) {
+            for field in fields.iter().filter(|f| numeric(f.dtype())) {
+                out.push((format!("{id}.{}", field.name()), at(&id, field.name())));
+            }
+        }
+    }
+    out
+}
+
+/// The summary of a scores table (in memory, or the written file scanned by Polars' streaming
+/// engine): one line per value (rows, rows scored, mean), the aggregates, located quotes, the
+/// segment table, the negative-answer count and the signatures.
 fn summarise(
     job: &ScoreJob,
     options: &MetricOptions,
-    scores: &DataFrame,
+    mut scores: LazyFrame,
     metrics: &[&str],
-    aggregates: &[(String, f64)],
+    aggregates: &[Aggregate],
     notes: &[String],
 ) -> PolarsResult<String> {
+    let schema = scores.collect_schema()?;
+    let values = summary_values(&schema, metrics, job);
+    let mut aggs: Vec<Expr> = vec![len().cast(DataType::UInt64).alias("__rows")];
+    for (i, (_, e)) in values.iter().enumerate() {
+        aggs.push(e.clone().mean().alias(format!("mean{i}")));
+        aggs.push(
+            e.clone()
+                .count()
+                .cast(DataType::UInt64)
+                .alias(format!("n{i}")),
+        );
+    }
+    let located = schema.contains("locate_quotes");
+    if located {
+        let found = col("locate_quotes")
+            .explode(ExplodeOptions {
+                empty_as_null: false,
+                keep_nulls: false,
+            })
+            .struct_()
+            .field_by_name("found");
+        aggs.push(found.clone().cast(DataType::UInt64).sum().alias("__found"));
+        aggs.push(found.count().cast(DataType::UInt64).alias("__quotes"));
+    }
+    let negatives = schema.contains("closer_to_negative");
+    if negatives {
+        aggs.push(
+            col("closer_to_negative")
+                .cast(DataType::UInt64)
+                .sum()
+                .alias("__closer"),
+        );
+    }
+    let totals = scores
+        .clone()
+        .select(aggs)
+        .collect_with_engine(Engine::Streaming)?
+        .unwrap_single();
+    let get_u64 = |name: &str| -> PolarsResult<u64> {
+        Ok(totals
+            .column(name)?
+            .cast(&DataType::UInt64)?
+            .u64()?
+            .get(0)
+            .unwrap_or(0))
+    };
+    let height = get_u64("__rows")? as usize;
+
     let mut out = String::new();
     let source = match &job.golden {
         Some(g) => format!("golden {} ⋈ run {}", g.display(), job.run.display()),
         None => format!("run {}", job.run.display()),
     };
     out.push_str(&format!(
-        "{source} ({} rows) -> {}\n",
-        scores.height(),
+        "{source} ({height} rows) -> {}\n",
         job.out.display()
     ));
     for note in notes {
@@ -1104,53 +1672,38 @@ fn summarise(
         "{:<26} {:>8} {:>8} {:>10}\n",
         "metric", "rows", "scored", "mean"
     ));
-    for id in summarised(scores, metrics) {
-        for (label, values) in table::metric_values(scores, id)? {
-            mean_line(&mut out, &label, values.f64()?);
-        }
+    for (i, (label, _)) in values.iter().enumerate() {
+        let scored = get_u64(&format!("n{i}"))?;
+        let mean = totals
+            .column(&format!("mean{i}"))?
+            .cast(&DataType::Float64)?
+            .f64()?
+            .get(0)
+            .map_or("-".to_string(), |m| format!("{m:.4}"));
+        line(&mut out, label, height, &scored.to_string(), &mean);
     }
-    for custom in &job.custom_judges {
-        for (label, values) in custom_values(scores, &custom.id())? {
-            mean_line(&mut out, &label, values.f64()?);
-        }
-    }
-    for (name, value) in aggregates {
-        let detail = registry::find(name)
-            .and_then(|m| m.corpus)
-            .and_then(|stats| {
-                let describe = stats.describe?;
-                let columns = table::corpus_stats(scores, &stats).ok()??;
-                let sums: Vec<f64> = columns.iter().map(|c| c.iter().sum()).collect();
-                Some(format!("   {}", describe(&sums)))
-            })
-            .unwrap_or_default();
+    for (name, value, detail) in aggregates {
         out.push_str(&format!(
-            "{name:<26} {:>8} {:>8} {:>10}{detail}\n",
-            scores.height(),
+            "{name:<26} {height:>8} {:>8} {:>10}{detail}\n",
             "-",
             format!("{value:.4}")
         ));
     }
-    if let Ok(located) = scores.column("locate_quotes") {
-        let inner = located.explode(ExplodeOptions {
-            empty_as_null: false,
-            keep_nulls: false,
-        })?;
-        let fields = inner.struct_()?.clone().unnest();
-        let found = fields.column("found")?.bool()?;
-        let (n_found, n) = (found.sum().unwrap_or(0), found.len() - found.null_count());
+    if located {
         out.push_str(&format!(
-            "locate_quotes: {n_found} of {n} quoted spans located in their sources (found: verbatim or match ratio >= {})\n",
+            "locate_quotes: {} of {} quoted spans located in their sources (found: verbatim or match ratio >= {})\n",
+            get_u64("__found")?,
+            get_u64("__quotes")?,
             job.options.locate_quotes.min_match_ratio
         ));
     }
     if let Some(by) = &job.by {
-        out.push_str(&by_segment(scores, metrics, by)?);
+        out.push_str(&by_segment(scores, &values, by)?);
     }
-    if let Ok(flag) = scores.column("closer_to_negative") {
-        let n = flag.bool()?.sum().unwrap_or(0);
+    if negatives {
         out.push_str(&format!(
-            "{n} answers are closer (chrF) to a negative answer than to the best reference\n"
+            "{} answers are closer (chrF) to a negative answer than to the best reference\n",
+            get_u64("__closer")?
         ));
     }
     out.push_str("signatures:\n");
@@ -1166,27 +1719,6 @@ fn summarise(
     Ok(out)
 }
 
-/// The numeric and boolean reply fields of a custom judge's column, as `(id.field, Float64)`
-/// (booleans as 0/1), for the summary's means.
-fn custom_values(scores: &DataFrame, id: &str) -> PolarsResult<Vec<(String, Series)>> {
-    let Ok(column) = scores.column(id) else {
-        return Ok(Vec::new());
-    };
-    let Ok(fields) = column.struct_() else {
-        return Ok(Vec::new());
-    };
-    let mut values = Vec::new();
-    for field in fields.fields_as_series() {
-        if field.dtype().is_primitive_numeric() || field.dtype() == &DataType::Boolean {
-            values.push((
-                format!("{id}.{}", field.name()),
-                field.cast(&DataType::Float64)?,
-            ));
-        }
-    }
-    Ok(values)
-}
-
 /// The output path used when none is given: `<run stem>.scores.parquet` beside the input's name
 /// under `dir`.
 pub fn default_out(run: &Path, dir: &Path) -> PathBuf {
@@ -1199,10 +1731,10 @@ pub fn default_out(run: &Path, dir: &Path) -> PathBuf {
 /// The metrics whose per-row values a summary shows: those scored, and the row-wise metrics
 /// whose output holds a scored corpus-level metric's statistics (`quoted_spans` for
 /// `citation_alignment`), in table order.
-fn summarised(scores: &DataFrame, metrics: &[&str]) -> Vec<&'static str> {
+fn summarised(schema: &Schema, metrics: &[&str]) -> Vec<&'static str> {
     registry::METRICS
         .iter()
-        .filter(|m| m.kind == MetricKind::RowWise && scores.column(m.id).is_ok())
+        .filter(|m| m.kind == MetricKind::RowWise && schema.contains(m.id))
         .filter(|m| {
             metrics.contains(&m.id)
                 || metrics.iter().any(|id| {
@@ -1215,27 +1747,8 @@ fn summarised(scores: &DataFrame, metrics: &[&str]) -> Vec<&'static str> {
         .collect()
 }
 
-/// The per-row values the summary averages, as (label, expression) pairs.
-fn summary_columns(scores: &DataFrame, metrics: &[&str]) -> Vec<(String, Expr)> {
-    let mut out = Vec::new();
-    for id in summarised(scores, metrics) {
-        let Some(info) = registry::find(id) else {
-            continue;
-        };
-        for path in info.values {
-            let mut e = col(id);
-            for field in path.split('.').filter(|f| !f.is_empty()) {
-                e = e.struct_().field_by_name(field);
-            }
-            out.push((registry::value_label(id, path), e.cast(DataType::Float64)));
-        }
-    }
-    out
-}
-
 /// A metric × segment table of means (one column per value of `by`, nulls skipped).
-fn by_segment(scores: &DataFrame, metrics: &[&str], by: &str) -> PolarsResult<String> {
-    let columns = summary_columns(scores, metrics);
+fn by_segment(scores: LazyFrame, columns: &[(String, Expr)], by: &str) -> PolarsResult<String> {
     let aggs: Vec<Expr> = columns
         .iter()
         .enumerate()
@@ -1243,15 +1756,14 @@ fn by_segment(scores: &DataFrame, metrics: &[&str], by: &str) -> PolarsResult<St
         .chain([len().alias("__rows")])
         .collect();
     let table = scores
-        .clone()
-        .lazy()
         .group_by([col(by).cast(DataType::String).alias("__segment")])
         .agg(aggs)
         .sort(
             ["__segment"],
             SortMultipleOptions::default().with_nulls_last(true),
         )
-        .collect()?;
+        .collect_with_engine(Engine::Streaming)?
+        .unwrap_single();
     let segments: Vec<String> = table
         .column("__segment")?
         .str()?

@@ -379,7 +379,13 @@ fn stats_lists(name: &str, rows: impl Iterator<Item = Option<Vec<u64>>>) -> Seri
             })
         })
         .collect();
-    lists.into_series().with_name(name.into())
+    // A column of only null rows collects to `list[null]`; the statistics are `list[f64]`
+    // whatever the rows, so that every batch of a table has the same type.
+    lists
+        .into_series()
+        .cast(&DataType::List(Box::new(DataType::Float64)))
+        .expect("a list of nulls or floats casts to list[f64]")
+        .with_name(name.into())
 }
 
 /// Per-row BLEU statistics as `list[f64]` (matches and totals for n = 1..4, hypothesis length,

@@ -1,0 +1,198 @@
+//! `score` on a run larger than a batch streams it batch by batch: the scores table (up to row
+//! order), the aggregates, the summary and the notes equal those of the in-memory path, also
+//! with golden questions the run never answered, run ids the golden table lacks, ids that occur
+//! twice across batches, a corpus and a segment breakdown.
+#![cfg(feature = "cli")]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use polars::prelude::*;
+
+fn demo(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("datasets/demo")
+        .join(name)
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("polars-rag-batches-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn read(path: &Path) -> DataFrame {
+    ParquetReader::new(std::fs::File::open(path).unwrap())
+        .finish()
+        .unwrap()
+}
+
+fn write(frame: &mut DataFrame, path: &Path) {
+    ParquetWriter::new(std::fs::File::create(path).unwrap())
+        .finish(frame)
+        .unwrap();
+}
+
+/// Runs `score` with `--batch-rows batch` and returns (summary, scores sorted by id and answer).
+fn score(run: &Path, out: &Path, batch: usize) -> (String, DataFrame) {
+    let o = Command::new(env!("CARGO_BIN_EXE_polars-rag"))
+        .args(["score", "--run"])
+        .arg(run)
+        .arg("--golden")
+        .arg(demo("golden.parquet"))
+        .arg("--corpus")
+        .arg(demo("corpus.parquet"))
+        .args([
+            "--by",
+            "segment",
+            "--invalid-spans",
+            "null",
+            "--progress",
+            "never",
+        ])
+        .args(["--batch-rows", &batch.to_string(), "--out"])
+        .arg(out)
+        .output()
+        .unwrap();
+    let summary = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        o.status.success(),
+        "batch {batch}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let sorted = read(out)
+        .sort(
+            ["query_id", "answer"],
+            SortMultipleOptions::default().with_nulls_last(true),
+        )
+        .unwrap();
+    (summary, sorted)
+}
+
+/// The summary without the line that says how the run was read, and without the output's name.
+fn lines(summary: &str) -> Vec<&str> {
+    let mut lines: Vec<&str> = summary
+        .lines()
+        .filter(|l| !l.starts_with("note: streamed in batches"))
+        .map(|l| l.split(" -> ").next().unwrap_or(l))
+        .collect();
+    lines.sort_unstable();
+    lines
+}
+
+#[test]
+fn batches_score_like_the_whole_run() {
+    let dir = scratch("demo");
+    // The demo run, less two answered questions, plus a question the golden table lacks and a
+    // row repeated far from its first occurrence.
+    let run = read(&demo("run_a.parquet"));
+    let ids = run.column("query_id").unwrap().str().unwrap().clone();
+    let keep: BooleanChunked = ids
+        .iter()
+        .enumerate()
+        .map(|(i, _)| Some(i != 3 && i != 10))
+        .collect();
+    let mut kept = run.filter(&keep).unwrap();
+    let mut unknown = run.slice(0, 1);
+    unknown
+        .with_column(Column::new("query_id".into(), ["not-a-question"]))
+        .unwrap();
+    let repeated = run.slice(5, 1);
+    kept.vstack_mut(&unknown).unwrap();
+    kept.vstack_mut(&repeated).unwrap();
+    let run_path = dir.join("run.parquet");
+    write(&mut kept, &run_path);
+
+    let (whole_summary, whole) = score(&run_path, &dir.join("whole.parquet"), 0);
+    for batch in [1, 4, 7] {
+        let (summary, batched) = score(&run_path, &dir.join(format!("b{batch}.parquet")), batch);
+        assert!(
+            summary.contains(&format!("note: streamed in batches of {batch} rows")),
+            "{summary}"
+        );
+        assert!(
+            !whole_summary.contains("streamed in batches"),
+            "{whole_summary}"
+        );
+        assert_eq!(batched.get_column_names(), whole.get_column_names());
+        assert!(
+            batched.equals_missing(&whole),
+            "batch {batch}: the scores differ from the in-memory path"
+        );
+        assert_eq!(lines(&summary), lines(&whole_summary), "batch {batch}");
+    }
+    // What the join found is in both summaries.
+    assert!(whole_summary.contains("golden: 2 of 24 questions have no answer in the run"));
+    assert!(whole_summary.contains("run: 1 rows have an id that is not in the golden table"));
+    assert!(whole_summary.contains("run: 1 ids occur more than once"));
+    assert!(whole_summary.contains("citation_alignment"));
+    assert!(whole_summary.contains("by segment:"));
+}
+
+#[test]
+fn a_failed_batch_leaves_no_output() {
+    let dir = scratch("fail");
+    let mut run = read(&demo("run_a.parquet"));
+    let run_path = dir.join("run.parquet");
+    write(&mut run, &run_path);
+    // A golden span beyond the end of its document, on the last question (so in the last
+    // batch): the job stops with an error and the output file is not created.
+    let out = dir.join("scores.parquet");
+    let golden = read(&demo("golden.parquet"));
+    let spans = golden.column("relevant_spans").unwrap();
+    let mut broken = golden.clone();
+    let last = golden.height() - 1;
+    let fixed: Vec<Option<Series>> = (0..golden.height())
+        .map(|i| {
+            let row = spans
+                .as_materialized_series()
+                .list()
+                .unwrap()
+                .get_as_series(i)?;
+            if i != last {
+                return Some(row);
+            }
+            let fields = row.struct_().unwrap().fields_as_series();
+            let moved: Vec<Series> = fields
+                .iter()
+                .map(|f| match f.name().as_str() {
+                    "start" | "end" => (f.cast(&DataType::Int64).unwrap() + 10_000_000)
+                        .cast(f.dtype())
+                        .unwrap(),
+                    _ => f.clone(),
+                })
+                .collect();
+            Some(
+                StructChunked::from_series("".into(), row.len(), moved.iter())
+                    .unwrap()
+                    .into_series(),
+            )
+        })
+        .collect();
+    let mut list: ListChunked = fixed.into_iter().collect();
+    list.rename("relevant_spans".into());
+    broken
+        .with_column(list.cast(spans.dtype()).unwrap().into_column())
+        .unwrap();
+    let golden_path = dir.join("golden.parquet");
+    write(&mut broken, &golden_path);
+    let o = Command::new(env!("CARGO_BIN_EXE_polars-rag"))
+        .args(["score", "--run"])
+        .arg(&run_path)
+        .arg("--golden")
+        .arg(&golden_path)
+        .arg("--corpus")
+        .arg(demo("corpus.parquet"))
+        .args(["--batch-rows", "5", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && stderr.contains("do not fit the corpus"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "a failed streamed run leaves no output file");
+}

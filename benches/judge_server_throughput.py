@@ -63,7 +63,8 @@ def main() -> None:
     fake = FakeJudge()
     recorder = pr.Judge(base_url=fake.base_url, model="smollm2-135m", cache=None, max_tokens=args.max_tokens)
     frame.select(pr.custom_judge(CARD, ["statement"], judge=recorder))
-    bodies = list(fake.bodies)
+    # First asks only (the fake server does not know this card, so the engine asks again).
+    bodies = [body for body in fake.bodies if len(body["messages"]) == 2]
     fake.close()
 
     process, url = start_server(args.model)

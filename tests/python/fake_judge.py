@@ -54,7 +54,6 @@ class FakeJudge:
         key = "embed:" + "|".join(texts)
         with self.lock:
             self.requests += 1
-            self.bodies.append(body)
             attempt = self.attempts[key] = self.attempts.get(key, 0) + 1
         if any("#500" in t for t in texts) and attempt == 1:
             return 500, {}, '{"error": "try again"}'
@@ -81,6 +80,7 @@ class FakeJudge:
         marker = str(data.get("claim", data.get("passage", data.get("answer", data.get("statements", data.get("reference", ""))))))
         with self.lock:
             self.requests += 1
+            self.bodies.append(body)
             attempt = self.attempts[marker] = self.attempts.get(marker, 0) + 1
         if "#429" in marker and attempt == 1:
             return 429, {"Retry-After": "0"}, '{"error": "slow down"}'

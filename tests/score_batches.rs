@@ -104,8 +104,17 @@ fn batches_score_like_the_whole_run() {
     kept.vstack_mut(&repeated).unwrap();
     let run_path = dir.join("run.parquet");
     write(&mut kept, &run_path);
+    // The same rows in reverse order: each batch's golden rows are then not one slice of the
+    // golden file in order.
+    let mut reversed = kept.reverse();
+    let reversed_path = dir.join("reversed.parquet");
+    write(&mut reversed, &reversed_path);
 
     let (whole_summary, whole) = score(&run_path, &dir.join("whole.parquet"), 0);
+    let (reversed_summary, reversed_scores) =
+        score(&reversed_path, &dir.join("reversed-b3.parquet"), 3);
+    assert!(reversed_scores.equals_missing(&whole));
+    assert!(reversed_summary.contains("note: streamed in batches of 3 rows"));
     for batch in [1, 4, 7] {
         let (summary, batched) = score(&run_path, &dir.join(format!("b{batch}.parquet")), batch);
         assert!(

@@ -730,11 +730,12 @@ impl SeenIds {
 }
 
 /// Scores a run larger than `job.batch_rows` one batch of rows at a time: each batch is read
-/// from the Parquet file, joined with the golden table (held in memory, as the corpus is),
-/// checked against the corpus, scored and appended to the output as row groups; corpus-level
-/// metrics are combined from the per-row statistics summed over the batches, and the summary
-/// is computed from the written scores by Polars' streaming engine. Peak memory is one batch,
-/// the golden table and the corpus, whatever the run's size.
+/// from the Parquet file, joined with the golden rows of its ids (read from the golden file;
+/// see [`GoldenIndex`]), checked against the corpus (held in memory), scored and appended to
+/// the output as row groups; corpus-level metrics are combined from the per-row statistics
+/// summed over the batches, and the summary is computed from the written scores by Polars'
+/// streaming engine. Peak memory is one batch, the golden ids and the corpus, whatever the
+/// run's size.
 ///
 /// The scores are those of the in-memory path; the rows come in run order (golden order within
 /// a batch), and golden questions without an answer come last. `None` when the job must be
@@ -770,10 +771,7 @@ fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Option<ScoreReport>>
             let mut scan_golden = scan(path, "golden")?;
             let schema = scan_golden.collect_schema()?;
             require(&schema, &path.display().to_string(), id, "id")?;
-            Some(GoldenIndex::new(
-                readable_frame("score", &scan_golden.collect()?)?,
-                id,
-            )?)
+            Some(GoldenIndex::new(scan_golden, id)?)
         }
         None => None,
     };
@@ -978,47 +976,124 @@ fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Option<ScoreReport>>
     finish_report(job, &options, ids, summary, stages).map(Some)
 }
 
-/// The golden table of a streamed job, indexed by id, and which of its rows the run answered.
+/// The golden table of a streamed job. Only its ids stay in memory, with an index from an id's
+/// hash to its rows (16 bytes a question); a batch's golden rows are read from the Parquet file
+/// when the batch needs them: one slice when they are contiguous (a golden table in the run's
+/// order), else windows of the file from which the rows are taken. So a golden table with a
+/// question per run row does not have to fit in memory either.
 struct GoldenIndex {
-    frame: DataFrame,
-    rows_of: PlHashMap<String, Vec<IdxSize>>,
+    scan: LazyFrame,
+    ids: StringChunked,
+    /// `(hash of the id, row)`, sorted.
+    by_hash: Vec<(u64, IdxSize)>,
     answered: std::cell::RefCell<Vec<bool>>,
     duplicates: usize,
     duplicate_examples: Vec<String>,
 }
 
+/// Rows of the golden file read at a time when a batch's rows are scattered over it.
+const GOLDEN_WINDOW: IdxSize = 100_000;
+
+fn id_hash(key: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut hasher);
+    hasher.finish()
+}
+
 impl GoldenIndex {
-    fn new(frame: DataFrame, id: &str) -> PolarsResult<Self> {
-        let keys = frame.column(id)?.cast(&DataType::String)?;
-        let mut rows_of: PlHashMap<String, Vec<IdxSize>> = PlHashMap::default();
-        for (row, key) in keys.str()?.iter().enumerate() {
-            if let Some(key) = key {
-                rows_of
-                    .entry(key.to_string())
-                    .or_default()
-                    .push(row as IdxSize);
+    fn new(scan: LazyFrame, id: &str) -> PolarsResult<Self> {
+        let ids = scan
+            .clone()
+            .select([col(id).cast(DataType::String)])
+            .collect()?
+            .column(id)?
+            .str()?
+            .rechunk()
+            .into_owned();
+        let mut by_hash: Vec<(u64, IdxSize)> = ids
+            .iter()
+            .enumerate()
+            .filter_map(|(row, key)| key.map(|k| (id_hash(k), row as IdxSize)))
+            .collect();
+        by_hash.sort_unstable();
+        // Ids that occur twice: equal ids have equal hashes, so they sit side by side.
+        let mut duplicated: Vec<String> = Vec::new();
+        for pair in by_hash.windows(2) {
+            let (a, b) = (pair[0], pair[1]);
+            if a.0 == b.0 && ids.get(a.1 as usize) == ids.get(b.1 as usize) {
+                let key = ids.get(a.1 as usize).unwrap_or("").to_string();
+                if duplicated.last() != Some(&key) {
+                    duplicated.push(key);
+                }
             }
         }
-        let duplicated: Vec<&String> = rows_of
-            .iter()
-            .filter(|(_, rows)| rows.len() > 1)
-            .map(|(key, _)| key)
-            .collect();
-        let mut duplicate_examples: Vec<String> =
-            duplicated.iter().map(|k| k.to_string()).collect();
-        duplicate_examples.sort();
-        duplicate_examples.truncate(3);
+        duplicated.sort();
+        duplicated.dedup();
+        let duplicates = duplicated.len();
+        duplicated.truncate(3);
         Ok(GoldenIndex {
-            answered: std::cell::RefCell::new(vec![false; frame.height()]),
-            duplicates: duplicated.len(),
-            duplicate_examples,
-            rows_of,
-            frame,
+            answered: std::cell::RefCell::new(vec![false; ids.len()]),
+            scan,
+            ids,
+            by_hash,
+            duplicates,
+            duplicate_examples: duplicated,
         })
     }
 
     fn height(&self) -> usize {
-        self.frame.height()
+        self.ids.len()
+    }
+
+    /// The golden rows (ascending) whose id is `key`.
+    fn rows_of(&self, key: &str, out: &mut Vec<IdxSize>) {
+        let hash = id_hash(key);
+        let first = self.by_hash.partition_point(|&(h, _)| h < hash);
+        for &(h, row) in &self.by_hash[first..] {
+            if h != hash {
+                break;
+            }
+            if self.ids.get(row as usize) == Some(key) {
+                out.push(row);
+            }
+        }
+    }
+
+    /// The golden rows at `rows` (ascending, distinct), as the library reads them.
+    fn read_rows(&self, rows: &[IdxSize]) -> PolarsResult<DataFrame> {
+        let mut parts: Vec<DataFrame> = Vec::new();
+        let mut i = 0;
+        while i < rows.len() {
+            let start = rows[i];
+            let end = start.saturating_add(GOLDEN_WINDOW);
+            let j = i + rows[i..].partition_point(|&r| r < end);
+            let last = rows[j - 1];
+            let window = self
+                .scan
+                .clone()
+                .slice(i64::from(start), last - start + 1)
+                .collect()?;
+            parts.push(if (last - start + 1) as usize == j - i {
+                window
+            } else {
+                let local: Vec<IdxSize> = rows[i..j].iter().map(|r| r - start).collect();
+                window.take(&IdxCa::from_vec("".into(), local))?
+            });
+            i = j;
+        }
+        let frame = match parts.len() {
+            0 => self.scan.clone().slice(0, 0).collect()?,
+            _ => {
+                let mut parts = parts.into_iter();
+                let mut frame = parts.next().expect("one part at least");
+                for part in parts {
+                    frame.vstack_mut(&part)?;
+                }
+                frame
+            }
+        };
+        readable_frame("score", &frame)
     }
 
     /// A batch of the run joined with the golden rows of its ids, as the in-memory join does
@@ -1028,21 +1103,22 @@ impl GoldenIndex {
         let keys = batch.column(id)?.cast(&DataType::String)?;
         let mut rows: Vec<IdxSize> = Vec::new();
         let mut unknown: Vec<String> = Vec::new();
-        let mut answered = self.answered.borrow_mut();
         for key in keys.str()?.iter() {
-            match key.and_then(|k| self.rows_of.get(k)) {
-                Some(found) => {
-                    for &row in found {
-                        answered[row as usize] = true;
-                        rows.push(row);
-                    }
-                }
-                None => unknown.push(key.unwrap_or("null").to_string()),
+            let before = rows.len();
+            if let Some(key) = key {
+                self.rows_of(key, &mut rows);
+            }
+            if rows.len() == before {
+                unknown.push(key.unwrap_or("null").to_string());
             }
         }
         rows.sort_unstable();
         rows.dedup();
-        let part = self.frame.take(&IdxCa::from_vec("".into(), rows))?;
+        let mut answered = self.answered.borrow_mut();
+        for &row in &rows {
+            answered[row as usize] = true;
+        }
+        let part = self.read_rows(&rows)?;
         let joined = tables::join_golden(&part, batch, id)?;
         let in_run = joined.frame.column("in_run")?.bool()?.clone();
         Ok((joined.frame.filter(&in_run)?, unknown))
@@ -1058,7 +1134,7 @@ impl GoldenIndex {
             .filter(|(_, answered)| !**answered)
             .map(|(row, _)| row as IdxSize)
             .collect();
-        let part = self.frame.take(&IdxCa::from_vec("".into(), rows))?;
+        let part = self.read_rows(&rows)?;
         Ok(tables::join_golden(&part, empty_run, id)?.frame)
     }
 }

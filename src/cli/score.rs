@@ -713,13 +713,8 @@ struct SeenIds {
 
 impl SeenIds {
     fn add(&mut self, ids: &StringChunked) {
-        use std::hash::{BuildHasher, Hasher};
-        let state =
-            std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default();
         for key in ids.iter().flatten() {
-            let mut hasher = state.build_hasher();
-            hasher.write(key.as_bytes());
-            if !self.hashes.insert(hasher.finish()) {
+            if !self.hashes.insert(id_hash(key)) {
                 self.twice += 1;
                 if self.examples.len() < 3 {
                     self.examples.push(key.to_string());
@@ -799,12 +794,7 @@ fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Option<ScoreReport>>
     let corpus = load_corpus(job)?;
     stages.lap("read golden and corpus");
 
-    if let Some(parent) = job.out.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| err(format!("cannot create {}: {e}", parent.display())))?;
-    }
-    let mut out = AtomicFile::create(&job.out)
-        .map_err(|e| err(format!("cannot write {}: {e}", job.out.display())))?;
+    let mut out = create_output(job)?;
     let mut writer = None;
     let mut out_schema: Option<Schema> = None;
     let mut corpus_tally = CorpusTally::default();
@@ -1568,12 +1558,7 @@ fn write_scores(
     chosen: &Chosen,
     scores: &mut DataFrame,
 ) -> PolarsResult<()> {
-    if let Some(parent) = job.out.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| err(format!("cannot create {}: {e}", parent.display())))?;
-    }
-    let mut out = AtomicFile::create(&job.out)
-        .map_err(|e| err(format!("cannot write {}: {e}", job.out.display())))?;
+    let mut out = create_output(job)?;
     ParquetWriter::new(out.file()?)
         .with_key_value_metadata(Some(KeyValueMetadata::from_static(signatures(
             job, options, chosen,
@@ -1582,6 +1567,16 @@ fn write_scores(
     out.commit()
         .map_err(|e| err(format!("cannot write {}: {e}", job.out.display())))?;
     Ok(())
+}
+
+/// The job's output, as a temporary file beside it (its directory created) until committed.
+fn create_output(job: &ScoreJob) -> PolarsResult<AtomicFile> {
+    if let Some(parent) = job.out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| err(format!("cannot create {}: {e}", parent.display())))?;
+    }
+    AtomicFile::create(&job.out)
+        .map_err(|e| err(format!("cannot write {}: {e}", job.out.display())))
 }
 
 /// Every metric's signature, as the scores' Parquet metadata carries it (for `compare` and for

@@ -368,7 +368,7 @@ pub fn corpus_bleu(
 
 /// Per-row statistics of a corpus-level metric as a `list[f64]` column named `name` (null where
 /// the metric leaves a row out), what `compare` sums and resamples.
-fn stats_lists(name: &str, rows: impl Iterator<Item = Option<Vec<u64>>>) -> Series {
+fn stats_lists(name: &str, rows: impl Iterator<Item = Option<Vec<u64>>>) -> PolarsResult<Series> {
     let lists: ListChunked = rows
         .map(|row| {
             row.map(|v| {
@@ -381,11 +381,10 @@ fn stats_lists(name: &str, rows: impl Iterator<Item = Option<Vec<u64>>>) -> Seri
         .collect();
     // A column of only null rows collects to `list[null]`; the statistics are `list[f64]`
     // whatever the rows, so that every batch of a table has the same type.
-    lists
+    Ok(lists
         .into_series()
-        .cast(&DataType::List(Box::new(DataType::Float64)))
-        .expect("a list of nulls or floats casts to list[f64]")
-        .with_name(name.into())
+        .cast(&DataType::List(Box::new(DataType::Float64)))?
+        .with_name(name.into()))
 }
 
 /// Per-row BLEU statistics as `list[f64]` (matches and totals for n = 1..4, hypothesis length,
@@ -398,7 +397,7 @@ pub fn corpus_bleu_stats(
     parallel: bool,
 ) -> PolarsResult<Series> {
     let stats = bleu_stats_rows(answer, references, options, parallel)?;
-    Ok(stats_lists(
+    stats_lists(
         "corpus_bleu_stats",
         stats.iter().map(|st| {
             st.as_ref().map(|st| {
@@ -410,7 +409,7 @@ pub fn corpus_bleu_stats(
                     .collect()
             })
         }),
-    ))
+    )
 }
 
 /// `chrf` over columns: chrF (chrF++ with `word_order = 2`) in [0, 1] per row, sacrebleu's
@@ -486,13 +485,13 @@ pub fn corpus_chrf_stats(
     parallel: bool,
 ) -> PolarsResult<Series> {
     let rows = chrf_stats_rows(answer, references, options, parallel)?;
-    Ok(stats_lists(
+    stats_lists(
         "corpus_chrf_stats",
         rows.iter().map(|row| {
             row.as_ref()
                 .map(|row| row.iter().flatten().copied().collect())
         }),
-    ))
+    )
 }
 
 /// `string_similarity` over columns: 1 − rapidfuzz's normalised distance between the answer and

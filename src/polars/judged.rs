@@ -72,11 +72,28 @@ pub(crate) fn judge_sample(
     rows: &[Option<Vec<&str>>],
     sample: u32,
 ) -> PolarsResult<Vec<RowReply>> {
+    judge_with(
+        metric,
+        JudgeTemplate::builtin(card)?,
+        settings,
+        rows,
+        sample,
+    )
+}
+
+/// Judges `rows` with `template` once, as sample `sample`, on the process's shared judge for
+/// `settings`. Rows that are all null need no judge and get `None` each.
+fn judge_with(
+    metric: &str,
+    template: &JudgeTemplate,
+    settings: &crate::engines::judge::JudgeSettings,
+    rows: &[Option<Vec<&str>>],
+    sample: u32,
+) -> PolarsResult<Vec<RowReply>> {
     if rows.iter().all(Option::is_none) {
         return Ok(vec![None; rows.len()]);
     }
     let judge = Judge::shared(settings, metric)?;
-    let template = JudgeTemplate::builtin(card)?;
     Ok(judge.judge_rows(metric, template, rows, sample)?)
 }
 
@@ -399,11 +416,7 @@ pub fn g_eval(
             Some(vec![question_rows[i]?, answer_rows[i]?, reference])
         })
         .collect();
-    let replies: Vec<RowReply> = if rows.iter().all(Option::is_none) {
-        vec![None; len]
-    } else {
-        Judge::shared(&options.judge, METRIC)?.judge_rows(METRIC, &card, &rows, 0)?
-    };
+    let replies = judge_with(METRIC, &card, &options.judge, &rows, 0)?;
     let judged: Vec<Option<Result<Rubric, String>>> = replies
         .into_iter()
         .map(|reply| {
@@ -704,10 +717,14 @@ pub fn custom_judge_dtype(options: &CustomJudgeOptions) -> PolarsResult<DataType
 
 /// One reply field's values as a column of `kind` (null where a row has no reply or the
 /// field is absent).
-fn reply_column(name: &str, kind: &ReplyKind, values: &[Option<&serde_json::Value>]) -> Series {
+fn reply_column(
+    name: &str,
+    kind: &ReplyKind,
+    values: &[Option<&serde_json::Value>],
+) -> PolarsResult<Series> {
     use serde_json::Value;
     let name: PlSmallStr = name.into();
-    match kind {
+    Ok(match kind {
         ReplyKind::String => {
             StringChunked::from_iter_options(name, values.iter().map(|v| v.and_then(Value::as_str)))
                 .into_series()
@@ -737,18 +754,20 @@ fn reply_column(name: &str, kind: &ReplyKind, values: &[Option<&serde_json::Valu
             let rows: Vec<Option<Series>> = values
                 .iter()
                 .map(|v| {
-                    let items = (*v)?.as_array()?;
+                    let Some(items) = v.and_then(Value::as_array) else {
+                        return Ok(None);
+                    };
                     let items: Vec<Option<&Value>> = items.iter().map(Some).collect();
-                    Some(reply_column("", item, &items))
+                    reply_column("", item, &items).map(Some)
                 })
-                .collect();
+                .collect::<PolarsResult<_>>()?;
             let mut list: ListChunked = rows.into_iter().collect();
             list.rename(name);
+            // Empty or all-null lists collect untyped: give them the declared item type.
             list.into_series()
-                .cast(&DataType::List(Box::new(reply_dtype(item))))
-                .expect("a list of one item type casts to its declared dtype")
+                .cast(&DataType::List(Box::new(reply_dtype(item))))?
         }
-    }
+    })
 }
 
 /// A custom judge over columns: `inputs` are in the order of the card's inputs; each row is
@@ -762,11 +781,7 @@ pub fn custom_judge(inputs: &[Series], options: &CustomJudgeOptions) -> PolarsRe
     }
     let roles: Vec<(&str, &Series)> = card.inputs.iter().map(String::as_str).zip(inputs).collect();
     let rows = string_rows(metric, &roles)?;
-    let replies: Vec<RowReply> = if rows.iter().all(Option::is_none) {
-        vec![None; rows.len()]
-    } else {
-        Judge::shared(&options.judge, metric)?.judge_rows(metric, &card, &rows, 0)?
-    };
+    let replies = judge_with(metric, &card, &options.judge, &rows, 0)?;
     let ok: Vec<Option<&serde_json::Value>> = replies
         .iter()
         .map(|r| r.as_ref().and_then(|r| r.as_ref().ok()))
@@ -779,7 +794,7 @@ pub fn custom_judge(inputs: &[Series], options: &CustomJudgeOptions) -> PolarsRe
                 ok.iter().map(|r| r.and_then(|r| r.get(name))).collect();
             reply_column(name, kind, &values)
         })
-        .collect();
+        .collect::<PolarsResult<_>>()?;
     if card.weighted_score.is_some() {
         fields.push(
             Float64Chunked::from_iter_options(

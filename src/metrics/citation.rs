@@ -29,8 +29,11 @@ use aho_corasick::AhoCorasick;
 use memchr::memmem;
 use serde::{Deserialize, Serialize};
 
-use crate::text::normalize::{collapse_into, normalize, normalize_joined_into, Whitespace};
+use crate::text::normalize::{
+    collapse_into, normalize, normalize_joined_fast, normalize_joined_into, Whitespace,
+};
 use crate::text::quotes::{for_each_quoted, QuoteStyle};
+use crate::text::search::contains;
 
 /// Options of `quoted_spans` and `citation_alignment`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,6 +88,10 @@ pub struct Scratch {
     /// Whether the current answer's sources hold a character whose lowercase depends on context
     /// or maps non-ASCII to ASCII; computed at most once per answer.
     sources_exotic: Option<bool>,
+    /// Whether the current answer's sources were already collapsed, so that their normalised
+    /// join could be built by lowercasing alone (then `joined` holds it); tried at most once
+    /// per answer.
+    sources_collapsed: Option<bool>,
 }
 
 /// A prepared scorer: options resolved once, applied to many rows.
@@ -128,6 +135,7 @@ impl QuotedSpans {
         let spans = self.spans(answer);
         scratch.joined_ready = false;
         scratch.sources_exotic = None;
+        scratch.sources_collapsed = None;
         if spans.len() >= MANY_SPANS {
             if let Some(counts) = self.score_many(&spans, sources, scratch) {
                 return counts;
@@ -202,6 +210,17 @@ impl QuotedSpans {
             return false;
         }
         lowercase_into(&mut scratch.lowered, &scratch.key);
+        // The definition itself, when the join normalises by lowercasing alone (prose without
+        // line breaks or space runs): one bulk pass per answer, then one search per span. This
+        // beats the pivot scan below, whose candidates are frequent in lowercase prose.
+        let collapsed = *scratch.sources_collapsed.get_or_insert_with(|| {
+            let ok = normalize_joined_fast(&mut scratch.joined, sources, ws);
+            scratch.joined_ready = ok;
+            ok
+        });
+        if collapsed {
+            return contains(scratch.joined.as_bytes(), scratch.lowered.as_bytes());
+        }
         let (cased, key) = (scratch.key.as_str(), scratch.lowered.as_str());
         if let Some(pivot) = Pivot::choose(cased, key) {
             let exotic = &mut scratch.sources_exotic;
@@ -221,7 +240,7 @@ impl QuotedSpans {
             normalize_joined_into(&mut scratch.joined, sources, " ", ws);
             scratch.joined_ready = true;
         }
-        memmem::find(scratch.joined.as_bytes(), key.as_bytes()).is_some()
+        contains(scratch.joined.as_bytes(), key.as_bytes())
     }
 }
 
@@ -557,10 +576,7 @@ fn found_verbatim(span: &str, sources: &[&str], scratch: &mut Scratch) -> bool {
         return false;
     }
     let needle = span.as_bytes();
-    if sources
-        .iter()
-        .any(|s| memmem::find(s.as_bytes(), needle).is_some())
-    {
+    if sources.iter().any(|s| contains(s.as_bytes(), needle)) {
         return true;
     }
     if sources.len() < 2 {
@@ -571,7 +587,7 @@ fn found_verbatim(span: &str, sources: &[&str], scratch: &mut Scratch) -> bool {
         join_raw(&mut scratch.joined, sources);
         scratch.joined_ready = true;
     }
-    memmem::find(scratch.joined.as_bytes(), needle).is_some()
+    contains(scratch.joined.as_bytes(), needle)
 }
 
 /// The sources joined with one space, as Ragas joins them.
@@ -733,5 +749,61 @@ mod tests {
         );
         assert_eq!(c.score(), Some(0.0));
         assert_eq!(quoted_spans("no quotes", &["x"], &o).score(), None);
+    }
+
+    mod definition {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Text over an alphabet that reaches every path of the matcher: ASCII and non-ASCII
+        /// capitals, a context-dependent lowercase (Σ), characters whose lowercase is longer or
+        /// ASCII (İ, the Kelvin sign), punctuation, and each kind of whitespace.
+        fn text(max: usize) -> impl Strategy<Value = String> {
+            proptest::collection::vec(
+                prop_oneof![
+                    8 => proptest::sample::select(vec!['a', 'b', 'A', 'B', ' ']),
+                    1 => proptest::sample::select(vec![
+                        'é', 'É', 'Σ', 'σ', '’', '—', 'İ', '\u{212a}', 'k', '\t', '\n',
+                        '\u{a0}', '\u{1f}', '\u{2003}',
+                    ]),
+                ],
+                0..max,
+            )
+            .prop_map(|chars| chars.into_iter().collect())
+        }
+
+        proptest! {
+            /// Every shortcut of the matcher (verbatim hits, the pivot scan, the lowercased join
+            /// of collapsed sources) agrees with the definition: normalise the span and the
+            /// joined sources, then search.
+            #[test]
+            fn matches_the_definition(
+                sources in proptest::collection::vec(text(40), 0..4),
+                spans in proptest::collection::vec(text(8), 1..4),
+                ragas in any::<bool>(),
+            ) {
+                let quotes = if ragas { QuoteStyle::Ragas } else { QuoteStyle::Standard };
+                let scorer = QuotedSpans::new(QuotedSpansOptions { casefold: true, min_len: 1, quotes });
+                let (open, close) = if ragas { ("\"", "\"") } else { ("“", "”") };
+                let answer: String = spans
+                    .iter()
+                    .filter(|s| !s.contains(['"', '\n']))
+                    .map(|s| format!("x {open}{s}{close} y "))
+                    .collect();
+                let sources: Vec<&str> = sources.iter().map(String::as_str).collect();
+                let ws = quotes.whitespace();
+                let joined = normalize(&sources.join(" "), ws);
+                let expected = scorer
+                    .spans(&answer)
+                    .iter()
+                    .filter(|span| {
+                        let key = normalize(span, ws);
+                        !key.is_empty() && joined.contains(key.as_str())
+                    })
+                    .count();
+                let counts = scorer.score(&answer, &sources, &mut Scratch::default());
+                prop_assert_eq!(counts.matched as usize, expected);
+            }
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! Text primitives shared by the metrics: whitespace classes, normalisation, quote extraction,
 //! the Porter stemmer, the ROUGE tokenizers, BM25 Okapi ranking, difflib's sequence matcher and
-//! NLTK's `word_tokenize` for lowercased English.
+//! NLTK's `word_tokenize` for lowercased English, and the substring search of one row.
 //!
 //! Nothing here knows about Polars; every function works on borrowed `&str`.
 
@@ -10,5 +10,6 @@ pub mod porter;
 pub mod quotes;
 pub mod rouge_tokenize;
 pub mod sacrebleu;
+pub mod search;
 pub mod sequence_matcher;
 pub mod word_tokenize;

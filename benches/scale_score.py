@@ -10,7 +10,8 @@ spans taken from its sources, 5 retrieved chunks of about 300 characters with th
 three checks: every lexical and retrieval metric has its inputs. The tables are written once per
 size and reused (about 0.5 KB of Parquet per row: the small vocabulary compresses well; larger
 sizes than 1M repeat the 1M-row tables under new ids). Peak memory is the maximum resident set size
-of the `score` process (from `/usr/bin/time -v`).
+of the `score` process (from `/usr/bin/time -v`). Mode `compare` times `polars-rag compare` of the
+batched scores table against itself (the run MB column is then the scores table's size).
 """
 
 from __future__ import annotations
@@ -111,13 +112,18 @@ def write_tables(rows: int, directory: Path, seed: int = 7) -> tuple[Path, Path,
 
 
 def score(binary: Path, run: Path, golden: Path, corpus: Path, out: Path, batch_rows: int) -> tuple[float, float, str]:
-    command = ["/usr/bin/time", "-v", str(binary), "score", "--run", str(run), "--golden", str(golden),
-               "--corpus", str(corpus), "--out", str(out), "--batch-rows", str(batch_rows), "--quiet"]
+    return timed([str(binary), "score", "--run", str(run), "--golden", str(golden), "--corpus", str(corpus),
+                  "--out", str(out), "--batch-rows", str(batch_rows), "--quiet"])
+
+
+def timed(arguments: list[str]) -> tuple[float, float, str]:
+    """Runs a polars-rag command: wall seconds, peak RSS in GB, stdout."""
+    command = ["/usr/bin/time", "-v", *arguments]
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - start
     if done.returncode != 0:
-        raise SystemExit(f"score failed:\n{done.stdout}\n{done.stderr[-3000:]}")
+        raise SystemExit(f"{arguments[1]} failed:\n{done.stdout}\n{done.stderr[-3000:]}")
     rss_kb = float(re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr).group(1))  # type: ignore[union-attr]
     return seconds, rss_kb / 1024 / 1024, done.stdout
 
@@ -125,7 +131,7 @@ def score(binary: Path, run: Path, golden: Path, corpus: Path, out: Path, batch_
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 1_000_000])
-    parser.add_argument("--modes", default="batched,memory")
+    parser.add_argument("--modes", default="batched,memory", help="batched, memory, compare (the batched scores against themselves)")
     parser.add_argument("--binary", type=Path, default=ROOT / "target/release/polars-rag")
     parser.add_argument("--dir", type=Path, default=Path("/tmp/polars-rag-scale"))
     parser.add_argument("--keep", action="store_true", help="keep the generated tables and scores")
@@ -138,6 +144,13 @@ def main() -> None:
         generated = time.perf_counter() - start
         size = run.stat().st_size / 1e6
         for mode in args.modes.split(","):
+            if mode == "compare":
+                scores = args.dir / f"scores-{rows}-batched.parquet"
+                if not scores.exists():
+                    score(args.binary, run, golden, corpus, scores, 100_000)
+                seconds, rss, _ = timed([str(args.binary), "compare", "--baseline", str(scores), "--candidate", str(scores)])
+                print(f"{rows:>10,} {mode:>8} {scores.stat().st_size / 1e6:>8,.0f} {seconds:>8.1f} {rows / seconds:>9,.0f} {rss:>11.2f}")
+                continue
             out = args.dir / f"scores-{rows}-{mode}.parquet"
             seconds, rss, _ = score(args.binary, run, golden, corpus, out, 0 if mode == "memory" else 100_000)
             print(f"{rows:>10,} {mode:>8} {size:>8,.0f} {seconds:>8.1f} {rows / seconds:>9,.0f} {rss:>11.2f}"

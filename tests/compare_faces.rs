@@ -176,6 +176,33 @@ fn compare_scores_runs_against_the_golden_table_and_reports() {
         .contains("tok:13a"));
     assert!(dir.join("summary.regressions.parquet").is_file());
 
+    // The regressed items carry the answers of the scores tables (read for those rows only).
+    let regressions = read(&dir.join("summary.regressions.parquet"));
+    assert!(regressions.height() > 0);
+    let answer_of = |scores: &DataFrame, key: &str| -> Option<String> {
+        let ids = scores.column("query_id").unwrap().str().unwrap().clone();
+        let answers = scores.column("answer").unwrap().str().unwrap().clone();
+        let row = ids.iter().position(|id| id == Some(key))?;
+        answers.get(row).map(String::from)
+    };
+    let keys = regressions.column("key").unwrap().str().unwrap().clone();
+    let shown = |name: &str| regressions.column(name).unwrap().str().unwrap().clone();
+    let (b_shown, c_shown) = (shown("baseline_answer"), shown("candidate_answer"));
+    for (i, key) in keys.iter().enumerate() {
+        let key = key.unwrap();
+        assert_eq!(
+            b_shown.get(i).map(String::from),
+            answer_of(&sa, key),
+            "{key}"
+        );
+        assert_eq!(
+            c_shown.get(i).map(String::from),
+            answer_of(&sb, key),
+            "{key}"
+        );
+    }
+    assert!(b_shown.null_count() < regressions.height());
+
     // The same seed gives the same numbers.
     let (_, again, _) = run(&args);
     assert_eq!(

@@ -10,8 +10,8 @@ use polars::prelude::*;
 use super::score::{self, ScoreJob};
 use polars_rag::compare::report;
 use polars_rag::compare::tables::{
-    compare_tables, metrics_frame, regressions_frame, segments_frame, summarize_table,
-    summary_frame,
+    compare_tables, compared_columns, fill_answers, metrics_frame, regressed_ids,
+    regressions_frame, segments_frame, summarize_table, summary_frame, TableComparison,
 };
 use polars_rag::compare::{check_gates, CompareOptions, Gate};
 
@@ -57,8 +57,14 @@ fn err(msg: String) -> PolarsError {
     PolarsError::ComputeError(msg.into())
 }
 
-/// Reads a Parquet table and the signatures `score` recorded in its metadata.
-pub fn read_scores(path: &Path) -> PolarsResult<(DataFrame, Vec<(String, String)>)> {
+/// Reads the columns of a scores table that a comparison or a summary uses (see
+/// [`compared_columns`]: numbers and keys, not the kept texts, so memory grows with rows ×
+/// metrics, not with the answers), and the signatures `score` recorded in its metadata.
+pub fn read_scores(
+    path: &Path,
+    id: &str,
+    by: Option<&str>,
+) -> PolarsResult<(DataFrame, Vec<(String, String)>)> {
     if !path.is_file() {
         return Err(err(format!("scores table not found: {}", path.display())));
     }
@@ -73,7 +79,47 @@ pub fn read_scores(path: &Path) -> PolarsResult<(DataFrame, Vec<(String, String)
             Some((metric.to_string(), kv.value.clone().unwrap_or_default()))
         })
         .collect();
-    Ok((reader.finish()?, signatures))
+    let schema = reader.schema()?;
+    let names: Vec<&str> = schema.iter_names().map(|n| n.as_str()).collect();
+    if !names.contains(&id) && !id.is_empty() {
+        return Err(err(format!(
+            "compare: {} has no id column '{id}' (columns: {})",
+            path.display(),
+            names.join(", ")
+        )));
+    }
+    let columns = compared_columns(names, id, by);
+    Ok((reader.with_columns(Some(columns)).finish()?, signatures))
+}
+
+/// The rows of the regressed items of a scores table, with their key columns and answer (none
+/// when the table keeps no answers): read by a streaming scan, so only those rows are loaded.
+fn regressed_rows(path: &Path, comparison: &TableComparison) -> PolarsResult<DataFrame> {
+    let mut rows = score::scan(path, "scores")?;
+    let schema = rows.collect_schema()?;
+    let ids = regressed_ids(comparison);
+    if !schema.contains("answer") || ids.is_empty() {
+        return Ok(DataFrame::empty());
+    }
+    const KEY: &str = "__regressed_id";
+    let wanted = df!(KEY => ids)?;
+    let mut keep: Vec<Expr> = comparison.keys.iter().map(|k| col(k.as_str())).collect();
+    keep.push(col("answer"));
+    rows.select(keep.clone())
+        .with_column(
+            col(comparison.keys[0].as_str())
+                .cast(DataType::String)
+                .alias(KEY),
+        )
+        .join(
+            wanted.lazy(),
+            [col(KEY)],
+            [col(KEY)],
+            JoinArgs::new(JoinType::Inner),
+        )
+        .select(keep)
+        .collect_with_engine(Engine::Streaming)
+        .map(|frame| frame.unwrap_single())
 }
 
 fn create_parent(path: &Path) -> PolarsResult<()> {
@@ -106,15 +152,21 @@ pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
             (paths[0].clone(), paths[1].clone())
         }
     };
-    let (baseline, b_sigs) = read_scores(&baseline_path)?;
-    let (candidate, c_sigs) = read_scores(&candidate_path)?;
-    let comparison = compare_tables(
+    let by = job.by.as_deref();
+    let (baseline, b_sigs) = read_scores(&baseline_path, &job.id, by)?;
+    let (candidate, c_sigs) = read_scores(&candidate_path, &job.id, by)?;
+    let mut comparison = compare_tables(
         &baseline,
         &candidate,
         &job.id,
         job.by.as_deref(),
         &job.options,
     )?;
+    drop((baseline, candidate));
+    // The answers of the regressed items, read from the files for those rows only.
+    let regressed_baseline = regressed_rows(&baseline_path, &comparison)?;
+    let regressed_candidate = regressed_rows(&candidate_path, &comparison)?;
+    fill_answers(&mut comparison, &regressed_baseline, &regressed_candidate)?;
     let failures = check_gates(&job.gates, &comparison.metrics)?;
     let b_name = baseline_path.display().to_string();
     let c_name = candidate_path.display().to_string();
@@ -202,7 +254,7 @@ pub fn summary(
     options: &CompareOptions,
     out: Option<&Path>,
 ) -> PolarsResult<String> {
-    let (table, _) = read_scores(scores)?;
+    let (table, _) = read_scores(scores, "", by)?;
     let rows = summarize_table(&table, by, options)?;
     let mut text = report::summary_markdown(
         &rows,

@@ -125,6 +125,86 @@ fn examples(keys: &[&str]) -> (usize, Vec<String>) {
     )
 }
 
+/// The columns of a scores table that [`compare_tables`] and [`summarize_table`] read, in the
+/// table's order: the id, the repeat columns, the segment column, and every metric and
+/// per-row statistics column. The text columns a scores table keeps (answers, questions,
+/// references) are left out, so a reader can load a table of millions of rows as numbers only;
+/// [`fill_answers`] then adds the answers of the few regressed items.
+///
+/// ```
+/// use polars_rag::compare::tables::compared_columns;
+/// let names = ["query_id", "answer", "bleu", "quoted_spans", "question", "segment"];
+/// assert_eq!(
+///     compared_columns(names, "query_id", Some("segment")),
+///     ["query_id", "bleu", "quoted_spans", "segment"]
+/// );
+/// ```
+pub fn compared_columns<'a>(
+    names: impl IntoIterator<Item = &'a str>,
+    id: &str,
+    by: Option<&str>,
+) -> Vec<String> {
+    let read = |name: &str| {
+        name == id
+            || by == Some(name)
+            || REPEAT_COLUMNS.contains(&name)
+            || registry::METRICS
+                .iter()
+                .any(|m| m.id == name || m.corpus.is_some_and(|c| c.column == name))
+    };
+    names
+        .into_iter()
+        .filter(|name| read(name))
+        .map(String::from)
+        .collect()
+}
+
+/// The keys of `comparison`'s regressed items, for reading their answers (see
+/// [`fill_answers`]): the distinct ids, in first-regression order.
+pub fn regressed_ids(comparison: &TableComparison) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for r in &comparison.regressions {
+        // The key is the id, then the repeat columns, joined with '/'; ids may hold '/' too,
+        // so the id is the key minus as many trailing parts as there are repeat columns.
+        let repeats = comparison.keys.len() - 1;
+        let id = match repeats {
+            0 => r.key.as_str(),
+            n => r.key.rsplitn(n + 1, '/').last().unwrap_or(&r.key),
+        };
+        if !ids.iter().any(|i| i == id) {
+            ids.push(id.to_string());
+        }
+    }
+    ids
+}
+
+/// Sets the answers of `comparison`'s regressions from the rows of both tables that hold them
+/// (any subset of rows with the key columns and `answer`, such as the rows of
+/// [`regressed_ids`]): the answers [`compare_tables`] gives when it reads whole tables.
+pub fn fill_answers(
+    comparison: &mut TableComparison,
+    baseline: &DataFrame,
+    candidate: &DataFrame,
+) -> PolarsResult<()> {
+    let answers = |df: &DataFrame| -> PolarsResult<HashMap<String, Option<String>>> {
+        let Ok(answer) = df.column("answer") else {
+            return Ok(HashMap::new());
+        };
+        let answer = answer.cast(&DataType::String)?;
+        let keys = key_strings(df, &comparison.keys)?;
+        Ok(keys
+            .into_iter()
+            .zip(answer.str()?.iter().map(|a| a.map(String::from)))
+            .collect())
+    };
+    let (b, c) = (answers(baseline)?, answers(candidate)?);
+    for r in &mut comparison.regressions {
+        r.baseline_answer = b.get(&r.key).cloned().flatten();
+        r.candidate_answer = c.get(&r.key).cloned().flatten();
+    }
+    Ok(())
+}
+
 /// Compares a candidate scores table with a baseline one.
 pub fn compare_tables(
     baseline: &DataFrame,

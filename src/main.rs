@@ -463,6 +463,16 @@ struct ScoreArgs {
     /// Parquet with memory bounded by one batch; 0 reads the whole run into memory.
     #[arg(long, default_value_t = 100_000, value_name = "ROWS")]
     batch_rows: usize,
+    /// The run is one block of a job scored in parts on several machines (`polars_rag.ray`):
+    /// score and write its rows only; golden questions it does not answer are left to
+    /// --summarise-parts, and no summary is printed.
+    #[arg(long, conflicts_with = "summarise_parts")]
+    block: bool,
+    /// Complete and summarise a job scored in blocks (--block), whose outputs are the Parquet
+    /// files matching PATTERN: score the golden questions no block answers into --out, and
+    /// print the summary of the whole job. --run gives the run's columns (no row is scored).
+    #[arg(long, value_name = "PATTERN")]
+    summarise_parts: Option<String>,
     /// Also locate each quoted span of the answers in the row's sources (a `locate_quotes`
     /// column: file, offsets, match ratio, found); options from the config's [locate_quotes].
     #[arg(long)]
@@ -741,6 +751,11 @@ fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
         embedder,
         custom_judges,
         batch_rows: args.batch_rows,
+        parts: match (args.block, args.summarise_parts) {
+            (true, _) => score::Parts::Block,
+            (false, Some(pattern)) => score::Parts::Summarise(pattern),
+            (false, None) => score::Parts::Whole,
+        },
     })
 }
 

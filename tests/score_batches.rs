@@ -205,3 +205,90 @@ fn a_failed_batch_leaves_no_output() {
     );
     assert!(!out.exists(), "a failed streamed run leaves no output file");
 }
+
+/// A job scored in parts, as `polars_rag.ray` runs it: each block with `--block` (no unanswered
+/// golden rows, no summary), then `--summarise-parts` over the written blocks. The parts hold
+/// the scores of one call over the whole run, and the summary's metric lines are the same.
+#[test]
+fn blocks_and_their_summary_equal_one_call() {
+    let dir = scratch("parts");
+    let run = read(&demo("run_a.parquet"));
+    let ids = run.column("query_id").unwrap().str().unwrap().clone();
+    // Two questions never answered; the rest in blocks of 5 rows.
+    let keep: BooleanChunked = (0..ids.len()).map(|i| Some(i != 2 && i != 17)).collect();
+    let mut kept = run.filter(&keep).unwrap();
+    let run_path = dir.join("run.parquet");
+    write(&mut kept, &run_path);
+    let (whole_summary, whole) = score(&run_path, &dir.join("whole.parquet"), 0);
+
+    let parts = dir.join("parts");
+    std::fs::create_dir_all(&parts).unwrap();
+    let common = |c: &mut Command| {
+        c.arg("--golden")
+            .arg(demo("golden.parquet"))
+            .arg("--corpus")
+            .arg(demo("corpus.parquet"))
+            .args(["--by", "segment", "--invalid-spans", "null", "--quiet"]);
+    };
+    for (i, offset) in (0..kept.height()).step_by(5).enumerate() {
+        let mut block = kept.slice(offset as i64, 5);
+        let block_path = dir.join(format!("block-{i}.parquet"));
+        write(&mut block, &block_path);
+        let mut c = Command::new(env!("CARGO_BIN_EXE_polars-rag"));
+        c.args(["score", "--block", "--run"]).arg(&block_path);
+        common(&mut c);
+        let o = c
+            .arg("--out")
+            .arg(parts.join(format!("part-{i}.parquet")))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let printed = String::from_utf8_lossy(&o.stdout);
+        assert!(printed.contains("rows scored"), "{printed}");
+        assert!(
+            !printed.contains("metric "),
+            "a block prints no summary: {printed}"
+        );
+    }
+    let unanswered = parts.join("unanswered.parquet");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_polars-rag"));
+    c.args(["score", "--run"]).arg(&run_path);
+    common(&mut c);
+    let o = c
+        .arg("--summarise-parts")
+        .arg(parts.join("part-*.parquet"))
+        .arg("--out")
+        .arg(&unanswered)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let summary = String::from_utf8_lossy(&o.stdout).to_string();
+
+    let mut all = read(&unanswered);
+    assert_eq!(all.height(), 2, "the two unanswered questions");
+    for entry in std::fs::read_dir(&parts).unwrap() {
+        let path = entry.unwrap().path();
+        if path != unanswered {
+            all.vstack_mut(&read(&path)).unwrap();
+        }
+    }
+    let all = all
+        .sort(
+            ["query_id", "answer"],
+            SortMultipleOptions::default().with_nulls_last(true),
+        )
+        .unwrap();
+    assert_eq!(all.get_column_names(), whole.get_column_names());
+    assert!(all.equals_missing(&whole), "the parts differ from one call");
+    // The metric, aggregate and segment lines agree; the notes say how each was read.
+    let table = |s: &str| -> Vec<String> {
+        s.lines()
+            .skip_while(|l| !l.starts_with("metric "))
+            .filter(|l| !l.starts_with("note:"))
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(table(&summary), table(&whole_summary));
+    assert!(summary.contains("golden: 2 of 24 questions have no answer in the run"));
+    assert!(summary.contains("citation_alignment"));
+}

@@ -69,6 +69,29 @@ pub struct ScoreJob {
     /// Score a run of more rows than this one batch at a time (bounded memory; see
     /// [`run_in_batches`]); 0 scores it in memory whatever its size.
     pub batch_rows: usize,
+    /// Whether the run is the whole job or a part of one scored on several machines.
+    pub parts: Parts,
+}
+
+/// How a `score` run relates to a job scored in parts, block by block on several machines
+/// (the Ray driver of the Python package does this): each block is scored with
+/// [`Parts::Block`], then one [`Parts::Summarise`] call completes and summarises the job. The
+/// scores and summary are those of one `score` call over the whole run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Parts {
+    /// The run is the whole job.
+    #[default]
+    Whole,
+    /// The run is one block of the job: its rows are scored and written, the golden questions
+    /// it does not answer are left to the job (another block may answer them), and no summary
+    /// is computed.
+    Block,
+    /// Nothing of the run is scored (it gives the columns): the blocks are written, as the
+    /// Parquet files matching this pattern. The golden questions that no block answers are
+    /// scored into `out` (in_run = false, as one call would add them), and the summary is
+    /// computed over the blocks and that file, corpus-level metrics from their per-row
+    /// statistics.
+    Summarise(String),
 }
 
 /// A judge defined as data that `score` runs: its card and judge, and the column each of the
@@ -595,11 +618,22 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         validate_metrics(ids)?;
     }
     let id = job.columns.id.clone().unwrap_or_else(|| "query_id".into());
+    if let Parts::Summarise(pattern) = &job.parts {
+        return summarise_parts(job, &id, pattern);
+    }
     if let Some(report) = run_in_batches(job, &id)? {
         return Ok(report);
     }
     let mut stages = Stages::start();
-    let Inputs { frame, mut notes } = load_inputs(job, &id)?;
+    let Inputs {
+        mut frame,
+        mut notes,
+    } = load_inputs(job, &id)?;
+    if job.parts == Parts::Block && job.golden.is_some() {
+        // Unanswered golden questions are added once, by the job (Parts::Summarise).
+        let in_run = frame.column("in_run")?.bool()?.clone();
+        frame = frame.filter(&in_run)?;
+    }
     stages.lap("read and join");
     let resolved = resolve_columns(job, frame.schema())?;
     let options = options_with_relevance(job, &resolved);
@@ -626,6 +660,9 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         Some(columns.iter().map(|c| c.iter().sum()).collect())
     });
     write_scores(job, &options, &chosen, &mut scores)?;
+    if job.parts == Parts::Block {
+        return Ok(block_report(job, scores.height()));
+    }
     if let Some(path) = &job.review {
         write_review(path, &frame, &id, &resolved, &scores, &mut notes)?;
     }
@@ -805,7 +842,7 @@ fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Option<ScoreReport>>
     let mut rows_written = 0usize;
     let file = out.file()?;
     let mut offset = 0usize;
-    let mut golden_done = golden.is_none();
+    let mut golden_done = golden.is_none() || job.parts == Parts::Block;
     use polars_rag::engines::progress::{Progress, Work};
     Progress::planned(Work::Rows, total as u64, 0);
     loop {
@@ -898,6 +935,9 @@ fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Option<ScoreReport>>
     out.commit()
         .map_err(|e| err(format!("cannot write {}: {e}", job.out.display())))?;
     stages.lap("score and write");
+    if job.parts == Parts::Block {
+        return Ok(Some(block_report(job, rows_written)));
+    }
 
     // The notes of the in-memory path, from what the batches found.
     let mut first_notes: Vec<String> = Vec::new();
@@ -937,6 +977,20 @@ fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Option<ScoreReport>>
             all_notes.push(note);
         }
     }
+    let aggregates = aggregates_of_sums(&chosen, &sums);
+    let written = LazyFrame::scan_parquet(
+        PlRefPath::new(job.out.display().to_string()),
+        ScanArgsParquet::default(),
+    )?;
+    let ids: Vec<&str> = chosen.iter().map(|(m, _)| m.id).collect();
+    let summary = summarise(job, &options, written, &ids, &aggregates, &all_notes)?;
+    stages.lap("summary");
+    finish_report(job, &options, ids, summary, stages).map(Some)
+}
+
+/// The corpus-level aggregates of `chosen` from their per-row statistics summed over the rows
+/// (`sums`: metric id → summed statistics), with the summary's details.
+fn aggregates_of_sums(chosen: &Chosen, sums: &[(&'static str, Vec<f64>)]) -> Vec<Aggregate> {
     let aggregates: Vec<(String, f64)> = chosen
         .iter()
         .filter(|(info, _)| info.kind == MetricKind::Aggregate)
@@ -948,22 +1002,123 @@ fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Option<ScoreReport>>
             (info.id.to_string(), value)
         })
         .collect();
-    let aggregates = with_details(aggregates, |stats| {
+    with_details(aggregates, |stats| {
         let id = chosen
             .iter()
             .find(|(info, _)| info.corpus.is_some_and(|c| c.column == stats.column))?
             .0
             .id;
         sums.iter().find(|(i, _)| *i == id).map(|(_, s)| s.clone())
-    });
-    let written = LazyFrame::scan_parquet(
-        PlRefPath::new(job.out.display().to_string()),
-        ScanArgsParquet::default(),
+    })
+}
+
+/// What a block of a job scored in parts prints: its rows, no summary.
+fn block_report(job: &ScoreJob, rows: usize) -> ScoreReport {
+    ScoreReport {
+        summary: format!(
+            "block {}: {rows} rows scored -> {}\n",
+            job.run.display(),
+            job.out.display()
+        ),
+    }
+}
+
+/// Completes and summarises a job scored in parts (see [`Parts::Summarise`]): the run gives
+/// the columns, the blocks are the files matching `pattern`. Golden questions no block
+/// answers are scored into `job.out`; the summary is [`summarise`]'s over the blocks and that
+/// file, read by Polars' streaming engine, with corpus-level metrics from the per-row
+/// statistics summed over all of them, so it is the summary one call over the whole run gives.
+fn summarise_parts(job: &ScoreJob, id: &str, pattern: &str) -> PolarsResult<ScoreReport> {
+    let mut stages = Stages::start();
+    let mut run_scan = scan(&job.run, "run")?;
+    let run_schema = run_scan.collect_schema()?;
+    require(&run_schema, &job.run.display().to_string(), id, "id")?;
+    let empty = readable_frame("score", &run_scan.slice(0, 0).collect()?)?;
+    let golden = match &job.golden {
+        Some(path) => {
+            let mut golden = scan(path, "golden")?;
+            let schema = golden.collect_schema()?;
+            require(&schema, &path.display().to_string(), id, "id")?;
+            Some(readable_frame("score", &golden.collect()?)?)
+        }
+        None => None,
+    };
+    let shape = match &golden {
+        Some(golden) => tables::join_golden(&golden.head(Some(0)), &empty, id)?.frame,
+        None => empty.clone(),
+    };
+    let resolved = resolve_columns(job, shape.schema())?;
+    let options = options_with_relevance(job, &resolved);
+    let mut notes: Vec<String> = Vec::new();
+    let chosen = choose_metrics(job, &resolved, &mut notes)?;
+    let scan_parts = || {
+        LazyFrame::scan_parquet(PlRefPath::new(pattern), ScanArgsParquet::default())
+            .map_err(|e| err(format!("score: cannot read the parts {pattern}: {e}")))
+    };
+    let answered: std::collections::HashSet<u64> = scan_parts()?
+        .select([col(id).cast(DataType::String)])
+        .collect_with_engine(Engine::Streaming)?
+        .unwrap_single()
+        .column(id)?
+        .str()?
+        .iter()
+        .flatten()
+        .map(id_hash)
+        .collect();
+    stages.lap("read the parts' ids");
+    let mut tables = vec![scan_parts()?];
+    if let Some(golden) = &golden {
+        let keys = golden.column(id)?.cast(&DataType::String)?;
+        let unanswered: BooleanChunked = keys
+            .str()?
+            .iter()
+            .map(|key| Some(!key.is_some_and(|k| answered.contains(&id_hash(k)))))
+            .collect();
+        let missing = golden.filter(&unanswered)?;
+        if missing.height() > 0 {
+            notes.push(format!(
+                "golden: {} of {} questions have no answer in the run (in_run = false; their scores are null)",
+                missing.height(),
+                golden.height()
+            ));
+            let joined = tables::join_golden(&missing, &empty, id)?.frame;
+            let corpus = load_corpus(job)?;
+            let mut tally = CorpusTally::default();
+            let frame = apply_corpus(job, corpus.as_ref(), joined, id, &resolved, &mut tally)?;
+            let mut scores = compute_scores(job, &options, &resolved, &chosen, &frame, &mut notes)?;
+            write_scores(job, &options, &chosen, &mut scores)?;
+            tables.push(scan(&job.out, "scores")?);
+        }
+    }
+    stages.lap("score the unanswered questions");
+    let all = concat(
+        tables,
+        UnionArgs {
+            to_supertypes: true,
+            ..Default::default()
+        },
     )?;
+    let mut sums: Vec<(&'static str, Vec<f64>)> = Vec::new();
+    for (info, _) in &chosen {
+        let Some(stats) = info.corpus else { continue };
+        if !all.clone().collect_schema()?.contains(stats.column) {
+            continue;
+        }
+        let column = all
+            .clone()
+            .select([col(stats.column)])
+            .collect_with_engine(Engine::Streaming)?
+            .unwrap_single();
+        if let Some(columns) = table::corpus_stats(&column, &stats)? {
+            sums.push((info.id, columns.iter().map(|c| c.iter().sum()).collect()));
+        }
+    }
+    notes.push(format!("summary of the parts {pattern}"));
+    let aggregates = aggregates_of_sums(&chosen, &sums);
     let ids: Vec<&str> = chosen.iter().map(|(m, _)| m.id).collect();
-    let summary = summarise(job, &options, written, &ids, &aggregates, &all_notes)?;
+    let summary = summarise(job, &options, all, &ids, &aggregates, &notes)?;
     stages.lap("summary");
-    finish_report(job, &options, ids, summary, stages).map(Some)
+    finish_report(job, &options, ids, summary, stages)
 }
 
 /// The golden table of a streamed job. Only its ids stay in memory, with an index from an id's
@@ -1732,10 +1887,11 @@ fn summarise(
         Some(g) => format!("golden {} ⋈ run {}", g.display(), job.run.display()),
         None => format!("run {}", job.run.display()),
     };
-    out.push_str(&format!(
-        "{source} ({height} rows) -> {}\n",
-        job.out.display()
-    ));
+    let target = match &job.parts {
+        Parts::Summarise(pattern) => pattern.clone(),
+        _ => job.out.display().to_string(),
+    };
+    out.push_str(&format!("{source} ({height} rows) -> {target}\n"));
     for note in notes {
         out.push_str(&format!("note: {note}\n"));
     }

@@ -1,0 +1,253 @@
+"""Score a run on a Ray cluster: the ``polars-rag score`` job, block by block on many machines.
+
+Install with ``pip install polars-rag[ray]`` (Ray Data 2.60.0 with pyarrow). The job is the
+command line's: the same metric names, configuration file, golden table and corpus, and the
+same per-row scores and summary as one ``polars-rag score`` call over the whole run.
+
+How it runs:
+
+* the driver puts the ``polars-rag`` executable, the golden table, the corpus and the
+  configuration into Ray's object store once; each worker process copies them to a local
+  folder the first time it scores a block;
+* Ray Data reads the run (a Dataset, or Parquet files) and hands each worker blocks of rows;
+  the worker scores a block with ``polars-rag score --block`` (Polars limited to
+  ``polars_threads`` threads through the task's ``runtime_env``, so workers do not
+  oversubscribe cores) and writes its scores as one Parquet file ``part-*.parquet`` of ``out``,
+  with the metrics' signatures in its metadata, atomically;
+* the driver then runs ``polars-rag score --summarise-parts``: the golden questions no block
+  answered are scored into ``out/unanswered.parquet`` (``in_run`` false), and the summary is
+  computed over all the parts, corpus-level metrics from their per-row statistics.
+
+``out`` must be a folder every worker can write to and the driver can read (a shared file
+system on a real cluster; any local folder on one machine). The executable is shipped as
+bytes, so workers need the driver's operating system and architecture.
+
+Example (a local cluster; ``ray.init(address="auto")`` joins a running one)::
+
+    import ray
+    import polars_rag.ray as prr
+
+    ray.init(num_cpus=2, include_dashboard=False)
+    report = prr.score("run.parquet", golden="golden.parquet", corpus="corpus.parquet",
+                       out="scores/", binary="target/release/polars-rag")
+    print(report.summary)
+    scores = pl.read_parquet("scores/*.parquet")
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NamedTuple, Union
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class RayScoreReport(NamedTuple):
+    """What :func:`score` produced."""
+
+    #: The summary, as ``polars-rag score`` prints it for the whole run.
+    summary: str
+    #: The Parquet files of per-row scores (the blocks, then the unanswered golden questions).
+    parts: list[Path]
+    #: Rows scored by the blocks.
+    rows: int
+
+
+def _executable(binary: PathLike | None) -> Path:
+    """The ``polars-rag`` executable: ``binary``, else ``$POLARS_RAG_BIN``, else on ``PATH``."""
+    named = binary or os.environ.get("POLARS_RAG_BIN") or shutil.which("polars-rag")
+    if not named or not Path(named).is_file():
+        raise FileNotFoundError(
+            "polars_rag.ray.score: the polars-rag executable was not found "
+            f"(binary={binary!r}, $POLARS_RAG_BIN, PATH); build it with "
+            "`cargo build --release --features cli` and pass binary='target/release/polars-rag'"
+        )
+    return Path(named)
+
+
+def _file_bytes(path: PathLike | None, what: str) -> bytes | None:
+    if path is None:
+        return None
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"polars_rag.ray.score: {what} not found: {p}")
+    return p.read_bytes()
+
+
+def _cli_flags(
+    metrics: Sequence[str] | None,
+    id: str,
+    cli_args: Sequence[str],
+) -> list[str]:
+    flags = ["--id-col", id]
+    if metrics:
+        flags += ["--metrics", ",".join(metrics)]
+    flags += list(cli_args)
+    for flag in ("--run", "--out", "--golden", "--corpus", "--config", "--block", "--summarise-parts"):
+        if flag in cli_args:
+            raise ValueError(f"polars_rag.ray.score: {flag} is set by score(); pass it as an argument, not in cli_args")
+    return flags
+
+
+#: The job files a worker process has copied from the object store, by object id: a process
+#: scoring several blocks copies them once.
+_LOCAL_FILES: dict[str, Path] = {}
+
+
+def _local_file(ref: Any, name: str) -> Path:
+    import ray  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+    key = ref.hex()
+    if key not in _LOCAL_FILES:
+        path = Path(tempfile.mkdtemp(prefix="polars-rag-ray-")) / name
+        path.write_bytes(ray.get(ref))
+        path.chmod(stat.S_IRWXU)
+        _LOCAL_FILES[key] = path
+    return _LOCAL_FILES[key]
+
+
+def _score_block(block: Any, shipped: dict[str, Any], flags: list[str], out: str) -> Any:
+    """Scores one block of the run with ``polars-rag score --block`` into a part file of
+    ``out``; returns the part's path and row count."""
+    import pyarrow as pa  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    import pyarrow.parquet as pq  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+    files = {name: _local_file(ref, name) for name, ref in shipped.items() if ref is not None}
+    name = f"part-{uuid.uuid4().hex}"
+    run = files["polars-rag"].parent / f"{name}.run.parquet"
+    pq.write_table(block, run)
+    part = Path(out) / f"{name}.parquet"
+    command = [str(files["polars-rag"]), "score", "--block", "--quiet", "--batch-rows", "0"]
+    command += ["--run", str(run), "--out", str(part)]
+    for flag, file in (("--golden", "golden.parquet"), ("--corpus", "corpus.parquet"), ("--config", "config.toml")):
+        if file in files:
+            command += [flag, str(files[file])]
+    try:
+        done = subprocess.run(command + flags, capture_output=True, text=True, check=False)
+    finally:
+        run.unlink(missing_ok=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"polars-rag score --block failed on a block of {block.num_rows} rows:\n{done.stderr}")
+    return pa.table({"part": [str(part)], "rows": [pq.read_metadata(part).num_rows]})
+
+
+def _block_failure(error: BaseException) -> str:
+    """The message of the error a block's task raised, unwrapped from Ray's exceptions."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        message = str(current)
+        if isinstance(current, RuntimeError) and message.startswith("polars-rag score --block failed"):
+            return message
+        current = getattr(current, "cause", None) or current.__cause__
+    return str(error)
+
+
+def score(
+    run: Any,
+    *,
+    out: PathLike,
+    golden: PathLike | None = None,
+    corpus: PathLike | None = None,
+    config: PathLike | None = None,
+    metrics: Sequence[str] | None = None,
+    id: str = "query_id",
+    binary: PathLike | None = None,
+    polars_threads: int = 1,
+    num_cpus: float = 1,
+    concurrency: int | None = None,
+    cli_args: Sequence[str] = (),
+) -> RayScoreReport:
+    """Scores ``run`` on the connected Ray cluster as ``polars-rag score`` scores it on one
+    machine; see the module's documentation for how.
+
+    Parameters
+    ----------
+    run
+        A ``ray.data.Dataset``, or a Parquet path, folder or glob (read with
+        ``ray.data.read_parquet``).
+    out
+        The folder of the per-row scores (created; it must be empty): ``part-*.parquet``, one per
+        block, and ``unanswered.parquet`` when golden questions have no answer in the run.
+    golden, corpus, config, metrics, id
+        As ``polars-rag score``'s ``--golden``, ``--corpus``, ``--config``, ``--metrics`` and
+        ``--id-col``. ``golden``, ``corpus`` and ``config`` are files, shipped to the workers once.
+        A corpus must be a Parquet file here (``file``, ``text``).
+    binary
+        The ``polars-rag`` executable (else ``$POLARS_RAG_BIN``, else ``PATH``).
+    polars_threads
+        Polars' thread count in each block's process (``POLARS_MAX_THREADS``).
+    num_cpus, concurrency
+        CPUs reserved per block's task, and at most this many tasks at once (default: Ray's
+        choice).
+    cli_args
+        Further ``polars-rag score`` flags (column names, ``--invalid-spans``, metric options).
+
+    Returns
+    -------
+    RayScoreReport
+        The summary, the written parts and the number of rows the blocks scored.
+    """
+    import ray  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+    if not ray.is_initialized():
+        raise RuntimeError("polars_rag.ray.score: connect to a Ray cluster first (ray.init(...))")
+    if polars_threads < 1:
+        raise ValueError(f"polars_rag.ray.score: polars_threads must be at least 1, got {polars_threads}")
+    executable = _executable(binary)
+    out_dir = Path(out).resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if any(out_dir.iterdir()):
+        raise FileExistsError(f"polars_rag.ray.score: {out_dir} is not empty (the parts of an earlier job?)")
+    flags = _cli_flags(metrics, id, cli_args)
+    shipped = {
+        "polars-rag": ray.put(executable.read_bytes()),
+        "golden.parquet": ray.put(data) if (data := _file_bytes(golden, "golden table")) else None,
+        "corpus.parquet": ray.put(data) if (data := _file_bytes(corpus, "corpus")) else None,
+        "config.toml": ray.put(data) if (data := _file_bytes(config, "config")) else None,
+    }
+    dataset = run if isinstance(run, ray.data.Dataset) else ray.data.read_parquet(str(run))
+    try:
+        written = dataset.map_batches(
+            _score_block,  # type: ignore[arg-type,unused-ignore]
+            fn_kwargs={"shipped": shipped, "flags": flags, "out": str(out_dir)},
+            batch_format="pyarrow",
+            batch_size=None,
+            concurrency=concurrency,
+            num_cpus=num_cpus,
+            runtime_env={"env_vars": {"POLARS_MAX_THREADS": str(polars_threads)}},
+        ).take_all()
+    except Exception as error:
+        raise RuntimeError(f"polars_rag.ray.score: {_block_failure(error)}") from error
+    parts = [Path(r["part"]) for r in written]
+    rows = sum(int(r["rows"]) for r in written)
+
+    # The run's columns for the summary: an empty table of its schema.
+    with tempfile.TemporaryDirectory(prefix="polars-rag-ray-") as folder:
+        import pyarrow.parquet as pq  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+        if isinstance(run, (str, os.PathLike)) and Path(run).is_file():
+            schema_file = Path(run)  # only its columns are read
+        else:
+            schema_file = Path(folder) / "run-columns.parquet"
+            pq.write_table(dataset.schema().base_schema.empty_table(), schema_file)
+        unanswered = out_dir / "unanswered.parquet"
+        command = [str(executable), "score", "--quiet", "--run", str(schema_file), "--out", str(unanswered)]
+        command += ["--summarise-parts", str(out_dir / "part-*.parquet")]
+        for flag, path in (("--golden", golden), ("--corpus", corpus), ("--config", config)):
+            if path is not None:
+                command += [flag, str(path)]
+        done = subprocess.run(command + flags, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"polars-rag score --summarise-parts failed:\n{done.stderr}")
+    if unanswered.exists():
+        parts.append(unanswered)
+    return RayScoreReport(summary=done.stdout, parts=parts, rows=rows)

@@ -1,0 +1,139 @@
+"""polars_rag.ray on a local Ray cluster of two nodes started by the test: the job scored block
+by block equals one `polars-rag score` call over the whole run (scores table and summary)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from polars.testing import assert_frame_equal
+
+import polars as pl
+
+ray = pytest.importorskip("ray", reason="Ray is not installed here (pip install '.[ray]')")
+import polars_rag.ray as prr
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "datasets/demo"
+
+
+def _binary() -> Path:
+    named = os.environ.get("POLARS_RAG_BIN")
+    if not named or not Path(named).is_file():
+        pytest.skip("no polars-rag executable: set POLARS_RAG_BIN (scripts/test.sh does)")
+    return Path(named)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    """A head node and a second worker node, one CPU each."""
+    ray_cli = str(Path(sys.executable).parent / "ray")
+    # A throwaway cluster on this machine: no token authentication (which a head node turns
+    # on by default, and which a driver reads from its environment when Ray is imported).
+    settings = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
+    saved = {name: os.environ.get(name) for name in settings}
+    os.environ.update(settings)
+    env = dict(os.environ)
+    port = _free_port()
+    address = f"127.0.0.1:{port}"
+    common = ["--num-cpus=1", "--disable-usage-stats"]
+    subprocess.run([ray_cli, "stop", "--force"], env=env, capture_output=True, check=False)
+    try:
+        subprocess.run(
+            [ray_cli, "start", "--head", f"--port={port}", "--include-dashboard=false", *common],
+            env=env, capture_output=True, check=True, timeout=120,
+        )
+        subprocess.run([ray_cli, "start", f"--address={address}", *common], env=env, capture_output=True, check=True, timeout=120)
+        ray.init(address=address, log_to_driver=False)
+        for _ in range(120):
+            if sum(1 for node in ray.nodes() if node["Alive"]) == 2:
+                break
+            time.sleep(0.5)
+        yield address
+    finally:
+        ray.shutdown()
+        subprocess.run([ray_cli, "stop", "--force"], env=env, capture_output=True, check=False)
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _metric_lines(summary: str) -> list[str]:
+    """The summary's metric and aggregate lines (its header and notes name files)."""
+    lines = summary.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("metric "))
+    return [line for line in lines[start:] if line and not line.startswith("note:")]
+
+
+def test_a_job_on_two_nodes_equals_one_score_call(cluster: str, tmp_path: Path) -> None:
+    binary = _binary()
+    assert sum(1 for node in ray.nodes() if node["Alive"]) == 2
+    # The run without three questions (so the golden table has unanswered ones), in four files.
+    run = pl.read_parquet(DEMO / "run_a.parquet")
+    run = run.filter(~pl.col("query_id").is_in(run["query_id"].head(3).to_list()))
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    for i, part in enumerate(run.iter_slices(n_rows=6)):
+        part.write_parquet(run_dir / f"run-{i}.parquet")
+    run.write_parquet(tmp_path / "run.parquet")
+    golden, corpus = DEMO / "golden.parquet", DEMO / "corpus.parquet"
+
+    report = prr.score(
+        str(run_dir), out=tmp_path / "scores", golden=golden, corpus=corpus, binary=binary, polars_threads=1
+    )
+    one = subprocess.run(
+        [str(binary), "score", "--quiet", "--run", str(tmp_path / "run.parquet"), "--golden", str(golden),
+         "--corpus", str(corpus), "--out", str(tmp_path / "one.parquet")],
+        capture_output=True, text=True, check=True,
+    )
+
+    assert report.rows == run.height
+    assert len(report.parts) >= 2 and report.parts[-1].name == "unanswered.parquet"
+    blocks = pl.read_parquet([str(p) for p in report.parts]).sort("query_id")
+    whole = pl.read_parquet(tmp_path / "one.parquet").sort("query_id")
+    assert blocks.height == whole.height == pl.read_parquet(golden).height
+    assert blocks.filter(~pl.col("in_run")).height == 3
+    assert_frame_equal(blocks.select(whole.columns), whole)
+    assert _metric_lines(report.summary) == _metric_lines(one.stdout)
+    assert "3 of 24 questions have no answer" in report.summary
+    # Every part carries the metrics' signatures, as a scores table of `score` does.
+    for part in report.parts:
+        assert "polars-rag:signature:bleu" in pl.read_parquet_metadata(part)
+
+
+def test_bad_input_is_named(cluster: str, tmp_path: Path) -> None:
+    binary = _binary()
+    with pytest.raises(FileNotFoundError, match="golden table not found"):
+        prr.score(str(DEMO / "run_a.parquet"), out=tmp_path / "a", golden=tmp_path / "nope.parquet", binary=binary)
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "old.parquet").write_bytes(b"")
+    with pytest.raises(FileExistsError, match="not empty"):
+        prr.score(str(DEMO / "run_a.parquet"), out=tmp_path / "b", binary=binary)
+    with pytest.raises(FileNotFoundError, match="polars-rag executable"):
+        prr.score(str(DEMO / "run_a.parquet"), out=tmp_path / "c", binary=tmp_path / "missing")
+    with pytest.raises(RuntimeError, match="metric"):
+        prr.score(str(DEMO / "run_a.parquet"), out=tmp_path / "d", metrics=["no_such_metric"], binary=binary)
+
+
+def test_executable_on_path_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    binary = _binary()
+    monkeypatch.delenv("POLARS_RAG_BIN", raising=False)
+    monkeypatch.setenv("PATH", str(binary.parent))
+    if binary.name != "polars-rag" or shutil.which("polars-rag") is None:
+        pytest.skip("the executable is not named polars-rag")
+    assert prr._executable(None) == binary

@@ -292,3 +292,29 @@ fn blocks_and_their_summary_equal_one_call() {
     assert!(summary.contains("golden: 2 of 24 questions have no answer in the run"));
     assert!(summary.contains("citation_alignment"));
 }
+
+/// A block of a run with one row per retrieved item is refused: a query's rows could be split
+/// between blocks and collapsed apart.
+#[test]
+fn a_long_run_is_not_scored_in_blocks() {
+    let dir = scratch("long");
+    let mut long = df!(
+        "query_id" => ["q1", "q1", "q2"],
+        "doc_id" => ["a", "b", "a"],
+        "rank" => [1, 2, 1],
+    )
+    .unwrap();
+    let run_path = dir.join("long.parquet");
+    write(&mut long, &run_path);
+    let o = Command::new(env!("CARGO_BIN_EXE_polars-rag"))
+        .args(["score", "--block", "--quiet", "--run"])
+        .arg(&run_path)
+        .arg("--out")
+        .arg(dir.join("part.parquet"))
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("one row per retrieved item"), "{stderr}");
+    assert!(!dir.join("part.parquet").exists());
+}

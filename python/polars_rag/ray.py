@@ -229,6 +229,8 @@ def score(
         raise RuntimeError(f"polars_rag.ray.score: {_block_failure(error)}") from error
     parts = [Path(r["part"]) for r in written]
     rows = sum(int(r["rows"]) for r in written)
+    if not parts:
+        raise ValueError(f"polars_rag.ray.score: the run has no rows ({run!r})")
 
     # The run's columns for the summary: an empty table of its schema.
     with tempfile.TemporaryDirectory(prefix="polars-rag-ray-") as folder:

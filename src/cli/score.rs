@@ -226,6 +226,12 @@ fn load_inputs(job: &ScoreJob, id: &str) -> PolarsResult<Inputs> {
     // Categorical ids and texts are read as strings, small integers widened, as every face does.
     let mut run = readable_frame("score", &run.collect()?)?;
     if tables::is_long_run(&run_schema, retrieved_name) {
+        if job.parts == Parts::Block {
+            // A query's rows may sit in two blocks, which would collapse them apart.
+            return Err(err(format!(
+                "score --block: {run_name} has one row per retrieved item; collapse the run to one row per query first (polars_rag.collapse_run), so that no query is split across blocks"
+            )));
+        }
         notes.push(format!(
             "run: one row per retrieved item (doc_id); collapsed into a '{retrieved_name}' list per query{}",
             if run_schema.contains("rank") { ", ordered by rank" } else { ", in row order" }

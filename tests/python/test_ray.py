@@ -137,3 +137,30 @@ def test_executable_on_path_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
     if binary.name != "polars-rag" or shutil.which("polars-rag") is None:
         pytest.skip("the executable is not named polars-rag")
     assert prr._executable(None) == binary
+
+
+def test_a_dataset_with_options_of_the_command_line(cluster: str, tmp_path: Path) -> None:
+    """A ray.data.Dataset in several blocks, with `score` flags passed through (`--by`, a metric
+    list and an option): the same scores and summary, segment table included, as the command."""
+    binary = _binary()
+    run = pl.read_parquet(DEMO / "run_b.parquet")
+    run.write_parquet(tmp_path / "run.parquet")
+    golden = DEMO / "golden.parquet"
+    dataset = ray.data.from_arrow(run.to_arrow()).repartition(3)
+    metrics = ["bleu", "rouge", "quoted_spans", "citation_alignment", "corpus_bleu", "mrr"]
+    flags = ["--by", "segment", "--quotes", "ragas"]
+    report = prr.score(dataset, out=tmp_path / "scores", golden=golden, metrics=metrics, binary=binary, cli_args=flags)
+    one = subprocess.run(
+        [str(binary), "score", "--quiet", "--run", str(tmp_path / "run.parquet"), "--golden", str(golden),
+         "--metrics", ",".join(metrics), *flags, "--out", str(tmp_path / "one.parquet")],
+        capture_output=True, text=True, check=True,
+    )
+    assert sum(p.name.startswith("part-") for p in report.parts) == 3
+    blocks = pl.read_parquet([str(p) for p in report.parts]).sort("query_id")
+    whole = pl.read_parquet(tmp_path / "one.parquet").sort("query_id")
+    assert_frame_equal(blocks.select(whole.columns), whole)
+    assert "by segment:" in report.summary
+    assert "quotes:ragas" in report.summary
+    assert _metric_lines(report.summary) == _metric_lines(one.stdout)
+    with pytest.raises(ValueError, match="set by score"):
+        prr.score(dataset, out=tmp_path / "again", golden=golden, binary=binary, cli_args=["--golden", "x"])

@@ -896,20 +896,7 @@ fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Option<ScoreReport>>
         )?;
         let mut scores =
             compute_scores(job, &options, &resolved, &chosen, &frame, &mut batch_notes)?;
-        for (info, _) in &chosen {
-            let Some(stats) = info.corpus else { continue };
-            if let Some(columns) = table::corpus_stats(&scores, &stats)? {
-                let batch_sums: Vec<f64> = columns.iter().map(|c| c.iter().sum()).collect();
-                match sums.iter_mut().find(|(id, _)| *id == info.id) {
-                    Some((_, total)) => {
-                        for (t, b) in total.iter_mut().zip(&batch_sums) {
-                            *t += b;
-                        }
-                    }
-                    None => sums.push((info.id, batch_sums)),
-                }
-            }
-        }
+        add_corpus_sums(&chosen, &scores, &mut sums)?;
         scores.rechunk_mut_par();
         if writer.is_none() {
             let schema = scores.schema().as_ref().clone();
@@ -1018,6 +1005,27 @@ fn aggregates_of_sums(chosen: &Chosen, sums: &[(&'static str, Vec<f64>)]) -> Vec
     })
 }
 
+/// Adds the per-row statistics of `chosen`'s corpus-level metrics in `scores` to `sums`
+/// (metric id → summed statistics), for their aggregates over all batches or parts.
+fn add_corpus_sums(
+    chosen: &Chosen,
+    scores: &DataFrame,
+    sums: &mut Vec<(&'static str, Vec<f64>)>,
+) -> PolarsResult<()> {
+    for (info, _) in chosen {
+        let Some(stats) = info.corpus else { continue };
+        let Some(columns) = table::corpus_stats(scores, &stats)? else {
+            continue;
+        };
+        let summed: Vec<f64> = columns.iter().map(|c| c.iter().sum()).collect();
+        match sums.iter_mut().find(|(id, _)| *id == info.id) {
+            Some((_, total)) => total.iter_mut().zip(&summed).for_each(|(t, b)| *t += b),
+            None => sums.push((info.id, summed)),
+        }
+    }
+    Ok(())
+}
+
 /// What a block of a job scored in parts prints: its rows, no summary.
 fn block_report(job: &ScoreJob, rows: usize) -> ScoreReport {
     ScoreReport {
@@ -1104,20 +1112,25 @@ fn summarise_parts(job: &ScoreJob, id: &str, pattern: &str) -> PolarsResult<Scor
             ..Default::default()
         },
     )?;
-    let mut sums: Vec<(&'static str, Vec<f64>)> = Vec::new();
+    // The per-row statistics columns of every part, read in one streaming pass.
+    let mut all = all;
+    let schema = all.collect_schema()?;
+    let mut stats_columns: Vec<Expr> = Vec::new();
     for (info, _) in &chosen {
-        let Some(stats) = info.corpus else { continue };
-        if !all.clone().collect_schema()?.contains(stats.column) {
-            continue;
+        if let Some(stats) = info.corpus.filter(|s| schema.contains(s.column)) {
+            if !stats_columns.contains(&col(stats.column)) {
+                stats_columns.push(col(stats.column));
+            }
         }
-        let column = all
+    }
+    let mut sums: Vec<(&'static str, Vec<f64>)> = Vec::new();
+    if !stats_columns.is_empty() {
+        let statistics = all
             .clone()
-            .select([col(stats.column)])
+            .select(stats_columns)
             .collect_with_engine(Engine::Streaming)?
             .unwrap_single();
-        if let Some(columns) = table::corpus_stats(&column, &stats)? {
-            sums.push((info.id, columns.iter().map(|c| c.iter().sum()).collect()));
-        }
+        add_corpus_sums(&chosen, &statistics, &mut sums)?;
     }
     notes.push(format!("summary of the parts {pattern}"));
     let aggregates = aggregates_of_sums(&chosen, &sums);

@@ -11,7 +11,10 @@ three checks: every lexical and retrieval metric has its inputs. The tables are 
 size and reused (about 0.5 KB of Parquet per row: the small vocabulary compresses well; larger
 sizes than 1M repeat the 1M-row tables under new ids). Peak memory is the maximum resident set size
 of the `score` process (from `/usr/bin/time -v`). Mode `compare` times `polars-rag compare` of the
-batched scores table against itself (the run MB column is then the scores table's size).
+batched scores table against itself (the run MB column is then the scores table's size). Modes
+`locate` and `locate-memory` time `polars-rag locate` of every quoted span of the answers (2-3 a
+row; the rows column then counts quotes, the run MB column is the quotes table's size) in the
+5-document corpus, streamed in batches of 100,000 quotes and in one batch.
 """
 
 from __future__ import annotations
@@ -111,6 +114,17 @@ def write_tables(rows: int, directory: Path, seed: int = 7) -> tuple[Path, Path,
     return run_path, golden_path, corpus_path
 
 
+def quotes_table(run: Path, path: Path) -> Path:
+    """The quoted spans of the run's answers, one per row (column `quote`), for `locate`."""
+    if not path.exists():
+        (pl.scan_parquet(run)
+         .select(pl.col("answer").str.extract_all("\u201c[^\u201d]*\u201d").alias("quote"))
+         .explode("quote")
+         .select(pl.col("quote").str.strip_chars("\u201c\u201d"))
+         .sink_parquet(path))
+    return path
+
+
 def score(binary: Path, run: Path, golden: Path, corpus: Path, out: Path, batch_rows: int) -> tuple[float, float, str]:
     return timed([str(binary), "score", "--run", str(run), "--golden", str(golden), "--corpus", str(corpus),
                   "--out", str(out), "--batch-rows", str(batch_rows), "--quiet"])
@@ -131,7 +145,9 @@ def timed(arguments: list[str]) -> tuple[float, float, str]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 1_000_000])
-    parser.add_argument("--modes", default="batched,memory", help="batched, memory, compare (the batched scores against themselves)")
+    parser.add_argument("--modes", default="batched,memory",
+                        help="batched, memory, compare (the batched scores against themselves), "
+                             "locate / locate-memory (`locate` of the answers' quotes, streamed / in one batch)")
     parser.add_argument("--binary", type=Path, default=ROOT / "target/release/polars-rag")
     parser.add_argument("--dir", type=Path, default=Path("/tmp/polars-rag-scale"))
     parser.add_argument("--keep", action="store_true", help="keep the generated tables and scores")
@@ -150,6 +166,17 @@ def main() -> None:
                     score(args.binary, run, golden, corpus, scores, 100_000)
                 seconds, rss, _ = timed([str(args.binary), "compare", "--baseline", str(scores), "--candidate", str(scores)])
                 print(f"{rows:>10,} {mode:>8} {scores.stat().st_size / 1e6:>8,.0f} {seconds:>8.1f} {rows / seconds:>9,.0f} {rss:>11.2f}")
+                continue
+            if mode in ("locate", "locate-memory"):
+                quotes = quotes_table(run, args.dir / f"quotes-{rows}.parquet")
+                n_quotes = pl.scan_parquet(quotes).select(pl.len()).collect().item()
+                out_dir = args.dir / f"located-{rows}-{mode}"
+                seconds, rss, _ = timed([str(args.binary), "locate", "--quotes", str(quotes), "--corpus", str(corpus),
+                                         "--out", str(out_dir), "--batch-rows",
+                                         "0" if mode == "locate-memory" else "100000", "--quiet"])
+                located_mb = (out_dir / "located.parquet").stat().st_size / 1e6
+                print(f"{n_quotes:>10,} {mode:>8} {quotes.stat().st_size / 1e6:>8,.0f} {seconds:>8.1f} "
+                      f"{n_quotes / seconds:>9,.0f} {rss:>11.2f}   (quotes; located.parquet {located_mb:,.0f} MB)")
                 continue
             out = args.dir / f"scores-{rows}-{mode}.parquet"
             seconds, rss, _ = score(args.binary, run, golden, corpus, out, 0 if mode == "memory" else 100_000)

@@ -311,6 +311,17 @@ struct LocateArgs {
     /// Fill `cosine` with an embedding model (--embed-model DIR, or a server).
     #[command(flatten)]
     embed: EmbedArgs,
+    /// Locate, embed and write the quotes this many at a time, with memory bounded by one
+    /// batch (and a few numbers per quote); 0 takes them all at once.
+    #[arg(long, default_value_t = 100_000, value_name = "ROWS")]
+    batch_rows: usize,
+    /// The progress line of quotes located (and texts embedded) on stderr: auto (when stderr
+    /// is a terminal), always (plain lines every few seconds in logs), never.
+    #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
+    progress: ProgressMode,
+    /// No progress line (as --progress never).
+    #[arg(long)]
+    quiet: bool,
 }
 
 fn locate_job(a: LocateArgs) -> Result<LocateJob, String> {
@@ -342,6 +353,12 @@ fn locate_job(a: LocateArgs) -> Result<LocateJob, String> {
         hash_embedding: a.hash_embedding,
         // Only a flag asks locate for the (slower) embedding stage.
         embedder: embedder_from(&a.embed, None, false),
+        batch_rows: a.batch_rows,
+        progress: if a.quiet {
+            ProgressMode::Never
+        } else {
+            a.progress
+        },
     })
 }
 
@@ -976,6 +993,7 @@ fn main() -> ExitCode {
             }
         }
         Some(Command::Locate(args)) => locate_job(args).and_then(|job| {
+            let _line = ProgressLine::start(job.progress);
             cli_locate::run(&job)
                 .map_err(|e| e.to_string())
                 .and_then(|report| emit(&report.text))

@@ -108,6 +108,135 @@ fn cli_locate_reproduces_the_recorded_soak_run() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("quotes not found: missing.txt"));
 }
 
+/// The worksheet XML of a workbook (the rest of the archive carries its creation time).
+fn worksheet_xml(path: &std::path::Path) -> String {
+    let mut archive = ::zip::ZipArchive::new(std::fs::File::open(path).unwrap()).unwrap();
+    let mut sheet = archive.by_name("xl/worksheets/sheet1.xml").unwrap();
+    let mut xml = String::new();
+    std::io::Read::read_to_string(&mut sheet, &mut xml).unwrap();
+    xml
+}
+
+/// `locate` streams its quotes in batches: any batch size writes the same located table, the
+/// same statistics and the same workbook as one batch, in both modes (soak's automatic window
+/// is measured over every quote before the first batch), and a null or blank quote stays a row.
+#[test]
+fn cli_locate_in_batches_writes_what_one_batch_writes() {
+    let v = common::soak_vectors();
+    let dir = temp_dir("locate-batches");
+    let docs = v["corpus"]["documents"].as_array().unwrap();
+    let mut corpus = df!(
+        "file" => docs.iter().map(|d| d["name"].as_str().unwrap()).collect::<Vec<_>>(),
+        "text" => docs.iter().map(|d| d["content"].as_str().unwrap()).collect::<Vec<_>>()
+    )
+    .unwrap();
+    let corpus_file = dir.join("corpus.parquet");
+    ParquetWriter::new(std::fs::File::create(&corpus_file).unwrap())
+        .finish(&mut corpus)
+        .unwrap();
+    let mut quotes: Vec<Option<String>> = v["quotes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| Some(q["quote"].as_str().unwrap().to_string()))
+        .collect();
+    quotes.insert(3, None);
+    quotes.insert(7, Some(String::new()));
+    let mut table = df!("said" => quotes.clone()).unwrap();
+    let quotes_file = dir.join("quotes.parquet");
+    // Row groups of 2: a batch is read from several, as in a large table.
+    ParquetWriter::new(std::fs::File::create(&quotes_file).unwrap())
+        .with_row_group_size(Some(2))
+        .finish(&mut table)
+        .unwrap();
+    for compat in ["none", "soak"] {
+        let run = |batch: &str| {
+            let out = dir.join(format!("out-{compat}-{batch}"));
+            let o = Command::new(env!("CARGO_BIN_EXE_polars-rag"))
+                .args(["locate", "--quote-col", "said", "--quotes"])
+                .arg(&quotes_file)
+                .arg("--corpus")
+                .arg(&corpus_file)
+                .arg("--out")
+                .arg(&out)
+                .args(["--compat", compat, "--hash-embedding", "16"])
+                .args(["--batch-rows", batch])
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let located =
+                ParquetReader::new(std::fs::File::open(out.join("located.parquet")).unwrap())
+                    .finish()
+                    .unwrap();
+            let stats = std::fs::read_to_string(out.join("stats.csv")).unwrap();
+            let sheet = worksheet_xml(&out.join("quote_verification.xlsx"));
+            (
+                located,
+                stats,
+                sheet,
+                String::from_utf8_lossy(&o.stdout).to_string(),
+            )
+        };
+        let whole = run("0");
+        assert_eq!(
+            whole.0.height(),
+            quotes.len(),
+            "{compat}: one row per quote"
+        );
+        assert!(
+            whole
+                .3
+                .contains(&format!("located {} quotes", quotes.len())),
+            "{}",
+            whole.3
+        );
+        assert!(
+            whole.2.contains("extracted_quote"),
+            "{compat}: the header row"
+        );
+        for batch in ["1", "4"] {
+            let batched = run(batch);
+            assert!(
+                batched.0.equals_missing(&whole.0),
+                "{compat}, batches of {batch}: located"
+            );
+            assert_eq!(
+                batched.1, whole.1,
+                "{compat}, batches of {batch}: statistics"
+            );
+            assert_eq!(batched.2, whole.2, "{compat}, batches of {batch}: workbook");
+        }
+        // The located quotes come first in the table's order; the workbook lists each one.
+        let located = whole.0.column("span_text").unwrap().str().unwrap().clone();
+        for (i, quote) in quotes.iter().enumerate() {
+            if let (Some(q), Some(_)) = (quote, located.get(i)) {
+                let shown = q
+                    .replace('&', "&amp;")
+                    .replace('<', "&lt;")
+                    .replace('>', "&gt;");
+                assert!(
+                    whole.2.contains(&shown),
+                    "{compat}: quote {i} is in the workbook"
+                );
+            }
+        }
+    }
+
+    // An output over one of the job's inputs is refused before anything is written.
+    let o = Command::new(env!("CARGO_BIN_EXE_polars-rag"))
+        .args(["locate", "--quotes"])
+        .arg(dir.join("out-none-0").join("located.parquet"))
+        .arg("--corpus")
+        .arg(&corpus_file)
+        .arg("--out")
+        .arg(dir.join("out-none-0"))
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("is the job's quotes input"), "{stderr}");
+}
+
 #[test]
 fn expr_builder_in_lazy_and_streaming_queries() {
     let df = df!(

@@ -8,7 +8,9 @@ use polars_rag::metrics::locate::align::{
     trim_soak, windows, Trim,
 };
 use polars_rag::metrics::locate::embed::{fill_cosine, Embedder, HashEmbedder};
-use polars_rag::metrics::locate::stats::{least_confident_first, melted_csv, quote_stats};
+use polars_rag::metrics::locate::stats::{
+    least_confident_first, melted_csv, quote_stats, QuoteFigures,
+};
 use polars_rag::metrics::locate::{
     ellipsis_parts, has_ellipsis, locate_quotes, LocateOptions, QuoteIndex, QuoteTokenizer,
 };
@@ -388,7 +390,13 @@ fn recorded_runs() {
                 assert_eq!(g, w, "run {name}: melted CSV");
             }
         }
-        let order = least_confident_first(&got);
+        let figures: Vec<QuoteFigures> = got
+            .iter()
+            .zip(&quotes)
+            .enumerate()
+            .map(|(row, (m, q))| QuoteFigures::of(row as u64, q, m))
+            .collect();
+        let order = least_confident_first(&figures);
         let want_order: Vec<usize> = run["excel_row_order_by_input_index"]
             .as_array()
             .unwrap()

@@ -250,25 +250,41 @@ fn blocks_and_their_summary_equal_one_call() {
             "a block prints no summary: {printed}"
         );
     }
+    let blocks = kept.height().div_ceil(5);
     let unanswered = parts.join("unanswered.parquet");
-    let mut c = Command::new(env!("CARGO_BIN_EXE_polars-rag"));
-    c.args(["score", "--run"]).arg(&run_path);
-    common(&mut c);
-    let o = c
-        .arg("--summarise-parts")
-        .arg(parts.join("part-*.parquet"))
-        .arg("--out")
-        .arg(&unanswered)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let summary = String::from_utf8_lossy(&o.stdout).to_string();
+    let summarise = || -> String {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_polars-rag"));
+        c.args(["score", "--run"]).arg(&run_path);
+        common(&mut c);
+        let o = c
+            .arg("--summarise-parts")
+            .arg(parts.join("part-*.parquet"))
+            .arg("--out")
+            .arg(&unanswered)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    let summary = summarise();
+    // Each block wrote its summary tally beside its scores; the summary merged them.
+    for i in 0..blocks {
+        assert!(parts
+            .join(format!("part-{i}.parquet.summary.json"))
+            .is_file());
+    }
+    assert!(
+        summary.contains(&format!(
+            "the tallies their blocks wrote, {blocks} of {blocks} parts\n"
+        )),
+        "{summary}"
+    );
 
     let mut all = read(&unanswered);
     assert_eq!(all.height(), 2, "the two unanswered questions");
     for entry in std::fs::read_dir(&parts).unwrap() {
         let path = entry.unwrap().path();
-        if path != unanswered {
+        if path != unanswered && path.extension().is_some_and(|e| e == "parquet") {
             all.vstack_mut(&read(&path)).unwrap();
         }
     }
@@ -291,6 +307,19 @@ fn blocks_and_their_summary_equal_one_call() {
     assert_eq!(table(&summary), table(&whole_summary));
     assert!(summary.contains("golden: 2 of 24 questions have no answer in the run"));
     assert!(summary.contains("citation_alignment"));
+    assert!(summary.contains("by segment:"));
+
+    // A part without its tally (written by something else) is summarised from its rows.
+    std::fs::remove_file(parts.join("part-1.parquet.summary.json")).unwrap();
+    let summary = summarise();
+    assert!(
+        summary.contains(&format!(
+            "the tallies their blocks wrote, {} of {blocks} parts (the others' rows read)",
+            blocks - 1
+        )),
+        "{summary}"
+    );
+    assert_eq!(table(&summary), table(&whole_summary));
 }
 
 /// A block of a run with one row per retrieved item is refused: a query's rows could be split

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Literal, NamedTuple, TypedDict
@@ -206,7 +207,13 @@ def locate_quotes_in_corpus(
         )
     stats, csv = _locate_stats(located, packed)
     if xlsx is not None:
-        _write_locate_workbook(located, str(xlsx), packed)
+        left_out = _write_locate_workbook(located, str(xlsx), packed)
+        if left_out:
+            warnings.warn(
+                f"locate_quotes_in_corpus: the {left_out:,} most confident located quotes do not fit in one worksheet; "
+                f"{xlsx} holds the 1,048,575 least confident, the returned table holds all",
+                stacklevel=2,
+            )
     if stats_csv is not None:
         _write_atomically(Path(stats_csv), csv.encode("utf-8"))
     return LocatedQuotes(located, stats, csv)

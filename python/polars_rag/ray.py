@@ -13,10 +13,13 @@ How it runs:
   the worker scores a block with ``polars-rag score --block`` (Polars limited to
   ``polars_threads`` threads through the task's ``runtime_env``, so workers do not
   oversubscribe cores) and writes its scores as one Parquet file ``part-*.parquet`` of ``out``,
-  with the metrics' signatures in its metadata, atomically;
+  with the metrics' signatures in its metadata, atomically, and beside it the block's
+  sufficient statistics for the summary (``part-*.parquet.summary.json``: each value's sum and
+  count, the segments', the corpus-level metrics' summed per-row statistics);
 * the driver then runs ``polars-rag score --summarise-parts``: the golden questions no block
   answered are scored into ``out/unanswered.parquet`` (``in_run`` false), and the summary is
-  computed over all the parts, corpus-level metrics from their per-row statistics.
+  the merge of the blocks' statistics and those of the unanswered questions (the driver reads
+  the parts' ids, not their scores).
 
 ``out`` must be a folder every worker can write to and the driver can read (a shared file
 system on a real cluster; any local folder on one machine). The executable is shipped as

@@ -413,7 +413,7 @@ fn locate_stats(located: PyDataFrame, options: &[u8]) -> PyResult<(PyDataFrame, 
 /// Writes the `.xlsx` workbook of a located table.
 #[pyfunction]
 #[pyo3(signature = (located, path, options))]
-fn write_locate_workbook(located: PyDataFrame, path: &str, options: &[u8]) -> PyResult<()> {
+fn write_locate_workbook(located: PyDataFrame, path: &str, options: &[u8]) -> PyResult<usize> {
     py_guarded("locate_quotes_in_corpus", move || {
         let opts = locate_options(options)?;
         locate::write_workbook(&located.0, std::path::Path::new(path), &opts)

@@ -10,6 +10,7 @@ pub mod judge_eval;
 pub mod locate;
 pub mod progress;
 pub mod score;
+pub mod tally;
 pub mod validate;
 
 use std::path::{Path, PathBuf};

@@ -12,6 +12,7 @@ use polars::prelude::*;
 
 use crate::cli::config::Columns;
 use crate::cli::corpus::{check_spans, Corpus, SpanUnit};
+use crate::cli::tally::SummaryTally;
 use polars_rag::atomic::AtomicFile;
 use polars_rag::metrics::judged::custom::CustomJudgeOptions;
 use polars_rag::metrics::retrieval::{RankedMetric, Relevance};
@@ -667,6 +668,7 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     });
     write_scores(job, &options, &chosen, &mut scores)?;
     if job.parts == Parts::Block {
+        write_block_tally(job, &chosen, scores.clone().lazy())?;
         return Ok(block_report(job, scores.height()));
     }
     if let Some(path) = &job.review {
@@ -929,6 +931,7 @@ fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Option<ScoreReport>>
         .map_err(|e| err(format!("cannot write {}: {e}", job.out.display())))?;
     stages.lap("score and write");
     if job.parts == Parts::Block {
+        write_block_tally(job, &chosen, scan(&job.out, "scores")?)?;
         return Ok(Some(block_report(job, rows_written)));
     }
 
@@ -1026,6 +1029,70 @@ fn add_corpus_sums(
     Ok(())
 }
 
+/// The summary tally of a scores table of `chosen`'s metrics: its values' sums and counts and
+/// its corpus-level statistics summed, in streaming passes. `values` are the summarised values
+/// (from the schema of the job's scores).
+fn tally_of_scores(
+    job: &ScoreJob,
+    chosen: &Chosen,
+    values: &[(String, Expr)],
+    mut scores: LazyFrame,
+) -> PolarsResult<SummaryTally> {
+    let schema = scores.collect_schema()?;
+    let mut tally = SummaryTally::of(scores.clone(), values, job.by.as_deref())?;
+    let mut stats_columns: Vec<Expr> = Vec::new();
+    for (info, _) in chosen {
+        if let Some(stats) = info.corpus.filter(|s| schema.contains(s.column)) {
+            if !stats_columns.contains(&col(stats.column)) {
+                stats_columns.push(col(stats.column));
+            }
+        }
+    }
+    if !stats_columns.is_empty() {
+        let statistics = scores
+            .select(stats_columns)
+            .collect_with_engine(Engine::Streaming)?
+            .unwrap_single();
+        let mut sums: Vec<(&'static str, Vec<f64>)> = Vec::new();
+        add_corpus_sums(chosen, &statistics, &mut sums)?;
+        for (id, summed) in sums {
+            tally.add_corpus(id, &summed);
+        }
+    }
+    Ok(tally)
+}
+
+/// A block writes the tally of its scores beside them (`<out>.summary.json`), so the job's
+/// summary merges the blocks' tallies instead of reading their rows again.
+fn write_block_tally(job: &ScoreJob, chosen: &Chosen, mut scores: LazyFrame) -> PolarsResult<()> {
+    let schema = scores.collect_schema()?;
+    let ids: Vec<&str> = chosen.iter().map(|(m, _)| m.id).collect();
+    let values = summary_values(&schema, &ids, job);
+    let tally = tally_of_scores(job, chosen, &values, scores)?;
+    let path = SummaryTally::path_beside(&job.out);
+    tally
+        .write(&path)
+        .map_err(|e| err(format!("cannot write {}: {e}", path.display())))
+}
+
+/// The files a `--summarise-parts` pattern names, in path order.
+fn part_files(pattern: &str) -> PolarsResult<Vec<PathBuf>> {
+    let paths = glob::glob(pattern).map_err(|e| {
+        err(format!(
+            "score: the parts pattern {pattern} is not a glob: {e}"
+        ))
+    })?;
+    let mut files: Vec<PathBuf> = paths
+        .filter_map(Result::ok)
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(err(format!("score: no parts match {pattern}")));
+    }
+    Ok(files)
+}
+
 /// What a block of a job scored in parts prints: its rows, no summary.
 fn block_report(job: &ScoreJob, rows: usize) -> ScoreReport {
     ScoreReport {
@@ -1080,7 +1147,35 @@ fn summarise_parts(job: &ScoreJob, id: &str, pattern: &str) -> PolarsResult<Scor
         .map(id_hash)
         .collect();
     stages.lap("read the parts' ids");
-    let mut tables = vec![scan_parts()?];
+    let ids: Vec<&str> = chosen.iter().map(|(m, _)| m.id).collect();
+    let values = summary_values(&scan_parts()?.collect_schema()?.clone(), &ids, job);
+    // Each part's tally: the one its block wrote beside it, else from its rows.
+    let mut tally: Option<SummaryTally> = None;
+    let mut merge = |part: SummaryTally| -> PolarsResult<()> {
+        match &mut tally {
+            Some(all) => all.merge(&part).map_err(|e| err(format!("score: {e}"))),
+            None => {
+                tally = Some(part);
+                Ok(())
+            }
+        }
+    };
+    let (mut written, mut read) = (0usize, 0usize);
+    for part in part_files(pattern)? {
+        let beside = SummaryTally::path_beside(&part);
+        if beside.is_file() {
+            merge(SummaryTally::read(&beside).map_err(|e| err(format!("score: {e}")))?)?;
+            written += 1;
+        } else {
+            merge(tally_of_scores(
+                job,
+                &chosen,
+                &values,
+                scan(&part, "part")?,
+            )?)?;
+            read += 1;
+        }
+    }
     if let Some(golden) = &golden {
         let keys = golden.column(id)?.cast(&DataType::String)?;
         let unanswered: BooleanChunked = keys
@@ -1097,45 +1192,40 @@ fn summarise_parts(job: &ScoreJob, id: &str, pattern: &str) -> PolarsResult<Scor
             ));
             let joined = tables::join_golden(&missing, &empty, id)?.frame;
             let corpus = load_corpus(job)?;
-            let mut tally = CorpusTally::default();
-            let frame = apply_corpus(job, corpus.as_ref(), joined, id, &resolved, &mut tally)?;
+            let mut corpus_tally = CorpusTally::default();
+            let frame = apply_corpus(
+                job,
+                corpus.as_ref(),
+                joined,
+                id,
+                &resolved,
+                &mut corpus_tally,
+            )?;
             let mut scores = compute_scores(job, &options, &resolved, &chosen, &frame, &mut notes)?;
             write_scores(job, &options, &chosen, &mut scores)?;
-            tables.push(scan(&job.out, "scores")?);
+            merge(tally_of_scores(job, &chosen, &values, scores.lazy())?)?;
         }
     }
-    stages.lap("score the unanswered questions");
-    let all = concat(
-        tables,
-        UnionArgs {
-            to_supertypes: true,
-            ..Default::default()
-        },
-    )?;
-    // The per-row statistics columns of every part, read in one streaming pass.
-    let mut all = all;
-    let schema = all.collect_schema()?;
-    let mut stats_columns: Vec<Expr> = Vec::new();
-    for (info, _) in &chosen {
-        if let Some(stats) = info.corpus.filter(|s| schema.contains(s.column)) {
-            if !stats_columns.contains(&col(stats.column)) {
-                stats_columns.push(col(stats.column));
-            }
+    stages.lap("score the unanswered questions and merge the tallies");
+    let tally = tally.expect("part_files returns at least one part");
+    notes.push(format!(
+        "summary of the parts {pattern}: the tallies their blocks wrote, {written} of {} parts{}",
+        written + read,
+        if read > 0 {
+            " (the others' rows read)".to_string()
+        } else {
+            String::new()
         }
-    }
-    let mut sums: Vec<(&'static str, Vec<f64>)> = Vec::new();
-    if !stats_columns.is_empty() {
-        let statistics = all
-            .clone()
-            .select(stats_columns)
-            .collect_with_engine(Engine::Streaming)?
-            .unwrap_single();
-        add_corpus_sums(&chosen, &statistics, &mut sums)?;
-    }
-    notes.push(format!("summary of the parts {pattern}"));
+    ));
+    let sums: Vec<(&'static str, Vec<f64>)> = chosen
+        .iter()
+        .filter_map(|(info, _)| {
+            let (_, summed) = tally.corpus.iter().find(|(m, _)| m == info.id)?;
+            Some((info.id, summed.iter().map(|x| x.0).collect()))
+        })
+        .collect();
     let aggregates = aggregates_of_sums(&chosen, &sums);
-    let ids: Vec<&str> = chosen.iter().map(|(m, _)| m.id).collect();
-    let summary = summarise(job, &options, all, &ids, &aggregates, &notes)?;
+    let summary = render_summary(job, &options, &tally, &ids, &aggregates, &notes);
     stages.lap("summary");
     finish_report(job, &options, ids, summary, stages)
 }
@@ -1855,52 +1945,22 @@ fn summarise(
 ) -> PolarsResult<String> {
     let schema = scores.collect_schema()?;
     let values = summary_values(&schema, metrics, job);
-    let mut aggs: Vec<Expr> = vec![len().cast(DataType::UInt64).alias("__rows")];
-    for (i, (_, e)) in values.iter().enumerate() {
-        aggs.push(e.clone().mean().alias(format!("mean{i}")));
-        aggs.push(
-            e.clone()
-                .count()
-                .cast(DataType::UInt64)
-                .alias(format!("n{i}")),
-        );
-    }
-    let located = schema.contains("locate_quotes");
-    if located {
-        let found = col("locate_quotes")
-            .explode(ExplodeOptions {
-                empty_as_null: false,
-                keep_nulls: false,
-            })
-            .struct_()
-            .field_by_name("found");
-        aggs.push(found.clone().cast(DataType::UInt64).sum().alias("__found"));
-        aggs.push(found.count().cast(DataType::UInt64).alias("__quotes"));
-    }
-    let negatives = schema.contains("closer_to_negative");
-    if negatives {
-        aggs.push(
-            col("closer_to_negative")
-                .cast(DataType::UInt64)
-                .sum()
-                .alias("__closer"),
-        );
-    }
-    let totals = scores
-        .clone()
-        .select(aggs)
-        .collect_with_engine(Engine::Streaming)?
-        .unwrap_single();
-    let get_u64 = |name: &str| -> PolarsResult<u64> {
-        Ok(totals
-            .column(name)?
-            .cast(&DataType::UInt64)?
-            .u64()?
-            .get(0)
-            .unwrap_or(0))
-    };
-    let height = get_u64("__rows")? as usize;
+    let tally = SummaryTally::of(scores, &values, job.by.as_deref())?;
+    Ok(render_summary(
+        job, options, &tally, metrics, aggregates, notes,
+    ))
+}
 
+/// The summary's text from the tally of the scores (see [`summarise`]).
+fn render_summary(
+    job: &ScoreJob,
+    options: &MetricOptions,
+    tally: &SummaryTally,
+    metrics: &[&str],
+    aggregates: &[Aggregate],
+    notes: &[String],
+) -> String {
+    let height = tally.rows as usize;
     let mut out = String::new();
     let source = match &job.golden {
         Some(g) => format!("golden {} ⋈ run {}", g.display(), job.run.display()),
@@ -1918,15 +1978,15 @@ fn summarise(
         "{:<26} {:>8} {:>8} {:>10}\n",
         "metric", "rows", "scored", "mean"
     ));
-    for (i, (label, _)) in values.iter().enumerate() {
-        let scored = get_u64(&format!("n{i}"))?;
-        let mean = totals
-            .column(&format!("mean{i}"))?
-            .cast(&DataType::Float64)?
-            .f64()?
-            .get(0)
-            .map_or("-".to_string(), |m| format!("{m:.4}"));
-        line(&mut out, label, height, &scored.to_string(), &mean);
+    let shown = |v: Option<f64>| v.map_or("-".to_string(), |m| format!("{m:.4}"));
+    for (label, sum) in tally.labels.iter().zip(&tally.values) {
+        line(
+            &mut out,
+            label,
+            height,
+            &sum.count.to_string(),
+            &shown(sum.mean()),
+        );
     }
     for (name, value, detail) in aggregates {
         out.push_str(&format!(
@@ -1935,21 +1995,18 @@ fn summarise(
             format!("{value:.4}")
         ));
     }
-    if located {
+    if let Some((found, quotes)) = tally.located {
         out.push_str(&format!(
-            "locate_quotes: {} of {} quoted spans located in their sources (found: verbatim or match ratio >= {})\n",
-            get_u64("__found")?,
-            get_u64("__quotes")?,
+            "locate_quotes: {found} of {quotes} quoted spans located in their sources (found: verbatim or match ratio >= {})\n",
             job.options.locate_quotes.min_match_ratio
         ));
     }
-    if let Some(by) = &job.by {
-        out.push_str(&by_segment(scores, &values, by)?);
+    if let Some(by) = &tally.by {
+        out.push_str(&by_segment(tally, by));
     }
-    if negatives {
+    if let Some(closer) = tally.closer_to_negative {
         out.push_str(&format!(
-            "{} answers are closer (chrF) to a negative answer than to the best reference\n",
-            get_u64("__closer")?
+            "{closer} answers are closer (chrF) to a negative answer than to the best reference\n"
         ));
     }
     out.push_str("signatures:\n");
@@ -1962,7 +2019,7 @@ fn summarise(
         let sig = polars_rag::metrics::judged::custom::signature(&custom.options);
         out.push_str(&format!("  {:<22} {sig}\n", custom.id()));
     }
-    Ok(out)
+    out
 }
 
 /// The output path used when none is given: `<run stem>.scores.parquet` beside the input's name
@@ -1994,29 +2051,12 @@ fn summarised(schema: &Schema, metrics: &[&str]) -> Vec<&'static str> {
 }
 
 /// A metric × segment table of means (one column per value of `by`, nulls skipped).
-fn by_segment(scores: LazyFrame, columns: &[(String, Expr)], by: &str) -> PolarsResult<String> {
-    let aggs: Vec<Expr> = columns
+fn by_segment(tally: &SummaryTally, by: &str) -> String {
+    let segments: Vec<String> = tally
+        .segments
         .iter()
-        .enumerate()
-        .map(|(i, (_, e))| e.clone().mean().alias(format!("m{i}")))
-        .chain([len().alias("__rows")])
+        .map(|s| s.key.clone().unwrap_or_else(|| "(null)".to_string()))
         .collect();
-    let table = scores
-        .group_by([col(by).cast(DataType::String).alias("__segment")])
-        .agg(aggs)
-        .sort(
-            ["__segment"],
-            SortMultipleOptions::default().with_nulls_last(true),
-        )
-        .collect_with_engine(Engine::Streaming)?
-        .unwrap_single();
-    let segments: Vec<String> = table
-        .column("__segment")?
-        .str()?
-        .iter()
-        .map(|v| v.unwrap_or("(null)").to_string())
-        .collect();
-    let rows = table.column("__rows")?.cast(&DataType::Int64)?;
     let width = segments
         .iter()
         .map(|s| s.chars().count())
@@ -2029,18 +2069,19 @@ fn by_segment(scores: LazyFrame, columns: &[(String, Expr)], by: &str) -> Polars
         out.push_str(&format!(" {shown:>width$}"));
     }
     out.push_str(&format!("\n{:<26}", "rows"));
-    for n in rows.i64()?.iter() {
-        out.push_str(&format!(" {:>width$}", n.unwrap_or(0)));
+    for segment in &tally.segments {
+        out.push_str(&format!(" {:>width$}", segment.rows));
     }
     out.push('\n');
-    for (i, (label, _)) in columns.iter().enumerate() {
+    for (i, label) in tally.labels.iter().enumerate() {
         out.push_str(&format!("{label:<26}"));
-        let values = table.column(&format!("m{i}"))?.cast(&DataType::Float64)?;
-        for v in values.f64()?.iter() {
-            let cell = v.map_or("-".to_string(), |v| format!("{v:.4}"));
+        for segment in &tally.segments {
+            let cell = segment.values[i]
+                .mean()
+                .map_or("-".to_string(), |v| format!("{v:.4}"));
             out.push_str(&format!(" {cell:>width$}"));
         }
         out.push('\n');
     }
-    Ok(out)
+    out
 }

@@ -17,7 +17,7 @@ use super::corpus::frame_documents;
 use super::driver::{output_len, struct_series, StrColumn};
 use crate::metrics::citation::QuotedSpansOptions;
 use crate::metrics::locate::embed::{self, Embedder};
-use crate::metrics::locate::stats::quote_stats;
+use crate::metrics::locate::stats::{quote_stats, QuoteFigures};
 use crate::metrics::locate::{LocateOptions, QuoteIndex, QuoteMatch};
 use crate::metrics::retrieval::cosine;
 use crate::text::quotes::extract_quoted_spans;
@@ -428,8 +428,22 @@ pub fn locate_in_documents(
     let rows_in = StrColumn::new(METRIC, "quotes", quotes)?.rows(0..quotes.len());
     let batch: Vec<&str> = rows_in.iter().flatten().copied().collect();
     let pairs: Vec<(&str, &str)> = docs.iter().map(|(f, t)| (f.as_str(), t.as_str())).collect();
-    let index = QuoteIndex::new(&pairs, opts, &batch);
-    let rows: Vec<Row> = par_map(rows_in.len(), true, |i| match (rows_in[i], &index) {
+    located_frame(quotes, &QuoteIndex::new(&pairs, opts, &batch))
+}
+
+/// [`locate_in_documents`] against an index already built (a streaming job builds one for all
+/// its batches, [`QuoteIndex::for_longest_quote`]); an index that could not be built is every
+/// row's error.
+pub fn locate_in_index(
+    quotes: &Series,
+    index: &crate::Result<QuoteIndex>,
+) -> PolarsResult<DataFrame> {
+    located_frame(quotes, index)
+}
+
+fn located_frame(quotes: &Series, index: &crate::Result<QuoteIndex>) -> PolarsResult<DataFrame> {
+    let rows_in = StrColumn::new(METRIC, "quotes", quotes)?.rows(0..quotes.len());
+    let rows: Vec<Row> = par_map(rows_in.len(), true, |i| match (rows_in[i], index) {
         (Some(q), Ok(index)) => locate_row(index, q, None),
         (Some(_), Err(e)) => Row::Failed(e.to_string()),
         (None, _) => Row::Null,
@@ -443,6 +457,23 @@ pub fn locate_in_documents(
 /// Matches back out of a located table (as [`locate_table`] returns it, or the unnested struct
 /// column), for statistics and exports. Rows with an error or a null match are skipped.
 pub(crate) fn matches_from_frame(df: &DataFrame) -> PolarsResult<(Vec<String>, Vec<QuoteMatch>)> {
+    let (_, quotes, matches) = located_rows(df)?;
+    Ok((quotes, matches))
+}
+
+/// The figures (statistics and workbook order) of the located rows of a batch of a located
+/// table whose first row is row `first_row` of the whole table.
+pub fn figures_of_frame(df: &DataFrame, first_row: u64) -> PolarsResult<Vec<QuoteFigures>> {
+    let (rows, quotes, matches) = located_rows(df)?;
+    Ok(rows
+        .iter()
+        .zip(quotes.iter().zip(&matches))
+        .map(|(&row, (quote, m))| QuoteFigures::of(first_row + row as u64, quote, m))
+        .collect())
+}
+
+/// The rows of a located table that hold a match: their positions, quotes and matches.
+pub fn located_rows(df: &DataFrame) -> PolarsResult<(Vec<usize>, Vec<String>, Vec<QuoteMatch>)> {
     let s = |n: &str| -> PolarsResult<Series> {
         df.column(n)
             .map(|c| c.as_materialized_series().clone())
@@ -488,6 +519,7 @@ pub(crate) fn matches_from_frame(df: &DataFrame) -> PolarsResult<(Vec<String>, V
     );
     let (found, ell) = (bools("found")?, bools("has_ellipsis")?);
     let u = |v: Option<i64>| v.map(|x| x as usize);
+    let mut rows = Vec::new();
     let mut quotes = Vec::new();
     let mut matches = Vec::new();
     for i in 0..df.height() {
@@ -496,6 +528,7 @@ pub(crate) fn matches_from_frame(df: &DataFrame) -> PolarsResult<(Vec<String>, V
         else {
             continue;
         };
+        rows.push(i);
         quotes.push(q.to_string());
         matches.push(QuoteMatch {
             file: file[i].clone(),
@@ -517,7 +550,7 @@ pub(crate) fn matches_from_frame(df: &DataFrame) -> PolarsResult<(Vec<String>, V
             cosine: cos[i],
         });
     }
-    Ok((quotes, matches))
+    Ok((rows, quotes, matches))
 }
 
 /// The aggregate statistics of a located table, `(name, value)` in soak's order.
@@ -565,13 +598,14 @@ pub fn fill_cosine(df: &mut DataFrame, embedder: &dyn Embedder) -> PolarsResult<
     Ok(())
 }
 
-/// Writes the `.xlsx` workbook of a located table.
+/// Writes the `.xlsx` workbook of a located table, least confident first; returns how many
+/// quotes did not fit in a worksheet (0 below Excel's 1,048,575 rows).
 #[cfg(feature = "xlsx")]
 pub fn write_workbook(
     df: &DataFrame,
     path: &std::path::Path,
     opts: &LocateOptions,
-) -> PolarsResult<()> {
+) -> PolarsResult<usize> {
     let (quotes, matches) = matches_from_frame(df)?;
     let quotes: Vec<&str> = quotes.iter().map(|q| q.as_str()).collect();
     crate::metrics::locate::export::write_workbook(path, &quotes, &matches, opts)

@@ -111,6 +111,11 @@ def test_a_job_on_two_nodes_equals_one_score_call(cluster: str, tmp_path: Path) 
     assert_frame_equal(blocks.select(whole.columns), whole)
     assert _metric_lines(report.summary) == _metric_lines(one.stdout)
     assert "3 of 24 questions have no answer" in report.summary
+    # The summary merged the statistics each block wrote beside its part.
+    blocks_written = [p for p in report.parts if p.name != "unanswered.parquet"]
+    assert all(Path(f"{p}.summary.json").is_file() for p in blocks_written)
+    n = len(blocks_written)
+    assert f"the tallies their blocks wrote, {n} of {n} parts\n" in report.summary
     # Every part carries the metrics' signatures, as a scores table of `score` does.
     for part in report.parts:
         assert "polars-rag:signature:bleu" in pl.read_parquet_metadata(part)

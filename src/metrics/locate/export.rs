@@ -4,7 +4,7 @@
 
 use rust_xlsxwriter::{Format, FormatAlign, Workbook};
 
-use super::stats::least_confident_first;
+use super::stats::{least_confident_first, QuoteFigures};
 use super::{LocateCompat, LocateOptions, QuoteMatch};
 
 /// A cell of the workbook.
@@ -23,22 +23,60 @@ enum Layout {
     Auto,
 }
 
-/// Writes the workbook to `path`. The columns are soak's (`extracted_quote`,
-/// `found_in_original`, `context_in_original`, `source_doc`, `bm25_score`, `bm25_ratio`,
-/// `global_start`, `global_end`, `match_ratio`, `cosine_similarity`); the default mode adds
-/// `start`, `end` (offsets in `source_doc`) and `found`.
+/// Excel's last row is 1,048,576; the header takes one.
+pub const SHEET_ROWS: usize = 1_048_575;
+
+/// Writes the workbook to `path`: the rows least confident first, at most [`SHEET_ROWS`] of
+/// them. Returns how many quotes did not fit (the most confident ones), 0 for any table Excel
+/// can hold. The columns are soak's (`extracted_quote`, `found_in_original`,
+/// `context_in_original`, `source_doc`, `bm25_score`, `bm25_ratio`, `global_start`,
+/// `global_end`, `match_ratio`, `cosine_similarity`); the default mode adds `start`, `end`
+/// (offsets in `source_doc`) and `found`.
 pub fn write_workbook(
     path: &std::path::Path,
     quotes: &[&str],
     matches: &[QuoteMatch],
     opts: &LocateOptions,
-) -> crate::Result<()> {
-    // Problems are found as messages; their kind is given once, here.
-    let checked = || -> Result<(), String> {
-        if quotes.len() != matches.len() {
-            return Err("locate_quotes: the workbook needs one quote per match".into());
-        }
-        let mut columns: Vec<(&str, Layout)> = vec![
+) -> crate::Result<usize> {
+    if quotes.len() != matches.len() {
+        return Err(crate::Error::input(
+            "locate_quotes: the workbook needs one quote per match",
+        ));
+    }
+    let figures: Vec<QuoteFigures> = quotes
+        .iter()
+        .zip(matches)
+        .enumerate()
+        .map(|(row, (quote, m))| QuoteFigures::of(row as u64, quote, m))
+        .collect();
+    let mut sheet = ReviewSheet::new(path, opts)?;
+    let order = least_confident_first(&figures);
+    for &i in order.iter().take(SHEET_ROWS) {
+        sheet.push(quotes[i], &matches[i])?;
+    }
+    sheet.save()?;
+    Ok(order.len().saturating_sub(SHEET_ROWS))
+}
+
+/// The workbook written one row at a time, in the order the rows are given (Excel's
+/// constant-memory layout: a written row leaves memory), so a job of any size writes it without
+/// holding its texts. [`write_workbook`] orders the rows; a streaming job gives them in the
+/// order of [`least_confident_first`].
+pub struct ReviewSheet {
+    path: std::path::PathBuf,
+    workbook: Workbook,
+    columns: Vec<(&'static str, Layout)>,
+    auto_width: Vec<usize>,
+    rows: usize,
+    plain: Format,
+    wrapped: Format,
+}
+
+impl ReviewSheet {
+    /// A workbook for `path` with its header row; nothing is written to `path` before
+    /// [`ReviewSheet::save`].
+    pub fn new(path: &std::path::Path, opts: &LocateOptions) -> crate::Result<Self> {
+        let mut columns: Vec<(&'static str, Layout)> = vec![
             ("extracted_quote", Layout::WrappedText),
             ("found_in_original", Layout::WrappedText),
             ("context_in_original", Layout::WrappedText),
@@ -50,114 +88,147 @@ pub fn write_workbook(
             ("match_ratio", Layout::Number),
             ("cosine_similarity", Layout::Number),
         ];
-        let default_mode = opts.compat == LocateCompat::None;
-        if default_mode {
+        if opts.compat == LocateCompat::None {
             columns.extend([
                 ("start", Layout::Auto),
                 ("end", Layout::Auto),
                 ("found", Layout::Auto),
             ]);
         }
-        let row_cells = |i: usize| -> Vec<Cell<'_>> {
-            let m = &matches[i];
-            let mut cells = vec![
-                Cell::Text(Some(quotes[i])),
-                Cell::Text(Some(&m.span_text)),
-                Cell::Text(Some(&m.context)),
-                Cell::Text(m.file.as_deref()),
-                Cell::Number(Some(m.bm25_score)),
-                Cell::Number(Some(m.bm25_ratio)),
-                Cell::Number(Some(m.global_start as f64)),
-                Cell::Number(Some(m.global_end as f64)),
-                Cell::Number(m.match_ratio),
-                Cell::Number(m.cosine),
-            ];
-            if default_mode {
-                cells.extend([
-                    Cell::Number(m.start.map(|v| v as f64)),
-                    Cell::Number(m.end.map(|v| v as f64)),
-                    Cell::Bool(m.found),
-                ]);
-            }
-            cells
-        };
-
-        let xerr = |e: rust_xlsxwriter::XlsxError| {
-            format!("locate_quotes: writing {}: {e}", path.display())
-        };
-        let mut workbook = Workbook::new();
-        let sheet = workbook.add_worksheet();
-        sheet.set_name("Quote Verification").map_err(xerr)?;
-        let plain = Format::new().set_font_size(13);
-        let wrapped = Format::new()
-            .set_font_size(13)
-            .set_text_wrap()
-            .set_align(FormatAlign::Top);
         let header = Format::new().set_font_size(13).set_bold();
         let header_wrapped = header.clone().set_text_wrap().set_align(FormatAlign::Top);
-        let mut auto_width: Vec<usize> = columns
-            .iter()
-            .map(|(name, _)| name.chars().count())
-            .collect();
-        for (c, (name, layout)) in columns.iter().enumerate() {
+        let mut sheet = ReviewSheet {
+            path: path.to_path_buf(),
+            workbook: Workbook::new(),
+            auto_width: columns
+                .iter()
+                .map(|(name, _)| name.chars().count())
+                .collect(),
+            columns,
+            rows: 0,
+            plain: Format::new().set_font_size(13),
+            wrapped: Format::new()
+                .set_font_size(13)
+                .set_text_wrap()
+                .set_align(FormatAlign::Top),
+        };
+        let xerr = sheet.xlsx_error();
+        let worksheet = sheet.workbook.add_worksheet_with_constant_memory();
+        worksheet.set_name("Quote Verification").map_err(&xerr)?;
+        for (c, (name, layout)) in sheet.columns.iter().enumerate() {
             let f = if *layout == Layout::WrappedText {
                 &header_wrapped
             } else {
                 &header
             };
-            sheet
+            worksheet
                 .write_string_with_format(0, c as u16, *name, f)
-                .map_err(xerr)?;
+                .map_err(&xerr)?;
         }
-        for (r, i) in least_confident_first(matches).into_iter().enumerate() {
-            let row = r as u32 + 1;
-            for (c, cell) in row_cells(i).into_iter().enumerate() {
-                let col = c as u16;
-                let f = if columns[c].1 == Layout::WrappedText {
-                    &wrapped
-                } else {
-                    &plain
-                };
-                let shown = match cell {
-                    Cell::Text(Some(t)) => {
-                        sheet
-                            .write_string_with_format(row, col, t, f)
-                            .map_err(xerr)?;
-                        t.chars().count()
-                    }
-                    Cell::Number(Some(v)) if v.is_finite() => {
-                        sheet
-                            .write_number_with_format(row, col, v, f)
-                            .map_err(xerr)?;
-                        format!("{v}").len()
-                    }
-                    Cell::Bool(b) => {
-                        sheet
-                            .write_boolean_with_format(row, col, b, f)
-                            .map_err(xerr)?;
-                        5
-                    }
-                    // Missing and non-finite values stay empty cells.
-                    _ => {
-                        sheet.write_blank(row, col, f).map_err(xerr)?;
-                        0
-                    }
-                };
-                auto_width[c] = auto_width[c].max(shown);
-            }
+        Ok(sheet)
+    }
+
+    fn xlsx_error(&self) -> impl Fn(rust_xlsxwriter::XlsxError) -> crate::Error + 'static {
+        let path = self.path.display().to_string();
+        move |e| crate::Error::input(format!("locate_quotes: writing {path}: {e}"))
+    }
+
+    /// Rows written so far (the header not counted).
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Appends the row of `quote`, located as `m`. Fails past [`SHEET_ROWS`].
+    pub fn push(&mut self, quote: &str, m: &QuoteMatch) -> crate::Result<()> {
+        if self.rows >= SHEET_ROWS {
+            return Err(crate::Error::input(format!(
+                "locate_quotes: a worksheet holds at most {SHEET_ROWS} rows"
+            )));
         }
-        for (c, (_, layout)) in columns.iter().enumerate() {
+        let mut cells = vec![
+            Cell::Text(Some(quote)),
+            Cell::Text(Some(&m.span_text)),
+            Cell::Text(Some(&m.context)),
+            Cell::Text(m.file.as_deref()),
+            Cell::Number(Some(m.bm25_score)),
+            Cell::Number(Some(m.bm25_ratio)),
+            Cell::Number(Some(m.global_start as f64)),
+            Cell::Number(Some(m.global_end as f64)),
+            Cell::Number(m.match_ratio),
+            Cell::Number(m.cosine),
+        ];
+        if self.columns.len() > cells.len() {
+            cells.extend([
+                Cell::Number(m.start.map(|v| v as f64)),
+                Cell::Number(m.end.map(|v| v as f64)),
+                Cell::Bool(m.found),
+            ]);
+        }
+        let xerr = self.xlsx_error();
+        let row = self.rows as u32 + 1;
+        let sheet = self.workbook.worksheet_from_index(0).map_err(&xerr)?;
+        for (c, cell) in cells.into_iter().enumerate() {
+            let col = c as u16;
+            let f = if self.columns[c].1 == Layout::WrappedText {
+                &self.wrapped
+            } else {
+                &self.plain
+            };
+            let shown = match cell {
+                Cell::Text(Some(t)) => {
+                    sheet
+                        .write_string_with_format(row, col, t, f)
+                        .map_err(&xerr)?;
+                    t.chars().count()
+                }
+                Cell::Number(Some(v)) if v.is_finite() => {
+                    sheet
+                        .write_number_with_format(row, col, v, f)
+                        .map_err(&xerr)?;
+                    format!("{v}").len()
+                }
+                Cell::Bool(b) => {
+                    sheet
+                        .write_boolean_with_format(row, col, b, f)
+                        .map_err(&xerr)?;
+                    5
+                }
+                // Missing and non-finite values stay empty cells.
+                _ => {
+                    sheet.write_blank(row, col, f).map_err(&xerr)?;
+                    0
+                }
+            };
+            self.auto_width[c] = self.auto_width[c].max(shown);
+        }
+        self.rows += 1;
+        Ok(())
+    }
+
+    /// Sets the column widths and writes the workbook to its path (atomically: a failed save
+    /// leaves the previous file).
+    pub fn save(mut self) -> crate::Result<()> {
+        let xerr = self.xlsx_error();
+        let sheet = self.workbook.worksheet_from_index(0).map_err(&xerr)?;
+        for (c, (_, layout)) in self.columns.iter().enumerate() {
             let width = match layout {
                 Layout::WrappedText => 80.0,
                 Layout::Number => 15.0,
                 Layout::File => 25.0,
-                Layout::Auto => (auto_width[c] + 2).min(30) as f64,
+                Layout::Auto => (self.auto_width[c] + 2).min(30) as f64,
             };
-            sheet.set_column_width(c as u16, width).map_err(xerr)?;
+            sheet.set_column_width(c as u16, width).map_err(&xerr)?;
         }
-        let bytes = workbook.save_to_buffer().map_err(xerr)?;
-        crate::atomic::write(path, &bytes)
-            .map_err(|e| format!("locate_quotes: cannot write {}: {e}", path.display()))
-    };
-    checked().map_err(crate::Error::input)
+        let io = |e: std::io::Error| {
+            crate::Error::input(format!(
+                "locate_quotes: cannot write {}: {e}",
+                self.path.display()
+            ))
+        };
+        let mut out = crate::atomic::AtomicFile::create(&self.path).map_err(io)?;
+        self.workbook
+            .save_to_writer(out.file().map_err(io)?)
+            .map_err(&xerr)?;
+        out.commit().map_err(io)
+    }
 }

@@ -308,12 +308,29 @@ impl LocateOptions {
 
     /// `(window size, overlap)` for a batch of quotes, as the mode computes them.
     pub fn window_geometry(&self, quotes: &[&str]) -> crate::Result<(usize, usize)> {
+        self.window_geometry_for_longest(quotes.iter().map(|q| q.chars().count()).max())
+    }
+
+    /// [`LocateOptions::window_geometry`] from the length in code points of the batch's longest
+    /// quote (`None`: no quotes), which is all the automatic size reads: a streaming job measures
+    /// it in a first pass and builds one index for every batch.
+    ///
+    /// ```
+    /// use polars_rag::metrics::locate::LocateOptions;
+    /// let soak = LocateOptions::soak();
+    /// assert_eq!(soak.window_geometry_for_longest(Some(100)).unwrap(), (110, 33));
+    /// assert_eq!(soak.window_geometry(&["x".repeat(100).as_str()]).unwrap(), (110, 33));
+    /// ```
+    pub fn window_geometry_for_longest(
+        &self,
+        longest: Option<usize>,
+    ) -> crate::Result<(usize, usize)> {
         // soak treats 0 like "unset" (`if not window_size`); the default mode rejects it.
         let set = |v: Option<usize>| v.filter(|&x| x > 0);
         let size = match (set(self.window_size), self.compat) {
             (Some(s), _) => s,
             (None, LocateCompat::None) => DEFAULT_WINDOW_SIZE,
-            (None, LocateCompat::Soak) => match quotes.iter().map(|q| q.chars().count()).max() {
+            (None, LocateCompat::Soak) => match longest {
                 Some(longest) => ((1.1 * longest as f64).min(500.0)) as usize,
                 None => 400,
             },
@@ -456,13 +473,23 @@ impl QuoteIndex {
         opts: &LocateOptions,
         quotes: &[&str],
     ) -> crate::Result<Self> {
+        Self::for_longest_quote(docs, opts, quotes.iter().map(|q| q.chars().count()).max())
+    }
+
+    /// [`QuoteIndex::new`] from the length in code points of the longest quote that will be
+    /// located (`None`: none), for a job that streams its quotes in batches.
+    pub fn for_longest_quote(
+        docs: &[(&str, &str)],
+        opts: &LocateOptions,
+        longest: Option<usize>,
+    ) -> crate::Result<Self> {
         // Problems are found as messages; their kind is given once, here.
         let checked = || -> Result<Self, String> {
             opts.validate()?;
             if docs.is_empty() {
                 return Err("locate_quotes: the sources are empty (no documents to search)".into());
             }
-            let (size, overlap) = opts.window_geometry(quotes)?;
+            let (size, overlap) = opts.window_geometry_for_longest(longest)?;
             let mut text = Vec::new();
             let mut doc_spans = Vec::with_capacity(docs.len());
             for (i, (file, body)) in docs.iter().enumerate() {

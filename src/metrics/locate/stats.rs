@@ -33,6 +33,44 @@ fn max(values: &[f64]) -> Option<f64> {
     values.iter().copied().reduce(f64::max)
 }
 
+/// The figures of one located quote that its statistics and its place in the workbook read:
+/// a few numbers, so a job of millions of quotes can keep them all while the texts stream.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QuoteFigures {
+    /// The quote's row in the located table.
+    pub row: u64,
+    /// [`QuoteMatch::bm25_score`].
+    pub bm25_score: f64,
+    /// [`QuoteMatch::bm25_ratio`].
+    pub bm25_ratio: f64,
+    /// [`QuoteMatch::cosine`].
+    pub cosine: Option<f64>,
+    /// [`QuoteMatch::match_ratio`].
+    pub match_ratio: Option<f64>,
+    /// Code points between `global_start` and `global_end`.
+    pub span_length: f64,
+    /// [`QuoteMatch::found`].
+    pub found: bool,
+    /// Whether the quote has an ellipsis.
+    pub has_ellipsis: bool,
+}
+
+impl QuoteFigures {
+    /// The figures of `quote`, located as `m`, at `row` of the located table.
+    pub fn of(row: u64, quote: &str, m: &QuoteMatch) -> Self {
+        QuoteFigures {
+            row,
+            bm25_score: m.bm25_score,
+            bm25_ratio: m.bm25_ratio,
+            cosine: m.cosine,
+            match_ratio: m.match_ratio,
+            span_length: m.global_end as f64 - m.global_start as f64,
+            found: m.found,
+            has_ellipsis: has_ellipsis(quote),
+        }
+    }
+}
+
 /// The statistics of a batch, in soak's order, as `(name, value)`; a `None` value is a
 /// statistic that has no value (no cosine, no match ratio).
 ///
@@ -54,19 +92,34 @@ pub fn quote_stats(
     matches: &[QuoteMatch],
     opts: &super::LocateOptions,
 ) -> Vec<(&'static str, Option<f64>)> {
+    let figures: Vec<QuoteFigures> = quotes
+        .iter()
+        .zip(matches)
+        .enumerate()
+        .map(|(row, (quote, m))| QuoteFigures::of(row as u64, quote, m))
+        .collect();
+    stats_of_figures(&figures, opts)
+}
+
+/// [`quote_stats`] from the figures of the located quotes (the streaming form: the texts are
+/// gone by the time the statistics are taken).
+pub fn stats_of_figures(
+    figures: &[QuoteFigures],
+    opts: &super::LocateOptions,
+) -> Vec<(&'static str, Option<f64>)> {
     let soak = opts.compat == LocateCompat::Soak;
-    let n = matches.len();
-    let scores: Vec<f64> = matches.iter().map(|m| m.bm25_score).collect();
-    let ratios: Vec<f64> = matches.iter().map(|m| m.bm25_ratio).collect();
-    let cosines: Vec<f64> = matches.iter().filter_map(|m| m.cosine).collect();
-    let match_ratios: Vec<f64> = matches.iter().filter_map(|m| m.match_ratio).collect();
+    let n = figures.len();
+    let scores: Vec<f64> = figures.iter().map(|m| m.bm25_score).collect();
+    let ratios: Vec<f64> = figures.iter().map(|m| m.bm25_ratio).collect();
+    let cosines: Vec<f64> = figures.iter().filter_map(|m| m.cosine).collect();
+    let match_ratios: Vec<f64> = figures.iter().filter_map(|m| m.match_ratio).collect();
     // soak: 0.0 for an empty batch; the default mode: undefined.
     let or_zero = |v: Option<f64>| if soak { Some(v.unwrap_or(0.0)) } else { v };
     let mut out = vec![
         ("n_quotes", Some(n as f64)),
         (
             "n_with_ellipses",
-            Some(quotes.iter().filter(|q| has_ellipsis(q)).count() as f64),
+            Some(figures.iter().filter(|m| m.has_ellipsis).count() as f64),
         ),
         ("mean_bm25_score", or_zero(mean(&scores))),
         ("median_bm25_score", or_zero(median(&scores))),
@@ -78,10 +131,7 @@ pub fn quote_stats(
         ("max_cosine", or_zero(max(&cosines))),
     ];
     if !soak || !match_ratios.is_empty() {
-        let lengths: Vec<f64> = matches
-            .iter()
-            .map(|m| m.global_end as f64 - m.global_start as f64)
-            .collect();
+        let lengths: Vec<f64> = figures.iter().map(|m| m.span_length).collect();
         out.extend([
             ("mean_match_ratio", mean(&match_ratios)),
             ("median_match_ratio", median(&match_ratios)),
@@ -101,7 +151,7 @@ pub fn quote_stats(
     if !soak {
         out.push((
             "n_found",
-            Some(matches.iter().filter(|m| m.found).count() as f64),
+            Some(figures.iter().filter(|m| m.found).count() as f64),
         ));
     }
     out
@@ -161,7 +211,7 @@ pub fn melted_csv(stats: &[(&str, Option<f64>)]) -> String {
 
 /// The order of rows in soak's workbook: least confident first, by `bm25_ratio`, then
 /// `bm25_score`, then `cosine` (ascending, stable, NaN and missing last).
-pub fn least_confident_first(matches: &[QuoteMatch]) -> Vec<usize> {
+pub fn least_confident_first(figures: &[QuoteFigures]) -> Vec<usize> {
     let key = |v: Option<f64>| v.filter(|x| !x.is_nan());
     let cmp = |a: Option<f64>, b: Option<f64>| match (key(a), key(b)) {
         (Some(x), Some(y)) => x.total_cmp(&y),
@@ -169,9 +219,9 @@ pub fn least_confident_first(matches: &[QuoteMatch]) -> Vec<usize> {
         (None, Some(_)) => std::cmp::Ordering::Greater,
         (None, None) => std::cmp::Ordering::Equal,
     };
-    let mut order: Vec<usize> = (0..matches.len()).collect();
+    let mut order: Vec<usize> = (0..figures.len()).collect();
     order.sort_by(|&i, &j| {
-        let (a, b) = (&matches[i], &matches[j]);
+        let (a, b) = (&figures[i], &figures[j]);
         cmp(Some(a.bm25_ratio), Some(b.bm25_ratio))
             .then(cmp(Some(a.bm25_score), Some(b.bm25_score)))
             .then(cmp(a.cosine, b.cosine))

@@ -77,6 +77,10 @@ enum Command {
     Validate(ValidateArgs),
     /// The judge's reply cache: `stats` (entries per prompt and model, size) or `clear`.
     JudgeCache(JudgeCacheArgs),
+    /// Carry the judge's replies and the embedding vectors between machines: `export FOLDER`
+    /// writes consistent copies of both caches there, `merge FOLDER` adds the entries of such
+    /// copies that these caches lack (what `polars_rag.ray` does after a job on a cluster).
+    Cache(CacheArgs),
     /// How well a judge grades citation support: accuracy, Cohen's kappa and the confusion
     /// matrix on a labelled set (default: the bundled one), and with --strict how often two runs
     /// agree.
@@ -110,6 +114,21 @@ struct JudgeCacheArgs {
     /// With clear: only the replies of this prompt (template id), e.g. citation_support.
     #[arg(long)]
     template: Option<String>,
+}
+
+#[derive(clap::Args)]
+struct CacheArgs {
+    /// export or merge.
+    #[arg(value_parser = ["export", "merge"])]
+    action: String,
+    /// export: where the copies go (FOLDER/judge/, FOLDER/embed/); merge: where they are read.
+    folder: PathBuf,
+    /// The judge's cache directory (default: the judge's, see `polars-rag judge-cache stats`).
+    #[arg(long)]
+    judge_dir: Option<PathBuf>,
+    /// The embedding cache directory (default: the embedding engine's).
+    #[arg(long)]
+    embed_dir: Option<PathBuf>,
 }
 
 const COMPARE_EXAMPLES: &str = "\
@@ -894,6 +913,59 @@ fn judge_cache(args: JudgeCacheArgs) -> Result<(), String> {
     emit(&text)
 }
 
+/// `polars-rag cache export|merge FOLDER`.
+fn cache(args: CacheArgs) -> Result<(), String> {
+    use polars_rag::engines::embed::cache as vectors;
+    use polars_rag::engines::judge::cache as replies;
+    let judge = args
+        .judge_dir
+        .unwrap_or_else(polars_rag::engines::judge::default_cache_dir);
+    let embed = args
+        .embed_dir
+        .unwrap_or_else(polars_rag::engines::embed::default_cache_dir);
+    let (judge_copy, embed_copy) = (args.folder.join("judge"), args.folder.join("embed"));
+    let text = if args.action == "export" {
+        let wrote = |found: bool, what: &str, from: &std::path::Path| {
+            if found {
+                format!("copied the {what} of {}\n", from.display())
+            } else {
+                format!("no {what} in {}\n", from.display())
+            }
+        };
+        let j = replies::export_cache(&judge, &judge_copy).map_err(|e| e.to_string())?;
+        let e = vectors::export_embedding_cache(&embed, &embed_copy).map_err(|e| e.to_string())?;
+        format!(
+            "{}{}",
+            wrote(j, "judge cache", &judge),
+            wrote(e, "embedding cache", &embed)
+        )
+    } else {
+        let mut text = String::new();
+        if judge_copy.join(replies::CACHE_FILE).is_file() {
+            let n = replies::merge_cache(&judge, &judge_copy).map_err(|e| e.to_string())?;
+            text.push_str(&format!("added {n} judge replies to {}\n", judge.display()));
+        }
+        if embed_copy.join(vectors::CACHE_FILE).is_file() {
+            let n =
+                vectors::merge_embedding_cache(&embed, &embed_copy).map_err(|e| e.to_string())?;
+            text.push_str(&format!(
+                "added {n} embedding vectors to {}\n",
+                embed.display()
+            ));
+        }
+        if text.is_empty() {
+            return Err(format!(
+                "cache merge: {} holds no cache copies (judge/{}, embed/{})",
+                args.folder.display(),
+                replies::CACHE_FILE,
+                vectors::CACHE_FILE
+            ));
+        }
+        text
+    };
+    emit(&text)
+}
+
 /// Writes `text` to standard output. A closed pipe (`polars-rag metrics | head -1`) is not an
 /// error, as for other command-line tools: the text is dropped quietly and the command goes on,
 /// so its exit status still says what it found (a failed `compare` gate, `validate` problems).
@@ -999,6 +1071,7 @@ fn main() -> ExitCode {
                 .and_then(|report| emit(&report.text))
         }),
         Some(Command::JudgeCache(args)) => judge_cache(args),
+        Some(Command::Cache(args)) => cache(args),
         Some(Command::JudgeEval(args)) => judge_eval(args),
         Some(Command::Metrics) => {
             let listing: String = registry::METRICS

@@ -16,6 +16,9 @@ How it runs:
   with the metrics' signatures in its metadata, atomically, and beside it the block's
   sufficient statistics for the summary (``part-*.parquet.summary.json``: each value's sum and
   count, the segments', the corpus-level metrics' summed per-row statistics);
+* every node's judge and embedding caches are copied (``polars-rag cache export``, a task
+  pinned to each node) and merged into the driver's (``polars-rag cache merge``): replies and
+  vectors are keyed by everything that determines them, so caches merge without conflict;
 * the driver then runs ``polars-rag score --summarise-parts``: the golden questions no block
   answered are scored into ``out/unanswered.parquet`` (``in_run`` false), and the summary is
   the merge of the blocks' statistics and those of the unanswered questions (the driver reads
@@ -61,6 +64,9 @@ class RayScoreReport(NamedTuple):
     parts: list[Path]
     #: Rows scored by the blocks.
     rows: int
+    #: What merging the nodes' judge and embedding caches into this machine's added
+    #: (``polars-rag cache merge`` per node; empty when nothing was cached or merging was off).
+    caches: str = ""
 
 
 def _executable(binary: PathLike | None) -> Path:
@@ -141,6 +147,64 @@ def _score_block(block: Any, shipped: dict[str, Any], flags: list[str], out: str
     return pa.table({"part": [str(part)], "rows": [pq.read_metadata(part).num_rows]})
 
 
+def _cache_dirs(cli_args: Sequence[str]) -> list[str]:
+    """``polars-rag cache`` flags for the cache folders the job's flags name (else the
+    defaults of each machine)."""
+    args = list(cli_args)
+    dirs: list[str] = []
+    for flag, target in (("--judge-cache", "--judge-dir"), ("--embed-cache", "--embed-dir")):
+        for i, arg in enumerate(args):
+            if arg == flag and i + 1 < len(args):
+                dirs += [target, args[i + 1]]
+            elif arg.startswith(flag + "="):
+                dirs += [target, arg.split("=", 1)[1]]
+    return dirs
+
+
+def _export_node_caches(shipped: dict[str, Any], to: str, dirs: list[str]) -> str:
+    """On one node: consistent copies of its judge and embedding caches into ``to``.
+    (``shipped`` holds the executable's object reference: Ray would resolve a reference passed
+    on its own into the bytes.)"""
+    binary = _local_file(shipped["polars-rag"], "polars-rag")
+    done = subprocess.run([str(binary), "cache", "export", to, *dirs], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"polars-rag cache export failed on a node:\n{done.stderr}")
+    return to
+
+
+def _merge_node_caches(executable: Path, binary_ref: Any, out_dir: Path, dirs: list[str]) -> str:
+    """Every live node's caches copied into ``out_dir/.caches`` (a task pinned to each node),
+    then merged into this machine's caches; the copies are removed."""
+    import ray  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    from ray.util.scheduling_strategies import (  # type: ignore[import-not-found,import-untyped,unused-ignore]
+        NodeAffinitySchedulingStrategy,
+    )
+
+    copies = out_dir / ".caches"
+    export = ray.remote(num_cpus=0)(_export_node_caches)
+    nodes = [node["NodeID"] for node in ray.nodes() if node["Alive"]]  # type: ignore[no-untyped-call,unused-ignore]
+    merged: list[str] = []
+    try:
+        folders = ray.get([
+            export.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False)).remote(
+                {"polars-rag": binary_ref}, str(copies / node), dirs
+            )
+            for node in nodes
+        ])
+        for folder in folders:
+            if not any(Path(folder).rglob("*.sqlite3")):
+                continue
+            done = subprocess.run(
+                [str(executable), "cache", "merge", folder, *dirs], capture_output=True, text=True, check=False
+            )
+            if done.returncode != 0:
+                raise RuntimeError(f"polars-rag cache merge failed:\n{done.stderr}")
+            merged.append(done.stdout)
+    finally:
+        shutil.rmtree(copies, ignore_errors=True)
+    return "".join(merged)
+
+
 def _block_failure(error: BaseException) -> str:
     """The message of the error a block's task raised, unwrapped from Ray's exceptions."""
     seen: set[int] = set()
@@ -168,6 +232,7 @@ def score(
     num_cpus: float = 1,
     concurrency: int | None = None,
     cli_args: Sequence[str] = (),
+    merge_caches: bool = True,
 ) -> RayScoreReport:
     """Scores ``run`` on the connected Ray cluster as ``polars-rag score`` scores it on one
     machine; see the module's documentation for how.
@@ -193,6 +258,11 @@ def score(
         choice).
     cli_args
         Further ``polars-rag score`` flags (column names, ``--invalid-spans``, metric options).
+    merge_caches
+        After the blocks, copy every node's judge and embedding caches (the folders of
+        ``--judge-cache`` / ``--embed-cache`` in ``cli_args``, else each node's defaults) and
+        merge them into this machine's, so a re-run here, or on nodes seeded from here, makes no
+        call the cluster already made.
 
     Returns
     -------
@@ -234,6 +304,8 @@ def score(
     rows = sum(int(r["rows"]) for r in written)
     if not parts:
         raise ValueError(f"polars_rag.ray.score: the run has no rows ({run!r})")
+    # Before the summary: the unanswered golden questions are judged here, from the merged cache.
+    caches = _merge_node_caches(executable, shipped["polars-rag"], out_dir, _cache_dirs(cli_args)) if merge_caches else ""
 
     # The run's columns for the summary: an empty table of its schema.
     with tempfile.TemporaryDirectory(prefix="polars-rag-ray-") as folder:
@@ -255,4 +327,4 @@ def score(
             raise RuntimeError(f"polars-rag score --summarise-parts failed:\n{done.stderr}")
     if unanswered.exists():
         parts.append(unanswered)
-    return RayScoreReport(summary=done.stdout, parts=parts, rows=rows)
+    return RayScoreReport(summary=done.stdout, parts=parts, rows=rows, caches=caches)

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fake_judge import FakeJudge
 from polars.testing import assert_frame_equal
 
 import polars as pl
@@ -38,8 +39,16 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[str]:
-    """A head node and a second worker node, one CPU each."""
+def node_caches(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The cache folders (POLARS_RAG_CACHE_DIR) of the head node and of the worker node: two
+    machines do not share their caches."""
+    base = tmp_path_factory.mktemp("node-caches")
+    return base / "head", base / "worker"
+
+
+@pytest.fixture(scope="module")
+def cluster(node_caches: tuple[Path, Path]) -> Iterator[str]:
+    """A head node and a second worker node, one CPU each, each with its own cache folder."""
     ray_cli = str(Path(sys.executable).parent / "ray")
     # A throwaway cluster on this machine: no token authentication (which a head node turns
     # on by default, and which a driver reads from its environment when Ray is imported).
@@ -52,11 +61,15 @@ def cluster() -> Iterator[str]:
     common = ["--num-cpus=1", "--disable-usage-stats"]
     subprocess.run([ray_cli, "stop", "--force"], env=env, capture_output=True, check=False)
     try:
+        head_cache, worker_cache = node_caches
         subprocess.run(
             [ray_cli, "start", "--head", f"--port={port}", "--include-dashboard=false", *common],
-            env=env, capture_output=True, check=True, timeout=120,
+            env={**env, "POLARS_RAG_CACHE_DIR": str(head_cache)}, capture_output=True, check=True, timeout=120,
         )
-        subprocess.run([ray_cli, "start", f"--address={address}", *common], env=env, capture_output=True, check=True, timeout=120)
+        subprocess.run(
+            [ray_cli, "start", f"--address={address}", *common],
+            env={**env, "POLARS_RAG_CACHE_DIR": str(worker_cache)}, capture_output=True, check=True, timeout=120,
+        )
         ray.init(address=address, log_to_driver=False)
         for _ in range(120):
             if sum(1 for node in ray.nodes() if node["Alive"]) == 2:
@@ -169,3 +182,45 @@ def test_a_dataset_with_options_of_the_command_line(cluster: str, tmp_path: Path
     assert _metric_lines(report.summary) == _metric_lines(one.stdout)
     with pytest.raises(ValueError, match="set by score"):
         prr.score(dataset, out=tmp_path / "again", golden=golden, binary=binary, cli_args=["--golden", "x"])
+
+
+def test_judged_job_merges_the_node_caches_into_the_driver(
+    cluster: str, node_caches: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A judged metric on the cluster: each node caches its own replies; afterwards the driver's
+    cache holds every reply, so the same job on the driver alone asks the judge nothing."""
+    binary = _binary()
+    driver_cache = tmp_path / "driver-cache"
+    monkeypatch.setenv("POLARS_RAG_CACHE_DIR", str(driver_cache))
+    judge = FakeJudge()
+    try:
+        run = pl.read_parquet(DEMO / "run_a.parquet")
+        run_dir = tmp_path / "run"
+        run_dir.mkdir()
+        for i, part in enumerate(run.iter_slices(n_rows=6)):
+            part.write_parquet(run_dir / f"run-{i}.parquet")
+        run.write_parquet(tmp_path / "run.parquet")
+        golden = DEMO / "golden.parquet"
+        flags = ["--judge-base-url", judge.base_url, "--judge-model", "fake-judge", "--question-col", "query"]
+        report = prr.score(
+            str(run_dir), out=tmp_path / "scores", golden=golden, metrics=["answer_match"], binary=binary,
+            cli_args=flags,
+        )
+        calls = judge.requests
+        assert calls >= run.height, "every answer was judged once on the cluster"
+        node_files = [cache / "judge" / "judge-cache.sqlite3" for cache in node_caches]
+        assert any(f.is_file() for f in node_files), "the nodes cached their replies"
+        assert "judge replies to" in report.caches
+        assert not (tmp_path / "scores" / ".caches").exists(), "the copies are removed"
+        # The same job on the driver alone: every reply comes from its merged cache.
+        one = subprocess.run(
+            [str(binary), "score", "--quiet", "--run", str(tmp_path / "run.parquet"), "--golden", str(golden),
+             "--metrics", "answer_match", *flags, "--out", str(tmp_path / "one.parquet")],
+            capture_output=True, text=True, check=True,
+        )
+        assert judge.requests == calls, one.stdout
+        blocks = pl.read_parquet([str(p) for p in report.parts]).sort("query_id")
+        whole = pl.read_parquet(tmp_path / "one.parquet").sort("query_id")
+        assert_frame_equal(blocks.select(whole.columns), whole)
+    finally:
+        judge.close()

@@ -31,16 +31,37 @@ pub struct VectorCache {
     path: PathBuf,
 }
 
-fn open_connection(path: &Path) -> crate::Result<Connection> {
-    open_store(
-        WHAT,
-        path,
-        "CREATE TABLE IF NOT EXISTS vectors (
+const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS vectors (
              key TEXT PRIMARY KEY,
              model TEXT NOT NULL,
              truncated INTEGER NOT NULL,
              vector BLOB NOT NULL
-         ) WITHOUT ROWID;",
+         ) WITHOUT ROWID;";
+
+fn open_connection(path: &Path) -> crate::Result<Connection> {
+    open_store(WHAT, path, SCHEMA)
+}
+
+/// Writes a consistent copy of the cache in `directory` to `to` (a directory; the file keeps
+/// its name), for carrying a node's vectors elsewhere; `false` when `directory` has none.
+pub fn export_embedding_cache(directory: &Path, to: &Path) -> crate::Result<bool> {
+    crate::engines::sqlite::snapshot_store(
+        WHAT,
+        &directory.join(CACHE_FILE),
+        SCHEMA,
+        &to.join(CACHE_FILE),
+    )
+}
+
+/// Adds the vectors of the cache in `from` (a directory, e.g. an [`export_embedding_cache`]
+/// copy) that the cache in `directory` lacks; returns how many were added.
+pub fn merge_embedding_cache(directory: &Path, from: &Path) -> crate::Result<u64> {
+    crate::engines::sqlite::merge_store(
+        WHAT,
+        &directory.join(CACHE_FILE),
+        SCHEMA,
+        &from.join(CACHE_FILE),
+        "vectors",
     )
 }
 

@@ -30,7 +30,7 @@
 //! ```
 
 #[cfg(feature = "judge")]
-mod cache;
+pub mod cache;
 #[cfg(feature = "judge")]
 mod engine;
 #[cfg(feature = "embed")]

@@ -35,11 +35,7 @@ fn sqlite_error(path: &Path, e: impl std::fmt::Display) -> crate::Error {
     store_error("judge cache", path, e)
 }
 
-fn open_connection(path: &Path) -> crate::Result<Connection> {
-    open_store(
-        "judge cache",
-        path,
-        "CREATE TABLE IF NOT EXISTS replies (
+const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS replies (
              key TEXT PRIMARY KEY,
              template TEXT NOT NULL,
              model TEXT NOT NULL,
@@ -47,7 +43,32 @@ fn open_connection(path: &Path) -> crate::Result<Connection> {
              prompt_tokens INTEGER NOT NULL,
              completion_tokens INTEGER NOT NULL,
              created REAL NOT NULL
-         ) WITHOUT ROWID;",
+         ) WITHOUT ROWID;";
+
+fn open_connection(path: &Path) -> crate::Result<Connection> {
+    open_store("judge cache", path, SCHEMA)
+}
+
+/// Writes a consistent copy of the cache in `directory` to `to` (a directory; the file keeps
+/// its name), for carrying a node's replies elsewhere; `false` when `directory` has none.
+pub fn export_cache(directory: &Path, to: &Path) -> crate::Result<bool> {
+    crate::engines::sqlite::snapshot_store(
+        "judge cache",
+        &directory.join(CACHE_FILE),
+        SCHEMA,
+        &to.join(CACHE_FILE),
+    )
+}
+
+/// Adds the replies of the cache in `from` (a directory, e.g. an [`export_cache`] copy) that
+/// the cache in `directory` lacks; returns how many were added.
+pub fn merge_cache(directory: &Path, from: &Path) -> crate::Result<u64> {
+    crate::engines::sqlite::merge_store(
+        "judge cache",
+        &directory.join(CACHE_FILE),
+        SCHEMA,
+        &from.join(CACHE_FILE),
+        "replies",
     )
 }
 

@@ -235,6 +235,28 @@ fn cli_locate_in_batches_writes_what_one_batch_writes() {
     assert!(!o.status.success());
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(stderr.contains("is the job's quotes input"), "{stderr}");
+
+    // A column of lists is not a column of quotes: the error names it and its type.
+    let mut lists = df!("said" => [Series::new("".into(), ["a", "b"])]).unwrap();
+    let lists_file = dir.join("lists.parquet");
+    ParquetWriter::new(std::fs::File::create(&lists_file).unwrap())
+        .finish(&mut lists)
+        .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_polars-rag"))
+        .args(["locate", "--quote-col", "said", "--quotes"])
+        .arg(&lists_file)
+        .arg("--corpus")
+        .arg(&corpus_file)
+        .arg("--out")
+        .arg(dir.join("out-lists"))
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("the column 'said'") && stderr.contains("list[str]"),
+        "{stderr}"
+    );
 }
 
 #[test]

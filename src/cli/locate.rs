@@ -82,9 +82,15 @@ impl QuoteSource {
                 ScanArgsParquet::default(),
             )?;
             let schema = scan.collect_schema()?;
-            if schema.get(column).is_none() {
-                let names: Vec<&str> = schema.iter_names().map(|n| n.as_str()).collect();
-                polars_bail!(ColumnNotFound: "locate: {} has no column '{column}' (columns: {names:?}); choose one with --quote-col", path.display());
+            match schema.get(column) {
+                None => {
+                    let names: Vec<&str> = schema.iter_names().map(|n| n.as_str()).collect();
+                    polars_bail!(ColumnNotFound: "locate: {} has no column '{column}' (columns: {names:?}); choose one with --quote-col", path.display());
+                }
+                Some(dtype) if dtype.is_nested() => {
+                    polars_bail!(ComputeError: "locate: the column '{column}' of {} holds {dtype}, not one quote (text) per row; choose one with --quote-col", path.display());
+                }
+                Some(_) => {}
             }
             return Ok(QuoteSource::Parquet {
                 scan: Box::new(scan),

@@ -7,8 +7,9 @@ same per-row scores and summary as one ``polars-rag score`` call over the whole 
 How it runs:
 
 * the driver puts the ``polars-rag`` executable, the golden table, the corpus and the
-  configuration into Ray's object store once; each worker process copies them to a local
-  folder the first time it scores a block;
+  configuration into Ray's object store once; a node copies each to its temporary folder
+  (``polars-rag-ray-job-files/<node id>/<object id>/``, shared by the node's worker processes) the first time one
+  of its tasks needs it, and removes the copies when the job ends, failed or not;
 * Ray Data reads the run (a Dataset, or Parquet files) and hands each worker blocks of rows;
   the worker scores a block with ``polars-rag score --block`` (Polars limited to
   ``polars_threads`` threads through the task's ``runtime_env``, so workers do not
@@ -42,6 +43,7 @@ Example (a local cluster; ``ray.init(address="auto")`` joins a running one)::
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import stat
@@ -105,21 +107,43 @@ def _cli_flags(
     return flags
 
 
-#: The job files a worker process has copied from the object store, by object id: a process
-#: scoring several blocks copies them once.
-_LOCAL_FILES: dict[str, Path] = {}
+#: Where a node keeps the job files copied from the object store: one folder per object, shared
+#: by the node's worker processes (a process scoring several blocks, or several processes, copy a
+#: file once per node), removed when the job ends.
+_NODE_FILES = "polars-rag-ray-job-files"
+
+
+def _node_folder(key: str) -> Path:
+    """This node's folder for the object ``key`` (under the node's id, so that nodes sharing a
+    temporary folder, as on one machine, do not remove each other's copies)."""
+    import ray  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+    node = ray.get_runtime_context().get_node_id()
+    return Path(tempfile.gettempdir()) / _NODE_FILES / node / key
 
 
 def _local_file(ref: Any, name: str) -> Path:
+    """The job file ``ref`` on this node, copied from the object store the first time."""
     import ray  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
-    key = ref.hex()
-    if key not in _LOCAL_FILES:
-        path = Path(tempfile.mkdtemp(prefix="polars-rag-ray-")) / name
-        path.write_bytes(ray.get(ref))
-        path.chmod(stat.S_IRWXU)
-        _LOCAL_FILES[key] = path
-    return _LOCAL_FILES[key]
+    path = _node_folder(ref.hex()) / name
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Written beside, then renamed: a process never runs another's half-written copy.
+        partial = path.with_name(f".{name}.{os.getpid()}.{uuid.uuid4().hex}")
+        partial.write_bytes(ray.get(ref))
+        partial.chmod(stat.S_IRWXU)
+        os.replace(partial, path)
+    return path
+
+
+def _release_node_files(keys: list[str]) -> None:
+    """Removes this node's copies of a finished job's files."""
+    for key in keys:
+        shutil.rmtree(_node_folder(key), ignore_errors=True)
+    if keys:
+        with contextlib.suppress(OSError):
+            _node_folder(keys[0]).parent.rmdir()  # the node's folder, when no other job uses it
 
 
 def _score_block(block: Any, shipped: dict[str, Any], flags: list[str], out: str) -> Any:
@@ -161,38 +185,45 @@ def _cache_dirs(cli_args: Sequence[str]) -> list[str]:
     return dirs
 
 
-def _export_node_caches(shipped: dict[str, Any], to: str, dirs: list[str]) -> str:
-    """On one node: consistent copies of its judge and embedding caches into ``to``.
-    (``shipped`` holds the executable's object reference: Ray would resolve a reference passed
-    on its own into the bytes.)"""
-    binary = _local_file(shipped["polars-rag"], "polars-rag")
-    done = subprocess.run([str(binary), "cache", "export", to, *dirs], capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"polars-rag cache export failed on a node:\n{done.stderr}")
-    return to
+def _finish_node(shipped: dict[str, Any], to: str | None, dirs: list[str]) -> str | None:
+    """On one node, once the blocks are done: consistent copies of its judge and embedding
+    caches into ``to`` (unless None), then its copies of the job's files removed. (``shipped``
+    holds the object references: Ray would resolve a reference passed on its own into bytes.)"""
+    keys = [ref.hex() for ref in shipped.values() if ref is not None]
+    try:
+        if to is None:
+            return None
+        binary = _local_file(shipped["polars-rag"], "polars-rag")
+        done = subprocess.run([str(binary), "cache", "export", to, *dirs], capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"polars-rag cache export failed on a node:\n{done.stderr}")
+        return to
+    finally:
+        _release_node_files(keys)
 
 
-def _merge_node_caches(executable: Path, binary_ref: Any, out_dir: Path, dirs: list[str]) -> str:
-    """Every live node's caches copied into ``out_dir/.caches`` (a task pinned to each node),
-    then merged into this machine's caches; the copies are removed."""
+def _finish_nodes(executable: Path, shipped: dict[str, Any], out_dir: Path, dirs: list[str], merge: bool) -> str:
+    """A task pinned to every live node removes its copies of the job's files and, with
+    ``merge``, first copies its caches into ``out_dir/.caches``; the driver then merges those
+    copies into this machine's caches and removes them. Returns what the merges added."""
     import ray  # type: ignore[import-not-found,import-untyped,unused-ignore]
     from ray.util.scheduling_strategies import (  # type: ignore[import-not-found,import-untyped,unused-ignore]
         NodeAffinitySchedulingStrategy,
     )
 
     copies = out_dir / ".caches"
-    export = ray.remote(num_cpus=0)(_export_node_caches)
+    finish = ray.remote(num_cpus=0)(_finish_node)
     nodes = [node["NodeID"] for node in ray.nodes() if node["Alive"]]  # type: ignore[no-untyped-call,unused-ignore]
     merged: list[str] = []
     try:
         folders = ray.get([
-            export.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False)).remote(
-                {"polars-rag": binary_ref}, str(copies / node), dirs
+            finish.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False)).remote(
+                shipped, str(copies / node) if merge else None, dirs
             )
             for node in nodes
         ])
         for folder in folders:
-            if not any(Path(folder).rglob("*.sqlite3")):
+            if folder is None or not any(Path(folder).rglob("*.sqlite3")):
                 continue
             done = subprocess.run(
                 [str(executable), "cache", "merge", folder, *dirs], capture_output=True, text=True, check=False
@@ -203,6 +234,31 @@ def _merge_node_caches(executable: Path, binary_ref: Any, out_dir: Path, dirs: l
     finally:
         shutil.rmtree(copies, ignore_errors=True)
     return "".join(merged)
+
+
+def _score_blocks(
+    dataset: Any,
+    shipped: dict[str, Any],
+    flags: list[str],
+    out_dir: Path,
+    polars_threads: int,
+    num_cpus: float,
+    concurrency: int | None,
+) -> list[dict[str, Any]]:
+    """Every block of ``dataset`` scored by a task; each task's part path and row count."""
+    try:
+        written: list[dict[str, Any]] = dataset.map_batches(
+            _score_block,  # type: ignore[arg-type,unused-ignore]
+            fn_kwargs={"shipped": shipped, "flags": flags, "out": str(out_dir)},
+            batch_format="pyarrow",
+            batch_size=None,
+            concurrency=concurrency,
+            num_cpus=num_cpus,
+            runtime_env={"env_vars": {"POLARS_MAX_THREADS": str(polars_threads)}},
+        ).take_all()
+    except Exception as error:
+        raise RuntimeError(f"polars_rag.ray.score: {_block_failure(error)}") from error
+    return written
 
 
 def _block_failure(error: BaseException) -> str:
@@ -289,23 +345,19 @@ def score(
     }
     dataset = run if isinstance(run, ray.data.Dataset) else ray.data.read_parquet(str(run))
     try:
-        written = dataset.map_batches(
-            _score_block,  # type: ignore[arg-type,unused-ignore]
-            fn_kwargs={"shipped": shipped, "flags": flags, "out": str(out_dir)},
-            batch_format="pyarrow",
-            batch_size=None,
-            concurrency=concurrency,
-            num_cpus=num_cpus,
-            runtime_env={"env_vars": {"POLARS_MAX_THREADS": str(polars_threads)}},
-        ).take_all()
-    except Exception as error:
-        raise RuntimeError(f"polars_rag.ray.score: {_block_failure(error)}") from error
+        written = _score_blocks(dataset, shipped, flags, out_dir, polars_threads, num_cpus, concurrency)
+    except BaseException:
+        # Each node's copies of the job's files go whatever happened; the block's error is the
+        # one to report.
+        with contextlib.suppress(Exception):
+            _finish_nodes(executable, shipped, out_dir, [], merge=False)
+        raise
+    # Before the summary: the unanswered golden questions are judged here, from the merged cache.
+    caches = _finish_nodes(executable, shipped, out_dir, _cache_dirs(cli_args), merge_caches)
     parts = [Path(r["part"]) for r in written]
     rows = sum(int(r["rows"]) for r in written)
     if not parts:
         raise ValueError(f"polars_rag.ray.score: the run has no rows ({run!r})")
-    # Before the summary: the unanswered golden questions are judged here, from the merged cache.
-    caches = _merge_node_caches(executable, shipped["polars-rag"], out_dir, _cache_dirs(cli_args)) if merge_caches else ""
 
     # The run's columns for the summary: an empty table of its schema.
     with tempfile.TemporaryDirectory(prefix="polars-rag-ray-") as folder:

@@ -8,6 +8,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -86,6 +87,12 @@ def cluster(node_caches: tuple[Path, Path]) -> Iterator[str]:
                 os.environ[name] = value
 
 
+def _node_copies() -> list[Path]:
+    """The job files the nodes of this machine still hold (every node here shares /tmp)."""
+    folder = Path(tempfile.gettempdir()) / "polars-rag-ray-job-files"
+    return sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
+
+
 def _metric_lines(summary: str) -> list[str]:
     """The summary's metric and aggregate lines (its header and notes name files)."""
     lines = summary.splitlines()
@@ -132,6 +139,7 @@ def test_a_job_on_two_nodes_equals_one_score_call(cluster: str, tmp_path: Path) 
     # Every part carries the metrics' signatures, as a scores table of `score` does.
     for part in report.parts:
         assert "polars-rag:signature:bleu" in pl.read_parquet_metadata(part)
+    assert _node_copies() == [], "the nodes removed their copies of the job's files"
 
 
 def test_bad_input_is_named(cluster: str, tmp_path: Path) -> None:
@@ -146,6 +154,7 @@ def test_bad_input_is_named(cluster: str, tmp_path: Path) -> None:
         prr.score(str(DEMO / "run_a.parquet"), out=tmp_path / "c", binary=tmp_path / "missing")
     with pytest.raises(RuntimeError, match="metric"):
         prr.score(str(DEMO / "run_a.parquet"), out=tmp_path / "d", metrics=["no_such_metric"], binary=binary)
+    assert _node_copies() == [], "a failed job leaves no copies of its files either"
 
 
 def test_executable_on_path_is_found(monkeypatch: pytest.MonkeyPatch) -> None:

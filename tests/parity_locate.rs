@@ -9,7 +9,7 @@ use polars_rag::metrics::locate::align::{
 };
 use polars_rag::metrics::locate::embed::{fill_cosine, Embedder, HashEmbedder};
 use polars_rag::metrics::locate::stats::{
-    least_confident_first, melted_csv, quote_stats, QuoteFigures,
+    figures_of, least_confident_first, melted_csv, quote_stats,
 };
 use polars_rag::metrics::locate::{
     ellipsis_parts, has_ellipsis, locate_quotes, LocateOptions, QuoteIndex, QuoteTokenizer,
@@ -390,13 +390,7 @@ fn recorded_runs() {
                 assert_eq!(g, w, "run {name}: melted CSV");
             }
         }
-        let figures: Vec<QuoteFigures> = got
-            .iter()
-            .zip(&quotes)
-            .enumerate()
-            .map(|(row, (m, q))| QuoteFigures::of(row as u64, q, m))
-            .collect();
-        let order = least_confident_first(&figures);
+        let order = least_confident_first(&figures_of(&quotes, &got));
         let want_order: Vec<usize> = run["excel_row_order_by_input_index"]
             .as_array()
             .unwrap()

@@ -210,14 +210,10 @@ const OUTPUTS: [&str; 3] = ["located.parquet", "quote_verification.xlsx", "stats
 
 /// An output that would replace one of the job's inputs is refused before anything is read.
 fn refuse_overwriting_inputs(job: &LocateJob) -> PolarsResult<()> {
-    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    };
     for name in OUTPUTS {
         let output = job.out.join(name);
         for (what, input) in [("quotes", &job.quotes), ("corpus", &job.corpus)] {
-            if same(&output, input) {
+            if super::same_file(&output, input) {
                 polars_bail!(ComputeError: "locate: the output {} is the job's {what} input; choose another --out", output.display());
             }
         }

@@ -26,3 +26,11 @@ pub fn demo_dir() -> Option<PathBuf> {
         .into_iter()
         .find(|p| p.join("run_a.parquet").is_file())
 }
+
+/// Whether two paths name the same existing file (a path that does not exist names none).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}

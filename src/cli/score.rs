@@ -1867,15 +1867,12 @@ fn signatures(job: &ScoreJob, options: &MetricOptions, chosen: &Chosen) -> Vec<(
 /// An error when the scores would be written over one of the job's own inputs (the run, the
 /// golden table or the corpus file), which the write would destroy.
 fn refuse_overwriting_inputs(job: &ScoreJob) -> PolarsResult<()> {
-    let Ok(out) = job.out.canonicalize() else {
-        return Ok(()); // the output does not exist yet, so it is no input
-    };
     for (what, input) in [
         ("run", Some(&job.run)),
         ("golden table", job.golden.as_ref()),
         ("corpus", job.corpus.as_ref()),
     ] {
-        if input.and_then(|p| p.canonicalize().ok()).as_ref() == Some(&out) {
+        if input.is_some_and(|p| super::same_file(p, &job.out)) {
             polars_bail!(InvalidOperation: "refusing to write the scores to {}: it is the {what} of this job", job.out.display());
         }
     }

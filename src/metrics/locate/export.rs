@@ -4,7 +4,7 @@
 
 use rust_xlsxwriter::{Format, FormatAlign, Workbook};
 
-use super::stats::{least_confident_first, QuoteFigures};
+use super::stats::{figures_of, least_confident_first};
 use super::{LocateCompat, LocateOptions, QuoteMatch};
 
 /// A cell of the workbook.
@@ -43,14 +43,8 @@ pub fn write_workbook(
             "locate_quotes: the workbook needs one quote per match",
         ));
     }
-    let figures: Vec<QuoteFigures> = quotes
-        .iter()
-        .zip(matches)
-        .enumerate()
-        .map(|(row, (quote, m))| QuoteFigures::of(row as u64, quote, m))
-        .collect();
     let mut sheet = ReviewSheet::new(path, opts)?;
-    let order = least_confident_first(&figures);
+    let order = least_confident_first(&figures_of(quotes, matches));
     for &i in order.iter().take(SHEET_ROWS) {
         sheet.push(quotes[i], &matches[i])?;
     }

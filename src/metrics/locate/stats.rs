@@ -92,13 +92,17 @@ pub fn quote_stats(
     matches: &[QuoteMatch],
     opts: &super::LocateOptions,
 ) -> Vec<(&'static str, Option<f64>)> {
-    let figures: Vec<QuoteFigures> = quotes
+    stats_of_figures(&figures_of(quotes, matches), opts)
+}
+
+/// The figures of `quotes` located as `matches` (in pairs), their rows numbered from 0.
+pub fn figures_of(quotes: &[&str], matches: &[QuoteMatch]) -> Vec<QuoteFigures> {
+    quotes
         .iter()
         .zip(matches)
         .enumerate()
         .map(|(row, (quote, m))| QuoteFigures::of(row as u64, quote, m))
-        .collect();
-    stats_of_figures(&figures, opts)
+        .collect()
 }
 
 /// [`quote_stats`] from the figures of the located quotes (the streaming form: the texts are

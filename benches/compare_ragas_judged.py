@@ -1,13 +1,27 @@
-"""Runs polars-rag's judged `context_recall` (1 judge call per item) and `faithfulness` (2 calls per
-item) against Ragas 0.4.3's collection metrics of the same names, on the same items, the same
-local model server and the same model, and reports wall time, calls, cache behaviour, scores and
-how far the two tools' per-item scores agree.
+"""Runs polars-rag's judged `context_recall` (1 judge call per item), `faithfulness` (2 calls per
+item), `context_precision` (1 call per retrieved context) and `answer_relevancy` (1 call per item,
+plus embeddings) against Ragas 0.4.3's collection metrics of the same names, on the same items,
+the same local model server and the same model, and reports wall time, calls, cache behaviour,
+scores and how far the two tools' per-item scores agree.
 
 Usage (from the repository root, with the polars_rag wheel installed in .venv):
 
     .venv/bin/python benches/compare_ragas_judged.py [--items 100] [--max-concurrency 2]
-        [--metrics context_recall,faithfulness] [--max-tokens 1024] [--faithfulness-compat ragas]
+        [--metrics context_recall,faithfulness,...] [--max-tokens 1024] [--faithfulness-compat ragas]
+        [--repeat-penalty 1.1] [--reuse-prefix] [--chunk-items 25] [--stop-after-minutes M] [--fresh]
         [--model FILE.gguf] [--skip-polars-rag | --skip-ragas]
+
+A long comparison can run in chunks (`--chunk-items`: each chunk of items is one worker process;
+a run's wall time, calls and server requests are the sums over its chunks) and be stopped between
+chunks (`--stop-after-minutes`): every finished chunk and both tools' caches are kept under
+bench-output/judged/state/, and the same command resumes where it stopped (`--fresh` starts over;
+other settings start over by themselves).
+
+Answer relevancy embeds with all-MiniLM-L6-v2 on both sides: polars-rag with its local model,
+Ragas through its `OpenAIEmbeddings` provider pointed at a small OpenAI-compatible
+`/v1/embeddings` endpoint that the driver serves with the same local model (Ragas' own
+sentence-transformers provider would need PyTorch in its environment). Ragas' answer relevancy
+asks the same prompt `strictness` (3) times; at temperature 0 its cache answers the 2nd and 3rd.
 
 Environments:
   - .venv: polars and the polars_rag wheel (the polars-rag half runs there); the model file comes
@@ -51,6 +65,7 @@ import os
 import re
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -63,11 +78,15 @@ MAIN_VENV = ROOT / ".venv"
 RAGAS_VENV = ROOT / ".venv-bench-ragas"
 SERVER_DIR = ROOT / "scripts" / "llm-server"
 OUT_DIR = ROOT / "bench-output" / "judged"
-OUT = OUT_DIR / "compare_ragas_judged.json"
-METRICS = ("context_recall", "faithfulness")
+METRICS = ("context_recall", "faithfulness", "context_precision", "answer_relevancy")
 # polars-rag's judge prompts per metric, as judge.usage() names them.
-PR_PROMPTS = {"context_recall": ("context_recall",), "faithfulness": ("faithfulness_statements", "faithfulness_verdicts")}
-CALLS_PER_ITEM = {"context_recall": 1, "faithfulness": 2}
+PR_PROMPTS = {
+    "context_recall": ("context_recall",),
+    "faithfulness": ("faithfulness_statements", "faithfulness_verdicts"),
+    "context_precision": ("context_precision",),
+    "answer_relevancy": ("answer_relevancy",),
+}
+EMBED_MODEL_NAME = "all-MiniLM-L6-v2"
 # Per request; generous: the server answers one request at a time, slower while the cores are busy.
 TIMEOUT_S = 1800.0
 
@@ -143,6 +162,10 @@ def worker_polars_rag(job: dict) -> dict:
     )
     if metric == "context_recall":
         expr = pr.context_recall("question", "contexts", "reference", judge=judge)
+    elif metric == "context_precision":
+        expr = pr.context_precision("question", "contexts", "reference", judge=judge)
+    elif metric == "answer_relevancy":
+        expr = pr.answer_relevancy("question", "answer", judge=judge, embedder=pr.Embedder(cache=job["embed_cache"]))
     else:
         options = {"compat": job["compat"]} if job.get("compat") else {}
         expr = pr.faithfulness("question", "answer", "contexts", judge=judge, **options)
@@ -174,8 +197,9 @@ def worker_ragas(job: dict) -> dict:
     import ragas
     from openai import AsyncOpenAI
     from ragas.cache import DiskCacheBackend
+    from ragas.embeddings import OpenAIEmbeddings
     from ragas.llms import llm_factory
-    from ragas.metrics.collections import ContextRecall, Faithfulness
+    from ragas.metrics.collections import AnswerRelevancy, ContextPrecision, ContextRecall, Faithfulness
 
     counts = {"calls": 0, "cache_hits": 0}
     info: dict[str, str] = {}
@@ -209,12 +233,25 @@ def worker_ragas(job: dict) -> dict:
             temperature=0.0, max_tokens=job["max_tokens"],
         )
         info["instructor_mode"] = str(getattr(llm.client, "mode", "?"))
-        scorer = ContextRecall(llm=llm) if metric == "context_recall" else Faithfulness(llm=llm)
+        if metric == "context_recall":
+            scorer = ContextRecall(llm=llm)
+        elif metric == "context_precision":
+            scorer = ContextPrecision(llm=llm)
+        elif metric == "answer_relevancy":
+            # The same all-MiniLM-L6-v2 vectors as polars-rag's local model, served over the OpenAI
+            # embeddings protocol by the driver (EmbeddingServer below).
+            vectors = AsyncOpenAI(base_url=job["embed_base_url"], api_key="not-needed", timeout=TIMEOUT_S)
+            embeddings = OpenAIEmbeddings(client=vectors, model=EMBED_MODEL_NAME)
+            scorer = AnswerRelevancy(llm=llm, embeddings=embeddings)
+        else:
+            scorer = Faithfulness(llm=llm)
         gate = asyncio.Semaphore(job["max_concurrency"])
 
         async def one(it: dict) -> dict:
-            if metric == "context_recall":
+            if metric in ("context_recall", "context_precision"):
                 kwargs = {"user_input": it["question"], "retrieved_contexts": it["contexts"], "reference": it["reference"]}
+            elif metric == "answer_relevancy":
+                kwargs = {"user_input": it["question"], "response": it["answer"]}
             else:
                 kwargs = {"user_input": it["question"], "response": it["answer"], "retrieved_contexts": it["contexts"]}
             async with gate:
@@ -251,11 +288,13 @@ class Server:
 
     LINE = re.compile(r"^llm-server: #(\d+) (\d+)\+(\d+) tokens, (\S+), ([\d.]+) s$")
 
-    def __init__(self, model: str, log: Path):
+    def __init__(self, model: str, log: Path, repeat_penalty: float | None = None, reuse_prefix: bool = False):
         self.log = log
         self.log_file = open(log, "w")  # noqa: SIM115 - closed in stop()
+        penalty = ["--repeat-penalty", str(repeat_penalty)] if repeat_penalty else []
+        penalty += ["--reuse-prefix"] if reuse_prefix else []
         self.process = subprocess.Popen(
-            ["node", str(SERVER_DIR / "server.mjs"), "--model", model, "--port", "0"],
+            ["node", str(SERVER_DIR / "server.mjs"), "--model", model, "--port", "0", *penalty],
             stdout=subprocess.PIPE, stderr=self.log_file, text=True,
         )
         line = self.process.stdout.readline() if self.process.stdout else ""
@@ -293,6 +332,58 @@ class Server:
                 self.process.kill()
                 self.process.wait()
         self.log_file.close()
+
+
+class EmbeddingServer:
+    """`POST /v1/embeddings` (OpenAI's protocol) on a free loopback port, answered by polars-rag's
+    local all-MiniLM-L6-v2 (the vectors of sentence-transformers, see BENCHMARKS.md), so that
+    Ragas' answer relevancy embeds with the same model as polars-rag's. Runs in the driver."""
+
+    def __init__(self) -> None:
+        import base64
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        import polars_rag as pr
+
+        import polars as pl
+
+        embedder = pr.Embedder(cache=None)
+        lock = threading.Lock()
+
+        def vectors(texts: list[str]) -> list[list[float]]:
+            with lock:
+                frame = pl.DataFrame({"text": texts}, schema={"text": pl.String})
+                return frame.select(pr.embed("text", embedder=embedder)).to_series().to_list()
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                encode = body.get("encoding_format") == "base64"
+                data = []
+                for i, v in enumerate(vectors([str(t) for t in texts])):
+                    packed = base64.b64encode(struct.pack(f"<{len(v)}f", *v)).decode() if encode else v
+                    data.append({"object": "embedding", "index": i, "embedding": packed})
+                reply = json.dumps({"object": "list", "data": data, "model": body.get("model", EMBED_MODEL_NAME),
+                                    "usage": {"prompt_tokens": 0, "total_tokens": 0}}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -354,6 +445,19 @@ def main() -> None:
     ap.add_argument("--faithfulness-compat", choices=["ragas"], default=None,
                     help="polars-rag faithfulness compat (default: the library's, which re-asks a mismatched verdict list once)")
     ap.add_argument("--model", help="the GGUF file (default: scripts/llm-server/install.sh .venv/bin/python)")
+    ap.add_argument("--repeat-penalty", type=float, default=None,
+                    help="the server's repeat penalty for every request (default: none, OpenAI's default)")
+    ap.add_argument("--reuse-prefix", action="store_true",
+                    help="the server keeps the tokens a request shares with the previous one (llama.cpp's default)")
+    ap.add_argument("--chunk-items", type=int, default=0,
+                    help="run each tool in chunks of this many items, one process each (default: all at once)")
+    ap.add_argument("--stop-after-minutes", type=float, default=0,
+                    help="start no new chunk after this long; the same command resumes (default: no limit)")
+    ap.add_argument("--out", default=str(OUT_DIR),
+                    help="where the raw results, the server log and the resumable state go (default bench-output/judged)")
+    ap.add_argument("--report-items", type=int, default=0,
+                    help="once every chunk is done, report only the first N items (a multiple of --chunk-items)")
+    ap.add_argument("--fresh", action="store_true", help="discard the saved chunks and caches of an earlier run")
     ap.add_argument("--skip-polars-rag", action="store_true")
     ap.add_argument("--skip-ragas", action="store_true")
     ap.add_argument("--engine", choices=["polars-rag", "ragas"], help=argparse.SUPPRESS)
@@ -367,7 +471,7 @@ def main() -> None:
         Path(args.result).write_text(json.dumps(result), encoding="utf-8")
         return
 
-    # A SIGTERM (or Ctrl-C) still stops the server and removes the caches, through the finally below.
+    # A SIGTERM (or Ctrl-C) still stops the server, through the finally below; finished chunks are kept.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     if not metrics or any(m not in METRICS for m in metrics):
@@ -398,34 +502,106 @@ def main() -> None:
         model = got.stdout.strip().splitlines()[-1]
 
     items = build_items(args.items)
-    OUT_DIR.mkdir(parents=True, exist_ok=True)
+    out_dir = Path(args.out).resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    config = {
+        "items": len(items), "metrics": metrics, "max_concurrency": args.max_concurrency,
+        "max_tokens": args.max_tokens, "faithfulness_compat": args.faithfulness_compat,
+        "repeat_penalty": args.repeat_penalty, "reuse_prefix": args.reuse_prefix, "chunk_items": args.chunk_items,
+        "model_file": model, "cpu_count": os.cpu_count(), "tools": [t for t, _ in tools],
+    }
+    # Every chunk's result is kept in a state directory, with both tools' caches, so a long
+    # comparison can be stopped between chunks (--stop-after-minutes) and resumed by running the
+    # same command again. A chunk is one worker process over consecutive items; a run's wall time,
+    # calls and server requests are the sums over its chunks.
+    state_dir = out_dir / "state"
+    state_file = state_dir / "state.json"
+    if args.fresh or not state_file.exists() or json.loads(state_file.read_text(encoding="utf-8"))["config"] != config:
+        shutil.rmtree(state_dir, ignore_errors=True)
+        state_dir.mkdir(parents=True)
+        state = {"config": config, "chunks": {}}
+        state_file.write_text(json.dumps(state), encoding="utf-8")
+    else:
+        state = json.loads(state_file.read_text(encoding="utf-8"))
+        done = sum(len(v) for v in state["chunks"].values())
+        print(f"resuming from {state_file} ({done} chunks done)", file=sys.stderr)
+    chunk = args.chunk_items or len(items)
+    deadline = time.monotonic() + args.stop_after_minutes * 60 if args.stop_after_minutes else None
+    server = Server(model, out_dir / "llm-server.log", args.repeat_penalty, args.reuse_prefix)
+    vectors = EmbeddingServer() if "answer_relevancy" in metrics and "ragas" in dict(tools) else None
     work = Path(tempfile.mkdtemp(prefix="compare_ragas_judged-"))
-    server = Server(model, OUT_DIR / "llm-server.log")
-    runs: list[dict] = []
+    finished = True
     try:
         server.since_last()  # the load message
         for metric in metrics:
             for tool, python in tools:
-                cache = work / f"cache-{tool}-{metric}"
+                cache = state_dir / f"cache-{tool}-{metric}"
                 for phase in ("cold", "rerun"):
-                    job = {
-                        "metric": metric, "items": items, "base_url": server.base_url, "model": server.model,
-                        "cache": str(cache), "max_concurrency": args.max_concurrency, "max_tokens": args.max_tokens,
-                        "compat": args.faithfulness_compat,
-                    }
-                    t0 = time.perf_counter()
-                    result = run_worker(python, tool, job, work)
-                    result.update(metric=metric, phase=phase, process_s=time.perf_counter() - t0,
-                                  server=server.since_last(), summary=summarise(result["items"]))
-                    runs.append(result)
-                    s = result["summary"]
-                    print(f"{tool} {metric} {phase}: {result['wall_s']:.1f} s, {result['calls']} calls, "
-                          f"{result['cache_hits']} cache hits, server {result['server']['requests']} requests; "
-                          f"mean {fmt(s['mean'])} ({s['valid']} valid, {s['null_or_nan']} null/NaN, {s['failed']} failed)",
-                          file=sys.stderr, flush=True)
+                    key = f"{tool}/{metric}/{phase}"
+                    chunks = state["chunks"].setdefault(key, [])
+                    for start in range(0, len(items), chunk):
+                        if any(c["start"] == start for c in chunks):
+                            continue
+                        if deadline is not None and time.monotonic() > deadline:
+                            finished = False
+                            break
+                        job = {
+                            "metric": metric, "items": items[start:start + chunk], "base_url": server.base_url,
+                            "model": server.model, "cache": str(cache), "max_concurrency": args.max_concurrency,
+                            "max_tokens": args.max_tokens, "compat": args.faithfulness_compat,
+                            "embed_cache": str(state_dir / f"embed-cache-{tool}"),
+                            "embed_base_url": vectors.base_url if vectors else None,
+                        }
+                        t0 = time.perf_counter()
+                        result = run_worker(python, tool, job, work)
+                        result.update(start=start, process_s=time.perf_counter() - t0, server=server.since_last())
+                        chunks.append(result)
+                        state_file.write_text(json.dumps(state), encoding="utf-8")
+                        s = summarise(result["items"])
+                        print(f"{tool} {metric} {phase} items {start}-{start + len(job['items'])}: "
+                              f"{result['wall_s']:.1f} s, {result['calls']} calls, {result['cache_hits']} cache hits, "
+                              f"server {result['server']['requests']} requests; mean {fmt(s['mean'])} "
+                              f"({s['valid']} valid, {s['null_or_nan']} null/NaN, {s['failed']} failed)",
+                              file=sys.stderr, flush=True)
+                    if not finished:
+                        break
+                if not finished:
+                    break
+            if not finished:
+                break
     finally:
         server.stop()
+        if vectors:
+            vectors.stop()
         shutil.rmtree(work, ignore_errors=True)
+    if not finished:
+        done = sum(len(v) for v in state["chunks"].values())
+        print(f"stopped after {args.stop_after_minutes} minutes with {done} chunks done; run the same command "
+              "again to go on", file=sys.stderr)
+        return
+
+    # --report-items N reports the first N items alone: the chunks that cover them are exactly
+    # the runs a comparison of N items would have made (same items, one process per chunk).
+    if args.report_items:
+        if args.report_items % chunk or args.report_items > len(items):
+            raise SystemExit(f"--report-items must be a multiple of the chunk size {chunk}, at most {len(items)}")
+        items = items[:args.report_items]
+    runs: list[dict] = []
+    for key, chunks in state["chunks"].items():
+        tool, metric, phase = key.split("/")
+        chunks = sorted((c for c in chunks if c["start"] < len(items)), key=lambda c: c["start"])
+        merged = dict(chunks[0])
+        merged.update(
+            tool=tool, metric=metric, phase=phase, chunks=len(chunks),
+            wall_s=sum(c["wall_s"] for c in chunks), process_s=sum(c["process_s"] for c in chunks),
+            calls=sum(c["calls"] for c in chunks), cache_hits=sum(c["cache_hits"] for c in chunks),
+            server={k: sum(c["server"][k] for c in chunks) for k in chunks[0]["server"]},
+            items=[it for c in chunks for it in c["items"]],
+        )
+        merged.pop("start", None)
+        merged.pop("usage", None)
+        merged["summary"] = summarise(merged["items"])
+        runs.append(merged)
 
     def get(tool: str, metric: str, phase: str) -> dict | None:
         return next((r for r in runs if (r["tool"], r["metric"], r["phase"]) == (tool, metric, phase)), None)
@@ -438,7 +614,10 @@ def main() -> None:
 
     lines = [
         (f"{len(items)} items from datasets/demo; server model {server.model} ({Path(model).name}); "
-         f"max_concurrency {args.max_concurrency}; max_tokens {args.max_tokens}; temperature 0."),
+         f"max_concurrency {args.max_concurrency}; max_tokens {args.max_tokens}; temperature 0; "
+         f"server repeat penalty {args.repeat_penalty or 'none'}"
+         + ("; server reuses shared prompt prefixes" if args.reuse_prefix else "")
+         + (f"; in chunks of {chunk} items (one process each, times summed)." if chunk < len(items) else ".")),
         "",
         ("| tool | metric | items | cold wall s | re-run wall s | calls cold | calls re-run | cache hits re-run "
          "| server requests cold / re-run | replies cut at max_tokens | mean score | valid | null/NaN | failed "
@@ -475,19 +654,15 @@ def main() -> None:
     print(table)
 
     record = {
-        "config": {
-            "items": len(items), "metrics": metrics, "max_concurrency": args.max_concurrency,
-            "max_tokens": args.max_tokens, "faithfulness_compat": args.faithfulness_compat,
-            "model_file": model, "server_model": server.model, "cpu_count": os.cpu_count(),
-            "tools": [t for t, _ in tools],
-        },
+        "config": {**config, "server_model": server.model},
         "items": [{k: it[k] for k in ("id", "question")} for it in items],
         "runs": runs,
         "agreement": agreements,
         "table": table,
     }
-    OUT.write_text(json.dumps(record, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    print(f"\nraw results: {OUT.relative_to(ROOT)}", file=sys.stderr)
+    raw = out_dir / "compare_ragas_judged.json"
+    raw.write_text(json.dumps(record, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    print(f"\nraw results: {raw}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@
 //
 // Usage:
 //   node server.mjs --model FILE.gguf [--port N] [--host 127.0.0.1] [--context-size N]
-//                   [--threads N] [--model-name NAME]
+//                   [--threads N] [--model-name NAME] [--repeat-penalty P] [--repeat-last-n N]
+//                   [--reuse-prefix]
 // Environment (used when the option is absent): LLM_SERVER_MODEL, LLM_SERVER_PORT (or PORT),
 // LLM_SERVER_CONTEXT_SIZE, LLM_SERVER_THREADS, LLM_SERVER_MODEL_NAME.
 // Port 0 (the default) picks a free port. Once the model is loaded, the first line on stdout is
@@ -27,9 +28,17 @@
 //   is cleared before each request: nothing leaks between requests, and a request's reply does
 //   not depend on what ran before or beside it (batching several sequences together changes the
 //   floating-point sums, so greedy output could differ). Same request at temperature 0 → same
-//   reply.
+//   reply. With --reuse-prefix the history is not cleared: the tokens a request shares with the
+//   previous one are kept and only the rest is evaluated, as llama.cpp's own server does by
+//   default. Much faster for clients whose prompts share long instructions and examples, but a
+//   reply may then differ in the last digits of the sums from the reply on a cleared context, so
+//   the tests leave it off.
 // - Any `model` string is accepted (the reply names the served model), as llama.cpp's server does.
-// - No repeat penalty unless frequency_penalty / presence_penalty are given (OpenAI's defaults).
+// - No repeat penalty unless frequency_penalty / presence_penalty are given (OpenAI's defaults),
+//   or the server is started with --repeat-penalty P (> 1 discourages repeating any of the last
+//   --repeat-last-n tokens, default 64, as llama.cpp's own server does; Ollama's default is 1.1).
+//   A tiny model decoded greedily tends to repeat array items until max_tokens; the penalty makes
+//   ending the array likelier. It applies to every request alike, whatever the client.
 // - temperature defaults to 1 as in OpenAI's API; with temperature > 0 and no seed, the seed is
 //   random.
 // - A prompt that does not fit the context is a 400 (code context_length_exceeded); max_tokens is
@@ -55,8 +64,13 @@ function parseArgs(argv) {
         const [, name, inline] = m;
         if (name === "help") {
             process.stderr.write("usage: node server.mjs --model FILE.gguf [--port N] [--host H] " +
-                "[--context-size N] [--threads N] [--model-name NAME]\n");
+                "[--context-size N] [--threads N] [--model-name NAME] [--repeat-penalty P] " +
+                "[--repeat-last-n N] [--reuse-prefix]\n");
             process.exit(0);
+        }
+        if (name === "reuse-prefix") { // a flag: takes no value
+            out[name] = inline ?? "1";
+            continue;
         }
         const value = inline ?? argv[++i];
         if (value === undefined) fail(`--${name} needs a value`);
@@ -77,6 +91,13 @@ function intOption(value, name, min) {
     return n;
 }
 
+function numberOption(value, name, min) {
+    if (value === undefined || value === "") return undefined;
+    const n = Number(value);
+    if (!Number.isFinite(n) || n < min) fail(`${name} must be a number >= ${min}, got ${value}`);
+    return n;
+}
+
 const args = parseArgs(process.argv.slice(2));
 const env = process.env;
 const modelPath = args.model ?? env.LLM_SERVER_MODEL;
@@ -85,10 +106,13 @@ const host = args.host ?? env.LLM_SERVER_HOST ?? "127.0.0.1";
 const port = intOption(args.port ?? env.LLM_SERVER_PORT ?? env.PORT ?? "0", "port", 0);
 const wantedContext = intOption(args["context-size"] ?? env.LLM_SERVER_CONTEXT_SIZE, "context size", 256);
 const wantedThreads = intOption(args.threads ?? env.LLM_SERVER_THREADS, "threads", 1);
+const repeatPenalty = numberOption(args["repeat-penalty"] ?? env.LLM_SERVER_REPEAT_PENALTY, "repeat penalty", 1);
+const repeatLastN = intOption(args["repeat-last-n"] ?? env.LLM_SERVER_REPEAT_LAST_N, "repeat last n", 1) ?? 64;
+const reusePrefix = (args["reuse-prefix"] ?? env.LLM_SERVER_REUSE_PREFIX ?? "0") !== "0";
 const modelName = args["model-name"] ?? env.LLM_SERVER_MODEL_NAME
     ?? path.basename(modelPath).replace(/\.gguf$/i, "");
 for (const name of Object.keys(args)) {
-    if (!["model", "host", "port", "context-size", "threads", "model-name"].includes(name))
+    if (!["model", "host", "port", "context-size", "threads", "model-name", "repeat-penalty", "repeat-last-n", "reuse-prefix"].includes(name))
         fail(`unknown option --${name}`);
 }
 
@@ -465,7 +489,7 @@ function enqueue(job) {
 
 async function generate(request, signal) {
     if (signal.aborted) throw new HttpError(499, "the client went away");
-    await sequence.clearHistory();
+    if (!reusePrefix) await sequence.clearHistory();
     const chat = new LlamaChat({ contextSequence: sequence, autoDisposeSequence: false });
     try {
         const promptTokens = chat.chatWrapper
@@ -489,8 +513,13 @@ async function generate(request, signal) {
                 : undefined,
             grammar: request.grammar ?? undefined,
             customStopTriggers: request.stop,
-            repeatPenalty: penalties
-                ? { penalty: 1, frequencyPenalty: request.frequencyPenalty ?? 0, presencePenalty: request.presencePenalty ?? 0 }
+            repeatPenalty: penalties || repeatPenalty
+                ? {
+                    penalty: repeatPenalty ?? 1,
+                    lastTokens: repeatLastN,
+                    frequencyPenalty: request.frequencyPenalty ?? 0,
+                    presencePenalty: request.presencePenalty ?? 0,
+                }
                 : false,
         });
         const completionTokens = sequence.tokenMeter.usedOutputTokens - outputBefore;

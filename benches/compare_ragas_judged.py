@@ -530,45 +530,37 @@ def main() -> None:
     server = Server(model, out_dir / "llm-server.log", args.repeat_penalty, args.reuse_prefix)
     vectors = EmbeddingServer() if "answer_relevancy" in metrics and "ragas" in dict(tools) else None
     work = Path(tempfile.mkdtemp(prefix="compare_ragas_judged-"))
+    # Every (metric, tool, phase, first item) chunk in order; a tool's re-run follows its cold run.
+    steps = [(metric, tool, python, phase, start) for metric in metrics for tool, python in tools
+             for phase in ("cold", "rerun") for start in range(0, len(items), chunk)]
     finished = True
     try:
         server.since_last()  # the load message
-        for metric in metrics:
-            for tool, python in tools:
-                cache = state_dir / f"cache-{tool}-{metric}"
-                for phase in ("cold", "rerun"):
-                    key = f"{tool}/{metric}/{phase}"
-                    chunks = state["chunks"].setdefault(key, [])
-                    for start in range(0, len(items), chunk):
-                        if any(c["start"] == start for c in chunks):
-                            continue
-                        if deadline is not None and time.monotonic() > deadline:
-                            finished = False
-                            break
-                        job = {
-                            "metric": metric, "items": items[start:start + chunk], "base_url": server.base_url,
-                            "model": server.model, "cache": str(cache), "max_concurrency": args.max_concurrency,
-                            "max_tokens": args.max_tokens, "compat": args.faithfulness_compat,
-                            "embed_cache": str(state_dir / f"embed-cache-{tool}"),
-                            "embed_base_url": vectors.base_url if vectors else None,
-                        }
-                        t0 = time.perf_counter()
-                        result = run_worker(python, tool, job, work)
-                        result.update(start=start, process_s=time.perf_counter() - t0, server=server.since_last())
-                        chunks.append(result)
-                        state_file.write_text(json.dumps(state), encoding="utf-8")
-                        s = summarise(result["items"])
-                        print(f"{tool} {metric} {phase} items {start}-{start + len(job['items'])}: "
-                              f"{result['wall_s']:.1f} s, {result['calls']} calls, {result['cache_hits']} cache hits, "
-                              f"server {result['server']['requests']} requests; mean {fmt(s['mean'])} "
-                              f"({s['valid']} valid, {s['null_or_nan']} null/NaN, {s['failed']} failed)",
-                              file=sys.stderr, flush=True)
-                    if not finished:
-                        break
-                if not finished:
-                    break
-            if not finished:
+        for metric, tool, python, phase, start in steps:
+            chunks = state["chunks"].setdefault(f"{tool}/{metric}/{phase}", [])
+            if any(c["start"] == start for c in chunks):
+                continue
+            if deadline is not None and time.monotonic() > deadline:
+                finished = False
                 break
+            job = {
+                "metric": metric, "items": items[start:start + chunk], "base_url": server.base_url,
+                "model": server.model, "cache": str(state_dir / f"cache-{tool}-{metric}"),
+                "max_concurrency": args.max_concurrency, "max_tokens": args.max_tokens,
+                "compat": args.faithfulness_compat, "embed_cache": str(state_dir / f"embed-cache-{tool}"),
+                "embed_base_url": vectors.base_url if vectors else None,
+            }
+            t0 = time.perf_counter()
+            result = run_worker(python, tool, job, work)
+            result.update(start=start, process_s=time.perf_counter() - t0, server=server.since_last())
+            chunks.append(result)
+            state_file.write_text(json.dumps(state), encoding="utf-8")
+            s = summarise(result["items"])
+            print(f"{tool} {metric} {phase} items {start}-{start + len(job['items'])}: "
+                  f"{result['wall_s']:.1f} s, {result['calls']} calls, {result['cache_hits']} cache hits, "
+                  f"server {result['server']['requests']} requests; mean {fmt(s['mean'])} "
+                  f"({s['valid']} valid, {s['null_or_nan']} null/NaN, {s['failed']} failed)",
+                  file=sys.stderr, flush=True)
     finally:
         server.stop()
         if vectors:

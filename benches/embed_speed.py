@@ -4,11 +4,17 @@ batch 32, sorted by length and not), on 10,000 RAG-sized chunks (20 to 250 token
 short (≤ 32 tokens) and long (> 32 tokens) ones apart. No cache on either side.
 
     .venv-bench-embed/bin/pip install --no-deps dist/polars_rag-*.whl
-    .venv-bench-embed/bin/python benches/embed_speed.py MODEL_DIR [N]
+    .venv-bench-embed/bin/python benches/embed_speed.py MODEL_DIR [N] [--rounds R]
+
+With `--rounds R` (R > 1) the two engines run R times each on the N texts, taking turns which
+goes first, and the script prints the median of the per-round ratios: on a shared VM whose
+speed drifts by 10 % over minutes, a ratio of back-to-back runs is steadier than one pass each.
 """
 
 from __future__ import annotations
 
+import argparse
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -33,8 +39,12 @@ def main() -> None:
     import torch
     from sentence_transformers import SentenceTransformer
 
-    model_dir = sys.argv[1]
-    n = int(sys.argv[2]) if len(sys.argv) > 2 else 10_000
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("model_dir")
+    parser.add_argument("n", nargs="?", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=1)
+    args = parser.parse_args()
+    model_dir, n = args.model_dir, args.n
     texts = speed_texts(n)
     st = SentenceTransformer(model_dir, device="cpu")
     lengths = [len(ids) for ids in st.tokenizer(texts, truncation=True, max_length=256)["input_ids"]]
@@ -52,11 +62,31 @@ def main() -> None:
     st.encode(["warm up"])
     pl.DataFrame({"t": ["warm up"]}).select(pr.embed("t", embedder=sorted_model))
     pl.DataFrame({"t": ["warm up"]}).select(pr.embed("t", embedder=unsorted_model))
+    if args.rounds > 1:
+        ratios = []
+        for round_number in range(args.rounds):
+            print(f"round {round_number + 1} of {args.rounds} ({len(texts)} texts)")
+            runs = {
+                "theirs": lambda: timed(
+                    "sentence-transformers encode(batch_size=32)", len(texts), lambda: st.encode(texts, batch_size=32)
+                ),
+                "mine": lambda: timed("polars-rag pr.embed (sorted by length)", len(texts), ours(sorted_model, texts)),
+            }
+            order = ["theirs", "mine"] if round_number % 2 == 0 else ["mine", "theirs"]
+            speed = {name: runs[name]() for name in order}
+            ratios.append(speed["mine"] / speed["theirs"])
+            print(f"  ratio polars-rag / sentence-transformers: {ratios[-1]:.3f}")
+        print(
+            f"median ratio over {args.rounds} rounds: {statistics.median(ratios):.3f} (all: {', '.join(f'{r:.3f}' for r in ratios)})"
+        )
+        return
     for label, batch in (("all", texts), ("short", short), ("long", long)):
         if not batch:
             continue
         print(f"{label} ({len(batch)} texts)")
-        theirs = timed("sentence-transformers encode(batch_size=32)", len(batch), lambda: st.encode(batch, batch_size=32))
+        theirs = timed(
+            "sentence-transformers encode(batch_size=32)", len(batch), lambda: st.encode(batch, batch_size=32)
+        )
         mine = timed("polars-rag pr.embed (sorted by length)", len(batch), ours(sorted_model, batch))
         if label == "all":
             timed("polars-rag pr.embed (input order)", len(batch), ours(unsorted_model, batch))

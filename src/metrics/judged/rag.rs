@@ -344,10 +344,11 @@ pub fn faithfulness_verdicts(
 ) -> Result<Vec<Judgement>, String> {
     let items = array_field(reply, "verdicts")?;
     if !ragas && items.len() != statements.len() {
+        let counted = |n: usize, noun: &str| format!("{n} {noun}{}", if n == 1 { "" } else { "s" });
         return Err(format!(
-            "the judge returned {} verdicts for {} statements",
-            items.len(),
-            statements.len()
+            "the judge returned {} for {}",
+            counted(items.len(), "verdict"),
+            counted(statements.len(), "statement")
         ));
     }
     items
@@ -579,7 +580,13 @@ mod tests {
         let statements = vec!["a".to_string(), "b".to_string()];
         let short = json!({"verdicts": [{"statement": "a", "reason": "", "verdict": 1}]});
         let e = faithfulness_verdicts(&statements, &short, false).unwrap_err();
-        assert!(e.contains("1 verdicts for 2 statements"), "{e}");
+        assert!(e.contains("returned 1 verdict for 2 statements"), "{e}");
+        let long = json!({"verdicts": [
+            {"statement": "a", "reason": "", "verdict": 1},
+            {"statement": "b", "reason": "", "verdict": 0},
+        ]});
+        let e = faithfulness_verdicts(&statements[..1], &long, false).unwrap_err();
+        assert!(e.contains("returned 2 verdicts for 1 statement"), "{e}");
         let taken = faithfulness_verdicts(&statements, &short, true).unwrap();
         assert_eq!(share_positive(&taken), Some(1.0));
         assert_eq!(share_positive(&[]), None);

@@ -62,18 +62,20 @@ def main() -> None:
     st.encode(["warm up"])
     pl.DataFrame({"t": ["warm up"]}).select(pr.embed("t", embedder=sorted_model))
     pl.DataFrame({"t": ["warm up"]}).select(pr.embed("t", embedder=unsorted_model))
+
+    def time_theirs(batch: list[str]) -> float:
+        return timed("sentence-transformers encode(batch_size=32)", len(batch), lambda: st.encode(batch, batch_size=32))
+
+    def time_mine(batch: list[str]) -> float:
+        return timed("polars-rag pr.embed (sorted by length)", len(batch), ours(sorted_model, batch))
+
     if args.rounds > 1:
         ratios = []
+        runs = {"theirs": time_theirs, "mine": time_mine}
         for round_number in range(args.rounds):
             print(f"round {round_number + 1} of {args.rounds} ({len(texts)} texts)")
-            runs = {
-                "theirs": lambda: timed(
-                    "sentence-transformers encode(batch_size=32)", len(texts), lambda: st.encode(texts, batch_size=32)
-                ),
-                "mine": lambda: timed("polars-rag pr.embed (sorted by length)", len(texts), ours(sorted_model, texts)),
-            }
             order = ["theirs", "mine"] if round_number % 2 == 0 else ["mine", "theirs"]
-            speed = {name: runs[name]() for name in order}
+            speed = {name: runs[name](texts) for name in order}
             ratios.append(speed["mine"] / speed["theirs"])
             print(f"  ratio polars-rag / sentence-transformers: {ratios[-1]:.3f}")
         print(
@@ -84,10 +86,8 @@ def main() -> None:
         if not batch:
             continue
         print(f"{label} ({len(batch)} texts)")
-        theirs = timed(
-            "sentence-transformers encode(batch_size=32)", len(batch), lambda: st.encode(batch, batch_size=32)
-        )
-        mine = timed("polars-rag pr.embed (sorted by length)", len(batch), ours(sorted_model, batch))
+        theirs = time_theirs(batch)
+        mine = time_mine(batch)
         if label == "all":
             timed("polars-rag pr.embed (input order)", len(batch), ours(unsorted_model, batch))
         print(f"  ratio polars-rag / sentence-transformers: {mine / theirs:.2f}")

@@ -214,7 +214,8 @@ impl Embedder {
             .filter(|p| vectors[p.slot].is_none())
             .collect();
         if self.resolved.settings.sort_by_length {
-            // Longest first, as sentence-transformers orders its batches: less padding.
+            // Longest first, as sentence-transformers orders its batches: less padding for a
+            // remote server (the local model packs its batches and has none).
             missing.sort_by_key(|p| std::cmp::Reverse(p.text.chars().count()));
         }
         Progress::planned(Work::Embed, usage.texts, usage.texts - missing.len() as u64);

@@ -10,9 +10,9 @@
 //! 2. vectors already in the persistent cache (keyed by the model's signature and the text) are
 //!    read in one transaction, so a corpus embedded once is not embedded again by another run or
 //!    another metric;
-//! 3. the rest are sorted by length and embedded in batches of `batch_size` (padding only to the
-//!    longest text of each batch), locally or in `max_concurrency` requests in flight with
-//!    retries, and cached.
+//! 3. the rest are sorted by length and embedded in batches of `batch_size`, locally (each batch
+//!    packed without padding) or in `max_concurrency` requests in flight with retries (a server
+//!    pads to the longest text of each request, so sorting saves its work), and cached.
 //!
 //! The local model computes what `SentenceTransformer(dir).encode(texts)` computes: the text
 //! stripped, tokenized by the model's `tokenizer.json`, truncated to `max_seq_length` tokens,
@@ -68,7 +68,8 @@ pub struct EmbedSettings {
     pub cache: Option<String>,
     /// Texts per forward pass or per request.
     pub batch_size: usize,
-    /// Whether to sort texts by length before batching (less padding; the vectors are the same).
+    /// Whether to sort texts by length before batching: less padding on a remote server; the
+    /// local model packs its batches, so there it changes little. The vectors are the same.
     pub sort_by_length: bool,
     /// Remote: seconds one request may take.
     pub timeout: f64,

@@ -1,29 +1,13 @@
-//! Fused CPU operations of the encoder, as candle custom ops: one pass over the data (and one
-//! output buffer) where candle's elementwise ops take several, parallel over rows. The matrix
-//! products stay candle's. Profiling the forward pass showed exact-erf GELU (libm's scalar
-//! `erff`), softmax's `expf` and the separate bias / residual / normalisation passes costing as
-//! much as the products themselves.
+//! The encoder's CPU kernels on plain slices, parallel over rows: bias + exact-erf GELU and
+//! residual + LayerNorm fused into one in-place pass each, and multi-head attention per text and
+//! head. Profiling showed exact-erf GELU (libm's scalar `erff`), softmax's `expf` and separate
+//! bias / residual / normalisation passes costing as much as the matrix products themselves.
 //!
 //! The fast `exp` here is accurate to a few units in the last place of f32, GELU's `Φ` to an
 //! absolute 3e-7: far inside the 1e-4 per component the embeddings are held to (and checked against
 //! sentence-transformers with).
 
-use candle_core::{CpuStorage, CustomOp1, CustomOp2, Layout, Shape};
 use rayon::prelude::*;
-
-fn contiguous<'a>(
-    storage: &'a CpuStorage,
-    layout: &Layout,
-    op: &str,
-) -> candle_core::Result<&'a [f32]> {
-    let CpuStorage::F32(values) = storage else {
-        candle_core::bail!("{op}: expected f32 values");
-    };
-    let Some((start, end)) = layout.contiguous_offsets() else {
-        candle_core::bail!("{op}: expected a contiguous tensor");
-    };
-    Ok(&values[start..end])
-}
 
 /// `e^x` in f32 without a libm call, so that loops over it vectorise: `x = k ln 2 + r` with
 /// `|r| ≤ ln 2 / 2`, `e^r` by a degree-6 polynomial, `2^k` built in the exponent bits.
@@ -105,39 +89,37 @@ fn lane_max(values: &[f32]) -> f32 {
 }
 
 #[inline(always)]
-fn gelu_row(out: &mut [f32], input: &[f32], bias: &[f32]) {
-    for ((o, &x), &b) in out.iter_mut().zip(input).zip(bias) {
-        *o = gelu(x + b);
+fn gelu_row(row: &mut [f32], bias: &[f32]) {
+    for (v, &b) in row.iter_mut().zip(bias) {
+        *v = gelu(*v + b);
     }
 }
 
-/// The unnormalised softmax of one row of already scaled scores, in place: `e^(s + m − max)`;
+/// The unnormalised softmax of one row of already scaled scores, in place: `e^(s − max)`;
 /// returns the row's sum (the caller divides the attention output's row by it, a pass over
 /// `head_width` values instead of over the row).
 #[inline(always)]
-fn exp_in_place(out: &mut [f32], mask: &[f32]) -> f32 {
-    for (o, &m) in out.iter_mut().zip(mask) {
-        *o += m;
+fn exp_in_place(row: &mut [f32]) -> f32 {
+    let max = lane_max(row);
+    for v in row.iter_mut() {
+        *v = fast_exp(*v - max);
     }
-    let max = lane_max(out);
-    for o in out.iter_mut() {
-        *o = fast_exp(*o - max);
-    }
-    lane_sum(out)
+    lane_sum(row)
 }
 
+/// `row = LayerNorm(row + bias + residual)`, the additions in BertModel's order.
 #[inline(always)]
-fn residual_norm_row(out: &mut [f32], x: &[f32], residual: &[f32], norm: &ResidualLayerNorm) {
-    for (((o, &a), &r), &b) in out.iter_mut().zip(x).zip(residual).zip(&norm.bias) {
-        *o = a + b + r;
+fn residual_norm_row(row: &mut [f32], residual: &[f32], norm: &ResidualLayerNorm) {
+    for ((v, &r), &b) in row.iter_mut().zip(residual).zip(&norm.bias) {
+        *v = *v + b + r;
     }
-    let width = out.len() as f32;
-    let mean = lane_sum(out) / width;
-    for o in out.iter_mut() {
-        *o -= mean;
+    let width = row.len() as f32;
+    let mean = lane_sum(row) / width;
+    for v in row.iter_mut() {
+        *v -= mean;
     }
     let mut lanes = [0f32; 8];
-    let mut chunks = out.chunks_exact(8);
+    let mut chunks = row.chunks_exact(8);
     for chunk in &mut chunks {
         for (lane, &v) in lanes.iter_mut().zip(chunk) {
             *lane += v * v;
@@ -145,8 +127,8 @@ fn residual_norm_row(out: &mut [f32], x: &[f32], residual: &[f32], norm: &Residu
     }
     let squares = lanes.iter().sum::<f32>() + chunks.remainder().iter().map(|v| v * v).sum::<f32>();
     let inverse = 1.0 / (squares / width + norm.eps).sqrt();
-    for ((o, &g), &b) in out.iter_mut().zip(&norm.gamma).zip(&norm.beta) {
-        *o = *o * inverse * g + b;
+    for ((v, &g), &b) in row.iter_mut().zip(&norm.gamma).zip(&norm.beta) {
+        *v = *v * inverse * g + b;
     }
 }
 
@@ -157,23 +139,18 @@ mod avx2 {
     use super::ResidualLayerNorm;
 
     #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn gelu_row(out: &mut [f32], input: &[f32], bias: &[f32]) {
-        super::gelu_row(out, input, bias)
+    pub unsafe fn gelu_row(row: &mut [f32], bias: &[f32]) {
+        super::gelu_row(row, bias)
     }
 
     #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn exp_in_place(out: &mut [f32], mask: &[f32]) -> f32 {
-        super::exp_in_place(out, mask)
+    pub unsafe fn exp_in_place(row: &mut [f32]) -> f32 {
+        super::exp_in_place(row)
     }
 
     #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn residual_norm_row(
-        out: &mut [f32],
-        x: &[f32],
-        residual: &[f32],
-        norm: &ResidualLayerNorm,
-    ) {
-        super::residual_norm_row(out, x, residual, norm)
+    pub unsafe fn residual_norm_row(row: &mut [f32], residual: &[f32], norm: &ResidualLayerNorm) {
+        super::residual_norm_row(row, residual, norm)
     }
 }
 
@@ -189,7 +166,7 @@ fn has_avx2() -> bool {
     false
 }
 
-/// Calls the AVX2 build of a row kernel when the CPU has AVX2, else the portable one.
+/// Calls the AVX2 build of a row kernel when the CPU has it, else the portable one.
 macro_rules! row_kernel {
     ($name:ident($($arg:expr),*)) => {{
         #[cfg(target_arch = "x86_64")]
@@ -213,66 +190,74 @@ fn chunk_rows(width: usize) -> usize {
     (16_384 / width.max(1)).max(1)
 }
 
-/// `gelu(x + bias)` per row of `width` values (exact-erf GELU, as BERT's `gelu`).
-pub struct BiasGelu {
-    /// The bias, one value per column.
+/// The matrix-product parallelism: every thread of the current rayon pool.
+pub fn parallelism() -> gemm::Parallelism {
+    match rayon::current_num_threads() {
+        0 | 1 => gemm::Parallelism::None,
+        threads => gemm::Parallelism::Rayon(threads),
+    }
+}
+
+/// `values = gelu(values + bias)` per row of `bias.len()` values, in place (BERT's exact-erf
+/// `gelu` after the intermediate layer's bias).
+pub fn bias_gelu(values: &mut [f32], bias: &[f32]) {
+    let width = bias.len();
+    assert!(
+        width > 0 && values.len().is_multiple_of(width),
+        "bias-gelu: ragged rows"
+    );
+    values
+        .par_chunks_mut(width * chunk_rows(width))
+        .for_each(|rows| {
+            for row in rows.chunks_exact_mut(width) {
+                row_kernel!(gelu_row(row, bias));
+            }
+        });
+}
+
+/// `LayerNorm(x + bias + residual)` per row (BERT's post-norm residual block).
+pub struct ResidualLayerNorm {
+    /// The preceding dense layer's bias, added to `x`.
     pub bias: Vec<f32>,
+    /// LayerNorm's weight.
+    pub gamma: Vec<f32>,
+    /// LayerNorm's bias.
+    pub beta: Vec<f32>,
+    /// LayerNorm's epsilon.
+    pub eps: f32,
 }
 
-impl CustomOp1 for BiasGelu {
-    fn name(&self) -> &'static str {
-        "bias-gelu"
-    }
-
-    fn cpu_fwd(
-        &self,
-        storage: &CpuStorage,
-        layout: &Layout,
-    ) -> candle_core::Result<(CpuStorage, Shape)> {
-        let input = contiguous(storage, layout, self.name())?;
-        let width = self.bias.len();
-        let mut out = vec![0f32; input.len()];
-        out.par_chunks_mut(width * chunk_rows(width))
-            .zip(input.par_chunks(width * chunk_rows(width)))
-            .for_each(|(out, input)| {
-                for (out, input) in out.chunks_exact_mut(width).zip(input.chunks_exact(width)) {
-                    row_kernel!(gelu_row(out, input, &self.bias));
-                }
-            });
-        Ok((CpuStorage::F32(out), layout.shape().clone()))
-    }
+/// `values = LayerNorm(values + norm.bias + residual)` per row, in place.
+pub fn residual_layer_norm(values: &mut [f32], residual: &[f32], norm: &ResidualLayerNorm) {
+    let width = norm.bias.len();
+    assert!(
+        width > 0 && values.len() == residual.len() && values.len().is_multiple_of(width),
+        "residual-layer-norm: shapes differ"
+    );
+    let rows = chunk_rows(width) * width;
+    values
+        .par_chunks_mut(rows)
+        .zip(residual.par_chunks(rows))
+        .for_each(|(values, residual)| {
+            for (row, residual) in values
+                .chunks_exact_mut(width)
+                .zip(residual.chunks_exact(width))
+            {
+                row_kernel!(residual_norm_row(row, residual, norm));
+            }
+        });
 }
 
-/// Multi-head self-attention from the fused query-key-value projection: for every (text, head)
-/// pair in parallel, `softmax(q kᵀ · scale + mask) v` with single-threaded matrix products
-/// (gemm) and a score buffer of one head at a time, written into that head's columns of the
-/// context. Input `batch·length × 3·hidden` (queries, keys, values side by side, as the
-/// projection gives them, without its bias); output `batch·length × hidden`.
-///
-/// The projection's bias is added here, per task: to the head's queries and keys as they are
-/// copied into contiguous buffers, and to the context rows for the values (softmax weights sum
-/// to 1, so `Σ p (v + b) = Σ p v + b`). A separate broadcast addition over the whole
-/// `batch·length × 3·hidden` product would be one more single-threaded pass over it per layer.
-///
-/// One operation instead of candle's split, transposes, batched products and softmax: with
-/// texts of 250 tokens the full score tensor alone is 96 MB per layer, and each of the
-/// batch × heads small products paid for a thread hand-off.
-pub struct Attention<'a> {
-    /// `batch × length` additive mask: 0 for a token, the most negative f32 for padding.
-    pub mask: &'a [f32],
-    /// The projection's bias: queries', keys' and values' side by side (3·hidden).
-    pub bias: &'a [f32],
-    /// Texts in the batch.
-    pub batch: usize,
-    /// Tokens per text (padded).
+/// Where one text's tokens sit in a packed batch: rows `first .. first + length`.
+#[derive(Clone, Copy, Debug)]
+pub struct TextRows {
+    /// The text's first row.
+    pub first: usize,
+    /// Its tokens.
     pub length: usize,
-    /// Heads.
-    pub heads: usize,
-    /// Width of the hidden states.
-    pub hidden: usize,
 }
 
-/// The context buffer, written by several threads into disjoint column blocks.
+/// The context buffer, written by several threads into disjoint blocks.
 struct SharedOut(*mut f32);
 // SAFETY: every task writes only its own (text, head) block of the buffer.
 unsafe impl Send for SharedOut {}
@@ -285,175 +270,140 @@ impl SharedOut {
     }
 }
 
-impl CustomOp1 for Attention<'_> {
-    fn name(&self) -> &'static str {
-        "attention"
-    }
-
-    fn cpu_fwd(
-        &self,
-        storage: &CpuStorage,
-        layout: &Layout,
-    ) -> candle_core::Result<(CpuStorage, Shape)> {
-        let qkv = contiguous(storage, layout, self.name())?;
-        let (batch, length, heads, hidden) = (self.batch, self.length, self.heads, self.hidden);
-        let head_width = hidden / heads;
-        if qkv.len() != batch * length * 3 * hidden
-            || self.mask.len() != batch * length
-            || self.bias.len() != 3 * hidden
-        {
-            candle_core::bail!(
-                "{}: input of {} values for {batch} × {length} × 3·{hidden}",
-                self.name(),
-                qkv.len()
-            );
-        }
-        let scale = 1.0 / (head_width as f32).sqrt();
-        let mut out = vec![0f32; batch * length * hidden];
-        let shared = SharedOut(out.as_mut_ptr());
-        let row = (3 * hidden) as isize;
-        let width = head_width as isize;
-        (0..batch * heads).into_par_iter().for_each_init(
-            || {
-                (
-                    vec![0f32; length * length],
-                    vec![0f32; length],
-                    vec![0f32; 2 * length * head_width],
-                )
-            },
-            |(scores, sums, biased), task| {
-                let (b, h) = (task / heads, task % heads);
-                let base = b * length * 3 * hidden + h * head_width;
-                let v = &qkv[base + 2 * hidden..];
-                // This head's queries and keys with their bias, each length × head_width.
-                let (q, k) = biased.split_at_mut(length * head_width);
-                for (part, buffer) in [(0, &mut *q), (1, &mut *k)] {
-                    let bias = &self.bias[part * hidden + h * head_width..][..head_width];
-                    for (i, out) in buffer.chunks_exact_mut(head_width).enumerate() {
-                        let from = &qkv[base + part * hidden + i * 3 * hidden..][..head_width];
-                        for ((o, &x), &b) in out.iter_mut().zip(from).zip(bias) {
-                            *o = x + b;
-                        }
+/// Multi-head self-attention of a packed batch, from the fused query-key-value projection: for
+/// every (text, head) pair in parallel, `softmax(q kᵀ / √head_width) v` over that text's own
+/// tokens, with single-threaded matrix products (gemm) and a score buffer of one head at a
+/// time, written into that head's columns of `context`. `qkv` holds `rows × 3·hidden` values
+/// (queries, keys, values side by side, as the projection gives them, without its `bias`);
+/// `context` receives `rows × hidden`.
+///
+/// A text attends only to its own rows, so there is no padding to mask. The projection's bias
+/// is added here, per task: to the head's queries and keys as they are copied into contiguous
+/// buffers, and to the context rows for the values (softmax weights sum to 1, so
+/// `Σ p (v + b) = Σ p v + b`); a separate pass over the whole projection would cost one more
+/// sweep of `rows × 3·hidden` values per layer.
+pub fn attention(
+    qkv: &[f32],
+    context: &mut [f32],
+    texts: &[TextRows],
+    bias: &[f32],
+    heads: usize,
+    hidden: usize,
+) {
+    let head_width = hidden / heads;
+    let rows = texts.iter().map(|t| t.first + t.length).max().unwrap_or(0);
+    assert!(
+        heads > 0
+            && head_width * heads == hidden
+            && bias.len() == 3 * hidden
+            && qkv.len() >= rows * 3 * hidden
+            && context.len() >= rows * hidden,
+        "attention: buffers of {} and {} values for {rows} rows of {hidden}",
+        qkv.len(),
+        context.len()
+    );
+    let scale = 1.0 / (head_width as f32).sqrt();
+    let longest = texts.iter().map(|t| t.length).max().unwrap_or(0);
+    let shared = SharedOut(context.as_mut_ptr());
+    let row = (3 * hidden) as isize;
+    let width = head_width as isize;
+    (0..texts.len() * heads).into_par_iter().for_each_init(
+        || {
+            (
+                vec![0f32; longest * longest],
+                vec![0f32; longest],
+                vec![0f32; 2 * longest * head_width],
+            )
+        },
+        |(scores, sums, biased), task| {
+            let (text, h) = (texts[task / heads], task % heads);
+            let length = text.length;
+            if length == 0 {
+                return;
+            }
+            let scores = &mut scores[..length * length];
+            let sums = &mut sums[..length];
+            let base = text.first * 3 * hidden + h * head_width;
+            let v = &qkv[base + 2 * hidden..];
+            // This head's queries and keys with their bias, each length × head_width.
+            let (q, k) = biased[..2 * length * head_width].split_at_mut(length * head_width);
+            for (part, buffer) in [(0, &mut *q), (1, &mut *k)] {
+                let bias = &bias[part * hidden + h * head_width..][..head_width];
+                for (i, out) in buffer.chunks_exact_mut(head_width).enumerate() {
+                    let from = &qkv[base + part * hidden + i * 3 * hidden..][..head_width];
+                    for ((o, &x), &b) in out.iter_mut().zip(from).zip(bias) {
+                        *o = x + b;
                     }
                 }
-                let value_bias = &self.bias[2 * hidden + h * head_width..][..head_width];
-                let mask = &self.mask[b * length..][..length];
-                // SAFETY: q and k are length × head_width buffers; v is a view of `qkv`
-                // (length rows of head_width values, `row` apart, all inside the slice);
-                // `scores` is length × length; the output block (length rows of head_width
-                // values, `hidden` apart) is this task's alone.
-                unsafe {
-                    gemm::gemm(
-                        length,
-                        length,
-                        head_width,
-                        scores.as_mut_ptr(),
-                        1,
-                        length as isize,
-                        false,
-                        q.as_ptr(),
-                        1,
-                        width,
-                        k.as_ptr(),
-                        width,
-                        1,
-                        0.0,
-                        // The scores come out scaled by 1/√head_width.
-                        scale,
-                        false,
-                        false,
-                        false,
-                        gemm::Parallelism::None,
-                    );
-                }
-                for (scores, sum) in scores.chunks_exact_mut(length).zip(sums.iter_mut()) {
-                    *sum = row_kernel!(exp_in_place(scores, mask));
-                }
-                let target = shared.at(b * length * hidden + h * head_width);
-                // SAFETY: as above; `target` starts this task's block of `out`.
-                unsafe {
-                    gemm::gemm(
-                        length,
-                        head_width,
-                        length,
-                        target,
-                        1,
-                        hidden as isize,
-                        false,
-                        scores.as_ptr(),
-                        1,
-                        length as isize,
-                        v.as_ptr(),
-                        1,
-                        row,
-                        0.0,
-                        1.0,
-                        false,
-                        false,
-                        false,
-                        gemm::Parallelism::None,
-                    );
-                    // The softmax's division, on the output rows; then the values' bias.
-                    for (i, &sum) in sums.iter().enumerate() {
-                        let inverse = 1.0 / sum;
-                        // SAFETY: row i of this task's block.
-                        let row =
-                            std::slice::from_raw_parts_mut(target.add(i * hidden), head_width);
-                        for (value, &b) in row.iter_mut().zip(value_bias) {
-                            *value = *value * inverse + b;
-                        }
+            }
+            let value_bias = &bias[2 * hidden + h * head_width..][..head_width];
+            // SAFETY: q and k are length × head_width buffers; v is a view of `qkv` (length
+            // rows of head_width values, `row` apart, inside the slice as asserted above);
+            // `scores` is length × length; the output block (length rows of head_width values,
+            // `hidden` apart) is this task's alone.
+            unsafe {
+                gemm::gemm(
+                    length,
+                    length,
+                    head_width,
+                    scores.as_mut_ptr(),
+                    1,
+                    length as isize,
+                    false,
+                    q.as_ptr(),
+                    1,
+                    width,
+                    k.as_ptr(),
+                    width,
+                    1,
+                    0.0,
+                    // The scores come out scaled by 1/√head_width.
+                    scale,
+                    false,
+                    false,
+                    false,
+                    gemm::Parallelism::None,
+                );
+            }
+            for (scores, sum) in scores.chunks_exact_mut(length).zip(sums.iter_mut()) {
+                *sum = row_kernel!(exp_in_place(scores));
+            }
+            let target = shared.at(text.first * hidden + h * head_width);
+            // SAFETY: as above; `target` starts this task's block of `context`.
+            unsafe {
+                gemm::gemm(
+                    length,
+                    head_width,
+                    length,
+                    target,
+                    1,
+                    hidden as isize,
+                    false,
+                    scores.as_ptr(),
+                    1,
+                    length as isize,
+                    v.as_ptr(),
+                    1,
+                    row,
+                    0.0,
+                    1.0,
+                    false,
+                    false,
+                    false,
+                    gemm::Parallelism::None,
+                );
+                // The softmax's division, on the output rows; then the values' bias.
+                for (i, &sum) in sums.iter().enumerate() {
+                    let inverse = 1.0 / sum;
+                    // SAFETY: row i of this task's block.
+                    let row = std::slice::from_raw_parts_mut(target.add(i * hidden), head_width);
+                    for (value, &b) in row.iter_mut().zip(value_bias) {
+                        *value = *value * inverse + b;
                     }
                 }
-            },
-        );
-        Ok((CpuStorage::F32(out), Shape::from((batch * length, hidden))))
-    }
-}
-
-/// `LayerNorm(x + bias + residual)` per row (BERT's post-norm residual block).
-pub struct ResidualLayerNorm {
-    /// The dense layer's bias, added to `x`.
-    pub bias: Vec<f32>,
-    /// LayerNorm's weight.
-    pub gamma: Vec<f32>,
-    /// LayerNorm's bias.
-    pub beta: Vec<f32>,
-    /// LayerNorm's epsilon.
-    pub eps: f32,
-}
-
-impl CustomOp2 for ResidualLayerNorm {
-    fn name(&self) -> &'static str {
-        "residual-layer-norm"
-    }
-
-    fn cpu_fwd(
-        &self,
-        s1: &CpuStorage,
-        l1: &Layout,
-        s2: &CpuStorage,
-        l2: &Layout,
-    ) -> candle_core::Result<(CpuStorage, Shape)> {
-        let x = contiguous(s1, l1, self.name())?;
-        let residual = contiguous(s2, l2, self.name())?;
-        if x.len() != residual.len() {
-            candle_core::bail!("{}: shapes differ", self.name());
-        }
-        let width = self.bias.len();
-        let rows = chunk_rows(width) * width;
-        let mut out = vec![0f32; x.len()];
-        out.par_chunks_mut(rows)
-            .zip(x.par_chunks(rows).zip(residual.par_chunks(rows)))
-            .for_each(|(out, (x, residual))| {
-                for (out, (x, residual)) in out
-                    .chunks_exact_mut(width)
-                    .zip(x.chunks_exact(width).zip(residual.chunks_exact(width)))
-                {
-                    row_kernel!(residual_norm_row(out, x, residual, self));
-                }
-            });
-        Ok((CpuStorage::F32(out), l1.shape().clone()))
-    }
+            }
+        },
+    );
 }
 
 #[cfg(test)]

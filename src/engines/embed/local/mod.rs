@@ -194,7 +194,7 @@ impl LocalModel {
         )
     }
 
-    /// Embeds one batch of texts, padded to its longest.
+    /// Embeds one batch of texts.
     pub fn embed_batch(&self, texts: &[&str]) -> crate::Result<EmbeddedBatch> {
         let tokens: Vec<Tokens> = texts
             .iter()
@@ -203,49 +203,21 @@ impl LocalModel {
         self.embed_tokens(&tokens)
     }
 
-    /// Embeds texts already tokenized by [`Self::tokens`].
+    /// Embeds texts already tokenized by [`Self::tokens`], in one forward pass.
     pub fn embed_tokens(&self, tokens: &[Tokens]) -> crate::Result<EmbeddedBatch> {
-        let batch = tokens.len();
-        if batch == 0 {
-            return Ok(EmbeddedBatch {
-                vectors: Vec::new(),
-                truncated: Vec::new(),
-            });
-        }
-        let length = tokens
-            .iter()
-            .map(|t| t.ids.len())
-            .max()
-            .unwrap_or(0)
-            .clamp(1, self.bert.max_positions);
-        let mut ids = vec![0u32; batch * length];
-        let mut mask = vec![0f32; batch * length];
-        for (row, t) in tokens.iter().enumerate() {
-            for (col, &id) in t.ids.iter().take(length).enumerate() {
-                ids[row * length + col] = id;
-                mask[row * length + col] = 1.0;
-            }
-        }
-        let run = || -> candle_core::Result<Vec<Vec<f32>>> {
-            let states = self.bert.forward(ids, &mask, batch, length)?;
-            let mut pooled = match self.pooling {
-                Pooling::Mean => bert::mean_pool(&states, &mask, batch, length)?,
-                Pooling::Cls => bert::cls_pool(&states)?,
-            };
-            if self.normalize {
-                pooled = bert::l2_normalize(&pooled)?;
-            }
-            pooled.to_vec2::<f32>()
-        };
-        let vectors = run().map_err(|e| {
-            crate::Error::new(
-                crate::ErrorKind::Engine,
-                format!(
-                    "embedding model {}: forward pass: {e}",
-                    self.directory.display()
-                ),
-            )
-        })?;
+        let ids: Vec<&[u32]> = tokens.iter().map(|t| t.ids.as_slice()).collect();
+        let vectors = self
+            .bert
+            .embed(&ids, self.pooling, self.normalize)
+            .map_err(|e| {
+                crate::Error::new(
+                    crate::ErrorKind::Engine,
+                    format!(
+                        "embedding model {}: forward pass: {e}",
+                        self.directory.display()
+                    ),
+                )
+            })?;
         Ok(EmbeddedBatch {
             vectors,
             truncated: tokens.iter().map(|t| t.truncated).collect(),

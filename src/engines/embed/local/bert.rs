@@ -8,7 +8,7 @@
 //! so no work goes into padding. `BertModel` gives padding an attention weight of exactly 0, so
 //! the real tokens' states are the same as in a padded batch.
 //!
-//! The dense layers are `gemm` calls into the buffers of a [`Workspace`] kept from one batch to
+//! The dense layers are `gemm` calls into the buffers of a `Workspace` kept from one batch to
 //! the next. Tensors allocated per operation, as candle's CPU backend does, were zero-filled and
 //! page-faulted afresh by every layer: tens of megabytes per layer, about 5 % of the time.
 //!

@@ -168,13 +168,18 @@ struct Weights {
 }
 
 impl Weights {
+    /// The tensor called `name` (after the prefix), with its full key for messages.
+    fn tensor(&self, name: &str) -> Result<(&Tensor, String), String> {
+        let key = format!("{}{name}", self.prefix);
+        match self.tensors.get(&key) {
+            Some(tensor) => Ok((tensor, key)),
+            None => Err(format!("tensor {key:?} is missing")),
+        }
+    }
+
     /// The values of a tensor of shape `shape`, as f32, row-major.
     fn get(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>, String> {
-        let key = format!("{}{name}", self.prefix);
-        let tensor = self
-            .tensors
-            .get(&key)
-            .ok_or_else(|| format!("tensor {key:?} is missing"))?;
+        let (tensor, key) = self.tensor(name)?;
         if tensor.dims() != shape {
             return Err(format!(
                 "tensor {key:?} has shape {:?}, the config implies {shape:?}",
@@ -188,17 +193,9 @@ impl Weights {
             .map_err(|e| format!("tensor {key:?}: {e}"))
     }
 
-    /// The number of rows of a 2-D table of width `width` (vocabularies differ between models).
+    /// The number of rows of a table (vocabularies differ between models).
     fn rows(&self, name: &str) -> Result<usize, String> {
-        let key = format!("{}{name}", self.prefix);
-        Ok(self
-            .tensors
-            .get(&key)
-            .ok_or_else(|| format!("tensor {key:?} is missing"))?
-            .dims()
-            .first()
-            .copied()
-            .unwrap_or(0))
+        Ok(self.tensor(name)?.0.dims().first().copied().unwrap_or(0))
     }
 
     /// The weights of a dense layer (stored outputs × inputs), and its bias.

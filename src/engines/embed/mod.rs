@@ -79,6 +79,9 @@ pub struct EmbedSettings {
     pub max_retries: u32,
     /// Remote: the first retry's backoff in seconds (doubling, with jitter; `Retry-After` wins).
     pub retry_base_delay: f64,
+    /// Remote: the longest `Retry-After` (seconds) obeyed; a server asking for longer fails the
+    /// batch at once, with an error naming the server and the wait.
+    pub max_retry_wait: f64,
 }
 
 impl Default for EmbedSettings {
@@ -94,6 +97,7 @@ impl Default for EmbedSettings {
             max_concurrency: 4,
             max_retries: 5,
             retry_base_delay: 0.5,
+            max_retry_wait: 60.0,
         }
     }
 }
@@ -180,12 +184,19 @@ impl EmbedSettings {
                 self.retry_base_delay
             ));
         }
+        if !(self.max_retry_wait.is_finite() && (0.0..=3600.0).contains(&self.max_retry_wait)) {
+            return bad(format!(
+                "`max_retry_wait` must be in [0, 3600] seconds, got {}",
+                self.max_retry_wait
+            ));
+        }
         let model = from_env(&self.model, "POLARS_RAG_EMBED_MODEL");
         let backend = match from_env(&self.base_url, "POLARS_RAG_EMBED_BASE_URL") {
             Some(base_url) => {
                 if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
                     return bad(format!(
-                        "`base_url` must start with http:// or https://, got {base_url:?}"
+                        "`base_url` must start with http:// or https://, got {:?}",
+                        crate::engines::redact_url(&base_url)
                     ));
                 }
                 let Some(model) = model else {

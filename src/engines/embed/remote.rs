@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::engines::judge::transport::{backoff, Attempt, Transport};
+use crate::engines::judge::transport::{read_api_key, Attempt, Transport};
 
 use super::EmbedSettings;
 
@@ -17,6 +17,7 @@ pub struct RemoteModel {
     model: String,
     max_retries: u32,
     retry_base_delay: f64,
+    max_retry_wait: f64,
 }
 
 /// One batch's vectors and what it cost.
@@ -39,14 +40,7 @@ impl RemoteModel {
         api_key_env: Option<&str>,
         settings: &EmbedSettings,
     ) -> crate::Result<Self> {
-        let api_key = match api_key_env {
-            Some(name) => Some(std::env::var(name).map_err(|_| {
-                crate::Error::options(format!(
-                    "{metric}: embedding setting `api_key_env` names the environment variable {name}, which is not set"
-                ))
-            })?),
-            None => None,
-        };
+        let api_key = read_api_key(metric, "embedding", api_key_env)?;
         Ok(RemoteModel {
             transport: Transport::endpoint(
                 base_url,
@@ -58,12 +52,17 @@ impl RemoteModel {
             model: model.to_string(),
             max_retries: settings.max_retries,
             retry_base_delay: settings.retry_base_delay,
+            max_retry_wait: settings.max_retry_wait,
         })
     }
 
     /// The model part of a signature.
     pub fn signature(&self) -> String {
-        format!("remote:{}|model:{}", self.base_url, self.model)
+        format!(
+            "remote:{}|model:{}",
+            crate::engines::redact_url(&self.base_url),
+            self.model
+        )
     }
 
     /// Embeds one batch, retrying what is worth retrying. The error says why the batch failed.
@@ -89,9 +88,14 @@ impl RemoteModel {
                     if attempt >= self.max_retries {
                         return Err(format!("{reason} (after {} attempts)", attempt + 1));
                     }
-                    std::thread::sleep(
-                        retry_after.unwrap_or_else(|| backoff(self.retry_base_delay, attempt)),
-                    );
+                    self.transport
+                        .wait_before_retry(
+                            retry_after,
+                            self.retry_base_delay,
+                            attempt,
+                            self.max_retry_wait,
+                        )
+                        .map_err(|refused| format!("{reason}: {refused}"))?;
                     attempt += 1;
                 }
                 Attempt::SchemaFormatRejected => {

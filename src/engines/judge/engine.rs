@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 use super::cache::{CachedReply, ReplyCache};
 use super::schema::validate;
 use super::template::{as_judged, JudgeTemplate, Message, WEIGHTED_SCORE};
-use super::transport::{backoff, Attempt, Transport};
+use super::transport::{read_api_key, Attempt, Transport};
 use super::{JudgeSettings, ResolvedSettings, Usage, UsageByTemplate};
 use crate::metrics::judged::g_eval::{weighted_score, TokenChoice};
 
@@ -69,6 +69,8 @@ pub struct Judge {
     tokens_spent: AtomicU64,
     /// Set once the server has rejected `response_format: json_schema`.
     json_object_only: AtomicBool,
+    /// Set once a failed cache write has been reported on stderr.
+    cache_failure_reported: AtomicBool,
     usage: Mutex<UsageByTemplate>,
 }
 
@@ -123,6 +125,7 @@ struct Spent {
     retries: u64,
     prompt_tokens: u64,
     completion_tokens: u64,
+    cache_write_failures: u64,
 }
 
 impl Judge {
@@ -130,17 +133,7 @@ impl Judge {
     /// one judge per distinct settings.
     pub fn new(settings: &JudgeSettings, metric: &str) -> crate::Result<Judge> {
         let resolved = settings.resolve(metric)?;
-        let api_key = match &resolved.api_key_env {
-            Some(name) => match std::env::var(name) {
-                Ok(key) if !key.is_empty() => Some(key),
-                _ => {
-                    return Err(crate::Error::options(format!(
-                        "{metric}: judge setting `api_key_env` names the environment variable {name}, which is not set"
-                    )))
-                }
-            },
-            None => None,
-        };
+        let api_key = read_api_key(metric, "judge", resolved.api_key_env.as_deref())?;
         let transport = Transport::new(
             &resolved.base_url,
             Duration::from_secs_f64(settings.timeout),
@@ -160,6 +153,7 @@ impl Judge {
             calls_made: AtomicU64::new(0),
             tokens_spent: AtomicU64::new(0),
             json_object_only: AtomicBool::new(false),
+            cache_failure_reported: AtomicBool::new(false),
             usage: Mutex::new(UsageByTemplate::new()),
             resolved,
         })
@@ -330,8 +324,11 @@ impl Judge {
             for (index, outcome, spent) in results.into_inner().unwrap_or_else(|p| p.into_inner()) {
                 usage.calls += spent.calls;
                 usage.retries += spent.retries;
-                usage.prompt_tokens += spent.prompt_tokens;
-                usage.completion_tokens += spent.completion_tokens;
+                usage.cache_write_failures += spent.cache_write_failures;
+                usage.prompt_tokens = usage.prompt_tokens.saturating_add(spent.prompt_tokens);
+                usage.completion_tokens = usage
+                    .completion_tokens
+                    .saturating_add(spent.completion_tokens);
                 outcomes[index] = Some(outcome);
             }
         }
@@ -477,8 +474,15 @@ impl Judge {
                 completion_tokens: spent.completion_tokens,
             };
             if let Err(e) = cache.put(key, &template.id, &self.resolved.model, &reply) {
-                // The judgement stands; only the cache write failed.
-                return (Err(Failure::Row(e.to_string())), spent);
+                // The judgement stands; only the cache write failed. It is counted in the usage
+                // (`cache_write_failures`) and said once on stderr: a re-run will ask again.
+                spent.cache_write_failures += 1;
+                if !self.cache_failure_reported.swap(true, Ordering::Relaxed) {
+                    eprintln!(
+                        "polars-rag: warning: the judge cache could not be written ({e}); judgements are kept \
+                         but not cached, so a re-run asks the server again"
+                    );
+                }
             }
         }
         (outcome, spent)
@@ -534,9 +538,14 @@ impl Judge {
                 )));
             }
             spent.retries += 1;
-            std::thread::sleep(
-                retry_after.unwrap_or_else(|| backoff(settings.retry_base_delay, attempt)),
-            );
+            self.transport
+                .wait_before_retry(
+                    retry_after,
+                    settings.retry_base_delay,
+                    attempt,
+                    settings.max_retry_wait,
+                )
+                .map_err(|refused| Failure::Row(format!("{reason}: {refused}")))?;
             attempt += 1;
         }
     }
@@ -581,10 +590,15 @@ impl Judge {
                 .unwrap_or(0)
         };
         let (prompt, completion) = (tokens("prompt_tokens"), tokens("completion_tokens"));
-        spent.prompt_tokens += prompt;
-        spent.completion_tokens += completion;
-        self.tokens_spent
-            .fetch_add(prompt + completion, Ordering::Relaxed);
+        // Counts come from the server: they saturate rather than wrap, so that a hostile count
+        // cannot carry the total back under the `max_total_tokens` budget.
+        spent.prompt_tokens = spent.prompt_tokens.saturating_add(prompt);
+        spent.completion_tokens = spent.completion_tokens.saturating_add(completion);
+        let _ = self
+            .tokens_spent
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |total| {
+                Some(total.saturating_add(prompt.saturating_add(completion)))
+            });
         let choice = reply
             .pointer("/choices/0")
             .ok_or("the server's reply has no choices")?;
@@ -668,13 +682,13 @@ mod tests {
     #[test]
     fn backoff_doubles_within_jitter_and_is_capped() {
         for attempt in 0..5 {
-            let d = backoff(0.1, attempt).as_secs_f64();
+            let d = crate::engines::judge::transport::backoff(0.1, attempt).as_secs_f64();
             let ceiling = 0.1 * 2f64.powi(attempt as i32);
             assert!(
                 d >= ceiling / 2.0 - 1e-9 && d <= ceiling + 1e-9,
                 "{attempt}: {d}"
             );
         }
-        assert!(backoff(1.0, 40).as_secs_f64() <= 60.0);
+        assert!(crate::engines::judge::transport::backoff(1.0, 40).as_secs_f64() <= 60.0);
     }
 }

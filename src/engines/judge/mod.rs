@@ -41,6 +41,8 @@ pub mod cache;
 mod engine;
 #[cfg(feature = "judge")]
 pub(crate) mod transport;
+#[cfg(feature = "judge")]
+pub use transport::parse_retry_after;
 
 #[cfg(feature = "judge")]
 pub use engine::{Judge, RowReply};
@@ -87,6 +89,9 @@ pub struct JudgeSettings {
     /// The first retry's backoff in seconds; each further retry doubles it (with jitter), up to
     /// a minute. A `Retry-After` from the server takes precedence.
     pub retry_base_delay: f64,
+    /// The longest `Retry-After` (seconds) the judge obeys: a server asking for longer fails
+    /// the request at once, with an error naming the server and the wait.
+    pub max_retry_wait: f64,
     /// The most HTTP requests this judge may make in the process (`None`: no limit).
     pub max_calls: Option<u64>,
     /// The most prompt + completion tokens this judge may spend in the process.
@@ -107,6 +112,7 @@ impl Default for JudgeSettings {
             max_concurrency: 8,
             max_retries: 5,
             retry_base_delay: 0.5,
+            max_retry_wait: 60.0,
             max_calls: None,
             max_total_tokens: None,
         }
@@ -166,7 +172,8 @@ impl JudgeSettings {
         };
         if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
             return bad(format!(
-                "`base_url` must start with http:// or https://, got {base_url:?}"
+                "`base_url` must start with http:// or https://, got {:?}",
+                crate::engines::redact_url(&base_url)
             ));
         }
         let Some(model) = from_env(&self.model, "POLARS_RAG_JUDGE_MODEL") else {
@@ -188,6 +195,12 @@ impl JudgeSettings {
             return bad(format!(
                 "`retry_base_delay` must be in [0, 600] seconds, got {}",
                 self.retry_base_delay
+            ));
+        }
+        if !(self.max_retry_wait.is_finite() && (0.0..=3600.0).contains(&self.max_retry_wait)) {
+            return bad(format!(
+                "`max_retry_wait` must be in [0, 3600] seconds, got {}",
+                self.max_retry_wait
             ));
         }
         if self.max_concurrency == 0 || self.max_concurrency > 1024 {
@@ -263,6 +276,8 @@ pub struct Usage {
     pub retries: u64,
     /// Rows that ended without a valid reply.
     pub failures: u64,
+    /// Valid replies that could not be written to the cache (kept for the row all the same).
+    pub cache_write_failures: u64,
     /// Prompt tokens of the requests made.
     pub prompt_tokens: u64,
     /// Completion tokens of the requests made.
@@ -279,8 +294,12 @@ impl Usage {
         self.cache_hits += other.cache_hits;
         self.retries += other.retries;
         self.failures += other.failures;
-        self.prompt_tokens += other.prompt_tokens;
-        self.completion_tokens += other.completion_tokens;
+        self.cache_write_failures += other.cache_write_failures;
+        // Token counts come from servers: saturate rather than overflow.
+        self.prompt_tokens = self.prompt_tokens.saturating_add(other.prompt_tokens);
+        self.completion_tokens = self
+            .completion_tokens
+            .saturating_add(other.completion_tokens);
         self.seconds += other.seconds;
     }
 }

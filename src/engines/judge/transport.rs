@@ -2,9 +2,14 @@
 //! loop: a reply, a failure worth retrying (429, 5xx, timeouts, refused or reset connections,
 //! with the server's `Retry-After`), the server rejecting `json_schema` output, or a failure that
 //! retrying cannot fix. The API key is read once and only ever sent in the `Authorization`
-//! header; no message produced here contains it.
+//! header; no message produced here contains it, and it is cut out of every text a server sends
+//! back (a server that echoes the request's headers in an error body) before that text is kept.
+//! A base URL's credentials (`http://user:secret@host`) are never printed either: see
+//! [`crate::engines::redact_url`].
 
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::engines::redact_url;
 
 /// The outcome of one HTTP attempt.
 pub enum Attempt {
@@ -14,8 +19,9 @@ pub enum Attempt {
     Retry {
         /// Why, for the row's error when the retries run out.
         reason: String,
-        /// The server's `Retry-After`, when it gave one.
-        retry_after: Option<Duration>,
+        /// The server's `Retry-After` in seconds, when it gave one (either form; unbounded
+        /// here: [`Transport::wait_before_retry`] decides whether to wait that long).
+        retry_after: Option<f64>,
     },
     /// The server refuses `response_format: json_schema`: fall back to `json_object`.
     SchemaFormatRejected,
@@ -28,6 +34,8 @@ pub struct Transport {
     agent: ureq::Agent,
     url: String,
     authorization: Option<String>,
+    /// The key itself, to cut out of server texts.
+    api_key: Option<String>,
 }
 
 impl Transport {
@@ -46,12 +54,58 @@ impl Transport {
         let config = ureq::Agent::config_builder()
             .timeout_global(Some(timeout))
             .http_status_as_error(false)
+            // A redirect is reported, not followed: a POST sent on to another address would
+            // carry the key there.
+            .max_redirects(0)
+            .max_redirects_will_error(false)
             .max_idle_connections_per_host(64)
             .build();
         Transport {
             agent: ureq::Agent::new_with_config(config),
             url: format!("{}/{path}", base_url.trim_end_matches('/')),
-            authorization: api_key.map(|key| format!("Bearer {key}")),
+            authorization: api_key.as_ref().map(|key| format!("Bearer {key}")),
+            api_key,
+        }
+    }
+
+    /// The endpoint as it may be shown: without the URL's credentials.
+    pub fn shown_url(&self) -> String {
+        redact_url(&self.url)
+    }
+
+    /// Sleeps before retry number `attempt + 1`: the server's `Retry-After` when it gave one,
+    /// else the backoff from `base_delay`. A server asking for more than `max_wait` seconds is
+    /// not obeyed: the request fails at once with an error naming the server and the wait, so
+    /// that one broken or hostile server cannot stall a job for hours.
+    pub fn wait_before_retry(
+        &self,
+        retry_after: Option<f64>,
+        base_delay: f64,
+        attempt: u32,
+        max_wait: f64,
+    ) -> Result<(), String> {
+        let wait = match retry_after {
+            Some(seconds) if seconds > max_wait => {
+                return Err(format!(
+                    "the server at {} asked to wait {} s before retrying (Retry-After), longer than \
+                     max_retry_wait = {max_wait} s",
+                    self.shown_url(),
+                    // 1e308 is shown as such, not as 309 digits.
+                    if seconds < 1e9 { format!("{seconds}") } else { format!("{seconds:e}") }
+                ));
+            }
+            Some(seconds) => Duration::from_secs_f64(seconds),
+            None => backoff(base_delay, attempt),
+        };
+        std::thread::sleep(wait);
+        Ok(())
+    }
+
+    /// `text` with the API key (the one this client sends) replaced by `[redacted]`.
+    fn redact(&self, text: &str) -> String {
+        match &self.api_key {
+            Some(key) if !key.is_empty() => text.replace(key.as_str(), "[redacted]"),
+            _ => text.to_string(),
         }
     }
 
@@ -73,9 +127,7 @@ impl Transport {
             .headers()
             .get("retry-after")
             .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.trim().parse::<f64>().ok())
-            .filter(|seconds| seconds.is_finite() && *seconds >= 0.0)
-            .map(|seconds| Duration::from_secs_f64(seconds.min(600.0)));
+            .and_then(|value| parse_retry_after(value, SystemTime::now()));
         let text = match response
             .body_mut()
             .with_config()
@@ -88,13 +140,100 @@ impl Transport {
         match status {
             200..=299 => Attempt::Reply(text),
             408 | 409 | 429 | 500..=599 => Attempt::Retry {
-                reason: format!("HTTP {status}{}", snippet(&text)),
+                reason: format!("HTTP {status}{}", snippet(&self.redact(&text))),
                 retry_after,
             },
             400 | 422 if mentions_response_format(&text) => Attempt::SchemaFormatRejected,
-            _ => Attempt::Fatal(format!("HTTP {status}{}", snippet(&text))),
+            300..=399 => Attempt::Fatal(format!(
+                "HTTP {status}: the server redirects{} (redirects are not followed: give the final \
+                 base_url)",
+                response
+                    .headers()
+                    .get("location")
+                    .and_then(|v| v.to_str().ok())
+                    .map(|to| format!(" to {}", redact_url(&self.redact(to))))
+                    .unwrap_or_default()
+            )),
+            _ => Attempt::Fatal(format!("HTTP {status}{}", snippet(&self.redact(&text)))),
         }
     }
+}
+
+/// The API key in environment variable `name` (`None` when no name is given), for the
+/// `kind` of engine (`judge`, `embedding`) of `metric`. A variable that is unset or empty, or a
+/// key with surrounding whitespace (a newline left by `export KEY=$(cat file)`), is an error that
+/// says which, without the key.
+pub fn read_api_key(metric: &str, kind: &str, name: Option<&str>) -> crate::Result<Option<String>> {
+    let Some(name) = name else {
+        return Ok(None);
+    };
+    let problem = match std::env::var(name) {
+        Ok(key) if key.is_empty() => "which is empty",
+        Ok(key) if key.trim() != key => {
+            "whose value begins or ends with whitespace or a newline (remove it: the key is sent as it is)"
+        }
+        Ok(key) if key.chars().any(char::is_control) => "whose value holds a control character",
+        Ok(key) => return Ok(Some(key)),
+        Err(std::env::VarError::NotUnicode(_)) => "whose value is not valid UTF-8",
+        Err(std::env::VarError::NotPresent) => "which is not set",
+    };
+    Err(crate::Error::options(format!(
+        "{metric}: {kind} setting `api_key_env` names the environment variable {name}, {problem}"
+    )))
+}
+
+/// The seconds a `Retry-After` value asks for, in either of its forms: delay-seconds (a
+/// non-negative number; fractions accepted, as some servers send them) or an HTTP-date
+/// (`Sun, 06 Nov 1994 08:49:37 GMT`, counted from `now`; a date in the past is 0). `None` for
+/// anything else.
+pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<f64> {
+    let value = value.trim();
+    if let Ok(seconds) = value.parse::<f64>() {
+        return (seconds >= 0.0 && !seconds.is_nan()).then_some(seconds);
+    }
+    let at = parse_http_date(value)?;
+    let now = now
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .ok()?
+        .as_secs_f64();
+    Some((at as f64 - now).max(0.0))
+}
+
+/// Seconds since the Unix epoch of an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the form
+/// HTTP requires senders to use.
+fn parse_http_date(value: &str) -> Option<i64> {
+    let (_weekday, rest) = value.split_once(", ")?;
+    let parts: Vec<&str> = rest.split(' ').collect();
+    let [day, month, year, time, "GMT"] = parts.as_slice() else {
+        return None;
+    };
+    let day: i64 = day.parse().ok().filter(|d| (1..=31).contains(d))?;
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let month = MONTHS.iter().position(|m| m == month)? as i64 + 1;
+    let year: i64 = year.parse().ok().filter(|y| (1970..=9999).contains(y))?;
+    let clock: Vec<i64> = time
+        .split(':')
+        .map(|p| p.parse().ok())
+        .collect::<Option<_>>()?;
+    let [hour, minute, second] = clock.as_slice() else {
+        return None;
+    };
+    if !(0..24).contains(hour) || !(0..60).contains(minute) || !(0..=60).contains(second) {
+        return None;
+    }
+    Some(days_from_civil(year, month, day) * 86_400 + hour * 3_600 + minute * 60 + second)
+}
+
+/// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
+pub(crate) fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let day_of_year = (153 * (month + if month > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
 }
 
 fn mentions_response_format(text: &str) -> bool {
@@ -153,4 +292,75 @@ fn jitter() -> f64 {
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
     hasher.write_u128(Instant::now().elapsed().as_nanos());
     (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_reads_both_forms() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(784_111_777); // Sun, 06 Nov 1994 08:49:37 GMT
+        assert_eq!(parse_retry_after("2", now), Some(2.0));
+        assert_eq!(parse_retry_after(" 0.5 ", now), Some(0.5));
+        assert_eq!(parse_retry_after("1e308", now), Some(1e308));
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:39 GMT", now),
+            Some(2.0)
+        );
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:30 GMT", now),
+            Some(0.0)
+        );
+        assert_eq!(
+            parse_retry_after("Mon, 07 Nov 1994 08:49:37 GMT", now),
+            Some(86_400.0)
+        );
+        for bad in [
+            "-1",
+            "NaN",
+            "soon",
+            "Sun, 06 Nov 1994 08:49:37 PST",
+            "Sun, 32 Nov 1994 08:49:37 GMT",
+        ] {
+            assert_eq!(parse_retry_after(bad, now), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn civil_days_match_known_dates() {
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
+        assert_eq!(days_from_civil(2026, 11, 27), 20_784);
+    }
+
+    #[test]
+    fn keys_with_whitespace_or_unset_are_named_without_the_key() {
+        std::env::set_var("POLARS_RAG_UNIT_KEY_NEWLINE", "sk-unit-secret\n");
+        let e = read_api_key("m", "judge", Some("POLARS_RAG_UNIT_KEY_NEWLINE"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("POLARS_RAG_UNIT_KEY_NEWLINE") && e.contains("whitespace"),
+            "{e}"
+        );
+        assert!(!e.contains("sk-unit-secret"), "{e}");
+        let e = read_api_key("m", "judge", Some("POLARS_RAG_UNIT_KEY_UNSET"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not set"), "{e}");
+        assert_eq!(read_api_key("m", "judge", None).unwrap(), None);
+    }
+
+    #[test]
+    fn server_texts_lose_the_key_and_urls_their_credentials() {
+        let t = Transport::new(
+            "http://u:pw@127.0.0.1:9/v1",
+            Duration::from_secs(1),
+            Some("sk-abc".into()),
+        );
+        assert_eq!(t.redact("echo: Bearer sk-abc!"), "echo: Bearer [redacted]!");
+        assert_eq!(t.shown_url(), "http://***@127.0.0.1:9/v1/chat/completions");
+        assert_eq!(redact_url("http://h/v1?u=a@b"), "http://h/v1?u=a@b");
+    }
 }

@@ -10,12 +10,17 @@
 //! * `#badjson`: every reply's content is not JSON;
 //! * `#schema-once`: the first reply violates the schema, the re-ask is answered properly;
 //! * `#schema`: every reply violates the schema;
-//! * `#400`: a 400 that retrying cannot fix.
+//! * `#400`: a 400 that retrying cannot fix;
+//! * `#retry-after-2`: the first attempt gets 429 with `Retry-After: 2`;
+//! * `#retry-after-date`: the first attempt gets 429 with a `Retry-After` HTTP-date 3 s ahead;
+//! * `#retry-after-huge`: every attempt gets 429 with `Retry-After: 1e308`;
+//! * `#echo-key`: every attempt gets a 500 whose body echoes the request's `Authorization`;
+//! * `#redirect`: a 302 to another address.
 //!
 //! With `reject_json_schema`, requests asking for `response_format: json_schema` get a 400
 //! naming it, as servers without structured output do.
 
-// Each test crate that includes this module uses a part of it.
+// Each area of the tests uses a part of it, and a kernels-only build none.
 #![allow(dead_code)]
 
 use std::collections::HashMap;
@@ -96,11 +101,19 @@ fn serve(stream: TcpStream, state: &ServerState) {
         }
         let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         state.requests.fetch_add(1, Ordering::SeqCst);
-        state.authorizations.lock().unwrap().push(authorization);
+        state
+            .authorizations
+            .lock()
+            .unwrap()
+            .push(authorization.clone());
         state.bodies.lock().unwrap().push(request.clone());
         let now = state.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         state.max_in_flight.fetch_max(now, Ordering::SeqCst);
-        let reply = respond(&request, state);
+        let reply = respond(&request, state).map(|(status, headers, text)| {
+            // `#echo-key`: a broken server that repeats the request's headers in its error.
+            let echoed = text.replace("{authorization}", authorization.as_deref().unwrap_or(""));
+            (status, headers, echoed)
+        });
         state.in_flight.fetch_sub(1, Ordering::SeqCst);
         let mut writer = &stream;
         match reply {
@@ -191,6 +204,34 @@ fn respond(request: &Value, state: &ServerState) -> Option<(u16, String, String)
             "{\"error\": \"slow down\"}".into(),
         ));
     }
+    if has("#retry-after-2") && attempt == 1 {
+        return Some((429, "Retry-After: 2\r\n".into(), "{}".into()));
+    }
+    if has("#retry-after-date") && attempt == 1 {
+        let at = std::time::SystemTime::now() + Duration::from_secs(3);
+        return Some((
+            429,
+            format!("Retry-After: {}\r\n", http_date(at)),
+            "{}".into(),
+        ));
+    }
+    if has("#retry-after-huge") {
+        return Some((429, "Retry-After: 1e308\r\n".into(), "{}".into()));
+    }
+    if has("#echo-key") {
+        return Some((
+            500,
+            String::new(),
+            "{\"error\": \"bad header: {authorization}\"}".into(),
+        ));
+    }
+    if has("#redirect") {
+        return Some((
+            302,
+            "Location: http://127.0.0.1:9/elsewhere\r\n".into(),
+            String::new(),
+        ));
+    }
     if has("#500x2") && attempt <= 2 {
         return Some((500, String::new(), "{\"error\": \"boom\"}".into()));
     }
@@ -221,6 +262,34 @@ fn respond(request: &Value, state: &ServerState) -> Option<(u16, String, String)
     }
     let content = judged_reply(&data);
     Some((200, String::new(), completion(&content.to_string())))
+}
+
+/// `at` as an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the form of an HTTP-date.
+pub fn http_date(at: std::time::SystemTime) -> String {
+    let seconds = at.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+    let (days, rest) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    format!(
+        "{}, {day:02} {} {year} {:02}:{:02}:{:02} GMT",
+        WEEKDAYS[days.rem_euclid(7) as usize],
+        MONTHS[(month - 1) as usize],
+        rest / 3_600,
+        rest % 3_600 / 60,
+        rest % 60
+    )
 }
 
 /// The statements of a text by the fake judge's rule: pieces between ". ", without a final ".".

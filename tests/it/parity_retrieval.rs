@@ -2,7 +2,7 @@
 //! by similarity, the log-rank score, both hybrid scores, the cosine matrix), and with Ragas
 //! 0.4.3's id-based context precision and recall through the standard metrics.
 
-mod common;
+use crate::common;
 
 use polars_rag::metrics::retrieval::{cosine, datapizza, score, Judgments, RankedMetric};
 use serde_json::Value;

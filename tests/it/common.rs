@@ -74,3 +74,22 @@ pub fn numbered_documents(texts: &[String]) -> Vec<(String, String)> {
         .map(|(i, t)| (format!("d{i}"), t.clone()))
         .collect()
 }
+
+/// The first worksheet's XML of a workbook (the rest of the archive carries its creation time).
+pub fn worksheet_xml(path: &Path) -> String {
+    let mut archive = ::zip::ZipArchive::new(std::fs::File::open(path).unwrap()).unwrap();
+    let mut sheet = archive.by_name("xl/worksheets/sheet1.xml").unwrap();
+    let mut xml = String::new();
+    std::io::Read::read_to_string(&mut sheet, &mut xml).unwrap();
+    xml
+}
+
+/// The text of a workbook's first sheet with its shared strings, to search for cell values.
+pub fn workbook_text(path: &Path) -> String {
+    let mut text = worksheet_xml(path);
+    let mut archive = ::zip::ZipArchive::new(std::fs::File::open(path).unwrap()).unwrap();
+    if let Ok(mut strings) = archive.by_name("xl/sharedStrings.xml") {
+        std::io::Read::read_to_string(&mut strings, &mut text).unwrap();
+    }
+    text
+}

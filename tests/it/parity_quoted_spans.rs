@@ -1,7 +1,7 @@
 //! Parity with Ragas 0.4.3 `quoted_spans_alignment` on every recorded case
 //! (`ragas.quoted_spans_alignment` in the reference vectors).
 
-mod common;
+use crate::common;
 
 use polars_rag::metrics::citation::{citation_alignment, QuotedSpans, QuotedSpansOptions, Scratch};
 use polars_rag::text::quotes::QuoteStyle;

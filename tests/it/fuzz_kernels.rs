@@ -5,7 +5,7 @@
 //! The number of cases per property is proptest's `PROPTEST_CASES` (256 by default). A long run:
 //!
 //! ```text
-//! PROPTEST_CASES=100000 cargo test --release --test fuzz_kernels
+//! PROPTEST_CASES=100000 cargo test --release --test it fuzz_kernels::
 //! ```
 
 use proptest::prelude::*;

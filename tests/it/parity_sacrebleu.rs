@@ -1,7 +1,7 @@
 //! sacrebleu 2.6.0 parity: tokenizer, sentence/corpus BLEU, chrF, and the ragas and datapizza
 //! wrappers built on them.
 
-mod common;
+use crate::common;
 
 use common::{section, strings};
 use polars_rag::metrics::bleu::{

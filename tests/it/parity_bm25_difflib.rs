@@ -8,7 +8,7 @@
 //! datasets/fixtures/make_bm25_difflib_fixtures.py (bm25_quotes.json is the BM25 part of the
 //! shared soak vectors, vectors-quotes.json, copied unchanged).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -6,7 +6,7 @@ use polars_rag::metrics::locate::align::Trim;
 use polars_rag::metrics::locate::{locate_quotes, LocateOptions, QuoteIndex, QuoteMatch};
 use proptest::prelude::*;
 
-mod common;
+use crate::common;
 
 struct Case {
     docs: Vec<(String, String)>,

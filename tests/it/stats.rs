@@ -1,7 +1,7 @@
 //! The paired-comparison statistics (`polars_rag::compare::stats`): the t-test against scipy,
 //! the calibration of the resampling procedures under simulated nulls, and their determinism.
 //!
-//! Run: `cargo test --test stats` (no Polars).
+//! Run: `cargo test --test it stats::` (no Polars).
 
 use polars_rag::compare::stats::{
     bootstrap_corpus, effect_size, paired_deltas, paired_resampling, paired_t_test, t_test_deltas,

@@ -233,16 +233,21 @@ fn compare_scores_runs_against_the_golden_table_and_reports() {
 /// Loads the report in headless Chromium (installed by scripts/test.sh when absent) and checks
 /// that the plots and tables are in the rendered page; writes a screenshot beside it.
 fn render_in_chromium(html: &Path, dir: &Path) {
-    let Some(chromium) = ["chromium", "chromium-browser", "google-chrome"]
+    let found = ["chromium", "chromium-browser", "google-chrome"]
         .into_iter()
         .find(|c| {
             Command::new(c)
                 .arg("--version")
                 .output()
                 .is_ok_and(|o| o.status.success())
-        })
-    else {
-        eprintln!("note: no Chromium on this machine; the report was not rendered (scripts/test.sh installs it)");
+        });
+    let Some(chromium) = crate::parts::require(
+        "chromium",
+        "compare_faces::render_in_chromium",
+        found,
+        "no chromium, chromium-browser or google-chrome on the PATH (scripts/test.sh installs \
+         Debian's chromium)",
+    ) else {
         return;
     };
     let url = format!("file://{}", html.display());
@@ -495,5 +500,43 @@ fn compare_shows_the_judges_spread_beside_the_delta() {
     };
     assert!((spread("baseline_judge_spread") - 1.0 / 3.0).abs() < 1e-12);
     assert!((spread("candidate_judge_spread") - 1.0 / 6.0).abs() < 1e-12);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Two runs scored by different judges (or embedding models): `compare` says so on stdout,
+/// ahead of the report, not only in the HTML and JSON files.
+#[test]
+fn compare_warns_on_stdout_when_the_signatures_differ() {
+    let dir = temp_dir("compare-signatures");
+    let write = |name: &str, signature: &'static str, shift: f64| {
+        let mut frame = df!(
+            "query_id" => (0..30).map(|i| format!("q{i}")).collect::<Vec<_>>(),
+            "bleu" => (0..30).map(|i| ((i % 7) as f64 / 7.0 + shift).min(1.0)).collect::<Vec<_>>()
+        )
+        .unwrap();
+        let path = dir.join(name);
+        ParquetWriter::new(std::fs::File::create(&path).unwrap())
+            .with_key_value_metadata(Some(KeyValueMetadata::from_static(vec![(
+                "polars-rag:signature:bleu".to_string(),
+                signature.to_string(),
+            )])))
+            .finish(&mut frame)
+            .unwrap();
+        path.display().to_string()
+    };
+    let a = write("a.parquet", "judge|model:judge-a|prompt:bleu@1#x", 0.0);
+    let b = write("b.parquet", "judge|model:judge-b|prompt:bleu@1#x", 0.05);
+    let same = write("c.parquet", "judge|model:judge-a|prompt:bleu@1#x", 0.05);
+    let (ok, stdout, stderr) = run(&["compare", "--baseline", &a, "--candidate", &b]);
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.starts_with("warning: bleu was not scored alike")
+            && stdout.contains("model:judge-a")
+            && stdout.contains("model:judge-b"),
+        "{stdout}"
+    );
+    let (ok, stdout, stderr) = run(&["compare", "--baseline", &a, "--candidate", &same]);
+    assert!(ok, "{stderr}");
+    assert!(!stdout.contains("warning:"), "{stdout}");
     std::fs::remove_dir_all(&dir).ok();
 }

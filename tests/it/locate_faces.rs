@@ -9,7 +9,7 @@ use polars::prelude::*;
 use polars_rag::metrics::locate::LocateOptions;
 use polars_rag::polars::expr;
 
-mod common;
+use crate::common;
 
 fn temp_dir(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("polars-rag-{tag}-{}", std::process::id()));
@@ -108,15 +108,6 @@ fn cli_locate_reproduces_the_recorded_soak_run() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("quotes not found: missing.txt"));
 }
 
-/// The worksheet XML of a workbook (the rest of the archive carries its creation time).
-fn worksheet_xml(path: &std::path::Path) -> String {
-    let mut archive = ::zip::ZipArchive::new(std::fs::File::open(path).unwrap()).unwrap();
-    let mut sheet = archive.by_name("xl/worksheets/sheet1.xml").unwrap();
-    let mut xml = String::new();
-    std::io::Read::read_to_string(&mut sheet, &mut xml).unwrap();
-    xml
-}
-
 /// `locate` streams its quotes in batches: any batch size writes the same located table, the
 /// same statistics and the same workbook as one batch, in both modes (soak's automatic window
 /// is measured over every quote before the first batch), and a null or blank quote stays a row.
@@ -169,7 +160,7 @@ fn cli_locate_in_batches_writes_what_one_batch_writes() {
                     .finish()
                     .unwrap();
             let stats = std::fs::read_to_string(out.join("stats.csv")).unwrap();
-            let sheet = worksheet_xml(&out.join("quote_verification.xlsx"));
+            let sheet = common::worksheet_xml(&out.join("quote_verification.xlsx"));
             (
                 located,
                 stats,

@@ -1,9 +1,8 @@
 //! The Polars faces: the columnar driver, the native `Expr` builders and the CLI binary.
 #![cfg(feature = "cli")]
 
-mod common;
-#[path = "support/fake_judge.rs"]
-mod fake_judge;
+use crate::common;
+use crate::fake_judge;
 
 use polars::prelude::*;
 use polars_rag::metrics::citation::{quoted_spans as kernel, QuotedSpansOptions};
@@ -1065,10 +1064,35 @@ fn every_scored_id_is_computed_by_the_cli() {
             assert!(!String::from_utf8_lossy(&quiet.stderr).contains("calls/s"));
         }
         if info.id == "citation_support" {
-            // --review writes the judged rows to check by hand as a workbook.
+            // --review writes the judged rows to check by hand as a workbook: here a run whose
+            // claims are supported, not supported, and unanswerable (a 400 from the server).
+            let claims = [
+                "Paris is the capital",
+                "Berlin is the capital",
+                "Paris is the capital",
+                "Rome is the capital",
+                "Madrid #400",
+            ];
+            let mut varied = run.clone();
+            varied
+                .with_column(Column::new(
+                    "claim".into(),
+                    (0..run.height())
+                        .map(|i| claims[i % claims.len()])
+                        .collect::<Vec<_>>(),
+                ))
+                .unwrap();
+            let varied_path = dir.join("review-run.parquet");
+            ParquetWriter::new(std::fs::File::create(&varied_path).unwrap())
+                .finish(&mut varied)
+                .unwrap();
             let review = dir.join("review.xlsx");
-            let mut reviewed = score();
+            let mut reviewed = std::process::Command::new(env!("CARGO_BIN_EXE_polars-rag"));
             reviewed
+                .args(["score", "--metrics", "citation_support", "--run"])
+                .arg(&varied_path)
+                .arg("--out")
+                .arg(dir.join("review-scores.parquet"))
                 .args([
                     "--judge-base-url",
                     &judge_server.base_url,
@@ -1086,8 +1110,32 @@ fn every_scored_id_is_computed_by_the_cli() {
                 String::from_utf8_lossy(&done.stderr)
             );
             assert!(said.contains("judged rows to check by hand"), "{said}");
-            let bytes = std::fs::read(&review).unwrap();
-            assert!(bytes.starts_with(b"PK"), "an .xlsx is a zip archive");
+            // The workbook's rows read back: a header and as many rows as the summary says,
+            // with the judged claims and their verdicts.
+            let listed: usize = said
+                .lines()
+                .find_map(|l| l.split("review: ").nth(1))
+                .and_then(|rest| rest.split(' ').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("no review count in {said}"));
+            assert_eq!(listed, 3, "{said}");
+            let sheet = common::workbook_text(&review);
+            for text in [
+                "claim",
+                "cited_span",
+                "Berlin is the capital",
+                "Rome is the capital",
+                "Madrid #400",
+                "not_supported",
+                "no verdict",
+            ] {
+                assert!(sheet.contains(text), "{text}: {sheet}");
+            }
+            assert!(!sheet.contains(">Paris is the capital<"), "{sheet}");
+            assert_eq!(
+                common::worksheet_xml(&review).matches("<row ").count(),
+                listed + 1
+            );
         }
         match info.kind {
             registry::MetricKind::Tool => {

@@ -16,7 +16,7 @@ use polars_rag::metrics::locate::{
 };
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 fn chars(v: &Value) -> Vec<char> {
     v.as_str().unwrap().chars().collect()

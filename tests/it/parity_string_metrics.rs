@@ -1,7 +1,7 @@
 //! Parity with rapidfuzz 3.14.6 and Ragas 0.4.3's string metrics on every recorded case
 //! (`primitives.rapidfuzz_similarity`, `ragas.pairwise_string_metrics`).
 
-mod common;
+use crate::common;
 
 use polars_rag::metrics::similarity::{
     exact_match, string_presence, string_similarity, ExactMatchCompat, StringDistance,

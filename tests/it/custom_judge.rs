@@ -4,8 +4,7 @@
 //! accounting, the signature, and a reason on rows whose judgement failed.
 #![cfg(feature = "cli")]
 
-#[path = "support/fake_judge.rs"]
-mod fake_judge;
+use crate::fake_judge;
 
 use std::path::PathBuf;
 

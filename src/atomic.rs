@@ -80,10 +80,10 @@ impl AtomicFile {
         drop(file);
         std::fs::rename(&self.temp, &self.target)?;
         // Make the rename itself durable where the platform allows syncing a directory.
-        if let Some(dir) = self.target.parent().filter(|d| !d.as_os_str().is_empty()) {
-            if let Ok(dir) = File::open(dir) {
-                let _ = dir.sync_all();
-            }
+        if let Some(dir) = self.target.parent().filter(|d| !d.as_os_str().is_empty())
+            && let Ok(dir) = File::open(dir)
+        {
+            let _ = dir.sync_all();
         }
         self.temp = PathBuf::new();
         Ok(())

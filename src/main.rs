@@ -834,13 +834,13 @@ fn custom_judges_from(
             template: Some(template),
         };
         let card = options.card().map_err(|e| format!("{place}: {e}"))?;
-        if let Some(name) = &name {
-            if &card.id != name {
-                return Err(format!(
-                    "{place}: the card's id is `{}`; name the section [judges.{}]",
-                    card.id, card.id
-                ));
-            }
+        if let Some(name) = &name
+            && &card.id != name
+        {
+            return Err(format!(
+                "{place}: the card's id is `{}`; name the section [judges.{}]",
+                card.id, card.id
+            ));
         }
         if registry::find(&card.id).is_some() {
             return Err(format!(

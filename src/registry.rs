@@ -650,7 +650,7 @@ macro_rules! metric_infos {
             $id:ident {
                 kind: $kind:ident, inputs: $inputs:ident, options: $section:ident,
                 $(engine: $engine:ident,)?
-                values: [$($value:literal),*], corpus: $corpus:expr,
+                values: [$($value:literal),*], corpus: $corpus:expr_2021,
                 summary: $summary:literal, reference: $reference:literal,
                 $($rest:tt)*
             }

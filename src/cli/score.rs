@@ -944,14 +944,14 @@ fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Option<ScoreReport>>
             seen.examples.join(", ")
         ));
     }
-    if let Some(golden) = &golden {
-        if golden.duplicates > 0 {
-            first_notes.push(format!(
-                "golden: {} ids occur more than once (e.g. {})",
-                golden.duplicates,
-                golden.duplicate_examples.join(", ")
-            ));
-        }
+    if let Some(golden) = &golden
+        && golden.duplicates > 0
+    {
+        first_notes.push(format!(
+            "golden: {} ids occur more than once (e.g. {})",
+            golden.duplicates,
+            golden.duplicate_examples.join(", ")
+        ));
     }
     if unknown > 0 {
         first_notes.push(format!(
@@ -1042,10 +1042,10 @@ fn tally_of_scores(
     let mut tally = SummaryTally::of(scores.clone(), values, job.by.as_deref())?;
     let mut stats_columns: Vec<Expr> = Vec::new();
     for (info, _) in chosen {
-        if let Some(stats) = info.corpus.filter(|s| schema.contains(s.column)) {
-            if !stats_columns.contains(&col(stats.column)) {
-                stats_columns.push(col(stats.column));
-            }
+        if let Some(stats) = info.corpus.filter(|s| schema.contains(s.column))
+            && !stats_columns.contains(&col(stats.column))
+        {
+            stats_columns.push(col(stats.column));
         }
     }
     if !stats_columns.is_empty() {
@@ -1402,10 +1402,10 @@ fn distinct_settings<T: Clone + PartialEq>(
     let mut options = options.clone();
     let mut found: Vec<T> = Vec::new();
     for id in ids {
-        if let Some(settings) = section(&mut options, id) {
-            if !found.contains(settings) {
-                found.push(settings.clone());
-            }
+        if let Some(settings) = section(&mut options, id)
+            && !found.contains(settings)
+        {
+            found.push(settings.clone());
         }
     }
     found
@@ -1551,10 +1551,10 @@ fn resolve_columns(job: &ScoreJob, schema: &Schema) -> PolarsResult<Resolved> {
 fn options_with_relevance(job: &ScoreJob, resolved: &Resolved) -> MetricOptions {
     let mut options = job.options.clone();
     for info in registry::METRICS {
-        if let Some(o) = options.retrieval_mut(info.id) {
-            if o.relevance == Relevance::Auto {
-                o.relevance = resolved.relevance_hint();
-            }
+        if let Some(o) = options.retrieval_mut(info.id)
+            && o.relevance == Relevance::Auto
+        {
+            o.relevance = resolved.relevance_hint();
         }
     }
     options

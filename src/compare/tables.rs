@@ -105,10 +105,10 @@ fn table_metrics(df: &DataFrame) -> PolarsResult<TableMetrics> {
             }
             values.push((label, f64_values(&series)?));
         }
-        if let Some(stats) = &info.corpus {
-            if let Some(columns) = crate::polars::table::corpus_stats(df, stats)? {
-                corpus.push((info.id.to_string(), columns, stats.of_sums));
-            }
+        if let Some(stats) = &info.corpus
+            && let Some(columns) = crate::polars::table::corpus_stats(df, stats)?
+        {
+            corpus.push((info.id.to_string(), columns, stats.of_sums));
         }
     }
     Ok(TableMetrics {

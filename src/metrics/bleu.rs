@@ -643,7 +643,7 @@ fn token_hash(b: &[u8], words: [u64; 2]) -> u64 {
 struct TokSlot {
     /// [`token_words`] of the token.
     words: [u64; 2],
-    gen: u32,
+    r#gen: u32,
     len: u32,
     /// Where a token longer than 16 bytes is kept in the arena.
     start: u32,
@@ -663,7 +663,7 @@ struct Vocab {
     slots: Vec<TokSlot>,
     /// The call uses `slots[..=mask]`.
     mask: usize,
-    gen: u32,
+    r#gen: u32,
     arena: Vec<u8>,
 }
 
@@ -676,10 +676,10 @@ impl Vocab {
         }
         self.mask = size - 1;
         self.arena.clear();
-        self.gen = self.gen.wrapping_add(1);
-        if self.gen == 0 {
-            self.slots.iter_mut().for_each(|s| s.gen = 0);
-            self.gen = 1;
+        self.r#gen = self.r#gen.wrapping_add(1);
+        if self.r#gen == 0 {
+            self.slots.iter_mut().for_each(|s| s.r#gen = 0);
+            self.r#gen = 1;
         }
     }
 
@@ -690,7 +690,7 @@ impl Vocab {
         let mut i = token_hash(tok, words) as usize & self.mask;
         loop {
             let s = &self.slots[i];
-            let empty = s.gen != self.gen;
+            let empty = s.r#gen != self.r#gen;
             let same = (s.words[0] == words[0]) & (s.words[1] == words[1]) & (s.len as usize == n);
             // One branch for "empty or the same words", which is usually taken: left to itself
             // the compiler tests `empty` first, and whether the token is new is data.
@@ -710,7 +710,7 @@ impl Vocab {
     #[inline]
     fn get(&self, tok: &[u8], tail: &[u8]) -> u32 {
         let i = self.find(tok, token_words(tok, tail));
-        if self.slots[i].gen == self.gen {
+        if self.slots[i].r#gen == self.r#gen {
             i as u32
         } else {
             NONE
@@ -725,7 +725,7 @@ impl Vocab {
         let words = token_words(tok, tail);
         let i = self.find(tok, words);
         let s = self.slots[i];
-        let new = s.gen != self.gen;
+        let new = s.r#gen != self.r#gen;
         // Selects rather than branches: whether the token is new is data.
         let pick = |a: u32, b: u32| std::hint::select_unpredictable(new, a, b);
         let start = pick(self.arena.len() as u32, s.start);
@@ -734,7 +734,7 @@ impl Vocab {
         }
         self.slots[i] = TokSlot {
             words,
-            gen: self.gen,
+            r#gen: self.r#gen,
             len: tok.len() as u32,
             start,
             first: pick(pos, s.first),
@@ -757,7 +757,7 @@ impl Vocab {
 #[derive(Default, Clone, Copy, Debug)]
 struct GramSlot {
     key: u64,
-    gen: u32,
+    r#gen: u32,
     id: u32,
 }
 
@@ -768,7 +768,7 @@ struct GramSlot {
 struct GramTable {
     slots: Vec<GramSlot>,
     mask: usize,
-    gen: u32,
+    r#gen: u32,
 }
 
 #[inline]
@@ -784,10 +784,10 @@ impl GramTable {
             self.slots.resize(size, GramSlot::default());
         }
         self.mask = size - 1;
-        self.gen = self.gen.wrapping_add(1);
-        if self.gen == 0 {
-            self.slots.iter_mut().for_each(|s| s.gen = 0);
-            self.gen = 1;
+        self.r#gen = self.r#gen.wrapping_add(1);
+        if self.r#gen == 0 {
+            self.slots.iter_mut().for_each(|s| s.r#gen = 0);
+            self.r#gen = 1;
         }
     }
 
@@ -797,7 +797,7 @@ impl GramTable {
         let mut i = fold_mul(key ^ SEED, MUL) as usize & self.mask;
         loop {
             let s = &self.slots[i];
-            if (s.gen != self.gen) | (s.key == key) {
+            if (s.r#gen != self.r#gen) | (s.key == key) {
                 return i;
             }
             i = (i + 1) & self.mask;
@@ -809,10 +809,10 @@ impl GramTable {
     #[inline]
     fn get_or_insert(&mut self, key: u64, id: u32) -> u32 {
         let i = self.find(key);
-        let gen = self.gen;
+        let r#gen = self.r#gen;
         let s = &mut self.slots[i];
-        let id = if s.gen == gen { s.id } else { id };
-        *s = GramSlot { key, gen, id };
+        let id = if s.r#gen == r#gen { s.id } else { id };
+        *s = GramSlot { key, r#gen, id };
         id
     }
 
@@ -820,7 +820,7 @@ impl GramTable {
     #[inline]
     fn get(&self, key: u64) -> u32 {
         let s = &self.slots[self.find(key)];
-        if s.gen == self.gen {
+        if s.r#gen == self.r#gen {
             s.id
         } else {
             NONE

@@ -136,10 +136,10 @@ impl QuotedSpans {
         scratch.joined_ready = false;
         scratch.sources_exotic = None;
         scratch.sources_collapsed = None;
-        if spans.len() >= MANY_SPANS {
-            if let Some(counts) = self.score_many(&spans, sources, scratch) {
-                return counts;
-            }
+        if spans.len() >= MANY_SPANS
+            && let Some(counts) = self.score_many(&spans, sources, scratch)
+        {
+            return counts;
         }
         let mut counts = SpanCounts::default();
         for span in spans {

@@ -48,9 +48,9 @@ macro_rules! metric_options {
             $id:ident {
                 kind: $kind:ident, inputs: $inputs:ident, options: $options:ident,
                 $(engine: $engine:ident,)?
-                values: [$($value:literal),*], corpus: $corpus:expr,
+                values: [$($value:literal),*], corpus: $corpus:expr_2021,
                 summary: $summary:literal, reference: $reference:literal,
-                signature: |$so:ident| $signature:expr,
+                signature: |$so:ident| $signature:expr_2021,
                 $($rest:tt)*
             }
         )* }
@@ -158,46 +158,46 @@ macro_rules! read_section {
 
 /// The section a metric reads, by reference (`none`: an empty one).
 macro_rules! section_ref {
-    ($self:expr, none) => {
+    ($self:expr_2021, none) => {
         &NoOptions {}
     };
-    ($self:expr, $section:ident) => {
+    ($self:expr_2021, $section:ident) => {
         &$self.$section
     };
 }
 
 /// The section a metric reads, by mutable reference (`none`: there is nothing to change).
 macro_rules! section_mut {
-    ($self:expr, none) => {
+    ($self:expr_2021, none) => {
         return None
     };
-    ($self:expr, $section:ident) => {
+    ($self:expr_2021, $section:ident) => {
         &mut $self.$section
     };
 }
 
 /// The embedding settings of a section, for metrics whose entry names an engine that embeds.
 macro_rules! embedder_of {
-    ($self:expr, $section:ident, Embedder) => {
+    ($self:expr_2021, $section:ident, Embedder) => {
         Some(&mut $self.$section.embedder)
     };
-    ($self:expr, $section:ident, JudgeAndEmbedder) => {
+    ($self:expr_2021, $section:ident, JudgeAndEmbedder) => {
         Some(&mut $self.$section.embedder)
     };
-    ($self:expr, $section:ident $(, $other:ident)?) => {
+    ($self:expr_2021, $section:ident $(, $other:ident)?) => {
         None
     };
 }
 
 /// The judge settings of a section, for metrics whose entry names an engine that judges.
 macro_rules! judge_of {
-    ($self:expr, $section:ident, Judge) => {
+    ($self:expr_2021, $section:ident, Judge) => {
         Some(&mut $self.$section.judge)
     };
-    ($self:expr, $section:ident, JudgeAndEmbedder) => {
+    ($self:expr_2021, $section:ident, JudgeAndEmbedder) => {
         Some(&mut $self.$section.judge)
     };
-    ($self:expr, $section:ident $(, $other:ident)?) => {
+    ($self:expr_2021, $section:ident $(, $other:ident)?) => {
         None
     };
 }

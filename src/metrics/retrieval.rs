@@ -279,12 +279,12 @@ impl RetrievalOptions {
                     return Err(format!("{id}: Ragas has no such metric (compat=\"ragas\" gives precision_at_k and recall_at_k by id, recall_at_k and average_precision by string similarity)"));
                 }
             }
-            if let Some(level) = self.relevance_level {
-                if !(level.is_finite() && level > 0.0) {
-                    return Err(format!(
-                        "{id}: relevance_level must be a finite number above 0, got {level}"
-                    ));
-                }
+            if let Some(level) = self.relevance_level
+                && !(level.is_finite() && level > 0.0)
+            {
+                return Err(format!(
+                    "{id}: relevance_level must be a finite number above 0, got {level}"
+                ));
             }
             if !(0.0..=1.0).contains(&self.min_overlap_fraction) {
                 return Err(format!(
@@ -574,11 +574,11 @@ impl Judgments {
             let found = find_key(&self.key_index, &distinct, use_hash, key);
             // An exact key matches one distinct item, so "already matched" means "a duplicate
             // of an earlier retrieved item".
-            if let Some(d) = found {
-                if !self.seen[d as usize] {
-                    self.seen[d as usize] = true;
-                    self.matches.push(d);
-                }
+            if let Some(d) = found
+                && !self.seen[d as usize]
+            {
+                self.seen[d as usize] = true;
+                self.matches.push(d);
             }
             self.close_item();
         }
@@ -841,7 +841,7 @@ pub fn score(
     let found = first_rank
         .iter()
         .zip(grades)
-        .filter(|(&r, &g)| r != usize::MAX && relevant(g))
+        .filter(|&(&r, &g)| r != usize::MAX && relevant(g))
         .count();
     let recall = per_relevant(found as f64);
     let relevant_in = |upto: usize| (0..upto.min(depth)).filter(|&i| is_relevant(i)).count();
@@ -919,7 +919,7 @@ pub fn score(
                 first_rank
                     .iter()
                     .zip(grades)
-                    .filter(|(&r, &g)| r != usize::MAX && relevant(g))
+                    .filter(|&(&r, &g)| r != usize::MAX && relevant(g))
                     .map(|(&r, _)| log_rank_score(r + 1, n, params.gamma))
                     .sum::<f64>(),
             );

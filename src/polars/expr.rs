@@ -525,7 +525,7 @@ fn table_call(
     id: &'static str,
     options: &MetricOptions,
     call: fn(&str, &[Series], &MetricOptions, bool) -> PolarsResult<Series>,
-) -> impl Fn(&mut [Column]) -> PolarsResult<Column> + Send + Sync + 'static {
+) -> impl Fn(&mut [Column]) -> PolarsResult<Column> + Send + Sync + 'static + use<> {
     let options = std::sync::Arc::new(options.clone());
     move |cols: &mut [Column]| {
         let series: Vec<Series> = cols

@@ -146,12 +146,12 @@ fn build_index(
 ) -> Result<QuoteIndex, String> {
     let mut seen: HashMap<&str, usize> = HashMap::new();
     for (position, file, _) in sources {
-        if let Some(file) = file {
-            if let Some(first) = seen.insert(file.as_str(), *position) {
-                return Err(format!(
+        if let Some(file) = file
+            && let Some(first) = seen.insert(file.as_str(), *position)
+        {
+            return Err(format!(
                     "{METRIC}: two sources are named '{file}' (positions {first} and {position}); document names must be unique"
                 ));
-            }
         }
     }
     let positions: Vec<String> = sources.iter().map(|(p, _, _)| p.to_string()).collect();

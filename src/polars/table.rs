@@ -50,12 +50,12 @@ macro_rules! metric_columns {
             $id:ident {
                 kind: $kind:ident, inputs: $inputs:ident, options: $options:ident,
                 $(engine: $engine:ident,)?
-                values: [$($value:literal),*], corpus: $corpus:expr,
+                values: [$($value:literal),*], corpus: $corpus:expr_2021,
                 summary: $summary:literal, reference: $reference:literal,
-                signature: |$so:ident| $signature:expr,
-                output: $dtype:expr,
-                column: |$o:ident, [$($arg:ident),+], $parallel:ident| $call:expr,
-                $( stats: |$stats_o:ident, [$($stats_arg:ident),+], $stats_parallel:ident| $stats_call:expr, )?
+                signature: |$so:ident| $signature:expr_2021,
+                output: $dtype:expr_2021,
+                column: |$o:ident, [$($arg:ident),+], $parallel:ident| $call:expr_2021,
+                $( stats: |$stats_o:ident, [$($stats_arg:ident),+], $stats_parallel:ident| $stats_call:expr_2021, )?
             }
         )* }
     ) => {

@@ -30,10 +30,10 @@ pub fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     #[cfg(target_arch = "x86_64")]
     if needle.len() >= 2 && haystack.len().saturating_mul(needle.len()) <= PAIR_SCAN_WORK {
         use memchr::arch::x86_64::avx2::packedpair::Finder;
-        if let Some(finder) = Finder::new(needle) {
-            if haystack.len() >= finder.min_haystack_len() {
-                return finder.find(haystack, needle).is_some();
-            }
+        if let Some(finder) = Finder::new(needle)
+            && haystack.len() >= finder.min_haystack_len()
+        {
+            return finder.find(haystack, needle).is_some();
         }
     }
     memmem::find(haystack, needle).is_some()

@@ -312,7 +312,9 @@ fn a_spent_budget_stops_cleanly_and_a_rerun_resumes() {
 #[test]
 fn the_api_key_is_read_from_the_named_variable_and_never_shown() {
     let server = FakeJudge::start();
-    std::env::set_var("POLARS_RAG_TEST_JUDGE_KEY", "sk-test-secret-123");
+    // SAFETY: a variable of this test alone; other test threads may read the environment
+    // meanwhile, a risk these tests accept (Rust 2021 took it without the marker).
+    unsafe { std::env::set_var("POLARS_RAG_TEST_JUDGE_KEY", "sk-test-secret-123") };
     let judge = JudgeSettings {
         api_key_env: Some("POLARS_RAG_TEST_JUDGE_KEY".into()),
         ..settings(&server, None)
@@ -437,7 +439,9 @@ fn precision_answer_match_and_claims_through_the_table() {
 
 #[test]
 fn missing_settings_are_named() {
-    std::env::remove_var("POLARS_RAG_JUDGE_BASE_URL");
+    // SAFETY: a variable of this test alone; other test threads may read the environment
+    // meanwhile, a risk these tests accept (Rust 2021 took it without the marker).
+    unsafe { std::env::remove_var("POLARS_RAG_JUDGE_BASE_URL") };
     let e = support(
         &[Some("a")],
         &[Some("a")],
@@ -692,7 +696,9 @@ fn a_retry_after_past_the_limit_fails_at_once_naming_the_server_and_the_wait() {
 #[test]
 fn a_server_echoing_the_key_gets_it_redacted_and_a_redirect_is_named() {
     let server = FakeJudge::start();
-    std::env::set_var("POLARS_RAG_TEST_ECHO_KEY", "sk-echo-secret-456");
+    // SAFETY: a variable of this test alone; other test threads may read the environment
+    // meanwhile, a risk these tests accept (Rust 2021 took it without the marker).
+    unsafe { std::env::set_var("POLARS_RAG_TEST_ECHO_KEY", "sk-echo-secret-456") };
     let judge = JudgeSettings {
         api_key_env: Some("POLARS_RAG_TEST_ECHO_KEY".into()),
         max_retries: 1,
@@ -718,7 +724,9 @@ fn a_server_echoing_the_key_gets_it_redacted_and_a_redirect_is_named() {
         "{redirect}"
     );
     // A key with a trailing newline (an `export KEY=$(cat file)` mistake) is named as such.
-    std::env::set_var("POLARS_RAG_TEST_NEWLINE_KEY", "sk-newline-secret\n");
+    // SAFETY: a variable of this test alone; other test threads may read the environment
+    // meanwhile, a risk these tests accept (Rust 2021 took it without the marker).
+    unsafe { std::env::set_var("POLARS_RAG_TEST_NEWLINE_KEY", "sk-newline-secret\n") };
     let e = support(
         &[Some("x")],
         &[Some("x")],

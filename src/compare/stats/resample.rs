@@ -360,7 +360,7 @@ impl<'a> PairedResampler<'a> {
                 let mut means: Vec<f64> = sums.weighted[rows.clone()]
                     .iter()
                     .zip(&sums.weights[rows.clone()])
-                    .filter(|(_, &w)| w > 0)
+                    .filter(|&(_, &w)| w > 0)
                     .map(|(&s, &w)| column.fixed_to_f64(s) / w as f64)
                     .collect();
                 let tolerance = 1e-10 * column.abs_sum;

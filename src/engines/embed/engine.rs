@@ -238,12 +238,12 @@ impl Embedder {
                     other.vector.len()
                 )));
             }
-            if let Some(&known) = self.dimensions.get() {
-                if known != width {
-                    return Err(engine_error(format!(
-                        "{metric}: the embedding model returned {width} dimensions, earlier {known}"
-                    )));
-                }
+            if let Some(&known) = self.dimensions.get()
+                && known != width
+            {
+                return Err(engine_error(format!(
+                    "{metric}: the embedding model returned {width} dimensions, earlier {known}"
+                )));
             }
         }
         if let (Some(cache), false) = (&self.cache, fresh.is_empty()) {

@@ -23,8 +23,8 @@
 //! let settings = EmbedSettings::default();
 //! assert_eq!(settings.batch_size, 32);
 //! // No model and no POLARS_RAG_EMBED_MODEL: the error names the metric and what to give.
-//! # std::env::remove_var("POLARS_RAG_EMBED_MODEL");
-//! # std::env::remove_var("POLARS_RAG_EMBED_BASE_URL");
+//! # unsafe { std::env::remove_var("POLARS_RAG_EMBED_MODEL") };
+//! # unsafe { std::env::remove_var("POLARS_RAG_EMBED_BASE_URL") };
 //! let e = settings.resolve("semantic_similarity").unwrap_err();
 //! assert!(e.to_string().contains("semantic_similarity") && e.to_string().contains("model"));
 //! ```

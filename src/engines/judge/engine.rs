@@ -401,10 +401,10 @@ impl Judge {
     /// Whether one more request fits the budget; reserves it when it does.
     fn reserve_call(&self) -> bool {
         let settings = &self.resolved.settings;
-        if let Some(tokens) = settings.max_total_tokens {
-            if self.tokens_spent.load(Ordering::Relaxed) >= tokens {
-                return false;
-            }
+        if let Some(tokens) = settings.max_total_tokens
+            && self.tokens_spent.load(Ordering::Relaxed) >= tokens
+        {
+            return false;
         }
         match settings.max_calls {
             Some(limit) => self
@@ -441,10 +441,10 @@ impl Judge {
             };
             match read_reply(&content, template) {
                 Ok(mut value) => {
-                    if let (Some(field), Some(tokens)) = (&template.weighted_score, &tokens) {
-                        if let Some(weighted) = weighted_value(&content, tokens, field, template) {
-                            value[WEIGHTED_SCORE] = json!(weighted);
-                        }
+                    if let (Some(field), Some(tokens)) = (&template.weighted_score, &tokens)
+                        && let Some(weighted) = weighted_value(&content, tokens, field, template)
+                    {
+                        value[WEIGHTED_SCORE] = json!(weighted);
                     }
                     outcome = Ok(value);
                     break;

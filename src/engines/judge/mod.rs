@@ -27,7 +27,7 @@
 //! assert_eq!(settings.temperature, 0.0);
 //! assert_eq!(settings.max_concurrency, 8);
 //! // No server and no POLARS_RAG_JUDGE_BASE_URL: the error names the metric and the setting.
-//! # std::env::remove_var("POLARS_RAG_JUDGE_BASE_URL");
+//! # unsafe { std::env::remove_var("POLARS_RAG_JUDGE_BASE_URL") };
 //! let e = settings.resolve("citation_support").unwrap_err();
 //! assert!(e.to_string().contains("citation_support") && e.to_string().contains("base_url"));
 //! ```

@@ -68,15 +68,15 @@ fn check(value: &Value, schema: &Value, path: &str) -> Result<(), String> {
             ));
         }
     }
-    if let Some(Value::Array(allowed)) = schema.get("enum") {
-        if !allowed.contains(value) {
-            let allowed: Vec<String> = allowed.iter().map(Value::to_string).collect();
-            return Err(format!(
-                "{path}: {} is not one of {}",
-                describe(value),
-                allowed.join(", ")
-            ));
-        }
+    if let Some(Value::Array(allowed)) = schema.get("enum")
+        && !allowed.contains(value)
+    {
+        let allowed: Vec<String> = allowed.iter().map(Value::to_string).collect();
+        return Err(format!(
+            "{path}: {} is not one of {}",
+            describe(value),
+            allowed.join(", ")
+        ));
     }
     match value {
         Value::Object(fields) => {
@@ -100,21 +100,21 @@ fn check(value: &Value, schema: &Value, path: &str) -> Result<(), String> {
         }
         Value::Array(items) => {
             let bound = |key: &str| schema.get(key).and_then(Value::as_u64);
-            if let Some(min) = bound("minItems") {
-                if (items.len() as u64) < min {
-                    return Err(format!(
-                        "{path}: {} items, at least {min} required",
-                        items.len()
-                    ));
-                }
+            if let Some(min) = bound("minItems")
+                && (items.len() as u64) < min
+            {
+                return Err(format!(
+                    "{path}: {} items, at least {min} required",
+                    items.len()
+                ));
             }
-            if let Some(max) = bound("maxItems") {
-                if items.len() as u64 > max {
-                    return Err(format!(
-                        "{path}: {} items, at most {max} allowed",
-                        items.len()
-                    ));
-                }
+            if let Some(max) = bound("maxItems")
+                && items.len() as u64 > max
+            {
+                return Err(format!(
+                    "{path}: {} items, at most {max} allowed",
+                    items.len()
+                ));
             }
             if let Some(item_schema) = schema.get("items") {
                 for (i, item) in items.iter().enumerate() {
@@ -134,15 +134,15 @@ fn check(value: &Value, schema: &Value, path: &str) -> Result<(), String> {
         }
         Value::Number(number) => {
             let x = number.as_f64().unwrap_or(f64::NAN);
-            if let Some(min) = schema.get("minimum").and_then(Value::as_f64) {
-                if x < min {
-                    return Err(format!("{path}: {x} is below the minimum {min}"));
-                }
+            if let Some(min) = schema.get("minimum").and_then(Value::as_f64)
+                && x < min
+            {
+                return Err(format!("{path}: {x} is below the minimum {min}"));
             }
-            if let Some(max) = schema.get("maximum").and_then(Value::as_f64) {
-                if x > max {
-                    return Err(format!("{path}: {x} is above the maximum {max}"));
-                }
+            if let Some(max) = schema.get("maximum").and_then(Value::as_f64)
+                && x > max
+            {
+                return Err(format!("{path}: {x} is above the maximum {max}"));
             }
         }
         _ => {}

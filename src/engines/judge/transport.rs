@@ -336,7 +336,9 @@ mod tests {
 
     #[test]
     fn keys_with_whitespace_or_unset_are_named_without_the_key() {
-        std::env::set_var("POLARS_RAG_UNIT_KEY_NEWLINE", "sk-unit-secret\n");
+        // SAFETY: a variable of this test alone; other test threads may read the environment
+        // meanwhile, a risk these tests accept (Rust 2021 took it without the marker).
+        unsafe { std::env::set_var("POLARS_RAG_UNIT_KEY_NEWLINE", "sk-unit-secret\n") };
         let e = read_api_key("m", "judge", Some("POLARS_RAG_UNIT_KEY_NEWLINE"))
             .unwrap_err()
             .to_string();

@@ -122,7 +122,7 @@ impl ReviewSheet {
         Ok(sheet)
     }
 
-    fn xlsx_error(&self) -> impl Fn(rust_xlsxwriter::XlsxError) -> crate::Error + 'static {
+    fn xlsx_error(&self) -> impl Fn(rust_xlsxwriter::XlsxError) -> crate::Error + 'static + use<> {
         let path = self.path.display().to_string();
         move |e| crate::Error::input(format!("locate_quotes: writing {path}: {e}"))
     }

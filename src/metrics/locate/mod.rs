@@ -778,10 +778,10 @@ impl QuoteIndex {
             bm25_ratio: ratio,
             chars: part.chars().count(),
         };
-        if o.trim != Trim::Off {
-            if let Some((m, doc)) = self.exact_occurrence(&quote, &scores) {
-                return found(m, doc);
-            }
+        if o.trim != Trim::Off
+            && let Some((m, doc)) = self.exact_occurrence(&quote, &scores)
+        {
+            return found(m, doc);
         }
         let align_in = |w_idx: usize| -> (Aligned, usize) {
             let w = self.windows[w_idx];
@@ -1097,11 +1097,11 @@ fn normalize_for_match(raw: &[char]) -> (Vec<char>, Vec<usize>) {
             }
             continue;
         }
-        if let Some(p) = pending_space.take() {
-            if !out.is_empty() {
-                out.push(' ');
-                map.push(p);
-            }
+        if let Some(p) = pending_space.take()
+            && !out.is_empty()
+        {
+            out.push(' ');
+            map.push(p);
         }
         if c.is_ascii() {
             // ASCII lowercases to one character; of it, only ` folds.

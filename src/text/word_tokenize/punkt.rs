@@ -176,10 +176,10 @@ pub(super) fn sentence_spans(
             Some(i) if i > 0 => prev_stop + i + 1,
             _ => prev_start,
         };
-        if let Some((prev_candidate, prev_word_start, prev_word_stop)) = previous {
-            if prev_word_stop <= word_start {
-                decide(prev_candidate, prev_word_start, slices);
-            }
+        if let Some((prev_candidate, prev_word_start, prev_word_stop)) = previous
+            && prev_word_stop <= word_start
+        {
+            decide(prev_candidate, prev_word_start, slices);
         }
         previous = Some((candidate, word_start, at));
     }

@@ -245,12 +245,12 @@ impl Bert {
     /// Builds the encoder from `config` and the tensors of a safetensors file. Errors say which
     /// tensor is missing or has the wrong shape, or which config value is unsupported.
     pub fn new(config: &BertConfig, tensors: HashMap<String, Tensor>) -> Result<Self, String> {
-        if let Some(kind) = &config.model_type {
-            if kind != "bert" {
-                return Err(format!(
-                    "model_type {kind:?} is not supported (only \"bert\")"
-                ));
-            }
+        if let Some(kind) = &config.model_type
+            && kind != "bert"
+        {
+            return Err(format!(
+                "model_type {kind:?} is not supported (only \"bert\")"
+            ));
         }
         if config.hidden_act != "gelu" {
             return Err(format!(

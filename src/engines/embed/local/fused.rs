@@ -168,7 +168,7 @@ fn has_avx2() -> bool {
 
 /// Calls the AVX2 build of a row kernel when the CPU has it, else the portable one.
 macro_rules! row_kernel {
-    ($name:ident($($arg:expr),*)) => {{
+    ($name:ident($($arg:expr_2021),*)) => {{
         #[cfg(target_arch = "x86_64")]
         {
             if has_avx2() {

@@ -1,6 +1,6 @@
 """Checks polars-rag's local embeddings against sentence-transformers on the whole parity set
 (benches/embed_texts.py, over 1,000 texts) recorded by benches/record_embeddings.py: prints the
-largest per-component difference and the smallest cosine (tests/embed.rs checks every token id of
+largest per-component difference and the smallest cosine (tests/it/embed.rs checks every token id of
 the same recording when it is present).
 
     .venv-bench-embed/bin/pip install --no-deps dist/polars_rag-*.whl

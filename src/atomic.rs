@@ -7,6 +7,12 @@
 //! killed while writing leaves the previous output untouched (and at worst a hidden
 //! `.NAME.tmp-…` file beside it, removed when the failure is an error rather than a kill).
 //!
+//! Replacing is for regular files only. A target that exists and is something else is never
+//! replaced: a device, a FIFO or a socket (`/dev/null`, `/dev/stdout`, a named pipe) is written
+//! through, so that a failed write (`/dev/full`) fails the command; a directory is an error
+//! naming it. A symbolic link to a regular file is followed: the file it points to is replaced,
+//! and the link stays.
+//!
 //! ```
 //! use std::io::Write;
 //! use polars_rag::atomic::AtomicFile;
@@ -31,15 +37,62 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// removed and the target stays as it was.
 pub struct AtomicFile {
     target: PathBuf,
+    /// The temporary file; empty when the target is written through (not a regular file).
     temp: PathBuf,
     file: Option<File>,
 }
 
+/// What an existing target is, for [`AtomicFile::create`].
+enum Existing {
+    /// No file there yet, or a regular file (at this path, links followed): replace it.
+    Replace(PathBuf),
+    /// A device, FIFO or socket: write through it.
+    WriteThrough,
+}
+
+fn existing(target: &Path) -> io::Result<Existing> {
+    let metadata = match std::fs::metadata(target) {
+        Ok(metadata) => metadata,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Ok(Existing::Replace(target.to_path_buf()));
+        }
+        Err(e) => return Err(e),
+    };
+    if metadata.is_file() {
+        // A link to a regular file: replace the file it points to, keep the link.
+        let resolved = if std::fs::symlink_metadata(target)?.file_type().is_symlink() {
+            std::fs::canonicalize(target)?
+        } else {
+            target.to_path_buf()
+        };
+        return Ok(Existing::Replace(resolved));
+    }
+    if metadata.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is a directory, not a file to write", target.display()),
+        ));
+    }
+    Ok(Existing::WriteThrough)
+}
+
 impl AtomicFile {
     /// Starts writing `target`: creates its temporary file in the same directory (so the final
-    /// rename never crosses file systems).
+    /// rename never crosses file systems), or opens a target that is not a regular file to write
+    /// through it (see the [module documentation](self)).
     pub fn create(target: &Path) -> io::Result<AtomicFile> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let target = match existing(target)? {
+            Existing::Replace(path) => path,
+            Existing::WriteThrough => {
+                let file = File::options().write(true).open(target)?;
+                return Ok(AtomicFile {
+                    target: target.to_path_buf(),
+                    temp: PathBuf::new(),
+                    file: Some(file),
+                });
+            }
+        };
         let name = target
             .file_name()
             .ok_or_else(|| {
@@ -56,22 +109,37 @@ impl AtomicFile {
         ));
         let file = File::create(&temp)?;
         Ok(AtomicFile {
-            target: target.to_path_buf(),
+            target,
             temp,
             file: Some(file),
         })
     }
 
-    /// The temporary file to write to.
+    fn writes_through(&self) -> bool {
+        self.temp.as_os_str().is_empty()
+    }
+
+    /// The temporary file to write to (or the target itself, written through).
     pub fn file(&mut self) -> io::Result<&mut File> {
+        let path = if self.writes_through() {
+            &self.target
+        } else {
+            &self.temp
+        };
         match &mut self.file {
             Some(file) => Ok(file),
-            slot => Ok(slot.insert(File::options().append(true).open(&self.temp)?)),
+            slot => Ok(slot.insert(File::options().append(true).open(path)?)),
         }
     }
 
     /// Flushes the content to disk and puts it in place of the target.
     pub fn commit(mut self) -> io::Result<()> {
+        if self.writes_through() {
+            // Nothing to rename; a device or pipe has nothing to sync either. Write errors
+            // surfaced when the content was written.
+            self.file = None;
+            return Ok(());
+        }
         let file = match self.file.take() {
             Some(file) => file,
             None => File::options().read(true).write(true).open(&self.temp)?,
@@ -105,4 +173,103 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut out = AtomicFile::create(path)?;
     out.file()?.write_all(bytes)?;
     out.commit()
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::os::unix::fs::FileTypeExt;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("polars-rag-atomic-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_fifo_is_written_through_not_replaced() {
+        let dir = scratch("fifo");
+        let fifo = dir.join("pipe");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                let mut text = String::new();
+                File::open(&fifo)
+                    .unwrap()
+                    .read_to_string(&mut text)
+                    .unwrap();
+                text
+            })
+        };
+        write(&fifo, b"through the pipe").unwrap();
+        assert_eq!(reader.join().unwrap(), "through the pipe");
+        assert!(std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_device_stays_a_device_and_a_full_one_fails_the_write() {
+        // A null device node of our own (mknod needs root; elsewhere /dev/null itself, which
+        // this code no longer replaces).
+        let dir = scratch("device");
+        let own = dir.join("null");
+        let made = std::process::Command::new("mknod")
+            .arg(&own)
+            .args(["c", "1", "3"])
+            .status()
+            .is_ok_and(|s| s.success());
+        let null = if made {
+            own
+        } else {
+            PathBuf::from("/dev/null")
+        };
+        write(&null, b"discarded").unwrap();
+        assert!(std::fs::metadata(&null)
+            .unwrap()
+            .file_type()
+            .is_char_device());
+        if Path::new("/dev/full").exists() {
+            let mut out = AtomicFile::create(Path::new("/dev/full")).unwrap();
+            assert!(out
+                .file()
+                .unwrap()
+                .write_all(&[0; 8192])
+                .and_then(|_| out.file()?.flush())
+                .is_err());
+            assert!(std::fs::metadata("/dev/full")
+                .unwrap()
+                .file_type()
+                .is_char_device());
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_directory_is_refused_and_a_link_to_a_file_kept() {
+        let dir = scratch("links");
+        let e = write(&dir, b"x").unwrap_err();
+        assert!(e.to_string().contains("is a directory"), "{e}");
+        let real = dir.join("real.txt");
+        std::fs::write(&real, "old").unwrap();
+        let link = dir.join("link.txt");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        write(&link, b"new").unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

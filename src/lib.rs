@@ -30,6 +30,7 @@
 #[doc(hidden)]
 pub mod atomic;
 mod error;
+pub mod files;
 pub use error::{Error, ErrorKind, Result};
 pub mod compare;
 pub mod engines;

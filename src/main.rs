@@ -623,6 +623,13 @@ struct JudgeArgs {
     /// The most judge requests this run may make.
     #[arg(long)]
     judge_max_calls: Option<u64>,
+    /// Seconds one judge request may take, connection included (default 120).
+    #[arg(long)]
+    judge_timeout: Option<f64>,
+    /// The longest Retry-After (seconds) the judge obeys; a server asking for longer fails
+    /// the request at once (default 60).
+    #[arg(long)]
+    judge_max_retry_wait: Option<f64>,
 }
 
 /// The judge of a score job: the config's [judge] with the flags applied; `None` when neither
@@ -634,7 +641,9 @@ fn judge_from(args: &JudgeArgs, configured: Option<JudgeSettings>) -> Option<Jud
         || args.judge_cache.is_some()
         || args.no_judge_cache
         || args.judge_max_concurrency.is_some()
-        || args.judge_max_calls.is_some();
+        || args.judge_max_calls.is_some()
+        || args.judge_timeout.is_some()
+        || args.judge_max_retry_wait.is_some();
     let from_env = std::env::var("POLARS_RAG_JUDGE_MODEL").is_ok_and(|m| !m.trim().is_empty());
     if configured.is_none() && !flagged && !from_env {
         return None;
@@ -660,6 +669,12 @@ fn judge_from(args: &JudgeArgs, configured: Option<JudgeSettings>) -> Option<Jud
     }
     if let Some(n) = args.judge_max_calls {
         judge.max_calls = Some(n);
+    }
+    if let Some(seconds) = args.judge_timeout {
+        judge.timeout = seconds;
+    }
+    if let Some(seconds) = args.judge_max_retry_wait {
+        judge.max_retry_wait = seconds;
     }
     Some(judge)
 }

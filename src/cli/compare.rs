@@ -289,8 +289,7 @@ pub fn read_gates(path: &Path) -> Result<Vec<String>, String> {
     struct GateFile {
         fail_if: Vec<String>,
     }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read gates {}: {e}", path.display()))?;
+    let text = polars_rag::files::read_text(path, "gates file", polars_rag::files::CONFIG_LIMIT)?;
     let file: GateFile =
         toml::from_str(&text).map_err(|e| format!("invalid gates file {}: {e}", path.display()))?;
     Ok(file.fail_if)

@@ -169,14 +169,9 @@ impl CardRef {
         match self {
             CardRef::Inline(card) => Ok(CardSource::Card(card.clone())),
             CardRef::File(path) => {
-                std::fs::read_to_string(path)
+                polars_rag::files::read_text(path, "judge card", polars_rag::files::CONFIG_LIMIT)
                     .map(CardSource::Toml)
-                    .map_err(|e| {
-                        format!(
-                            "[judges.{section}]: cannot read the card {}: {e}",
-                            path.display()
-                        )
-                    })
+                    .map_err(|e| format!("[judges.{section}]: {e}"))
             }
         }
     }
@@ -266,8 +261,7 @@ impl ScoreConfig {
 
     /// Reads a TOML config file.
     pub fn from_file(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
+        let text = polars_rag::files::read_text(path, "config", polars_rag::files::CONFIG_LIMIT)?;
         Self::parse(&text).map_err(|e| format!("invalid config {}: {e}", path.display()))
     }
 }

@@ -29,6 +29,10 @@ pub fn load(path: &Path) -> Result<Corpus, String> {
 }
 
 /// The `(id, text)` documents under the directory `root`; see [`load`].
+/// The most bytes of one document of a corpus directory (a book is a few MB; a larger file is
+/// most likely not a document, and is refused by name rather than read into memory).
+const CORPUS_DOCUMENT_LIMIT: u64 = 512 * polars_rag::files::MIB;
+
 fn read_directory(root: &Path) -> Result<Vec<(String, String)>, String> {
     let real_root = root
         .canonicalize()
@@ -68,8 +72,9 @@ fn read_directory(root: &Path) -> Result<Vec<(String, String)>, String> {
                     .map(|c| c.as_os_str().to_string_lossy())
                     .collect::<Vec<_>>()
                     .join("/");
-                let text = std::fs::read_to_string(&real)
-                    .map_err(|e| format!("corpus: {} is not UTF-8 text: {e}", p.display()))?;
+                let text =
+                    polars_rag::files::read_text(&real, "corpus document", CORPUS_DOCUMENT_LIMIT)
+                        .map_err(|e| format!("corpus: {e}"))?;
                 docs.push((id, text));
             }
         }

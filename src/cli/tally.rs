@@ -235,7 +235,7 @@ impl SummaryTally {
     /// Reads a tally written by [`SummaryTally::write`].
     pub fn read(path: &Path) -> Result<Self, String> {
         let bytes =
-            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            polars_rag::files::read_bytes(path, "summary tally", 64 * polars_rag::files::MIB)?;
         serde_json::from_slice(&bytes)
             .map_err(|e| format!("{} is not a summary tally: {e}", path.display()))
     }

@@ -484,6 +484,7 @@ impl Gate {
     /// let g = Gate::parse("mrr <= -0.02").unwrap();
     /// assert_eq!((g.metric.as_str(), g.op.as_str(), g.threshold), ("mrr", "<=", -0.02));
     /// assert!(Gate::parse("mrr -0.02").is_err());
+    /// assert!(Gate::parse("mrr < nan").unwrap_err().to_string().contains("finite"));
     /// ```
     pub fn parse(text: &str) -> crate::Result<Gate> {
         // Problems are found as messages; their kind is given once, here.
@@ -495,6 +496,14 @@ impl Gate {
                 if let Some((metric, value)) = text.split_once(op) {
                     let metric = metric.trim();
                     let value: f64 = value.trim().parse().map_err(|_| bad())?;
+                    if !value.is_finite() {
+                        // A comparison with NaN is never true, and with an infinity never
+                        // crossed: such a gate could not fire.
+                        return Err(format!(
+                            "gate '{text}': the threshold must be a finite number, got {value} (a gate that \
+                             compares with it could never fire)"
+                        ));
+                    }
                     if metric.is_empty() || metric.contains(['<', '>']) {
                         return Err(bad());
                     }

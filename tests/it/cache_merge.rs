@@ -2,6 +2,7 @@
 //! carried to another (what a job on a Ray cluster does with each node's caches).
 #![cfg(feature = "cli")]
 
+use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -9,10 +10,7 @@ use polars_rag::engines::embed::cache::{vector_key, CachedVector, VectorCache};
 use polars_rag::engines::judge::cache::{cache_stats, CachedReply, ReplyCache};
 
 fn scratch(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("polars-rag-cache-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch_dir(&format!("cache-{tag}"))
 }
 
 fn cache(action: &str, folder: &Path, root: &Path) -> (bool, String, String) {

@@ -1,7 +1,9 @@
 //! Helpers shared by the integration tests: loading the bundled reference vectors.
 #![allow(dead_code)]
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use serde_json::Value;
 
@@ -92,4 +94,125 @@ pub fn workbook_text(path: &Path) -> String {
         std::io::Read::read_to_string(&mut strings, &mut text).unwrap();
     }
     text
+}
+
+/// A fresh, empty scratch directory for one test: `polars-rag-test-{name}-{pid}` under the
+/// system's temporary directory. Every test of this crate runs in one process, so a name asked
+/// for twice would be two tests sharing (and removing) one directory: that panics.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    static TAKEN: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+    let fresh = TAKEN
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get_or_insert_with(HashSet::new)
+        .insert(name.to_string());
+    assert!(fresh, "two tests share the scratch directory name {name:?}");
+    let dir = std::env::temp_dir().join(format!("polars-rag-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The `polars-rag` command and its Parquet files, for the tests of the command line.
+#[cfg(feature = "cli")]
+pub mod cli {
+    use std::path::Path;
+    use std::process::{Command, Output};
+
+    use polars::prelude::*;
+
+    /// The command built for these tests.
+    pub fn bin() -> &'static str {
+        env!("CARGO_BIN_EXE_polars-rag")
+    }
+
+    /// Runs the command with `args`: its whole output.
+    pub fn output(args: &[&str]) -> Output {
+        Command::new(bin()).args(args).output().unwrap()
+    }
+
+    /// Runs the command with `args`: whether it succeeded, its stdout and its stderr.
+    pub fn run(args: &[&str]) -> (bool, String, String) {
+        let o = output(args);
+        (
+            o.status.success(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    }
+
+    /// Runs `score` with `args` and `--out out`, fails the test when it fails, and returns the
+    /// scores table it wrote.
+    pub fn score(args: &[&str], out: &Path) -> DataFrame {
+        let mut all = vec!["score"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--out", out.to_str().unwrap()]);
+        let (ok, stdout, stderr) = run(&all);
+        assert!(ok, "score {args:?} failed:\n{stdout}\n{stderr}");
+        read_parquet(out)
+    }
+
+    pub fn read_parquet(path: &Path) -> DataFrame {
+        ParquetReader::new(std::fs::File::open(path).unwrap())
+            .finish()
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    pub fn write_parquet(path: &Path, frame: &mut DataFrame) {
+        ParquetWriter::new(std::fs::File::create(path).unwrap())
+            .finish(frame)
+            .unwrap();
+    }
+
+    /// A Float64 column's values.
+    pub fn f64_values(frame: &DataFrame, column: &str) -> Vec<Option<f64>> {
+        frame
+            .column(column)
+            .unwrap_or_else(|_| panic!("no column {column}: {:?}", frame.get_column_names()))
+            .f64()
+            .unwrap()
+            .iter()
+            .collect()
+    }
+}
+
+/// `list[struct{file, start, end}]` span columns, as the span metrics take them.
+#[cfg(feature = "polars")]
+pub mod span_columns {
+    use polars::prelude::*;
+
+    /// One row of spans, `(file, start, end)`; `None` is a null row.
+    pub type SpanRow<'a> = Option<Vec<(&'a str, i64, i64)>>;
+
+    /// A span column with Int64 offsets.
+    pub fn spans(name: &str, rows: &[SpanRow<'_>]) -> Series {
+        let items: Vec<Option<Series>> = rows
+            .iter()
+            .map(|r| {
+                r.as_ref().map(|r| {
+                    let fields = [
+                        Series::new("file".into(), r.iter().map(|s| s.0).collect::<Vec<_>>()),
+                        Series::new("start".into(), r.iter().map(|s| s.1).collect::<Vec<_>>()),
+                        Series::new("end".into(), r.iter().map(|s| s.2).collect::<Vec<_>>()),
+                    ];
+                    StructChunked::from_series("".into(), r.len(), fields.iter())
+                        .unwrap()
+                        .into_series()
+                })
+            })
+            .collect();
+        let ca: ListChunked = items.into_iter().collect();
+        ca.into_series().with_name(name.into())
+    }
+
+    /// A span column without null rows, its offsets cast to `dtype`.
+    pub fn spans_of_type(name: &str, rows: &[Vec<(&str, i64, i64)>], dtype: DataType) -> Series {
+        let rows: Vec<SpanRow<'_>> = rows.iter().cloned().map(Some).collect();
+        let target = DataType::List(Box::new(DataType::Struct(vec![
+            Field::new("file".into(), DataType::String),
+            Field::new("start".into(), dtype.clone()),
+            Field::new("end".into(), dtype),
+        ])));
+        spans(name, &rows).cast(&target).unwrap()
+    }
 }

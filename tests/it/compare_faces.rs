@@ -3,13 +3,14 @@
 //! Chromium when the machine has it.
 #![cfg(feature = "cli")]
 
+use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use polars::prelude::*;
 
 fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_polars-rag")
+    common::cli::bin()
 }
 
 fn demo(file: &str) -> String {
@@ -17,24 +18,15 @@ fn demo(file: &str) -> String {
 }
 
 fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("polars-rag-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch_dir(&format!("compare-{tag}"))
 }
 
 fn run(args: &[&str]) -> (bool, String, String) {
-    let o = Command::new(bin()).args(args).output().unwrap();
-    (
-        o.status.success(),
-        String::from_utf8_lossy(&o.stdout).to_string(),
-        String::from_utf8_lossy(&o.stderr).to_string(),
-    )
+    common::cli::run(args)
 }
 
 fn read(path: &Path) -> DataFrame {
-    ParquetReader::new(std::fs::File::open(path).unwrap())
-        .finish()
-        .unwrap()
+    common::cli::read_parquet(path)
 }
 
 /// Scores run_a and run_b of the demo against the golden table, compares them, and checks the

@@ -4,6 +4,7 @@
 //! accounting, the signature, and a reason on rows whose judgement failed.
 #![cfg(feature = "cli")]
 
+use crate::common;
 use crate::fake_judge;
 
 use std::path::PathBuf;
@@ -42,13 +43,7 @@ enum = ["on_topic", "off_topic"]
 "#;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "polars-rag-custom-judge-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch_dir(&format!("custom-judge-{name}"))
 }
 
 fn options(server: &FakeJudge, cache: Option<&PathBuf>) -> CustomJudgeOptions {

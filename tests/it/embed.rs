@@ -6,6 +6,7 @@
 //! not set the variable that makes `score` embed by default.
 #![cfg(feature = "embed")]
 
+use crate::common;
 use std::path::PathBuf;
 
 use polars_rag::engines::embed::local::LocalModel;
@@ -118,7 +119,7 @@ fn vectors_equal_sentence_transformers() {
 #[test]
 fn the_engine_caches_dedupes_and_keeps_nulls() {
     let dir = model_or_skip!("the_engine_caches_dedupes_and_keeps_nulls");
-    let cache = std::env::temp_dir().join(format!("polars-rag-embed-test-{}", std::process::id()));
+    let cache = common::scratch_dir("embed-test");
     let settings = EmbedSettings {
         model: Some(dir.display().to_string()),
         cache: Some(cache.display().to_string()),
@@ -167,7 +168,7 @@ fn a_missing_or_corrupt_model_names_the_path_and_file() {
         missing.to_string().contains("/nonexistent/model"),
         "{missing}"
     );
-    let dir = std::env::temp_dir().join(format!("polars-rag-bad-model-{}", std::process::id()));
+    let dir = common::scratch_dir("bad-model");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("config.json"), "{not json").unwrap();
     let corrupt = LocalModel::load(&dir).err().unwrap().to_string();
@@ -211,7 +212,7 @@ fn semantic_similarity_equals_ragas() {
             )
         })
         .collect();
-    let cache = std::env::temp_dir().join(format!("polars-rag-embed-ragas-{}", std::process::id()));
+    let cache = common::scratch_dir("embed-ragas");
     for threshold in [None, Some(0.5), Some(0.8)] {
         let chosen: Vec<&Value> = cases
             .iter()
@@ -276,8 +277,7 @@ fn ranked_metrics_embed_texts_as_the_vector_path_scores_them() {
     use polars_rag::polars::retrieval::{ranked_metric, ranked_metrics};
 
     let dir = model_or_skip!("ranked_metrics_embed_texts_as_the_vector_path_scores_them");
-    let cache =
-        std::env::temp_dir().join(format!("polars-rag-embed-ranked-{}", std::process::id()));
+    let cache = common::scratch_dir("embed-ranked");
     let settings = EmbedSettings {
         model: Some(dir.display().to_string()),
         cache: Some(cache.display().to_string()),
@@ -482,7 +482,7 @@ fn cli_score_and_locate_embed_with_the_local_model() {
     use polars::prelude::*;
 
     let dir = model_or_skip!("cli_score_and_locate_embed_with_the_local_model");
-    let work = std::env::temp_dir().join(format!("polars-rag-embed-cli-{}", std::process::id()));
+    let work = common::scratch_dir("embed-cli");
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).unwrap();
     let demo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("datasets/demo");
@@ -570,10 +570,7 @@ fn cli_score_judges_retrieved_texts_by_embedding() {
     use polars::prelude::*;
 
     let dir = model_or_skip!("cli_score_judges_retrieved_texts_by_embedding");
-    let work = std::env::temp_dir().join(format!(
-        "polars-rag-embed-ranked-cli-{}",
-        std::process::id()
-    ));
+    let work = common::scratch_dir("embed-ranked-cli");
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).unwrap();
     let config = work.join("score.toml");
@@ -637,7 +634,7 @@ fn locate_quotes_fills_cosine_on_every_face() {
     use polars_rag::metrics::locate::{signature, LocateOptions};
 
     let dir = model_or_skip!("locate_quotes_fills_cosine_on_every_face");
-    let work = std::env::temp_dir().join(format!("polars-rag-embed-locate-{}", std::process::id()));
+    let work = common::scratch_dir("embed-locate");
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).unwrap();
     let settings = EmbedSettings {

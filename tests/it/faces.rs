@@ -562,7 +562,7 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
 
 #[test]
 fn cli_runs_the_demo_with_no_arguments() {
-    let dir = std::env::temp_dir().join(format!("polars-rag-demo-{}", std::process::id()));
+    let dir = common::scratch_dir("demo");
     std::fs::create_dir_all(&dir).unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_polars-rag"))
         .current_dir(&dir)
@@ -703,7 +703,7 @@ fn rouge_expr_equals_kernel_with_nulls_and_several_references() {
 /// not answer and reports run rows whose id the golden table lacks.
 #[test]
 fn cli_joins_the_golden_table_and_reports_mismatches() {
-    let dir = std::env::temp_dir().join(format!("polars-rag-golden-{}", std::process::id()));
+    let dir = common::scratch_dir("golden");
     std::fs::create_dir_all(&dir).unwrap();
     let mut golden = df!(
         "query_id" => ["q1", "q2", "q3"],
@@ -888,7 +888,7 @@ fn bleu_and_chrf_exprs_equal_kernels_overall_and_per_group() {
 /// summary line; and the tools are refused by name.
 #[test]
 fn every_scored_id_is_computed_by_the_cli() {
-    let dir = std::env::temp_dir().join(format!("polars-rag-cli-ids-{}", std::process::id()));
+    let dir = common::scratch_dir("cli-ids");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let df = demo_frame();
@@ -1201,7 +1201,7 @@ fn judge_eval_measures_a_judge_on_the_bundled_set() {
         .count();
     assert!(n >= 90 && added >= 15, "{n} items, {added} added clauses");
     let server = fake_judge::FakeJudge::start();
-    let dir = std::env::temp_dir().join(format!("polars-rag-judge-eval-{}", std::process::id()));
+    let dir = common::scratch_dir("judge-eval");
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("judged.parquet");
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_polars-rag"))

@@ -4,6 +4,7 @@
 //! with an error that names the metric or command, the column and the problem.
 #![cfg(feature = "cli")]
 
+use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -15,18 +16,11 @@ use polars_rag::polars::driver::readable_input;
 use polars_rag::polars::{locate, retrieval};
 
 fn temp_dir(tag: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("polars-rag-hardening-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch_dir(&format!("hardening-{tag}"))
 }
 
 fn cli(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_polars-rag"))
-        .args(args)
-        .output()
-        .unwrap()
+    common::cli::output(args)
 }
 
 fn stderr(o: &Output) -> String {
@@ -35,35 +29,11 @@ fn stderr(o: &Output) -> String {
 
 /// `list[struct{file, start, end}]` with offsets of `dtype`.
 fn spans(name: &str, rows: &[Vec<(&str, i64, i64)>], dtype: DataType) -> Series {
-    let items: Vec<Series> = rows
-        .iter()
-        .map(|r| {
-            let fields = [
-                Series::new("file".into(), r.iter().map(|s| s.0).collect::<Vec<_>>()),
-                Series::new("start".into(), r.iter().map(|s| s.1).collect::<Vec<_>>()),
-                Series::new("end".into(), r.iter().map(|s| s.2).collect::<Vec<_>>()),
-            ];
-            StructChunked::from_series("".into(), r.len(), fields.iter())
-                .unwrap()
-                .into_series()
-        })
-        .collect();
-    let ca: ListChunked = items.into_iter().collect();
-    let target = DataType::List(Box::new(DataType::Struct(vec![
-        Field::new("file".into(), DataType::String),
-        Field::new("start".into(), dtype.clone()),
-        Field::new("end".into(), dtype),
-    ])));
-    ca.into_series()
-        .with_name(name.into())
-        .cast(&target)
-        .unwrap()
+    common::span_columns::spans_of_type(name, rows, dtype)
 }
 
 fn write_parquet(path: &Path, df: &mut DataFrame) {
-    ParquetWriter::new(std::fs::File::create(path).unwrap())
-        .finish(df)
-        .unwrap();
+    common::cli::write_parquet(path, df)
 }
 
 fn read_parquet(path: &Path) -> PolarsResult<DataFrame> {
@@ -651,27 +621,17 @@ fn cli_joins_categorical_ids_as_strings_and_integer_ids_of_any_width() {
     r.with_column(ids).unwrap();
     write_parquet(&golden, &mut g);
     write_parquet(&run, &mut r);
-    let o = cli(&[
-        "score",
+    let args = [
         "--golden",
         golden.to_str().unwrap(),
         "--run",
         run.to_str().unwrap(),
         "--metrics",
         "exact_match",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let scores = read_parquet(&out).unwrap();
+    ];
+    let scores = common::cli::score(&args, &out);
     assert_eq!(
-        scores
-            .column("exact_match")
-            .unwrap()
-            .f64()
-            .unwrap()
-            .iter()
-            .collect::<Vec<_>>(),
+        common::cli::f64_values(&scores, "exact_match"),
         [Some(0.0), Some(1.0)]
     );
 
@@ -683,27 +643,17 @@ fn cli_joins_categorical_ids_as_strings_and_integer_ids_of_any_width() {
         &run,
         &mut df!("query_id" => [2u8, 1], "answer" => ["d e f", "a b c"]).unwrap(),
     );
-    let o = cli(&[
-        "score",
+    let args = [
         "--golden",
         golden.to_str().unwrap(),
         "--run",
         run.to_str().unwrap(),
         "--metrics",
         "exact_match",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let scores = read_parquet(&out).unwrap();
+    ];
+    let scores = common::cli::score(&args, &out);
     assert_eq!(
-        scores
-            .column("exact_match")
-            .unwrap()
-            .f64()
-            .unwrap()
-            .iter()
-            .collect::<Vec<_>>(),
+        common::cli::f64_values(&scores, "exact_match"),
         [Some(1.0), Some(1.0)]
     );
     std::fs::remove_dir_all(&dir).ok();

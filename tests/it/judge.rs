@@ -4,6 +4,7 @@
 //! budget, the API key's handling, strict double judgement and the CLI's judge flags.
 #![cfg(feature = "polars")]
 
+use crate::common;
 use crate::fake_judge;
 
 use std::path::PathBuf;
@@ -17,9 +18,7 @@ use polars_rag::metrics::MetricOptions;
 use polars_rag::polars::table;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("polars-rag-judge-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
+    common::scratch_dir(&format!("judge-{name}"))
 }
 
 fn settings(server: &FakeJudge, cache: Option<&PathBuf>) -> JudgeSettings {

@@ -12,10 +12,7 @@ use polars_rag::polars::expr;
 use crate::common;
 
 fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("polars-rag-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch_dir(&format!("locate-{tag}"))
 }
 
 #[test]

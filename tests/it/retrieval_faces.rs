@@ -2,6 +2,8 @@
 //! the CLI (long runs, golden joins, corpus checks, `validate`).
 #![cfg(feature = "cli")]
 
+use crate::common;
+use common::span_columns::spans;
 use polars::prelude::*;
 use polars_rag::metrics::retrieval::{
     score, Judgments, RankBy, RankedMetric, Relevance, RetrievalCompat, RetrievalOptions, Span,
@@ -20,29 +22,6 @@ fn strings(name: &str, rows: &[Option<Vec<&str>>]) -> Series {
         .with_name(name.into())
         .cast(&DataType::List(Box::new(DataType::String)))
         .unwrap()
-}
-
-/// One row of spans, `(file, start, end)`; `None` is a null row.
-type SpanRow<'a> = Option<Vec<(&'a str, i64, i64)>>;
-
-fn spans(name: &str, rows: &[SpanRow<'_>]) -> Series {
-    let items: Vec<Option<Series>> = rows
-        .iter()
-        .map(|r| {
-            r.as_ref().map(|r| {
-                let fields = [
-                    Series::new("file".into(), r.iter().map(|s| s.0).collect::<Vec<_>>()),
-                    Series::new("start".into(), r.iter().map(|s| s.1).collect::<Vec<_>>()),
-                    Series::new("end".into(), r.iter().map(|s| s.2).collect::<Vec<_>>()),
-                ];
-                StructChunked::from_series("".into(), r.len(), fields.iter())
-                    .unwrap()
-                    .into_series()
-            })
-        })
-        .collect();
-    let ca: ListChunked = items.into_iter().collect();
-    ca.into_series().with_name(name.into())
 }
 
 fn kernel_rows(
@@ -442,27 +421,15 @@ fn expr_builders_name_their_output() {
 // ------------------------------------------------------------------------------------ CLI
 
 fn temp_dir(tag: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("polars-rag-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch_dir(&format!("retrieval-{tag}"))
 }
 
 fn write(path: &std::path::Path, df: &mut DataFrame) {
-    ParquetWriter::new(std::fs::File::create(path).unwrap())
-        .finish(df)
-        .unwrap();
+    common::cli::write_parquet(path, df)
 }
 
 fn cli(args: &[&str]) -> (bool, String, String) {
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_polars-rag"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        o.status.success(),
-        String::from_utf8_lossy(&o.stdout).to_string(),
-        String::from_utf8_lossy(&o.stderr).to_string(),
-    )
+    common::cli::run(args)
 }
 
 /// A TREC-style long run (one row per retrieved document) is collapsed per query in rank

@@ -4,6 +4,7 @@
 //! twice across batches, a corpus and a segment breakdown.
 #![cfg(feature = "cli")]
 
+use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -16,23 +17,15 @@ fn demo(name: &str) -> PathBuf {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("polars-rag-batches-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch_dir(&format!("batches-{name}"))
 }
 
 fn read(path: &Path) -> DataFrame {
-    ParquetReader::new(std::fs::File::open(path).unwrap())
-        .finish()
-        .unwrap()
+    common::cli::read_parquet(path)
 }
 
 fn write(frame: &mut DataFrame, path: &Path) {
-    ParquetWriter::new(std::fs::File::create(path).unwrap())
-        .finish(frame)
-        .unwrap();
+    common::cli::write_parquet(path, frame)
 }
 
 /// Runs `score` with `--batch-rows batch` and returns (summary, scores sorted by id and answer).

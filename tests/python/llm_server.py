@@ -50,9 +50,10 @@ def start(command: list[str], timeout_s: float = START_TIMEOUT_S) -> tuple[subpr
                 break
             line += chunk
         if not line.startswith("listening on "):
+            stderr = _tail(process, log)  # waits a moment for the exit status
             raise ServerStartError(
                 f"the local judge server exited before listening (status {process.poll()}): "
-                f"stdout {line!r}, stderr {_tail(process, log)!r}"
+                f"stdout {line!r}, stderr {stderr!r}"
             )
     except BaseException:
         stop(process)

@@ -113,6 +113,27 @@ def test_bad_settings_are_named():
         pr.split_claims("claim", method="llm")
 
 
+def test_credentials_and_keys_are_never_shown(monkeypatch):
+    judge = pr.Judge(base_url="http://user:url-secret@127.0.0.1:1/v1", model="m", cache=None)
+    assert "url-secret" not in repr(judge) and "http://***@127.0.0.1:1/v1" in repr(judge)
+    df = pl.DataFrame({"claim": ["a"], "cited_span": ["a"]})
+    monkeypatch.setenv("POLARS_RAG_PY_NEWLINE_KEY", "sk-py-secret\n")
+    keyed = pr.Judge(base_url="http://127.0.0.1:1/v1", model="m", cache=None, api_key_env="POLARS_RAG_PY_NEWLINE_KEY")
+    with pytest.raises(pl.exceptions.PolarsError, match="POLARS_RAG_PY_NEWLINE_KEY.*newline") as raised:
+        df.select(pr.citation_support("claim", "cited_span", judge=keyed))
+    assert "sk-py-secret" not in str(raised.value)
+
+
+def test_max_retry_wait_bounds_what_a_server_may_ask(server):
+    with pytest.raises(TypeError, match="Judge: max_retry_wait must be a number"):
+        pr.Judge(max_retry_wait="60")
+    assert pr.Judge(max_retry_wait=5).settings()["max_retry_wait"] == 5.0
+    assert pr.Judge().settings()["max_retry_wait"] == 60.0
+    bad = pr.Judge(base_url=server.base_url, model="fake", cache=None, max_retry_wait=1e9)
+    with pytest.raises(pl.exceptions.PolarsError, match="max_retry_wait"):
+        frame().select(pr.citation_support("claim", "cited_span", judge=bad))
+
+
 def test_judge_agreement_accuracy_kappa_and_confusion():
     # Two raters, 50 items: both yes 20, yes/no 5, no/yes 10, both no 15: Cohen's kappa 0.4.
     pairs = [("yes", "yes")] * 20 + [("yes", "no")] * 5 + [("no", "yes")] * 10 + [("no", "no")] * 15

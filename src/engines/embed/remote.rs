@@ -136,6 +136,18 @@ fn read_embeddings(text: &str, expected: usize) -> Result<(Vec<Vec<f32>>, u64), 
             .map(|v| v.as_f64().map(|x| x as f32))
             .collect::<Option<Vec<f32>>>()
             .ok_or("an embedding holds a value that is not a number")?;
+        if vector.is_empty() {
+            return Err(format!(
+                "the embedding of text {index} is empty (0 dimensions)"
+            ));
+        }
+        // A value past f32's range becomes infinite here; NaN and infinities would flow into
+        // every cosine and score computed from the vector.
+        if let Some(bad) = vector.iter().position(|x| !x.is_finite()) {
+            return Err(format!(
+                "the embedding of text {index} has a value that is not a finite f32 at dimension {bad}"
+            ));
+        }
         let slot = vectors
             .get_mut(index)
             .ok_or_else(|| format!("an embedding has index {index}, beyond the batch"))?;

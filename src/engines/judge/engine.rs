@@ -657,6 +657,12 @@ fn read_reply(content: &str, template: &JudgeTemplate) -> Result<Value, String> 
     })?;
     validate(&value, &template.schema)
         .map_err(|e| format!("the reply does not match the schema: {e}"))?;
+    // Keys starting with `_` belong to the engine (`_weighted_score`): whatever a server puts
+    // there is dropped, so a reply cannot spoof them.
+    let mut value = value;
+    if let Some(object) = value.as_object_mut() {
+        object.retain(|key, _| !key.starts_with('_'));
+    }
     Ok(value)
 }
 
@@ -677,6 +683,21 @@ mod tests {
                 .unwrap_err()
                 .contains("schema")
         );
+    }
+
+    #[test]
+    fn a_reply_cannot_set_the_engines_own_keys() {
+        // A card whose schema allows fields it does not declare (custom cards may).
+        let card = JudgeTemplate::from_toml(
+            "id = \"open\"\nversion = \"1\"\ninputs = [\"answer\"]\nsystem = \"Grade.\"\n\
+             [schema]\ntype = \"object\"\nrequired = [\"score\"]\n\
+             [schema.properties.score]\ntype = \"integer\"\n",
+        )
+        .unwrap();
+        let spoof = "{\"score\": 3, \"_weighted_score\": 99}";
+        let value = read_reply(spoof, &card).unwrap();
+        assert!(value.get(WEIGHTED_SCORE).is_none(), "{value}");
+        assert_eq!(value["score"], 3);
     }
 
     #[test]

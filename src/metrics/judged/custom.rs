@@ -195,6 +195,15 @@ impl CustomJudgeOptions {
                 card.id
             )));
         }
+        // Keys that start with `_` are the engine's (e.g. the weighted score it adds to a reply);
+        // a server's reply never sets them, so a card cannot ask for one.
+        if let Some((name, _)) = fields.iter().find(|(name, _)| name.starts_with('_')) {
+            return Err(crate::Error::options(format!(
+                "judge template `{}`: reply field `{name}` starts with `_`, which is kept for the engine's own keys; \
+                 rename it",
+                card.id
+            )));
+        }
         if fields.is_empty() {
             return Err(crate::Error::options(format!(
                 "judge template `{}`: the schema declares no reply fields",

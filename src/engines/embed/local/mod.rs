@@ -64,8 +64,10 @@ fn model_error(directory: &Path, file: &str, problem: impl std::fmt::Display) ->
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(directory: &Path, file: &str) -> crate::Result<T> {
-    let text = std::fs::read_to_string(directory.join(file))
-        .map_err(|e| model_error(directory, file, e))?;
+    // Model JSON files are small (a tokenizer.json is a few MB); a FIFO or a huge file is refused.
+    let text =
+        crate::files::read_text(&directory.join(file), "model file", 256 * crate::files::MIB)
+            .map_err(|e| model_error(directory, file, e))?;
     serde_json::from_str(&text).map_err(|e| model_error(directory, file, e))
 }
 
@@ -139,8 +141,9 @@ impl LocalModel {
                 })
             });
         let weights_path = directory.join("model.safetensors");
-        let bytes = std::fs::read(&weights_path)
-            .map_err(|e| model_error(directory, "model.safetensors", e))?;
+        let bytes =
+            crate::files::read_bytes(&weights_path, "model weights", 8 * 1024 * crate::files::MIB)
+                .map_err(|e| model_error(directory, "model.safetensors", e))?;
         let weights_hash: String = Sha256::digest(&bytes)
             .iter()
             .take(8)

@@ -32,7 +32,9 @@ impl TextTokenizer {
     /// included) and no padding, whatever the file says (the file's own truncation, 128 for
     /// all-MiniLM-L6-v2, is replaced at call time by sentence-transformers too).
     pub fn load(path: &Path, max_seq_length: usize) -> Result<Self, String> {
-        let mut tokenizer = Tokenizer::from_file(path).map_err(|e| e.to_string())?;
+        // Read through the checked reader (a FIFO or an oversized file is refused by name).
+        let bytes = crate::files::read_bytes(path, "tokenizer", 256 * crate::files::MIB)?;
+        let mut tokenizer = Tokenizer::from_bytes(&bytes).map_err(|e| e.to_string())?;
         tokenizer
             .with_truncation(Some(TruncationParams {
                 max_length: max_seq_length,

@@ -19,6 +19,7 @@ mod faces;
 mod fuzz_kernels;
 mod hardening;
 mod judge;
+mod judge_cli;
 mod locate_default;
 mod locate_faces;
 mod parity_bm25_difflib;

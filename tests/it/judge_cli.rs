@@ -1,0 +1,151 @@
+//! The judge through the command line: the API key appears in no file the engine writes nor in
+//! what the command prints (even when the server echoes it back), and `judge-cache stats` /
+//! `judge-cache clear` do what they say.
+#![cfg(feature = "cli")]
+
+use std::path::Path;
+use std::process::Command;
+
+use polars::prelude::*;
+
+use crate::common;
+use crate::fake_judge::FakeJudge;
+
+const KEY: &str = "sk-cli-secret-7f3a9c";
+
+/// Every file below `dir`, read as bytes.
+fn files_below(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                found.push((path.display().to_string(), std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    found
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}
+
+#[test]
+fn the_api_key_reaches_no_file_and_no_output_and_the_cache_commands_work() {
+    let server = FakeJudge::start();
+    let dir = common::scratch_dir("judge-cli-secrets");
+    let cache = dir.join("cache");
+    let run = dir.join("run.parquet");
+    let out = dir.join("scores.parquet");
+    let span = "Paris is the capital of France.";
+    common::cli::write_parquet(
+        &run,
+        &mut df!(
+            "query_id" => ["q1", "q2", "q3"],
+            // The third claim makes the server answer 500 with the request's Authorization
+            // header in its body.
+            "claim" => ["Paris is the capital", "Berlin is the capital", "Rome #echo-key"],
+            "cited_span" => [span, span, span]
+        )
+        .unwrap(),
+    );
+    // Quick retries of the echoing row (its 500s are retried before the row fails).
+    let config = dir.join("job.toml");
+    std::fs::write(
+        &config,
+        "[judge]\nmax_retries = 1\nretry_base_delay = 0.01\n",
+    )
+    .unwrap();
+    let o = Command::new(common::cli::bin())
+        .env("POLARS_RAG_CLI_TEST_KEY", KEY)
+        .args(["score", "--config"])
+        .arg(&config)
+        .args(["--metrics", "citation_support", "--run"])
+        .arg(&run)
+        .arg("--out")
+        .arg(&out)
+        .args([
+            "--judge-base-url",
+            &server.base_url,
+            "--judge-model",
+            "fake-judge",
+            "--judge-api-key-env",
+            "POLARS_RAG_CLI_TEST_KEY",
+            "--judge-cache",
+        ])
+        .arg(&cache)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    // The key was sent, and the server did echo it.
+    let sent = server.state.authorizations.lock().unwrap().clone();
+    assert!(sent
+        .iter()
+        .all(|a| a.as_deref() == Some(&format!("Bearer {KEY}")[..])));
+    let scores = common::cli::read_parquet(&out);
+    let errors: Vec<Option<String>> = scores
+        .column("citation_support")
+        .unwrap()
+        .struct_()
+        .unwrap()
+        .field_by_name("judge_error")
+        .unwrap()
+        .str()
+        .unwrap()
+        .iter()
+        .map(|e| e.map(str::to_string))
+        .collect();
+    assert!(
+        errors[2]
+            .as_deref()
+            .is_some_and(|e| e.contains("[redacted]")),
+        "{errors:?}"
+    );
+    assert!(!contains(stdout.as_bytes(), KEY), "{stdout}");
+    assert!(!contains(stderr.as_bytes(), KEY), "{stderr}");
+    let written = files_below(&dir);
+    assert!(written
+        .iter()
+        .any(|(p, _)| p.ends_with("judge-cache.sqlite3")));
+    for (path, bytes) in &written {
+        if path.ends_with("run.parquet") {
+            continue; // the input
+        }
+        assert!(!contains(bytes, KEY), "the key is in {path}");
+    }
+
+    // judge-cache stats counts the two judged replies (the failed row is not cached) ...
+    let stats = |args: &[&str]| {
+        let mut all = vec!["judge-cache"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--dir", cache.to_str().unwrap()]);
+        let (ok, stdout, stderr) = common::cli::run(&all);
+        assert!(ok, "{stderr}");
+        stdout
+    };
+    let shown = stats(&["stats"]);
+    assert!(shown.contains(": 2 cached replies"), "{shown}");
+    assert!(
+        shown.lines().any(|l| l.contains("citation_support")
+            && l.contains("fake-judge")
+            && l.trim_end().ends_with(" 2")),
+        "{shown}"
+    );
+    // ... clear with another template removes nothing, clear with this one removes them.
+    assert!(stats(&["clear", "--template", "answer_match"]).starts_with("removed 0 cached replies"));
+    assert!(
+        stats(&["clear", "--template", "citation_support"]).starts_with("removed 2 cached replies")
+    );
+    assert!(stats(&["stats"]).contains(": 0 cached replies"));
+    std::fs::remove_dir_all(&dir).ok();
+}

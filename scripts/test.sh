@@ -186,7 +186,8 @@ for part in "judge server" "embedding model" "ray" "chromium"; do
         why="$(printf '%s\n' "$not_ran" | head -n 1 | cut -f 4)"
         printf '%-16s skipped (%s)\n' "$part:" "$why"
     elif [ "$ran" -gt 0 ]; then
-        printf '%-16s ran (%d tests)\n' "$part:" "$ran"
+        if [ "$ran" = 1 ]; then unit=test; else unit=tests; fi
+        printf '%-16s ran (%d %s)\n' "$part:" "$ran" "$unit"
     else
         printf '%-16s skipped (no test asked for it)\n' "$part:"
         if [ "$required" = 1 ]; then echo "FAILED: required part \`$part\` was not used by any test" >&2; exit 1; fi

@@ -233,7 +233,8 @@ pub fn chroma_scores(retrieved: &[Span<'_>], golden: &[Span<'_>]) -> crate::Resu
 /// * Chroma (`chunking_evaluation`'s formula): per document, a chunk *touching* a golden span
 ///   (an empty intersection at a boundary counts, as `intersect_two_ranges` allows) joins the
 ///   denominator; Ω = |∪ intersections| / |∪ (touching chunks + golden characters no chunk
-///   covered)|, 0 when no chunk touches a golden span; `Err` where Chroma divides by zero.
+///   covered)|, 0 when no chunk touches a golden span; `Err` where Chroma divides by zero
+///   (golden spans without characters, or none).
 ///
 /// ```
 /// use polars_rag::metrics::retrieval::Span;
@@ -282,13 +283,22 @@ fn chroma_precision_omega(chunks: &[Span<'_>], golden: &[Span<'_>]) -> crate::Re
         denominator.extend(pass.unused);
         denominator_len += length(&chroma_union(denominator));
     }
-    if !any_hit {
-        return Ok(0.0);
-    }
-    if denominator_len == 0 {
+    if any_hit && denominator_len == 0 {
         return Err(crate::Error::input(
             "ZeroDivisionError: division by zero (the chunks touching the golden spans have no characters)",
         ));
+    }
+    // Chroma's loop also divides by the golden spans' total length (for a recall it does not
+    // return), whether or not a chunk was hit: a question whose golden spans have no characters
+    // (or that has none) raises there, and so is undefined here too.
+    let golden_len: u64 = golden.iter().map(|g| g.end.saturating_sub(g.start)).sum();
+    if golden_len == 0 {
+        return Err(crate::Error::input(
+            "ZeroDivisionError: division by zero (the golden spans have no characters)",
+        ));
+    }
+    if !any_hit {
+        return Ok(0.0);
     }
     Ok(numerator_len as f64 / denominator_len as f64)
 }
@@ -419,7 +429,12 @@ mod tests {
         assert_eq!(omega(&g2, SpanCompat::Standard), Some(12.0 / 60.0));
         // Nothing golden: None in standard, 0 in Chroma (no intersection).
         assert_eq!(omega(&[], SpanCompat::Standard), None);
-        assert_eq!(omega(&[], SpanCompat::Chroma), Some(0.0));
+        assert!(precision_omega(&chunks, &[], SpanCompat::Chroma).is_err());
+        // Golden spans of no characters that touch no chunk: Chroma divides by zero.
+        let empty = [sp("c", 3, 3)];
+        assert_eq!(omega(&empty, SpanCompat::Standard), None);
+        let e = precision_omega(&chunks, &empty, SpanCompat::Chroma).unwrap_err();
+        assert!(e.to_string().contains("ZeroDivisionError"), "{e}");
         // A golden span no chunk covers: 0 in both (Chroma: its characters stay unused).
         assert_eq!(omega(&[sp("c", 0, 5)], SpanCompat::Standard), Some(0.0));
         assert_eq!(omega(&[sp("c", 0, 5)], SpanCompat::Chroma), Some(0.0));

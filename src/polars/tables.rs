@@ -66,6 +66,16 @@ fn id_keys(frame: &DataFrame, table: &str, id: &str) -> PolarsResult<StringChunk
             columns.join(", ")
         ))
     })?;
+    // A list, struct or array id would be cast to text and matched as such: refused instead.
+    if column.dtype().is_nested() {
+        return Err(PolarsError::SchemaMismatch(
+            format!(
+                "{table}: the id column '{id}' is {}; ids must be strings, integers or categories",
+                column.dtype()
+            )
+            .into(),
+        ));
+    }
     Ok(column.cast(&DataType::String)?.str()?.clone())
 }
 

@@ -739,3 +739,40 @@ fn locate_quotes_fills_cosine_on_every_face() {
     assert!(located > 10, "{located} quotes located");
     std::fs::remove_dir_all(work).ok();
 }
+
+/// The model's signature (and so the embedding cache's key) covers config.json and
+/// tokenizer.json, not only the weights: a changed configuration never meets stale vectors.
+#[test]
+fn the_signature_changes_with_the_model_configuration() {
+    let dir = model_or_skip!("the_signature_changes_with_the_model_configuration");
+    let copy = common::scratch_dir("model-config-copy");
+    for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+        if entry.path().is_file() {
+            std::fs::copy(entry.path(), copy.join(entry.file_name())).unwrap();
+        }
+    }
+    let pooling = dir.join("1_Pooling");
+    if pooling.is_dir() {
+        std::fs::create_dir_all(copy.join("1_Pooling")).unwrap();
+        for entry in std::fs::read_dir(&pooling).unwrap().flatten() {
+            std::fs::copy(entry.path(), copy.join("1_Pooling").join(entry.file_name())).unwrap();
+        }
+    }
+    let before = LocalModel::load(&copy).unwrap().signature();
+    assert_eq!(
+        before,
+        LocalModel::load(&dir).unwrap().signature().replace(
+            dir.file_name().unwrap().to_string_lossy().as_ref(),
+            copy.file_name().unwrap().to_string_lossy().as_ref(),
+        )
+    );
+    let config = std::fs::read_to_string(copy.join("config.json")).unwrap();
+    let edited = config.replacen('{', "{\"note\": \"edited\", ", 1);
+    std::fs::write(copy.join("config.json"), edited).unwrap();
+    let after = LocalModel::load(&copy).unwrap().signature();
+    assert_ne!(
+        before, after,
+        "a changed config.json must change the signature"
+    );
+    std::fs::remove_dir_all(copy).ok();
+}

@@ -820,3 +820,54 @@ fn a_closed_pipe_keeps_the_exit_status_of_what_was_found() {
     assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Ids that are lists (or structs) are refused by name, not cast to text and matched.
+#[test]
+fn nested_query_ids_are_refused() {
+    let dir = temp_dir("nested-ids");
+    let (golden, run, out) = (
+        dir.join("golden.parquet"),
+        dir.join("run.parquet"),
+        dir.join("scores.parquet"),
+    );
+    let listed = Series::new(
+        "query_id".into(),
+        [
+            Series::new("".into(), ["q1"]),
+            Series::new("".into(), ["q2"]),
+        ],
+    );
+    let mut g = DataFrame::new(
+        2,
+        vec![
+            listed.clone().into(),
+            Column::new("reference_answers".into(), ["a b", "c d"]),
+        ],
+    )
+    .unwrap();
+    let mut r = DataFrame::new(
+        2,
+        vec![listed.into(), Column::new("answer".into(), ["a b", "x"])],
+    )
+    .unwrap();
+    write_parquet(&golden, &mut g);
+    write_parquet(&run, &mut r);
+    let o = cli(&[
+        "score",
+        "--golden",
+        golden.to_str().unwrap(),
+        "--run",
+        run.to_str().unwrap(),
+        "--metrics",
+        "exact_match",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let said = stderr(&o);
+    assert!(!o.status.success(), "{said}");
+    assert!(
+        said.contains("id column 'query_id'") && said.contains("list"),
+        "{said}"
+    );
+    assert!(!out.exists());
+}

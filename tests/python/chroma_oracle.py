@@ -40,7 +40,8 @@ def _difference(ranges: list[tuple[int, int]], target: tuple[int, int]) -> list[
 
 
 def precision_omega(chunks: list[tuple[int, int]], golden: list[tuple[int, int]]) -> float:
-    """``_full_precision_score`` of one question whose golden spans and chunks share a document."""
+    """``_full_precision_score`` of one question whose golden spans and chunks share a document;
+    raises where Chroma raises (golden spans without characters, or none)."""
     numerator: list[tuple[int, int]] = []
     touching: list[tuple[int, int]] = []
     unused = list(golden)
@@ -52,6 +53,12 @@ def precision_omega(chunks: list[tuple[int, int]], golden: list[tuple[int, int]]
                 numerator = _union([hit] + numerator)
                 touching = _union([chunk] + touching)
     denominator = _union(touching + unused)
-    if not numerator:
-        return 0
-    return sum(e - s for s, e in numerator) / sum(e - s for s, e in denominator)
+    if not denominator:
+        raise IndexError("list index out of range")  # Chroma's union_ranges of an empty list
+    ioc = 0.0
+    if numerator:
+        ioc = sum(e - s for s, e in numerator) / sum(e - s for s, e in denominator)
+    # The same loop computes a recall it does not return, dividing by the golden spans' length:
+    # a ZeroDivisionError when they have no characters.
+    _recall = 1 - sum(e - s for s, e in unused) / sum(e - s for s, e in golden)
+    return ioc

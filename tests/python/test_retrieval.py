@@ -734,8 +734,14 @@ def test_span_precision_omega_equals_chroma_and_the_definition():
     ).to_dicts()
     differ = 0
     for (chunks, golden), row in zip(rows, got):
-        want = precision_omega(chunks, golden)
-        assert close(row["chroma"], float(want)), (chunks, golden, row, want)
+        try:
+            want: float | None = float(precision_omega(chunks, golden))
+        except (ZeroDivisionError, IndexError):
+            want = None  # Chroma raises: the plugin gives null
+        if want is None:
+            assert row["chroma"] is None, (chunks, golden, row)
+        else:
+            assert close(row["chroma"], want), (chunks, golden, row, want)
         # Standard: character sets, chunks sharing at least one code point with a golden span.
         gold = {i for s, e in golden for i in range(s, e)}
         if not gold:

@@ -78,6 +78,14 @@ pub type Message = (&'static str, String);
 impl JudgeTemplate {
     /// Reads a template from TOML text (the format of the built-in cards).
     pub fn from_toml(text: &str) -> crate::Result<Self> {
+        // A dotted key or header of thousands of parts builds tables nested as deep, and reading
+        // those recurses once a level: refused before parsing, so the stack cannot overflow.
+        let deepest = text.lines().map(dotted_parts).max().unwrap_or(0);
+        if deepest > MAX_SCHEMA_DEPTH {
+            return Err(crate::Error::options(format!(
+                "judge template: a key has {deepest} dotted parts; a card may nest at most {MAX_SCHEMA_DEPTH} levels"
+            )));
+        }
         let template: JudgeTemplate = toml::from_str(text)
             .map_err(|e| crate::Error::options(format!("judge template: {e}")))?;
         template.validate()?;
@@ -138,6 +146,12 @@ impl JudgeTemplate {
         let mut seen = std::collections::HashSet::new();
         if let Some(twice) = self.inputs.iter().find(|name| !seen.insert(name.as_str())) {
             return bad(&format!("input `{twice}` is named twice"));
+        }
+        let depth = nesting_depth(&self.schema);
+        if depth > MAX_SCHEMA_DEPTH {
+            return bad(&format!(
+                "the schema nests {depth} levels deep; at most {MAX_SCHEMA_DEPTH} are allowed"
+            ));
         }
         if self.schema.get("type").and_then(Value::as_str) != Some("object")
             || !self.schema.get("properties").is_some_and(Value::is_object)
@@ -221,9 +235,71 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     out
 }
 
+/// The deepest nesting a card's schema may have: far more than any reply schema needs, and
+/// shallow enough for the recursive reading and checking of a schema.
+pub const MAX_SCHEMA_DEPTH: usize = 64;
+
+/// How deep `value` nests (a scalar is 0), counted without recursion.
+fn nesting_depth(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 0usize)];
+    while let Some((value, depth)) = stack.pop() {
+        deepest = deepest.max(depth);
+        match value {
+            Value::Array(items) => stack.extend(items.iter().map(|v| (v, depth + 1))),
+            Value::Object(fields) => stack.extend(fields.values().map(|v| (v, depth + 1))),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// The parts of the dotted key (or table header) a TOML line starts with, quotes respected;
+/// 0 for a line that is neither (prose inside a multi-line string has no `=` or `]` after it).
+fn dotted_parts(line: &str) -> usize {
+    let line = line.trim_start().trim_start_matches('[');
+    let mut parts = 1;
+    let mut quote = None;
+    for c in line.chars() {
+        match (quote, c) {
+            (None, '"' | '\'') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            (None, '.') => parts += 1,
+            (None, '=' | ']') => return parts,
+            (None, '#') => return 0,
+            _ => {}
+        }
+    }
+    0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn deeply_nested_cards_are_refused_without_recursing() {
+        let header = format!("[schema.{}]", vec!["properties.a"; 5_000].join("."));
+        let card = format!("id = \"deep\"\nversion = \"1\"\ninputs = [\"x\"]\nsystem = \"s\"\n{header}\ntype = \"object\"\n");
+        let e = JudgeTemplate::from_toml(&card).unwrap_err().to_string();
+        assert!(
+            e.contains("10001 dotted parts") && e.contains("at most 64"),
+            "{e}"
+        );
+        let mut schema = serde_json::json!({"type": "string"});
+        for _ in 0..100 {
+            schema = serde_json::json!({"type": "object", "properties": {"a": schema}});
+        }
+        let e = JudgeTemplate::from_json(serde_json::json!({
+            "id": "deep", "version": "1", "inputs": ["x"], "system": "s", "schema": schema
+        }))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("nests 201 levels deep"), "{e}");
+        assert_eq!(dotted_parts("Prose. With. Dots."), 0);
+        assert_eq!(dotted_parts("[schema.properties.score]"), 3);
+        assert_eq!(dotted_parts("a.\"b.c\".d = 1"), 3);
+    }
 
     #[test]
     fn hex_writes_two_lower_case_digits_per_byte() {

@@ -87,7 +87,9 @@ impl GEvalOptions {
         if self.criteria.trim().is_empty() {
             return bad("criteria is required: say what to judge (criteria=\"...\")".into());
         }
-        if self.score_min >= self.score_max || self.score_max - self.score_min > 100 {
+        // The width in i128: at the i64 extremes the difference does not fit an i64.
+        let width = i128::from(self.score_max) - i128::from(self.score_min);
+        if !(1..=100).contains(&width) {
             return bad(format!(
                 "score_min must be below score_max, at most 100 apart; got {} and {}",
                 self.score_min, self.score_max
@@ -279,6 +281,14 @@ mod tests {
             ..a
         };
         assert!(bad_range.validate("g_eval").is_err());
+        let extremes = GEvalOptions {
+            criteria: "x".into(),
+            score_min: i64::MIN,
+            score_max: i64::MAX,
+            ..GEvalOptions::default()
+        };
+        let e = extremes.validate("g_eval").unwrap_err().to_string();
+        assert!(e.contains("at most 100 apart"), "{e}");
     }
 
     #[test]

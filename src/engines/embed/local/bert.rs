@@ -50,6 +50,37 @@ pub struct BertConfig {
     pub model_type: Option<String>,
 }
 
+impl BertConfig {
+    /// Checks the sizes before anything is allocated from them: each within what an encoder of
+    /// this kind can have (a config asking for 10^9 layers is refused, not allocated), and
+    /// `layer_norm_eps` a small positive number.
+    fn check_sizes(&self) -> Result<(), String> {
+        let bounded = |name: &str, value: usize, most: usize| {
+            if value == 0 || value > most {
+                Err(format!("{name} is {value}; it must be in 1..={most}"))
+            } else {
+                Ok(())
+            }
+        };
+        bounded("hidden_size", self.hidden_size, 1 << 16)?;
+        bounded("num_hidden_layers", self.num_hidden_layers, 1 << 10)?;
+        bounded("num_attention_heads", self.num_attention_heads, 1 << 10)?;
+        bounded("intermediate_size", self.intermediate_size, 1 << 18)?;
+        bounded(
+            "max_position_embeddings",
+            self.max_position_embeddings,
+            1 << 20,
+        )?;
+        let eps = self.layer_norm_eps;
+        if !(eps.is_finite() && eps > 0.0 && eps < 1.0 && (eps as f32) > 0.0) {
+            return Err(format!(
+                "layer_norm_eps is {eps}; it must be a small positive number (e.g. 1e-12)"
+            ));
+        }
+        Ok(())
+    }
+}
+
 fn default_layer_norm_eps() -> f64 {
     1e-12
 }
@@ -186,11 +217,18 @@ impl Weights {
                 tensor.dims()
             ));
         }
-        tensor
+        let values = tensor
             .to_dtype(DType::F32)
             .and_then(|t| t.flatten_all())
             .and_then(|t| t.to_vec1::<f32>())
-            .map_err(|e| format!("tensor {key:?}: {e}"))
+            .map_err(|e| format!("tensor {key:?}: {e}"))?;
+        // A NaN or infinite weight would turn every vector it touches into NaN.
+        if let Some(at) = values.iter().position(|v| !v.is_finite()) {
+            return Err(format!(
+                "tensor {key:?} holds a value that is not finite (at flat index {at})"
+            ));
+        }
+        Ok(values)
     }
 
     /// The number of rows of a table (vocabularies differ between models).
@@ -264,9 +302,10 @@ impl Bert {
                 config.position_embedding_type
             ));
         }
+        config.check_sizes()?;
         let hidden = config.hidden_size;
         let heads = config.num_attention_heads;
-        if heads == 0 || hidden == 0 || !hidden.is_multiple_of(heads) {
+        if !hidden.is_multiple_of(heads) {
             return Err(format!(
                 "hidden_size {hidden} is not a multiple of num_attention_heads {heads}"
             ));
@@ -481,6 +520,45 @@ mod tests {
     use super::*;
 
     /// A two-layer BERT of width 8 with pseudo-random weights (no model files needed).
+    #[test]
+    fn config_sizes_are_checked_before_anything_is_allocated() {
+        let config = |key: &str, value: serde_json::Value| -> BertConfig {
+            let mut base = serde_json::json!({"hidden_size": 8, "num_hidden_layers": 2,
+                "num_attention_heads": 2, "intermediate_size": 16, "max_position_embeddings": 16});
+            if !key.is_empty() {
+                base[key] = value;
+            }
+            serde_json::from_value(base).unwrap()
+        };
+        assert!(config("", serde_json::Value::Null).check_sizes().is_ok());
+        let refused = |key: &str, value: serde_json::Value, says: &str| {
+            let e = config(key, value).check_sizes().unwrap_err();
+            assert!(e.contains(says), "{key}: {e}");
+        };
+        refused(
+            "num_hidden_layers",
+            1_000_000_000u64.into(),
+            "num_hidden_layers is 1000000000",
+        );
+        refused(
+            "num_hidden_layers",
+            u64::MAX.into(),
+            "num_hidden_layers is 18446744073709551615",
+        );
+        refused("hidden_size", 0.into(), "hidden_size is 0");
+        refused("num_attention_heads", 0.into(), "num_attention_heads is 0");
+        refused(
+            "layer_norm_eps",
+            (-1e-12).into(),
+            "layer_norm_eps is -0.000000000001",
+        );
+        refused("layer_norm_eps", 1e-300.into(), "layer_norm_eps");
+        let e = Bert::new(&config("num_attention_heads", 3.into()), HashMap::new())
+            .err()
+            .unwrap();
+        assert!(e.contains("not a multiple of num_attention_heads 3"), "{e}");
+    }
+
     fn tiny_bert() -> Bert {
         let config = BertConfig {
             hidden_size: 8,

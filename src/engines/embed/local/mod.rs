@@ -44,7 +44,9 @@ pub struct LocalModel {
     pub pooling: Pooling,
     /// Whether vectors are L2-normalised.
     pub normalize: bool,
-    /// The first 16 hex digits of the SHA-256 of `model.safetensors`.
+    /// The first 16 hex digits of the SHA-256 of the files that decide the vectors:
+    /// `model.safetensors`, `config.json` and `tokenizer.json` (so that a changed configuration
+    /// or vocabulary never meets vectors cached under the old one).
     pub weights_hash: String,
 }
 
@@ -62,6 +64,9 @@ fn model_error(directory: &Path, file: &str, problem: impl std::fmt::Display) ->
         format!("embedding model {}: {file}: {problem}", directory.display()),
     )
 }
+
+/// The most bytes of a model's JSON file (a tokenizer.json is a few MB).
+const MODEL_JSON_LIMIT: u64 = 256 * crate::files::MIB;
 
 fn read_json<T: serde::de::DeserializeOwned>(directory: &Path, file: &str) -> crate::Result<T> {
     // Model JSON files are small (a tokenizer.json is a few MB); a FIFO or a huge file is refused.
@@ -144,11 +149,8 @@ impl LocalModel {
         let bytes =
             crate::files::read_bytes(&weights_path, "model weights", 8 * 1024 * crate::files::MIB)
                 .map_err(|e| model_error(directory, "model.safetensors", e))?;
-        let weights_hash: String = Sha256::digest(&bytes)
-            .iter()
-            .take(8)
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let mut files = Sha256::new();
+        files.update(&bytes);
         let tensors = candle_core::safetensors::load_buffer(&bytes, &candle_core::Device::Cpu)
             .map_err(|e| model_error(directory, "model.safetensors", e))?;
         drop(bytes);
@@ -156,6 +158,22 @@ impl LocalModel {
             .map_err(|e| model_error(directory, "model.safetensors", e))?;
         let tokenizer = TextTokenizer::load(&directory.join("tokenizer.json"), max_seq_length)
             .map_err(|e| model_error(directory, "tokenizer.json", e))?;
+        // The files besides the weights that decide the vectors, read once the model has loaded
+        // (so that a broken model is reported by what is broken first).
+        for file in ["config.json", "tokenizer.json"] {
+            let content =
+                crate::files::read_bytes(&directory.join(file), "model file", MODEL_JSON_LIMIT)
+                    .map_err(|e| model_error(directory, file, e))?;
+            // Each file's length first, so that no two sets of files hash alike by moving bytes.
+            files.update((content.len() as u64).to_le_bytes());
+            files.update(&content);
+        }
+        let weights_hash: String = files
+            .finalize()
+            .iter()
+            .take(8)
+            .map(|b| format!("{b:02x}"))
+            .collect();
         let name = directory
             .canonicalize()
             .unwrap_or_else(|_| directory.to_path_buf())

@@ -33,7 +33,7 @@ impl TextTokenizer {
     /// all-MiniLM-L6-v2, is replaced at call time by sentence-transformers too).
     pub fn load(path: &Path, max_seq_length: usize) -> Result<Self, String> {
         // Read through the checked reader (a FIFO or an oversized file is refused by name).
-        let bytes = crate::files::read_bytes(path, "tokenizer", 256 * crate::files::MIB)?;
+        let bytes = crate::files::read_bytes(path, "model file", 256 * crate::files::MIB)?;
         let mut tokenizer = Tokenizer::from_bytes(&bytes).map_err(|e| e.to_string())?;
         tokenizer
             .with_truncation(Some(TruncationParams {

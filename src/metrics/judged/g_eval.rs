@@ -193,10 +193,11 @@ pub fn tokens_of_reply(reply: &Value) -> Option<Vec<(String, Vec<TokenChoice>)>>
                 .map(|top| {
                     top.iter()
                         .filter_map(|c| {
-                            Some(TokenChoice::new(
-                                c.get("token")?.as_str()?,
-                                c.get("logprob")?.as_f64()?.exp(),
-                            ))
+                            // A log-probability above 0 (a probability above 1) or not finite
+                            // is not one: such a candidate is left out rather than weighted.
+                            let logprob = c.get("logprob")?.as_f64()?;
+                            (logprob.is_finite() && logprob <= 0.0).then_some(())?;
+                            Some(TokenChoice::new(c.get("token")?.as_str()?, logprob.exp()))
                         })
                         .collect()
                 })
@@ -258,6 +259,22 @@ fn value_offset(content: &str, field: &str) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn candidates_with_a_probability_above_one_are_left_out() {
+        let reply = json!({"choices": [{"logprobs": {"content": [{
+            "token": "4",
+            "top_logprobs": [
+                {"token": "4", "logprob": -0.1},
+                {"token": "5", "logprob": 3.0}
+            ]
+        }]}}]});
+        let tokens = tokens_of_reply(&reply).unwrap();
+        let kept: Vec<&str> = tokens[0].1.iter().map(|c| c.token.as_str()).collect();
+        assert_eq!(kept, ["4"]);
+    }
+
     use super::*;
 
     #[test]

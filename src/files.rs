@@ -8,7 +8,7 @@
 //!
 //! ```
 //! use polars_rag::files::read_text;
-//! let e = read_text(std::path::Path::new("/dev/zero"), "config", 1 << 20).unwrap_err();
+//! let e = read_text(std::path::Path::new("/dev/zero"), "config", 1 << 20).unwrap_err().to_string();
 //! assert!(e.contains("/dev/zero") && e.contains("not a regular file"), "{e}");
 //! ```
 
@@ -22,8 +22,12 @@ pub const MIB: u64 = 1 << 20;
 pub const CONFIG_LIMIT: u64 = 16 * MIB;
 
 /// The bytes of the regular file `path` (a `what`: "config", "judge card", ...), at most
-/// `limit` of them; an error naming the file otherwise.
-pub fn read_bytes(path: &Path, what: &str, limit: u64) -> Result<Vec<u8>, String> {
+/// `limit` of them; an input error naming the file otherwise.
+pub fn read_bytes(path: &Path, what: &str, limit: u64) -> crate::Result<Vec<u8>> {
+    checked_bytes(path, what, limit).map_err(crate::Error::input)
+}
+
+fn checked_bytes(path: &Path, what: &str, limit: u64) -> Result<Vec<u8>, String> {
     let shown = path.display();
     let metadata =
         std::fs::metadata(path).map_err(|e| format!("cannot read {what} {shown}: {e}"))?;
@@ -53,9 +57,10 @@ pub fn read_bytes(path: &Path, what: &str, limit: u64) -> Result<Vec<u8>, String
 }
 
 /// [`read_bytes`] as UTF-8 text.
-pub fn read_text(path: &Path, what: &str, limit: u64) -> Result<String, String> {
-    String::from_utf8(read_bytes(path, what, limit)?)
-        .map_err(|e| format!("{what} {} is not UTF-8 text: {e}", path.display()))
+pub fn read_text(path: &Path, what: &str, limit: u64) -> crate::Result<String> {
+    String::from_utf8(read_bytes(path, what, limit)?).map_err(|e| {
+        crate::Error::input(format!("{what} {} is not UTF-8 text: {e}", path.display()))
+    })
 }
 
 fn too_large(path: &Path, what: &str, size: u64, limit: u64) -> String {
@@ -74,14 +79,16 @@ mod tests {
     fn special_and_oversized_files_are_named() {
         let dir = std::env::temp_dir().join(format!("polars-rag-files-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let e = read_text(&dir, "config", MIB).unwrap_err();
+        let e = read_text(&dir, "config", MIB).unwrap_err().to_string();
         assert!(e.contains("a directory"), "{e}");
         let big = dir.join("big.toml");
         std::fs::write(&big, vec![b'#'; 2048]).unwrap();
-        let e = read_text(&big, "config", 1024).unwrap_err();
+        let e = read_text(&big, "config", 1024).unwrap_err().to_string();
         assert!(e.contains("big.toml") && e.contains("2048 bytes"), "{e}");
         assert_eq!(read_text(&big, "config", 4096).unwrap().len(), 2048);
-        let e = read_text(&dir.join("missing.toml"), "config", MIB).unwrap_err();
+        let e = read_text(&dir.join("missing.toml"), "config", MIB)
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("cannot read config"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }

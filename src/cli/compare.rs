@@ -289,7 +289,8 @@ pub fn read_gates(path: &Path) -> Result<Vec<String>, String> {
     struct GateFile {
         fail_if: Vec<String>,
     }
-    let text = polars_rag::files::read_text(path, "gates file", polars_rag::files::CONFIG_LIMIT)?;
+    let text = polars_rag::files::read_text(path, "gates file", polars_rag::files::CONFIG_LIMIT)
+        .map_err(|e| e.to_string())?;
     let file: GateFile =
         toml::from_str(&text).map_err(|e| format!("invalid gates file {}: {e}", path.display()))?;
     Ok(file.fail_if)

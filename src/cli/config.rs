@@ -261,7 +261,8 @@ impl ScoreConfig {
 
     /// Reads a TOML config file.
     pub fn from_file(path: &Path) -> Result<Self, String> {
-        let text = polars_rag::files::read_text(path, "config", polars_rag::files::CONFIG_LIMIT)?;
+        let text = polars_rag::files::read_text(path, "config", polars_rag::files::CONFIG_LIMIT)
+            .map_err(|e| e.to_string())?;
         Self::parse(&text).map_err(|e| format!("invalid config {}: {e}", path.display()))
     }
 }

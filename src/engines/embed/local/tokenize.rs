@@ -3,8 +3,6 @@
 //! Face `tokenizers`) with `[CLS]`/`[SEP]`, truncated to the model's `max_seq_length` from the
 //! right (longest-first, as `truncation=True` asks), never padded here.
 
-use std::path::Path;
-
 use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 
 /// A loaded `tokenizer.json`, set up as sentence-transformers calls it.
@@ -28,13 +26,12 @@ pub fn python_strip(text: &str) -> &str {
 }
 
 impl TextTokenizer {
-    /// Loads `tokenizer.json` and sets truncation to `max_seq_length` tokens (special tokens
-    /// included) and no padding, whatever the file says (the file's own truncation, 128 for
-    /// all-MiniLM-L6-v2, is replaced at call time by sentence-transformers too).
-    pub fn load(path: &Path, max_seq_length: usize) -> Result<Self, String> {
-        // Read through the checked reader (a FIFO or an oversized file is refused by name).
-        let bytes = crate::files::read_bytes(path, "model file", 256 * crate::files::MIB)?;
-        let mut tokenizer = Tokenizer::from_bytes(&bytes).map_err(|e| e.to_string())?;
+    /// Reads the contents of `tokenizer.json` and sets truncation to `max_seq_length` tokens
+    /// (special tokens included) and no padding, whatever the file says (the file's own
+    /// truncation, 128 for all-MiniLM-L6-v2, is replaced at call time by sentence-transformers
+    /// too).
+    pub fn from_json_bytes(bytes: &[u8], max_seq_length: usize) -> Result<Self, String> {
+        let mut tokenizer = Tokenizer::from_bytes(bytes).map_err(|e| e.to_string())?;
         tokenizer
             .with_truncation(Some(TruncationParams {
                 max_length: max_seq_length,

@@ -390,6 +390,15 @@ pub fn compare_tables(
 
 /// Per-metric rows as a table (one row per metric; with `segment` first when given).
 pub fn metrics_frame(rows: &[MetricComparison], segment: Option<&str>) -> PolarsResult<DataFrame> {
+    let labels = segment.map(|seg| vec![seg; rows.len()]);
+    frame_of_rows(rows, labels)
+}
+
+/// The table of `rows`, with a `segment` column first when `segments` gives one per row.
+fn frame_of_rows(
+    rows: &[MetricComparison],
+    segments: Option<Vec<&str>>,
+) -> PolarsResult<DataFrame> {
     let f = |name: &str, get: &dyn Fn(&MetricComparison) -> Option<f64>| {
         Series::new(name.into(), rows.iter().map(get).collect::<Vec<_>>()).into_column()
     };
@@ -397,8 +406,8 @@ pub fn metrics_frame(rows: &[MetricComparison], segment: Option<&str>) -> Polars
         Series::new(name.into(), rows.iter().map(get).collect::<Vec<_>>()).into_column()
     };
     let mut cols = Vec::new();
-    if let Some(seg) = segment {
-        cols.push(Series::new("segment".into(), vec![seg; rows.len()]).into_column());
+    if let Some(labels) = segments {
+        cols.push(Series::new("segment".into(), labels).into_column());
     }
     cols.push(
         Series::new(
@@ -440,20 +449,18 @@ pub fn metrics_frame(rows: &[MetricComparison], segment: Option<&str>) -> Polars
     DataFrame::new_infer_height(cols)
 }
 
-/// Every segment's rows in one table.
+/// Every segment's rows in one table, built in one pass: stacking a frame per segment made
+/// thousands of segments cost time quadratic in their number (and a table of as many chunks).
 pub fn segments_frame(segments: &[(String, Vec<MetricComparison>)]) -> PolarsResult<DataFrame> {
-    let mut out: Option<DataFrame> = None;
-    for (value, rows) in segments {
-        let df = metrics_frame(rows, Some(value))?;
-        out = Some(match out {
-            None => df,
-            Some(acc) => acc.vstack(&df)?,
-        });
-    }
-    match out {
-        Some(df) => Ok(df),
-        None => metrics_frame(&[], Some("")),
-    }
+    let rows: Vec<MetricComparison> = segments
+        .iter()
+        .flat_map(|(_, rows)| rows.iter().cloned())
+        .collect();
+    let labels: Vec<&str> = segments
+        .iter()
+        .flat_map(|(value, rows)| std::iter::repeat_n(value.as_str(), rows.len()))
+        .collect();
+    frame_of_rows(&rows, Some(labels))
 }
 
 /// The regressed items as a table.
@@ -641,4 +648,59 @@ pub fn summary_frame(rows: &[MetricSummary]) -> PolarsResult<DataFrame> {
         )
         .into_column(),
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(metric: &str, delta: f64) -> MetricComparison {
+        MetricComparison {
+            metric: metric.to_string(),
+            kind: "mean",
+            n: 3,
+            baseline: 0.5,
+            candidate: 0.5 + delta,
+            delta,
+            ci_low: delta - 0.1,
+            ci_high: delta + 0.1,
+            p_randomization: 0.5,
+            p_t_test: None,
+            t_statistic: None,
+            t_ci_low: None,
+            t_ci_high: None,
+            effect_size: None,
+            improved: 1,
+            regressed: 1,
+            unchanged: 1,
+            significant: false,
+            histogram: Vec::new(),
+            histogram_range: 1.0,
+            baseline_judge_spread: None,
+            candidate_judge_spread: None,
+        }
+    }
+
+    /// Ten thousand segments become one table of one chunk, each row labelled with its
+    /// segment (a frame stacked per segment grew a chunk per segment and quadratic time).
+    #[test]
+    fn thousands_of_segments_build_one_table_in_one_pass() {
+        let segments: Vec<(String, Vec<MetricComparison>)> = (0..10_000)
+            .map(|i| {
+                (
+                    format!("s{i}"),
+                    vec![row("mrr", 0.01), row("ndcg_at_k", -0.02)],
+                )
+            })
+            .collect();
+        let df = segments_frame(&segments).unwrap();
+        assert_eq!(df.height(), 20_000);
+        assert_eq!(df.first_col_n_chunks(), 1);
+        let labels = df.column("segment").unwrap().str().unwrap();
+        assert_eq!(labels.get(0), Some("s0"));
+        assert_eq!(labels.get(19_999), Some("s9999"));
+        let metrics = df.column("metric").unwrap().str().unwrap();
+        assert_eq!(metrics.get(19_999), Some("ndcg_at_k"));
+        assert_eq!(segments_frame(&[]).unwrap().height(), 0);
+    }
 }

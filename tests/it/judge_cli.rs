@@ -149,3 +149,78 @@ fn the_api_key_reaches_no_file_and_no_output_and_the_cache_commands_work() {
     assert!(stats(&["stats"]).contains(": 0 cached replies"));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Identical judged jobs run at once in separate processes, sharing one cache, write
+/// byte-identical tables: whichever process asked the server or found a row cached (and in
+/// whatever order the processes' cache writes landed), the rows and their replies are the same.
+#[test]
+fn identical_jobs_in_parallel_processes_write_identical_tables() {
+    let server = FakeJudge::start();
+    let dir = common::scratch_dir("judge-cli-parallel");
+    let run = dir.join("run.parquet");
+    let span = "Paris is the capital of France. Lyon is a city in France.";
+    let rows = 300;
+    let ids: Vec<String> = (0..rows).map(|i| format!("q{i}")).collect();
+    let claims: Vec<String> = (0..rows)
+        .map(|i| match i % 3 {
+            0 => format!("Paris is the capital {i}"),
+            1 => "Lyon is a city in France".to_string(),
+            _ => format!("Berlin is the capital {i}"),
+        })
+        .collect();
+    let spans = vec![span; rows];
+    common::cli::write_parquet(
+        &run,
+        &mut df!("query_id" => ids, "claim" => claims, "cited_span" => spans).unwrap(),
+    );
+    let cache = dir.join("cache");
+    let children: Vec<_> = (0..3)
+        .map(|i| {
+            Command::new(common::cli::bin())
+                .args(["score", "--quiet", "--metrics", "citation_support", "--run"])
+                .arg(&run)
+                .arg("--out")
+                .arg(dir.join(format!("scores-{i}.parquet")))
+                .args([
+                    "--judge-base-url",
+                    &server.base_url,
+                    "--judge-model",
+                    "fake-judge",
+                ])
+                .args(["--judge-max-concurrency", "8", "--judge-cache"])
+                .arg(&cache)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let tables: Vec<Vec<u8>> = (0..3)
+        .map(|i| std::fs::read(dir.join(format!("scores-{i}.parquet"))).unwrap())
+        .collect();
+    let scores = common::cli::read_parquet(&dir.join("scores-0.parquet"));
+    let support = scores
+        .column("citation_support")
+        .unwrap()
+        .struct_()
+        .unwrap()
+        .clone();
+    let errors = support.field_by_name("judge_error").unwrap();
+    assert_eq!(
+        errors.null_count(),
+        rows,
+        "every row was judged: {errors:?}"
+    );
+    assert_eq!(
+        tables[0], tables[1],
+        "processes 0 and 1 wrote different tables"
+    );
+    assert_eq!(
+        tables[0], tables[2],
+        "processes 0 and 2 wrote different tables"
+    );
+}

@@ -812,6 +812,16 @@ fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
 
 /// The judges defined as data of a score job: the config's `[judges.<id>]` sections, then the
 /// `--judge-card` files. Each runs on its own section's judge, else the job's judge.
+/// The clause a merge report adds for source rows it refused.
+fn refused_note(refused: u64) -> String {
+    match refused {
+        0 => String::new(),
+        n => format!(
+            " ({n} rows of the copy refused: a value of the wrong type, unreadable by later runs)"
+        ),
+    }
+}
+
 fn custom_judges_from(
     sections: std::collections::BTreeMap<String, cli::config::CustomJudgeSection>,
     cards: &[PathBuf],
@@ -957,15 +967,22 @@ fn cache(args: CacheArgs) -> Result<(), String> {
     } else {
         let mut text = String::new();
         if judge_copy.join(replies::CACHE_FILE).is_file() {
-            let n = replies::merge_cache(&judge, &judge_copy).map_err(|e| e.to_string())?;
-            text.push_str(&format!("added {n} judge replies to {}\n", judge.display()));
+            let merged = replies::merge_cache(&judge, &judge_copy).map_err(|e| e.to_string())?;
+            text.push_str(&format!(
+                "added {} judge replies to {}{}\n",
+                merged.added,
+                judge.display(),
+                refused_note(merged.refused)
+            ));
         }
         if embed_copy.join(vectors::CACHE_FILE).is_file() {
-            let n =
+            let merged =
                 vectors::merge_embedding_cache(&embed, &embed_copy).map_err(|e| e.to_string())?;
             text.push_str(&format!(
-                "added {n} embedding vectors to {}\n",
-                embed.display()
+                "added {} embedding vectors to {}{}\n",
+                merged.added,
+                embed.display(),
+                refused_note(merged.refused)
             ));
         }
         if text.is_empty() {

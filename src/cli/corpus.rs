@@ -38,6 +38,7 @@ fn read_directory(root: &Path) -> Result<Vec<(String, String)>, String> {
         .canonicalize()
         .map_err(|e| format!("corpus: cannot read {}: {e}", root.display()))?;
     let mut docs = Vec::new();
+    let mut found = Vec::new();
     let mut visited = std::collections::HashSet::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -72,12 +73,60 @@ fn read_directory(root: &Path) -> Result<Vec<(String, String)>, String> {
                     .map(|c| c.as_os_str().to_string_lossy())
                     .collect::<Vec<_>>()
                     .join("/");
-                let text =
-                    polars_rag::files::read_text(&real, "corpus document", CORPUS_DOCUMENT_LIMIT)
-                        .map_err(|e| format!("corpus: {e}"))?;
-                docs.push((id, text));
+                found.push((id, p, real));
             }
         }
     }
+    refuse_outside_hard_links(root, &found)?;
+    for (id, _, real) in found {
+        let text = polars_rag::files::read_text(&real, "corpus document", CORPUS_DOCUMENT_LIMIT)
+            .map_err(|e| format!("corpus: {e}"))?;
+        docs.push((id, text));
+    }
     Ok(docs)
+}
+
+/// A hard link is the file itself, so resolving paths cannot tell that one is shared with a
+/// file outside the root (`ln /etc/shadow corpus/doc.txt` reads `/etc/shadow`). A document
+/// whose link count exceeds the links to it found inside the root is refused by name; hard
+/// links among the corpus's own files are read.
+#[cfg(unix)]
+fn refuse_outside_hard_links(
+    root: &Path,
+    found: &[(String, std::path::PathBuf, std::path::PathBuf)],
+) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let mut inside: std::collections::HashMap<(u64, u64), u64> = Default::default();
+    let mut distinct = std::collections::HashSet::new();
+    let mut files = Vec::with_capacity(found.len());
+    for (_, path, real) in found {
+        let metadata = std::fs::metadata(real)
+            .map_err(|e| format!("corpus: cannot read {}: {e}", path.display()))?;
+        let inode = (metadata.dev(), metadata.ino());
+        // A file reached through several symbolic links inside the root is one link.
+        if distinct.insert(real) {
+            *inside.entry(inode).or_default() += 1;
+        }
+        files.push((path, inode, metadata.nlink()));
+    }
+    for (path, inode, links) in files {
+        let within = inside.get(&inode).copied().unwrap_or(0);
+        if links > within {
+            return Err(format!(
+                "corpus: {} is a hard link with {links} names, {within} of them inside the corpus root {}; \
+                 a file shared with a place outside the root is not read (copy it into the corpus instead)",
+                path.display(),
+                root.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn refuse_outside_hard_links(
+    _root: &Path,
+    _found: &[(String, std::path::PathBuf, std::path::PathBuf)],
+) -> Result<(), String> {
+    Ok(())
 }

@@ -15,3 +15,4 @@ mod redact;
 pub use redact::redact_url;
 #[cfg(feature = "judge")]
 pub(crate) mod sqlite;
+pub use sqlite::Merged;

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
 /// An error of the store `what` (`judge cache`, `embedding cache`) at `path`.
 pub(crate) fn store_error(what: &str, path: &Path, e: impl std::fmt::Display) -> crate::Error {
@@ -75,18 +75,60 @@ pub(crate) fn snapshot_store(
     Ok(true)
 }
 
+/// What a merge did: rows added, and rows of the source refused because a column held a value
+/// of the wrong type (a later run could not read them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Merged {
+    /// Rows the store did not hold and now does.
+    pub added: u64,
+    /// Rows of the source left out: a value of a type its column does not take.
+    pub refused: u64,
+}
+
+/// The columns of `table` in `schema` of `connection` (`main` or an attached name), with the
+/// storage classes SQLite may hold for each: `(name, ["text"])`, `(name, ["integer"])`,
+/// `(name, ["real", "integer"])`, `(name, ["blob"])`.
+fn typed_columns(
+    connection: &Connection,
+    schema: &str,
+    table: &str,
+) -> rusqlite::Result<Vec<(String, &'static [&'static str])>> {
+    let mut statement = connection.prepare(&format!("PRAGMA {schema}.table_info({table})"))?;
+    let rows = statement.query_map([], |row| {
+        let name: String = row.get(1)?;
+        let declared: String = row.get(2)?;
+        let classes: &'static [&'static str] = match declared.to_ascii_uppercase().as_str() {
+            "TEXT" => &["text"],
+            "INTEGER" => &["integer"],
+            "REAL" => &["real", "integer"],
+            "BLOB" => &["blob"],
+            _ => &["text", "integer", "real", "blob"],
+        };
+        Ok((name, classes))
+    })?;
+    rows.collect()
+}
+
 /// Adds to the store at `into` (created with `schema` when needed) every row of `table` in the
-/// store file `from` whose key it does not hold yet; returns how many rows were added. Entries
-/// are keyed by everything that determines them, so an entry present in both is the same entry.
+/// store file `from` whose key it does not hold yet.
+///
+/// Columns are matched by name, never by position, and only a table is read (a view in a
+/// hostile file could run forever); a source row with a value of the wrong type in any column
+/// is refused and counted, not copied. Entries are keyed by everything that determines them,
+/// so an entry present in both is the same entry.
 pub(crate) fn merge_store(
     what: &str,
     into: &Path,
     schema: &str,
     from: &Path,
     table: &str,
-) -> crate::Result<u64> {
+) -> crate::Result<Merged> {
     if !from.is_file() {
-        return Err(store_error(what, from, "no such store"));
+        return Err(store_error(
+            what,
+            from,
+            "no such store (or not a regular file)",
+        ));
     }
     if let Some(folder) = into.parent() {
         std::fs::create_dir_all(folder).map_err(|e| store_error(what, into, e))?;
@@ -98,16 +140,85 @@ pub(crate) fn merge_store(
     connection
         .execute("ATTACH DATABASE ?1 AS source", [source])
         .map_err(|e| store_error(what, from, e))?;
-    let added = connection
-        .execute(
-            &format!("INSERT OR IGNORE INTO main.{table} SELECT * FROM source.{table}"),
-            [],
-        )
-        .map_err(|e| store_error(what, from, e));
+    let merged = merge_attached(&connection, table).map_err(|e| store_error(what, from, e));
     let detached = connection
         .execute("DETACH DATABASE source", [])
         .map_err(|e| store_error(what, from, e));
-    let added = added?;
+    let merged = merged?;
     detached?;
-    Ok(added as u64)
+    Ok(merged)
+}
+
+fn merge_attached(connection: &Connection, table: &str) -> Result<Merged, String> {
+    let kind: Option<String> = connection
+        .query_row(
+            "SELECT type FROM source.sqlite_master WHERE name = ?1",
+            [table],
+            |row| row.get(0),
+        )
+        .optional()
+        .map_err(|e| e.to_string())?;
+    match kind.as_deref() {
+        Some("table") => {}
+        Some(other) => {
+            return Err(format!(
+                "`{table}` is a {other} there, not a table; this is not a cache copy"
+            ));
+        }
+        None => {
+            return Err(format!(
+                "it has no `{table}` table; this is not a cache copy"
+            ))
+        }
+    }
+    let wanted = typed_columns(connection, "main", table).map_err(|e| e.to_string())?;
+    let present: Vec<String> = typed_columns(connection, "source", table)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+    let missing: Vec<&str> = wanted
+        .iter()
+        .map(|(name, _)| name.as_str())
+        .filter(|name| !present.iter().any(|p| p == name))
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "its `{table}` table lacks the column(s) {}; this is not a cache copy of this version",
+            missing.join(", ")
+        ));
+    }
+    let names: Vec<String> = wanted
+        .iter()
+        .map(|(name, _)| format!("\"{name}\""))
+        .collect();
+    let readable = wanted
+        .iter()
+        .zip(&names)
+        .map(|((_, classes), quoted)| {
+            let classes: Vec<String> = classes.iter().map(|c| format!("'{c}'")).collect();
+            format!("typeof({quoted}) IN ({})", classes.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join(" AND ");
+    let columns = names.join(", ");
+    let added = connection
+        .execute(
+            &format!(
+                "INSERT OR IGNORE INTO main.{table} ({columns}) SELECT {columns} FROM source.{table} WHERE {readable}"
+            ),
+            [],
+        )
+        .map_err(|e| e.to_string())?;
+    let refused: i64 = connection
+        .query_row(
+            &format!("SELECT COUNT(*) FROM source.{table} WHERE NOT ({readable})"),
+            [],
+            |row| row.get(0),
+        )
+        .map_err(|e| e.to_string())?;
+    Ok(Merged {
+        added: added as u64,
+        refused: refused.max(0) as u64,
+    })
 }

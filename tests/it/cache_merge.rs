@@ -103,3 +103,74 @@ fn node_caches_exported_and_merged_into_the_driver() {
     assert!(!ok && err.contains("holds no cache copies"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A hand-made copy whose `replies` table has the columns in another order: merged by name, so
+/// the reply lands in the reply column (by position it would land in `model`).
+#[test]
+fn merge_matches_columns_by_name_and_refuses_rows_of_the_wrong_type() {
+    let dir = scratch("merge-by-name");
+    let copy = dir.join("copy");
+    std::fs::create_dir_all(copy.join("judge")).unwrap();
+    let file = copy
+        .join("judge")
+        .join(polars_rag::engines::judge::cache::CACHE_FILE);
+    let db = rusqlite::Connection::open(&file).unwrap();
+    db.execute_batch(
+        "CREATE TABLE replies (reply TEXT, created REAL, model TEXT, key TEXT PRIMARY KEY,
+                               completion_tokens INTEGER, template TEXT, prompt_tokens INTEGER);
+         INSERT INTO replies VALUES ('{\"verdict\": \"yes\"}', 1.0, 'm', 'k1', 3, 'answer_match', 10);
+         INSERT INTO replies VALUES (x'00ff', 1.0, 'm', 'k2', 3, 'answer_match', 10);
+         INSERT INTO replies VALUES ('{}', 1.0, 'm', 'k3', 'three', 'answer_match', 10);",
+    )
+    .unwrap();
+    drop(db);
+    let root = dir.join("driver");
+    let (ok, stdout, stderr) = cache("merge", &copy, &root);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("added 1 judge replies"), "{stdout}");
+    assert!(stdout.contains("2 rows of the copy refused"), "{stdout}");
+    let merged = ReplyCache::open(&root.join("judge")).unwrap();
+    let got = merged.get_many(&["k1", "k2", "k3"]).unwrap();
+    let k1 = got[0].as_ref().expect("k1 merged");
+    assert_eq!(k1.reply, "{\"verdict\": \"yes\"}");
+    assert_eq!((k1.prompt_tokens, k1.completion_tokens), (10, 3));
+    assert!(got[1].is_none() && got[2].is_none());
+    let stats = cache_stats(&root.join("judge")).unwrap();
+    assert_eq!(stats.entries, 1);
+}
+
+/// A copy whose `replies` is a view (here one that recurses without end) or lacks a column is
+/// refused by name, without reading it.
+#[test]
+fn merge_refuses_views_and_missing_columns_naming_the_file() {
+    let dir = scratch("merge-view");
+    for (tag, sql, says) in [
+        (
+            "view",
+            "CREATE VIEW replies AS WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n)
+             SELECT x AS key, x AS template, x AS model, x AS reply, x AS prompt_tokens,
+                    x AS completion_tokens, x AS created FROM n;",
+            "is a view there, not a table",
+        ),
+        (
+            "columns",
+            "CREATE TABLE replies (key TEXT PRIMARY KEY, reply TEXT);",
+            "lacks the column(s) template, model, prompt_tokens, completion_tokens, created",
+        ),
+        ("none", "CREATE TABLE other (x);", "has no `replies` table"),
+    ] {
+        let copy = dir.join(tag);
+        std::fs::create_dir_all(copy.join("judge")).unwrap();
+        let file = copy
+            .join("judge")
+            .join(polars_rag::engines::judge::cache::CACHE_FILE);
+        rusqlite::Connection::open(&file)
+            .unwrap()
+            .execute_batch(sql)
+            .unwrap();
+        let (ok, _, stderr) = cache("merge", &copy, &dir.join(format!("driver-{tag}")));
+        assert!(!ok);
+        assert!(stderr.contains(&file.display().to_string()), "{stderr}");
+        assert!(stderr.contains(says), "{tag}: {stderr}");
+    }
+}

@@ -542,6 +542,30 @@ fn a_corpus_directory_never_reads_through_a_link_that_leaves_it() {
         out.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // A hard link between two of the corpus's own files is read ...
+    std::fs::hard_link(corpus.join("doc.txt"), corpus.join("sub/twin.txt")).unwrap();
+    let locate = || {
+        cli(&[
+            "locate",
+            "--quotes",
+            quotes.to_str().unwrap(),
+            "--corpus",
+            corpus.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    let o = locate();
+    assert!(o.status.success(), "{}", stderr(&o));
+    // ... and one shared with a file outside the root is not, though no path leaves the root.
+    std::fs::hard_link(outside.join("secret.txt"), corpus.join("sub/hard.txt")).unwrap();
+    let o = locate();
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(
+        e.contains("hard.txt") && e.contains("hard link with 2 names, 1 of them inside"),
+        "{e}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -54,8 +54,12 @@ pub fn export_embedding_cache(directory: &Path, to: &Path) -> crate::Result<bool
 }
 
 /// Adds the vectors of the cache in `from` (a directory, e.g. an [`export_embedding_cache`]
-/// copy) that the cache in `directory` lacks; returns how many were added.
-pub fn merge_embedding_cache(directory: &Path, from: &Path) -> crate::Result<u64> {
+/// copy) that the cache in `directory` lacks; returns how many were added, and how many
+/// were refused for a value of the wrong type.
+pub fn merge_embedding_cache(
+    directory: &Path,
+    from: &Path,
+) -> crate::Result<crate::engines::Merged> {
     crate::engines::sqlite::merge_store(
         WHAT,
         &directory.join(CACHE_FILE),
@@ -82,16 +86,17 @@ fn to_bytes(vector: &[f32]) -> Vec<u8> {
     vector.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
+/// The vector stored as `bytes`; `None` (a miss) for bytes that are not a whole, non-empty
+/// number of floats, or hold a NaN or an infinity: a poisoned entry must not reach a cosine.
 fn from_bytes(bytes: &[u8]) -> Option<Vec<f32>> {
-    if !bytes.len().is_multiple_of(4) {
+    if bytes.is_empty() || !bytes.len().is_multiple_of(4) {
         return None;
     }
-    Some(
-        bytes
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect(),
-    )
+    let vector: Vec<f32> = bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    vector.iter().all(|x| x.is_finite()).then_some(vector)
 }
 
 impl VectorCache {
@@ -106,7 +111,7 @@ impl VectorCache {
     }
 
     /// The vectors cached under `keys`, in order, read in one transaction. A stored value that is
-    /// not a whole number of floats counts as a miss (it is replaced when re-embedded).
+    /// not a whole number of finite floats counts as a miss (it is replaced when re-embedded).
     pub fn get_many(&self, keys: &[String]) -> crate::Result<Vec<Option<CachedVector>>> {
         let error = |e: rusqlite::Error| store_error(WHAT, &self.path, e);
         let mut connection = self.connection.lock().unwrap_or_else(|p| p.into_inner());
@@ -119,15 +124,20 @@ impl VectorCache {
             for key in keys {
                 let row = statement
                     .query_row(params![key], |row| {
-                        Ok((row.get::<_, i64>(0)?, row.get::<_, Vec<u8>>(1)?))
+                        // An entry of the wrong storage class (a text where the vector's bytes
+                        // belong) is a miss like any unreadable entry, not an error of the job.
+                        let truncated = row.get_ref(0)?.as_i64().ok();
+                        let vector = match row.get_ref(1)? {
+                            rusqlite::types::ValueRef::Blob(bytes) => from_bytes(bytes),
+                            _ => None,
+                        };
+                        Ok(truncated.zip(vector))
                     })
                     .optional()
                     .map_err(error)?;
-                found.push(row.and_then(|(truncated, bytes)| {
-                    Some(CachedVector {
-                        vector: from_bytes(&bytes)?,
-                        truncated: truncated != 0,
-                    })
+                found.push(row.flatten().map(|(truncated, vector)| CachedVector {
+                    vector,
+                    truncated: truncated != 0,
                 }));
             }
         }
@@ -241,6 +251,45 @@ mod tests {
         assert_eq!(got, vec![Some(value), None]);
         assert_eq!(embedding_cache_stats(&dir).unwrap().entries, 1);
         assert_eq!(clear_embedding_cache(&dir).unwrap(), 1);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// Entries poisoned by hand or by another program (a NaN or an infinity, no bytes, bytes
+    /// that are not whole floats, text where bytes belong) read as misses, never as vectors.
+    #[test]
+    fn poisoned_entries_are_misses() {
+        let dir = std::env::temp_dir().join(format!(
+            "polars-rag-embed-cache-poison-{}",
+            std::process::id()
+        ));
+        let cache = VectorCache::open(&dir).unwrap();
+        let good = CachedVector {
+            vector: vec![0.5, 0.5],
+            truncated: false,
+        };
+        let keys: Vec<String> = (0..6).map(|i| vector_key("m", &i.to_string())).collect();
+        cache.put_many("m", &[(&keys[0], &good)]).unwrap();
+        let poison = rusqlite::Connection::open(dir.join(CACHE_FILE)).unwrap();
+        let mut nan = to_bytes(&[0.5, f32::NAN]);
+        let inf = to_bytes(&[f32::INFINITY, 0.5]);
+        nan.truncate(8);
+        for (key, value) in [
+            (&keys[1], rusqlite::types::Value::Blob(nan)),
+            (&keys[2], rusqlite::types::Value::Blob(inf)),
+            (&keys[3], rusqlite::types::Value::Blob(Vec::new())),
+            (&keys[4], rusqlite::types::Value::Blob(vec![1, 2, 3])),
+            (&keys[5], rusqlite::types::Value::Text("0.5,0.5".into())),
+        ] {
+            poison
+                .execute(
+                    "INSERT INTO vectors (key, model, truncated, vector) VALUES (?1, 'm', 0, ?2)",
+                    params![key, value],
+                )
+                .unwrap();
+        }
+        let got = cache.get_many(&keys).unwrap();
+        assert_eq!(got[0], Some(good));
+        assert!(got[1..].iter().all(Option::is_none), "{got:?}");
         std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -61,8 +61,9 @@ pub fn export_cache(directory: &Path, to: &Path) -> crate::Result<bool> {
 }
 
 /// Adds the replies of the cache in `from` (a directory, e.g. an [`export_cache`] copy) that
-/// the cache in `directory` lacks; returns how many were added.
-pub fn merge_cache(directory: &Path, from: &Path) -> crate::Result<u64> {
+/// the cache in `directory` lacks; returns how many were added, and how many
+/// were refused for a value of the wrong type.
+pub fn merge_cache(directory: &Path, from: &Path) -> crate::Result<crate::engines::Merged> {
     crate::engines::sqlite::merge_store(
         "judge cache",
         &directory.join(CACHE_FILE),
@@ -138,15 +139,26 @@ impl ReplyCache {
             for &i in run {
                 let row = statement
                     .query_row(params![keys[i]], |row| {
-                        Ok(CachedReply {
-                            reply: row.get(0)?,
-                            prompt_tokens: row.get::<_, i64>(1)?.max(0) as u64,
-                            completion_tokens: row.get::<_, i64>(2)?.max(0) as u64,
+                        // An entry of the wrong storage class (bytes where the reply's text
+                        // belongs) is a miss, asked again, not an error of the whole job.
+                        let reply = row.get_ref(0)?.as_str().ok().map(str::to_string);
+                        let tokens = |at: usize| -> rusqlite::Result<Option<u64>> {
+                            Ok(row.get_ref(at)?.as_i64().ok().map(|n| n.max(0) as u64))
+                        };
+                        Ok(match (reply, tokens(1)?, tokens(2)?) {
+                            (Some(reply), Some(prompt_tokens), Some(completion_tokens)) => {
+                                Some(CachedReply {
+                                    reply,
+                                    prompt_tokens,
+                                    completion_tokens,
+                                })
+                            }
+                            _ => None,
                         })
                     })
                     .optional()
                     .map_err(|e| sqlite_error(&self.path, e))?;
-                found.push((i, row));
+                found.push((i, row.flatten()));
             }
         }
         transaction

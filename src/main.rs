@@ -630,6 +630,10 @@ struct JudgeArgs {
     /// the request at once (default 60).
     #[arg(long)]
     judge_max_retry_wait: Option<f64>,
+    /// The most seconds the judge may spend in this run, retries and their waits included;
+    /// past it the run stops with an error (replies received are cached; run again to resume).
+    #[arg(long)]
+    judge_max_seconds: Option<f64>,
 }
 
 /// The judge of a score job: the config's [judge] with the flags applied; `None` when neither
@@ -643,7 +647,8 @@ fn judge_from(args: &JudgeArgs, configured: Option<JudgeSettings>) -> Option<Jud
         || args.judge_max_concurrency.is_some()
         || args.judge_max_calls.is_some()
         || args.judge_timeout.is_some()
-        || args.judge_max_retry_wait.is_some();
+        || args.judge_max_retry_wait.is_some()
+        || args.judge_max_seconds.is_some();
     let from_env = std::env::var("POLARS_RAG_JUDGE_MODEL").is_ok_and(|m| !m.trim().is_empty());
     if configured.is_none() && !flagged && !from_env {
         return None;
@@ -675,6 +680,9 @@ fn judge_from(args: &JudgeArgs, configured: Option<JudgeSettings>) -> Option<Jud
     }
     if let Some(seconds) = args.judge_max_retry_wait {
         judge.max_retry_wait = seconds;
+    }
+    if let Some(seconds) = args.judge_max_seconds {
+        judge.max_seconds = Some(seconds);
     }
     Some(judge)
 }

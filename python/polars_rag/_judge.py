@@ -62,6 +62,7 @@ class Judge:
         max_retry_wait: float | None = None,
         max_calls: int | None = None,
         max_total_tokens: int | None = None,
+        max_seconds: float | None = None,
     ) -> None:
         settings: dict[str, Any] = json.loads(_judge_defaults())
         given = {
@@ -78,13 +79,14 @@ class Judge:
             "max_retry_wait": max_retry_wait,
             "max_calls": max_calls,
             "max_total_tokens": max_total_tokens,
+            "max_seconds": max_seconds,
         }
         for name, value in given.items():
             if value is None:
                 continue
             if name in ("base_url", "model", "api_key_env") and not isinstance(value, str):
                 raise TypeError(f"Judge: {name} must be a string, got {value!r}")
-            if name in ("temperature", "timeout", "retry_base_delay", "max_retry_wait"):
+            if name in ("temperature", "timeout", "retry_base_delay", "max_retry_wait", "max_seconds"):
                 if isinstance(value, bool) or not isinstance(value, (int, float)):
                     raise TypeError(f"Judge: {name} must be a number, got {value!r}")
                 value = float(value)

@@ -9,10 +9,13 @@
 //! * [`redact_url`]: a server URL as it may be shown (without its credentials).
 
 pub mod embed;
+#[cfg(feature = "judge")]
+pub mod interrupt;
 pub mod judge;
 pub mod progress;
 mod redact;
 pub use redact::redact_url;
 #[cfg(feature = "judge")]
 pub(crate) mod sqlite;
+#[cfg(feature = "judge")]
 pub use sqlite::Merged;

@@ -71,7 +71,9 @@ pub fn similarity_of_vectors(
             )));
         }
         let reference: Vec<f64> = reference.iter().map(|&x| x as f64).collect();
-        best = best.max(cosine(&answer, &reference));
+        // Normalising each vector first leaves a rounding error of a few ulps, so identical
+        // texts can give 1.0000000000000002: a cosine is kept inside [-1, 1].
+        best = best.max(cosine(&answer, &reference).clamp(-1.0, 1.0));
     }
     Ok(match options.threshold {
         Some(t) => f64::from(u8::from(best >= t)),
@@ -89,4 +91,36 @@ pub fn signature(options: &SemanticSimilarityOptions) -> String {
         "semantic_similarity|{}|threshold:{threshold}|version:ragas-0.4.3",
         crate::engines::embed::signature_of(&options.embedder)
     )
+}
+
+#[cfg(test)]
+mod cosine_bounds {
+    use super::*;
+
+    /// Vectors whose normalisation rounds up: identical texts score exactly 1, never above.
+    #[test]
+    fn identical_vectors_score_at_most_one() {
+        let options = SemanticSimilarityOptions::default();
+        let mut state = 1u64;
+        let mut above = 0;
+        for _ in 0..2_000 {
+            let vector: Vec<f32> = (0..384)
+                .map(|_| {
+                    state = state
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1);
+                    (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+                })
+                .collect();
+            let raw = cosine(
+                &vector.iter().map(|&x| x as f64).collect::<Vec<_>>(),
+                &vector.iter().map(|&x| x as f64).collect::<Vec<_>>(),
+            );
+            above += usize::from(raw > 1.0);
+            let score = similarity_of_vectors(&vector, &[&vector], &options).unwrap();
+            assert!(score <= 1.0 && score > 1.0 - 1e-12, "{score}");
+        }
+        // The bound is needed: some of these vectors' raw cosines exceed 1.
+        assert!(above > 0);
+    }
 }

@@ -15,7 +15,8 @@
 //! * `#retry-after-date`: the first attempt gets 429 with a `Retry-After` HTTP-date 3 s ahead;
 //! * `#retry-after-huge`: every attempt gets 429 with `Retry-After: 1e308`;
 //! * `#echo-key`: every attempt gets a 500 whose body echoes the request's `Authorization`;
-//! * `#redirect`: a 302 to another address.
+//! * `#redirect`: a 302 to another address;
+//! * `#gzip`: every reply is labelled `Content-Encoding: gzip` (not asked for).
 //!
 //! With `reject_json_schema`, requests asking for `response_format: json_schema` get a 400
 //! naming it, as servers without structured output do.
@@ -223,6 +224,13 @@ fn respond(request: &Value, state: &ServerState) -> Option<(u16, String, String)
             500,
             String::new(),
             "{\"error\": \"bad header: {authorization}\"}".into(),
+        ));
+    }
+    if has("#gzip") {
+        return Some((
+            200,
+            "Content-Encoding: gzip\r\n".into(),
+            "\u{1f}\u{8b}compressed".into(),
         ));
     }
     if has("#redirect") {

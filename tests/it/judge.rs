@@ -813,3 +813,45 @@ fn a_failed_cache_write_keeps_the_judgement_and_says_so() {
         "nothing new was cached"
     );
 }
+
+/// `max_seconds` bounds the judge's time, waits included: a server asking for a 2 s wait
+/// when 1 s is left is not waited for, and the call stops as a spent budget does, naming it.
+#[test]
+fn max_seconds_bounds_every_wait_and_names_itself() {
+    let server = FakeJudge::start();
+    let judge = JudgeSettings {
+        max_seconds: Some(1.0),
+        ..settings(&server, None)
+    };
+    let started = std::time::Instant::now();
+    let e = support(&[Some("x #retry-after-2")], &[Some("x")], &judge, false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(2),
+        "waited {:?}",
+        started.elapsed()
+    );
+    assert!(e.contains("budget") && e.contains("max_seconds = 1"), "{e}");
+    let bad = JudgeSettings {
+        max_seconds: Some(f64::NAN),
+        ..settings(&server, None)
+    };
+    let e = support(&[Some("x")], &[Some("x")], &bad, false)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`max_seconds` must be"), "{e}");
+}
+
+/// A reply compressed without being asked is a reason naming the encoding, given at once,
+/// not a "connection error" retried for minutes.
+#[test]
+fn a_compressed_reply_is_named_not_retried() {
+    let server = FakeJudge::start();
+    let judge = settings(&server, None);
+    let out = support(&[Some("x #gzip")], &[Some("x")], &judge, false).unwrap();
+    let errors = strings(&out, "judge_error");
+    let e = errors[0].as_deref().unwrap_or_default();
+    assert!(e.contains("Content-Encoding: gzip"), "{e}");
+    assert_eq!(server.requests(), 1, "not retried");
+}

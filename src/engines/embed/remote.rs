@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::engines::judge::transport::{read_api_key, Attempt, Transport};
+use crate::engines::judge::transport::{read_api_key, Attempt, Retry, Transport};
 
 use super::EmbedSettings;
 
@@ -70,9 +70,11 @@ impl RemoteModel {
         let body = json!({ "model": self.model, "input": texts }).to_string();
         let mut calls = 0u64;
         let mut attempt = 0u32;
+        // Embedding has no time budget of its own: each attempt ends at the timeout.
+        let deadline = None;
         loop {
             calls += 1;
-            match self.transport.post(&body) {
+            match self.transport.post(&body, deadline) {
                 Attempt::Reply(text) => {
                     let (vectors, tokens) = read_embeddings(&text, texts.len())?;
                     return Ok(RemoteBatch {
@@ -94,14 +96,22 @@ impl RemoteModel {
                             self.retry_base_delay,
                             attempt,
                             self.max_retry_wait,
+                            deadline,
                         )
-                        .map_err(|refused| format!("{reason}: {refused}"))?;
+                        .map_err(|stopped| match stopped {
+                            Retry::Refused(why) => format!("{reason}: {why}"),
+                            Retry::Interrupted => {
+                                crate::engines::interrupt::INTERRUPTED_MESSAGE.to_string()
+                            }
+                            Retry::PastDeadline => format!("{reason}: the deadline passed"),
+                        })?;
                     attempt += 1;
                 }
                 Attempt::SchemaFormatRejected => {
                     return Err("the server rejected the request".into())
                 }
                 Attempt::Fatal(reason) => return Err(reason),
+                Attempt::PastDeadline => return Err("the deadline passed".into()),
             }
         }
     }

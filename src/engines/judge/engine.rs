@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 use super::cache::{CachedReply, ReplyCache};
 use super::schema::validate;
 use super::template::{as_judged, JudgeTemplate, Message, WEIGHTED_SCORE};
-use super::transport::{read_api_key, Attempt, Transport};
+use super::transport::{read_api_key, Attempt, Retry, Transport};
 use super::{JudgeSettings, ResolvedSettings, Usage, UsageByTemplate};
 use crate::metrics::judged::g_eval::{weighted_score, TokenChoice};
 
@@ -72,6 +72,10 @@ pub struct Judge {
     /// Set once a failed cache write has been reported on stderr.
     cache_failure_reported: AtomicBool,
     usage: Mutex<UsageByTemplate>,
+    /// When the judge first asked the server: `max_seconds` counts from here.
+    first_request: std::sync::OnceLock<Instant>,
+    /// Set once a request or a wait was cut short by `max_seconds`.
+    deadline_reached: AtomicBool,
 }
 
 /// A counting semaphore: the judge's bound on requests in flight, shared by concurrent calls.
@@ -113,6 +117,8 @@ enum Failure {
     Row(String),
     /// The budget was spent before the row's request could be made.
     Budget,
+    /// Ctrl-C came: the call fails as a whole.
+    Interrupted,
 }
 
 /// A distinct request's outcome and cost, as a worker reports it.
@@ -155,8 +161,17 @@ impl Judge {
             json_object_only: AtomicBool::new(false),
             cache_failure_reported: AtomicBool::new(false),
             usage: Mutex::new(UsageByTemplate::new()),
+            first_request: std::sync::OnceLock::new(),
+            deadline_reached: AtomicBool::new(false),
             resolved,
         })
+    }
+
+    /// The end of the judge's time budget (`max_seconds` after its first request), if any.
+    fn deadline(&self) -> Option<Instant> {
+        let seconds = self.resolved.settings.max_seconds?;
+        let first = *self.first_request.get_or_init(Instant::now);
+        Some(first + Duration::from_secs_f64(seconds))
     }
 
     /// The process's judge for `settings`, built on first use and reused afterwards (its
@@ -236,6 +251,7 @@ impl Judge {
         sample: u32,
     ) -> crate::Result<Vec<RowReply>> {
         let started = Instant::now();
+        crate::engines::interrupt::arm();
         let system = template.render_system();
         let prefix = self.key_prefix(template, &system, sample);
 
@@ -351,9 +367,27 @@ impl Judge {
             .or_default()
             .add(&usage);
 
+        let interrupted = outcomes
+            .iter()
+            .filter(|o| matches!(o, Some(Err(Failure::Interrupted))))
+            .count();
+        if interrupted > 0 {
+            return Err(crate::Error::new(
+                crate::ErrorKind::Engine,
+                format!(
+                    "{metric}: {}: {interrupted} of {} distinct rows were not judged; replies received \
+                     so far are cached",
+                    crate::engines::interrupt::INTERRUPTED_MESSAGE,
+                    requests.len()
+                ),
+            ));
+        }
         if budget_spent > 0 {
             let settings = &self.resolved.settings;
             let limit = match (settings.max_calls, settings.max_total_tokens) {
+                _ if self.deadline_reached.load(Ordering::Relaxed) => {
+                    format!("max_seconds = {}", settings.max_seconds.unwrap_or_default())
+                }
                 (Some(calls), _) if self.calls_made.load(Ordering::Relaxed) >= calls => {
                     format!("max_calls = {calls}")
                 }
@@ -391,7 +425,9 @@ impl Judge {
                     match outcome {
                         Some(Ok(value)) => Ok(value),
                         Some(Err(Failure::Row(reason))) => Err(reason),
-                        Some(Err(Failure::Budget)) | None => Err("not judged".to_string()),
+                        Some(Err(Failure::Budget | Failure::Interrupted)) | None => {
+                            Err("not judged".to_string())
+                        }
                     }
                 })
             })
@@ -499,7 +535,11 @@ impl Judge {
     ) -> Result<Completion, Failure> {
         let settings = &self.resolved.settings;
         let mut attempt = 0u32;
+        let deadline = self.deadline();
         loop {
+            if crate::engines::interrupt::interrupted() {
+                return Err(Failure::Interrupted);
+            }
             let asked_json_schema = !self.json_object_only.load(Ordering::Relaxed);
             let body = self.request_body(template, messages, sample);
             if !self.reserve_call() {
@@ -508,7 +548,7 @@ impl Judge {
             spent.calls += 1;
             let result = {
                 let _slot = self.in_flight.acquire();
-                self.transport.post(&body)
+                self.transport.post(&body, deadline)
             };
             let (reason, retry_after) = match result {
                 Attempt::Reply(text) => {
@@ -526,6 +566,10 @@ impl Judge {
                     ))
                 }
                 Attempt::Fatal(reason) => return Err(Failure::Row(reason)),
+                Attempt::PastDeadline => {
+                    self.deadline_reached.store(true, Ordering::Relaxed);
+                    return Err(Failure::Budget);
+                }
                 Attempt::Retry {
                     reason,
                     retry_after,
@@ -544,8 +588,16 @@ impl Judge {
                     settings.retry_base_delay,
                     attempt,
                     settings.max_retry_wait,
+                    deadline,
                 )
-                .map_err(|refused| Failure::Row(format!("{reason}: {refused}")))?;
+                .map_err(|stopped| match stopped {
+                    Retry::Refused(why) => Failure::Row(format!("{reason}: {why}")),
+                    Retry::PastDeadline => {
+                        self.deadline_reached.store(true, Ordering::Relaxed);
+                        Failure::Budget
+                    }
+                    Retry::Interrupted => Failure::Interrupted,
+                })?;
             attempt += 1;
         }
     }

@@ -18,7 +18,7 @@
 //! 5. valid replies are cached as they arrive; failures are not cached.
 //!
 //! A failed row never fails the others: it comes back as `Err(reason)`. Only a spent budget
-//! (`max_calls`, `max_total_tokens`) stops the call, after the requests in flight have finished
+//! (`max_calls`, `max_total_tokens`, `max_seconds`) or Ctrl-C stops the call, after the requests in flight have finished
 //! and been cached, with an error that says so.
 //!
 //! ```
@@ -96,6 +96,12 @@ pub struct JudgeSettings {
     pub max_calls: Option<u64>,
     /// The most prompt + completion tokens this judge may spend in the process.
     pub max_total_tokens: Option<u64>,
+    /// The most seconds this judge may spend in the process, counted from its first request:
+    /// no request is sent and no retry is waited for past it, and each attempt ends by it
+    /// (`None`: no limit). Like the other budgets, reaching it stops the call with an error;
+    /// replies received are cached, so a re-run resumes.
+    #[serde(default)]
+    pub max_seconds: Option<f64>,
 }
 
 impl Default for JudgeSettings {
@@ -115,6 +121,7 @@ impl Default for JudgeSettings {
             max_retry_wait: 60.0,
             max_calls: None,
             max_total_tokens: None,
+            max_seconds: None,
         }
     }
 }
@@ -201,6 +208,13 @@ impl JudgeSettings {
             return bad(format!(
                 "`max_retry_wait` must be in [0, 3600] seconds, got {}",
                 self.max_retry_wait
+            ));
+        }
+        if let Some(seconds) = self.max_seconds
+            && !(seconds.is_finite() && seconds > 0.0 && seconds <= 30.0 * 86_400.0)
+        {
+            return bad(format!(
+                "`max_seconds` must be a number of seconds in (0, 2592000] (30 days), got {seconds}"
             ));
         }
         if self.max_concurrency == 0 || self.max_concurrency > 1024 {

@@ -27,11 +27,26 @@ pub enum Attempt {
     SchemaFormatRejected,
     /// Retrying cannot help (a 4xx other than 408/409/429, a bad URL, TLS).
     Fatal(String),
+    /// The job's deadline has passed: no request was sent.
+    PastDeadline,
+}
+
+/// Why no retry follows a retryable attempt.
+#[derive(Debug)]
+pub enum Retry {
+    /// The server asked for a wait longer than allowed: the reason, naming server and wait.
+    Refused(String),
+    /// The wait would end past the job's deadline.
+    PastDeadline,
+    /// Ctrl-C came during the wait.
+    Interrupted,
 }
 
 /// A configured HTTP client for one endpoint.
 pub struct Transport {
     agent: ureq::Agent,
+    /// The most one attempt may take, connection included.
+    timeout: Duration,
     url: String,
     authorization: Option<String>,
     /// The key itself, to cut out of server texts.
@@ -62,6 +77,7 @@ impl Transport {
             .build();
         Transport {
             agent: ureq::Agent::new_with_config(config),
+            timeout,
             url: format!("{}/{path}", base_url.trim_end_matches('/')),
             authorization: api_key.as_ref().map(|key| format!("Bearer {key}")),
             api_key,
@@ -76,29 +92,34 @@ impl Transport {
     /// Sleeps before retry number `attempt + 1`: the server's `Retry-After` when it gave one,
     /// else the backoff from `base_delay`. A server asking for more than `max_wait` seconds is
     /// not obeyed: the request fails at once with an error naming the server and the wait, so
-    /// that one broken or hostile server cannot stall a job for hours.
+    /// that one broken or hostile server cannot stall a job for hours. A wait that would end
+    /// past the job's `deadline` is not begun ([`Retry::PastDeadline`]), and Ctrl-C ends a wait
+    /// ([`Retry::Interrupted`], see [`crate::engines::interrupt`]).
     pub fn wait_before_retry(
         &self,
         retry_after: Option<f64>,
         base_delay: f64,
         attempt: u32,
         max_wait: f64,
-    ) -> Result<(), String> {
+        deadline: Option<Instant>,
+    ) -> Result<(), Retry> {
         let wait = match retry_after {
             Some(seconds) if seconds > max_wait => {
-                return Err(format!(
+                return Err(Retry::Refused(format!(
                     "the server at {} asked to wait {} s before retrying (Retry-After), longer than \
                      max_retry_wait = {max_wait} s",
                     self.shown_url(),
                     // 1e308 is shown as such, not as 309 digits.
                     if seconds < 1e9 { format!("{seconds}") } else { format!("{seconds:e}") }
-                ));
+                )));
             }
             Some(seconds) => Duration::from_secs_f64(seconds),
             None => backoff(base_delay, attempt),
         };
-        std::thread::sleep(wait);
-        Ok(())
+        if deadline.is_some_and(|deadline| Instant::now() + wait >= deadline) {
+            return Err(Retry::PastDeadline);
+        }
+        crate::engines::interrupt::sleep(wait).map_err(|_| Retry::Interrupted)
     }
 
     /// `text` with the API key (the one this client sends) replaced by `[redacted]`.
@@ -109,11 +130,22 @@ impl Transport {
         }
     }
 
-    /// Posts one request body.
-    pub fn post(&self, body: &str) -> Attempt {
+    /// Posts one request body; the attempt ends at the timeout, or at the job's `deadline`
+    /// when that comes first.
+    pub fn post(&self, body: &str, deadline: Option<Instant>) -> Attempt {
+        let left = match deadline {
+            Some(deadline) => deadline.saturating_duration_since(Instant::now()),
+            None => self.timeout,
+        };
+        if left.is_zero() {
+            return Attempt::PastDeadline;
+        }
         let mut request = self
             .agent
             .post(&self.url)
+            .config()
+            .timeout_global(Some(left.min(self.timeout)))
+            .build()
             .header("Content-Type", "application/json");
         if let Some(authorization) = &self.authorization {
             request = request.header("Authorization", authorization);
@@ -128,14 +160,36 @@ impl Transport {
             .get("retry-after")
             .and_then(|value| value.to_str().ok())
             .and_then(|value| parse_retry_after(value, SystemTime::now()));
-        let text = match response
+        // A compressed body was not asked for (no Accept-Encoding is sent) and cannot be read:
+        // said as such, not as a broken connection worth retrying.
+        if let Some(encoding) = response
+            .headers()
+            .get("content-encoding")
+            .map(|v| v.to_str().unwrap_or("?").trim().to_ascii_lowercase())
+            .filter(|e| !e.is_empty() && e != "identity")
+        {
+            return Attempt::Fatal(format!(
+                "HTTP {status}: the server sent its reply compressed (Content-Encoding: {encoding}), \
+                 which was not asked for and cannot be read; configure it to send plain JSON"
+            ));
+        }
+        let bytes = match response
             .body_mut()
             .with_config()
             .limit(64 << 20)
-            .read_to_string()
+            .read_to_vec()
         {
-            Ok(text) => text,
+            Ok(bytes) => bytes,
             Err(e) => return classify_error(e),
+        };
+        let text = match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => {
+                return Attempt::Fatal(format!(
+                    "HTTP {status}: the reply is not UTF-8 text (invalid byte at {})",
+                    e.utf8_error().valid_up_to()
+                ));
+            }
         };
         match status {
             200..=299 => Attempt::Reply(text),

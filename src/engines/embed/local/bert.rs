@@ -217,6 +217,17 @@ impl Weights {
                 tensor.dims()
             ));
         }
+        // Weights are floating point; an integer tensor converted would load as nonsense
+        // weights without a word.
+        if !matches!(
+            tensor.dtype(),
+            DType::F32 | DType::F16 | DType::BF16 | DType::F64
+        ) {
+            return Err(format!(
+                "tensor {key:?} is stored as {:?}; weights must be floating point (F32, F16, BF16 or F64)",
+                tensor.dtype()
+            ));
+        }
         let values = tensor
             .to_dtype(DType::F32)
             .and_then(|t| t.flatten_all())
@@ -560,6 +571,26 @@ mod tests {
     }
 
     fn tiny_bert() -> Bert {
+        let (config, tensors) = tiny_parts();
+        Bert::new(&config, tensors).unwrap()
+    }
+
+    /// An integer tensor where a weight belongs is refused by name and dtype, not converted.
+    #[test]
+    fn integer_weights_are_refused_naming_the_tensor() {
+        let (config, mut tensors) = tiny_parts();
+        let ints = Tensor::from_vec(vec![1i64; 8], &[8], &candle_core::Device::Cpu).unwrap();
+        tensors.insert("embeddings.LayerNorm.bias".into(), ints);
+        let e = Bert::new(&config, tensors).err().unwrap();
+        assert!(
+            e.contains("embeddings.LayerNorm.bias")
+                && e.contains("I64")
+                && e.contains("floating point"),
+            "{e}"
+        );
+    }
+
+    fn tiny_parts() -> (BertConfig, HashMap<String, Tensor>) {
         let config = BertConfig {
             hidden_size: 8,
             num_hidden_layers: 2,
@@ -609,7 +640,7 @@ mod tests {
                 add(format!("{layer}.{norm}.bias"), &[8]);
             }
         }
-        Bert::new(&config, tensors).unwrap()
+        (config, tensors)
     }
 
     #[test]

@@ -1093,7 +1093,7 @@ fn main() -> ExitCode {
             match validate::run(&job) {
                 Ok(report) => {
                     if let Err(e) = emit(&report.text) {
-                        eprintln!("error: {e}");
+                        eprintln!("error: {}", shortened(&e.to_string()));
                         return ExitCode::FAILURE;
                     }
                     if !report.problems.is_empty() {
@@ -1124,8 +1124,58 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", shortened(&e));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `message` with every word (a path, a value from a config) of more than 300 characters cut
+/// to its start and its length: an error quoting a 100 MB value must not print it whole.
+fn shortened(message: &str) -> String {
+    const LONGEST: usize = 300;
+    if message.len() <= LONGEST {
+        return message.to_string();
+    }
+    let mut out = String::with_capacity(LONGEST * 4);
+    let mut word_start = 0;
+    for (at, c) in message
+        .char_indices()
+        .chain(std::iter::once((message.len(), ' ')))
+    {
+        if c.is_whitespace() {
+            let word = &message[word_start..at];
+            let chars = word.chars().count();
+            if chars > LONGEST {
+                let head: String = word.chars().take(80).collect();
+                out.push_str(&format!("{head}…[{chars} characters]"));
+            } else {
+                out.push_str(word);
+            }
+            if at < message.len() {
+                out.push(c);
+            }
+            word_start = at + c.len_utf8();
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shortened;
+
+    #[test]
+    fn long_words_in_errors_are_cut_to_their_start_and_length() {
+        let long = "x".repeat(10_000);
+        let message = format!("cannot write {long}: File name too long\nnext line");
+        let shown = shortened(&message);
+        assert!(shown.len() < 200, "{shown}");
+        assert!(shown.starts_with("cannot write xxxx"), "{shown}");
+        assert!(
+            shown.contains("…[10001 characters] File name too long\nnext line"),
+            "{shown}"
+        );
+        assert_eq!(shortened("short: é"), "short: é");
     }
 }

@@ -68,7 +68,7 @@ pub fn read_scores(
     if !path.is_file() {
         return Err(err(format!("scores table not found: {}", path.display())));
     }
-    let mut reader = ParquetReader::new(std::fs::File::open(path)?);
+    let mut reader = ParquetReader::new(super::parquet_file(path, "scores table")?);
     let signatures = reader
         .get_metadata()?
         .key_value_metadata

@@ -20,8 +20,7 @@ pub fn load(path: &Path) -> Result<Corpus, String> {
     if !path.is_file() {
         return Err(format!("corpus not found: {}", path.display()));
     }
-    let file = std::fs::File::open(path)
-        .map_err(|e| format!("corpus: cannot open {}: {e}", path.display()))?;
+    let file = super::parquet_file(path, "corpus").map_err(|e| e.to_string())?;
     let df = ParquetReader::new(file)
         .finish()
         .map_err(|e| format!("corpus {}: {e}", path.display()))?;

@@ -77,6 +77,7 @@ impl QuoteSource {
             polars_bail!(ComputeError: "locate: quotes not found: {}", path.display());
         }
         if path.extension().is_some_and(|e| e == "parquet") {
+            super::parquet_file(path, "quotes table")?;
             let mut scan = LazyFrame::scan_parquet(
                 PlRefPath::new(path.display().to_string()),
                 ScanArgsParquet::default(),
@@ -202,7 +203,7 @@ fn read_corpus(path: &Path) -> PolarsResult<Vec<(String, String)>> {
     if !path.is_file() {
         polars_bail!(ComputeError: "locate: corpus not found: {}", path.display());
     }
-    corpus_documents(&ParquetReader::new(std::fs::File::open(path)?).finish()?)
+    corpus_documents(&ParquetReader::new(super::parquet_file(path, "corpus")?).finish()?)
 }
 
 /// The files a job writes under its output folder.

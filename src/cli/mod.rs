@@ -34,3 +34,32 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
         _ => false,
     }
 }
+
+/// Opens the Parquet file `path` (a `what`: "run table", "golden table", ...) after checking
+/// that it is a regular file with a readable Parquet footer: an empty, truncated or corrupt
+/// file, a wrong magic number or a footer claiming more bytes than the file has is an error
+/// naming the file and what it is, not Polars' bare "File out of specification".
+pub fn parquet_file(path: &Path, what: &str) -> polars::prelude::PolarsResult<std::fs::File> {
+    use polars::prelude::*;
+    let shown = path.display();
+    let metadata = std::fs::metadata(path)
+        .map_err(|e| polars_err!(ComputeError: "{what} {shown}: cannot read it: {e}"))?;
+    if !metadata.is_file() {
+        polars_bail!(ComputeError: "{what} {shown} is not a regular file; give the path of a Parquet file");
+    }
+    let file = std::fs::File::open(path)
+        .map_err(|e| polars_err!(ComputeError: "{what} {shown}: cannot open it: {e}"))?;
+    let mut reader = ParquetReader::new(
+        file.try_clone()
+            .map_err(|e| polars_err!(ComputeError: "{what} {shown}: {e}"))?,
+    );
+    reader.get_metadata().map_err(|e| {
+        let problem = e.to_string();
+        let problem = problem
+            .strip_prefix("parquet: ")
+            .unwrap_or(&problem)
+            .trim_start_matches("File out of specification: ");
+        polars_err!(ComputeError: "{what} {shown} is not a readable Parquet file ({} bytes): {problem}", metadata.len())
+    })?;
+    Ok(file)
+}

@@ -169,9 +169,10 @@ pub fn validate_metrics(ids: &[String]) -> PolarsResult<()> {
 
 pub(crate) fn scan(path: &Path, what: &str) -> PolarsResult<LazyFrame> {
     let name = path.to_string_lossy().to_string();
-    if !path.is_file() {
+    if !path.exists() {
         return Err(err(format!("{what} table not found: {name}")));
     }
+    super::parquet_file(path, &format!("{what} table"))?;
     LazyFrame::scan_parquet(name.as_str().into(), ScanArgsParquet::default())
 }
 
@@ -907,7 +908,8 @@ fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Option<ScoreReport>>
                     .with_key_value_metadata(Some(KeyValueMetadata::from_static(signatures(
                         job, &options, &chosen,
                     ))))
-                    .batched(&schema)?,
+                    .batched(&schema)
+                    .map_err(|e| write_error(&job.out, e))?,
             );
             out_schema = Some(schema);
         }
@@ -917,13 +919,14 @@ fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Option<ScoreReport>>
         writer
             .as_mut()
             .expect("the writer was made above")
-            .write_batch(&scores)?;
+            .write_batch(&scores)
+            .map_err(|e| write_error(&job.out, e))?;
         rows_written += scores.height();
         Progress::finished(Work::Rows, frame.height() as u64);
     }
     match writer {
         Some(writer) => {
-            writer.finish()?;
+            writer.finish().map_err(|e| write_error(&job.out, e))?;
         }
         None => polars_bail!(ComputeError: "score: {} has no rows to score", job.run.display()),
     }
@@ -1832,10 +1835,22 @@ fn write_scores(
         .with_key_value_metadata(Some(KeyValueMetadata::from_static(signatures(
             job, options, chosen,
         ))))
-        .finish(scores)?;
+        .finish(scores)
+        .map_err(|e| write_error(&job.out, e))?;
     out.commit()
         .map_err(|e| err(format!("cannot write {}: {e}", job.out.display())))?;
     Ok(())
+}
+
+/// A failed write of the output `path`, naming it (Polars' own error names no file).
+pub(crate) fn write_error(path: &Path, e: PolarsError) -> PolarsError {
+    let problem = e.to_string();
+    let problem = problem
+        .strip_prefix("parquet: ")
+        .unwrap_or(&problem)
+        .trim_start_matches("File out of specification: ")
+        .trim_start_matches("underlying IO error: ");
+    err(format!("cannot write {}: {problem}", path.display()))
 }
 
 /// The job's output, as a temporary file beside it (its directory created) until committed.

@@ -38,7 +38,7 @@ pub fn run(job: &ValidateJob) -> PolarsResult<ValidateReport> {
     }
     let golden = polars_rag::polars::driver::readable_frame(
         "validate",
-        &ParquetReader::new(std::fs::File::open(&job.golden)?).finish()?,
+        &ParquetReader::new(super::parquet_file(&job.golden, "golden table")?).finish()?,
     )?;
     let corpus = match &job.corpus {
         Some(path) => {

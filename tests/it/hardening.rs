@@ -895,3 +895,119 @@ fn nested_query_ids_are_refused() {
     );
     assert!(!out.exists());
 }
+
+/// Parquet inputs that are empty, too short, truncated, of the wrong magic number or with a
+/// footer claiming more bytes than the file has: each command names the file, its role and
+/// the problem (Polars alone says "File out of specification" and no file).
+#[test]
+fn unreadable_parquet_inputs_are_named_with_their_role() {
+    let dir = temp_dir("bad-parquet");
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("good.parquet");
+    common::cli::write_parquet(
+        &good,
+        &mut df!("query_id" => ["q1"], "answer" => ["a"], "reference" => ["a"]).unwrap(),
+    );
+    let bytes = std::fs::read(&good).unwrap();
+    let mut footer_2gb = bytes[..bytes.len() - 8].to_vec();
+    footer_2gb.extend_from_slice(&2_000_000_000i32.to_le_bytes());
+    footer_2gb.extend_from_slice(b"PAR1");
+    let mut wrong_magic = bytes[..bytes.len() - 4].to_vec();
+    wrong_magic.extend_from_slice(b"PAR2");
+    let cases: [(&str, Vec<u8>, &str); 5] = [
+        ("empty", Vec::new(), "0 bytes"),
+        ("short", b"PAR1".to_vec(), "4 bytes"),
+        (
+            "truncated",
+            bytes[..bytes.len() / 2].to_vec(),
+            "must end with PAR1",
+        ),
+        ("footer", footer_2gb, "footer size"),
+        ("magic", wrong_magic, "must end with PAR1"),
+    ];
+    for (tag, content, says) in cases {
+        let bad = dir.join(format!("{tag}.parquet"));
+        std::fs::write(&bad, content).unwrap();
+        let (g, b) = (good.to_str().unwrap(), bad.to_str().unwrap());
+        let out = dir.join("scores.parquet");
+        let o = out.to_str().unwrap();
+        for (args, role) in [
+            (vec!["score", "--run", b, "--out", o], "run table"),
+            (
+                vec!["score", "--run", g, "--golden", b, "--out", o],
+                "golden table",
+            ),
+            (
+                vec!["compare", "--baseline", b, "--candidate", g],
+                "scores table",
+            ),
+            (vec!["validate", "--golden", b], "golden table"),
+        ] {
+            let o = cli(&args);
+            let e = stderr(&o);
+            assert!(!o.status.success(), "{args:?}");
+            assert!(
+                e.contains(&format!("{role} {b} is not a readable Parquet file"))
+                    && e.contains(says),
+                "{args:?}: {e}"
+            );
+        }
+    }
+}
+
+/// A write that fails (a full device) fails the command with an error naming the output, and
+/// the device stays a device.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_failed_write_names_the_output_and_fails() {
+    let dir = temp_dir("dev-full");
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = dir.join("run.parquet");
+    common::cli::write_parquet(
+        &run,
+        &mut df!("query_id" => ["q1"], "answer" => ["a b"], "reference" => ["a b"]).unwrap(),
+    );
+    let o = cli(&[
+        "score",
+        "--run",
+        run.to_str().unwrap(),
+        "--metrics",
+        "exact_match",
+        "--references-col",
+        "reference",
+        "--out",
+        "/dev/full",
+    ]);
+    let e = stderr(&o);
+    assert!(!o.status.success(), "{e}");
+    assert!(
+        e.contains("cannot write /dev/full") && e.contains("No space left"),
+        "{e}"
+    );
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata("/dev/full")
+        .unwrap()
+        .file_type()
+        .is_char_device());
+    // A 10 MB value in a config is not printed whole in the error it causes.
+    let config = dir.join("long.toml");
+    std::fs::write(&config, format!("out = \"{}\"\n", "x".repeat(10_000_000))).unwrap();
+    let o = cli(&[
+        "score",
+        "--config",
+        config.to_str().unwrap(),
+        "--run",
+        run.to_str().unwrap(),
+        "--metrics",
+        "exact_match",
+        "--references-col",
+        "reference",
+    ]);
+    let e = stderr(&o);
+    assert!(!o.status.success());
+    assert!(
+        e.len() < 1_000 && e.contains("[10000001 characters]"),
+        "{}",
+        &e[..e.len().min(500)]
+    );
+}

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import stat
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
@@ -291,17 +292,54 @@ class CustomJudge(NamedTuple):
     signature: str
 
 
+#: The deepest a card given as a dict may nest before it is refused here (pickling recurses once
+#: a level); the engine's own, tighter bound on the schema (64 levels) applies after. And the
+#: most bytes of a card file, as the engine allows.
+_MAX_CARD_DEPTH = 200
+_MAX_CARD_BYTES = 16 << 20
+
+
+def _nesting_depth(value: Any) -> int:
+    """How deep dicts and lists nest in `value` (a scalar is 0), counted without recursion."""
+    deepest = 0
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > _MAX_CARD_DEPTH:
+            break
+        if isinstance(item, Mapping):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend((v, depth + 1) for v in item)
+    return deepest
+
+
 def _card_source(template: Mapping[str, Any] | str | os.PathLike[str], function: str) -> Any:
-    """A card as the engine takes it: a dict as is, TOML text as is, a file's TOML text."""
+    """A card as the engine takes it: a dict as is, TOML text as is, a file's TOML text.
+
+    A dict nested deeper than a card may be is refused here, before it is pickled (which
+    recurses once a level); a path must name a regular file of at most 16 MiB (a FIFO would
+    block the read)."""
     if isinstance(template, Mapping):
+        if _nesting_depth(template) > _MAX_CARD_DEPTH:
+            raise ValueError(f"{function}: the card nests more than {_MAX_CARD_DEPTH} levels deep")
         return dict(template)
     if isinstance(template, os.PathLike) or (
         isinstance(template, str) and "\n" not in template and template.endswith(".toml")
     ):
         try:
+            status = os.stat(template)
+            if not stat.S_ISREG(status.st_mode):
+                raise ValueError(f"{function}: the card {os.fspath(template)!r} is not a regular file")
+            if status.st_size > _MAX_CARD_BYTES:
+                raise ValueError(
+                    f"{function}: the card {os.fspath(template)!r} is {status.st_size} bytes, "
+                    f"more than the {_MAX_CARD_BYTES >> 20} MiB a card may have"
+                )
             with open(template, encoding="utf-8") as handle:
                 return handle.read()
-        except OSError as e:
+        except (OSError, UnicodeDecodeError) as e:
             raise ValueError(f"{function}: cannot read the card {os.fspath(template)!r}: {e}") from e
     if isinstance(template, str):
         return template

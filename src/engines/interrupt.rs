@@ -2,26 +2,41 @@
 //!
 //! In a Python process the interpreter's SIGINT handler only sets a flag that Python reads when
 //! it next runs bytecode, which it does not while a Polars expression runs the engine: a wait of
-//! minutes could not be interrupted. The engines therefore chain a handler of their own in front
-//! of the one installed (the interpreter's, or the default): it records the interrupt for the
-//! engines, then hands the signal on, so Python still raises `KeyboardInterrupt` once the call
-//! returns, and a process without a handler still ends as it would have. Waits sleep in short
-//! slices and stop at the interrupt; the interrupted call fails with an error saying so.
+//! minutes could not be interrupted. The engines therefore put a handler of their own in front
+//! of the one installed (the interpreter's, or the default). While an engine call runs, the
+//! first Ctrl-C is the engines': waits (in short slices) stop, no new request is sent, and the
+//! call fails with an error saying so (replies received are cached). Outside engine calls, and
+//! at a second Ctrl-C during one, the signal is handed on, so Python raises `KeyboardInterrupt`
+//! and a process without a handler ends, as they would have.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// Engine calls running now.
+static ACTIVE: AtomicUsize = AtomicUsize::new(0);
 
 /// The error text of a call stopped by Ctrl-C.
 pub const INTERRUPTED_MESSAGE: &str = "interrupted (Ctrl-C)";
 
-/// Installs the handler (once per process) and forgets an interrupt that an earlier call
-/// already reported: called when an engine call starts.
-pub fn arm() {
+/// Marks an engine call as running until the guard is dropped: installs the handler (once per
+/// process) and, when no other call runs, forgets an interrupt an earlier call reported.
+pub fn arm() -> ActiveCall {
     #[cfg(unix)]
     unix::install();
-    INTERRUPTED.store(false, Ordering::SeqCst);
+    if ACTIVE.fetch_add(1, Ordering::SeqCst) == 0 {
+        INTERRUPTED.store(false, Ordering::SeqCst);
+    }
+    ActiveCall(())
+}
+
+/// An engine call in progress (see [`arm`]).
+pub struct ActiveCall(());
+
+impl Drop for ActiveCall {
+    fn drop(&mut self) {
+        ACTIVE.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// Whether Ctrl-C came since the current call started.
@@ -51,7 +66,7 @@ fn sleep_unless(flag: &AtomicBool, duration: Duration) -> Result<(), String> {
 
 #[cfg(unix)]
 mod unix {
-    use super::INTERRUPTED;
+    use super::{ACTIVE, INTERRUPTED};
     use std::sync::atomic::Ordering;
     use std::sync::Once;
 
@@ -78,13 +93,16 @@ mod unix {
         });
     }
 
-    /// Async-signal-safe: an atomic store, then the previous handler (or the default action).
+    /// Async-signal-safe: atomics, then the previous handler (or the default action) unless
+    /// this is the first Ctrl-C of a running engine call.
     extern "C" fn on_interrupt(
         signal: libc::c_int,
         info: *mut libc::siginfo_t,
         context: *mut libc::c_void,
     ) {
-        INTERRUPTED.store(true, Ordering::SeqCst);
+        if ACTIVE.load(Ordering::SeqCst) > 0 && !INTERRUPTED.swap(true, Ordering::SeqCst) {
+            return;
+        }
         // SAFETY: PREVIOUS is written once, before this handler is installed.
         let previous = unsafe { *std::ptr::addr_of!(PREVIOUS) };
         let Some(previous) = previous else { return };

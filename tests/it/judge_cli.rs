@@ -224,3 +224,45 @@ fn identical_jobs_in_parallel_processes_write_identical_tables() {
         "processes 0 and 2 wrote different tables"
     );
 }
+
+/// Six processes embedding different texts into one embedding cache at once lose no entry:
+/// every text each of them embedded is in the cache afterwards.
+#[test]
+fn six_processes_embedding_into_one_cache_lose_nothing() {
+    let server = FakeJudge::start();
+    let dir = common::scratch_dir("embed-cache-parallel");
+    let cache = dir.join("embed-cache");
+    let rows = 120;
+    let children: Vec<_> = (0..6)
+        .map(|p| {
+            let run = dir.join(format!("run-{p}.parquet"));
+            let ids: Vec<String> = (0..rows).map(|i| format!("q{i}")).collect();
+            let answers: Vec<String> = (0..rows).map(|i| format!("answer {p} {i}")).collect();
+            let references: Vec<String> = (0..rows).map(|i| format!("reference {p} {i}")).collect();
+            common::cli::write_parquet(
+                &run,
+                &mut df!("query_id" => ids, "answer" => answers, "reference" => references)
+                    .unwrap(),
+            );
+            Command::new(common::cli::bin())
+                .args(["score", "--quiet", "--metrics", "semantic_similarity"])
+                .args(["--references-col", "reference", "--run"])
+                .arg(&run)
+                .arg("--out")
+                .arg(dir.join(format!("scores-{p}.parquet")))
+                .args(["--embed-base-url", &server.base_url, "--embed-model", "fake"])
+                .args(["--embed-batch-size", "4", "--embed-cache"])
+                .arg(&cache)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let stats = polars_rag::engines::embed::cache::embedding_cache_stats(&cache).unwrap();
+    assert_eq!(stats.entries, 6 * 2 * rows as u64, "{stats:?}");
+}

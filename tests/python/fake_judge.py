@@ -1,7 +1,8 @@
 """A local OpenAI-compatible chat-completions server for the judge tests: it judges by fixed rules
 (a claim found verbatim in its span is fully supported, quoted; otherwise not supported; an answer
 containing the reference matches; claims are the answer's sentences) and injects faults named in
-the claim (``#429`` once with ``Retry-After: 0``, ``#500`` once, ``#badjson`` always)."""
+the claim (``#429`` once with ``Retry-After: 0``, ``#500`` once, ``#badjson`` always,
+``#wait-50`` a 429 asking for 50 s always)."""
 
 from __future__ import annotations
 
@@ -82,6 +83,8 @@ class FakeJudge:
             self.requests += 1
             self.bodies.append(body)
             attempt = self.attempts[marker] = self.attempts.get(marker, 0) + 1
+        if "#wait-50" in marker:
+            return 429, {"Retry-After": "50"}, '{"error": "come back in 50 s"}'
         if "#429" in marker and attempt == 1:
             return 429, {"Retry-After": "0"}, '{"error": "slow down"}'
         if "#500" in marker and attempt == 1:

@@ -400,7 +400,7 @@ def hostile_card(data: Any) -> Any:
             "count": {"type": "integer"},
         }},
     }
-    mutation = data.draw(st.integers(0, 6))
+    mutation = data.draw(st.integers(0, 7))
     if mutation == 1:
         card.pop(data.draw(st.sampled_from(sorted(card))))
     elif mutation == 2:
@@ -411,7 +411,47 @@ def hostile_card(data: Any) -> Any:
         card["weighted_score"] = data.draw(st.sampled_from(["count", "mentions", "nope"]))
     elif mutation == 5:
         return data.draw(st.sampled_from(["", "id = ", "not = [toml", 7, None, ["x"]]))
+    elif mutation == 6:
+        # Schema keywords: implemented ones (with good and bad values) and ones the validator
+        # refuses by name; a property schema that is not an object; `required` naming a field
+        # the card does not declare.
+        keyword = data.draw(st.sampled_from([
+            ("pattern", "^[a-z]+$"), ("pattern", "(?=x)"), ("pattern", 3), ("anyOf", [{"type": "integer"}]),
+            ("anyOf", []), ("oneOf", [{"minimum": 0}, {"maximum": 5}]), ("const", 1), ("minLength", -1),
+            ("exclusiveMaximum", True), ("exclusiveMaximum", 9), ("uniqueItems", "yes"), ("$ref", "#"),
+            ("$defs", {}), ("if", {}), ("patternProperties", {}), ("enum", []), ("type", "text"),
+            ("type", []), ("not", "x"), ("items", [{"type": "integer"}]), ("format", "uri"),
+        ]))
+        card["schema"]["properties"]["count"][keyword[0]] = keyword[1]
+        if data.draw(st.booleans()):
+            card["schema"]["required"] = data.draw(st.sampled_from([["count"], ["absent"], "count", [1]]))
+        if data.draw(st.booleans()):
+            card["schema"]["properties"]["count"] = data.draw(st.sampled_from(["integer", 7, None, [], True]))
+    elif mutation == 7:
+        # A schema nested deeper than a reply schema needs.
+        schema: dict[str, Any] = {"type": "integer"}
+        for _ in range(data.draw(st.sampled_from([10, 70, 500]))):
+            schema = {"type": "object", "properties": {"a": schema}}
+        card["schema"]["properties"]["count"] = schema
     return card
+
+
+#: Schema keywords the reply validator does not implement: a card using one must be refused.
+REFUSED_KEYWORDS = {"$ref", "$defs", "if", "patternProperties"}
+
+
+def refuses_schema(card: Any) -> bool:
+    """Whether `card`'s reply schema uses a keyword the validator refuses, anywhere in it."""
+    if not isinstance(card, dict) or not isinstance(card.get("schema"), dict):
+        return False
+    stack = [card["schema"]]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if REFUSED_KEYWORDS & set(node):
+                return True
+            stack.extend(node.get("properties", {}).values() if isinstance(node.get("properties"), dict) else [])
+    return False
 
 
 def passages_and_terms(data: Any) -> pl.DataFrame:
@@ -426,6 +466,14 @@ def run_frame_function(name: str, data: Any) -> None:
         if name in ("custom_judge", "custom_judge_card"):
             card = hostile_card(data)
             judge = fake_judge_settings() if data.draw(st.booleans()) else None
+            if refuses_schema(card):
+                # Whatever else is wrong with it, such a card is never accepted.
+                try:
+                    fn(card, judge=judge) if name == "custom_judge_card" else fn(card, ["passage", "term"], judge=judge)
+                except (pl.exceptions.PolarsError, ValueError, TypeError) as error:
+                    check_error(name, error)
+                    return
+                raise Defect(f"{name}: a card using a schema keyword the validator does not implement was accepted")
             if name == "custom_judge_card":
                 result = fn(card, judge=judge)
                 if "judge_error" not in result.fields:

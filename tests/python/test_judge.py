@@ -4,6 +4,14 @@ queries, group_by aggregation, usage accounting, and clear errors for bad settin
 
 from __future__ import annotations
 
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 import polars_rag as pr
 import pytest
 from fake_judge import FakeJudge
@@ -253,3 +261,93 @@ def test_custom_judge_reads_toml_cards_and_names_bad_input(server, tmp_path):
         pr.custom_judge(7, ["passage", "term"])  # type: ignore[arg-type]
     with pytest.raises(pl.exceptions.PolarsError, match="custom_judge term_check"):
         pl.DataFrame({"passage": [1], "term": ["a"]}).select(pr.custom_judge(card, ["passage", "term"], judge=judge))
+
+
+def test_custom_cards_using_schema_keywords_the_validator_lacks_are_refused(server):
+    judge = pr.Judge(base_url=server.base_url, model="fake", cache=None)
+    for keyword, value, says in [
+        ("$ref", "#/$defs/x", "keyword `$ref` is not supported"),
+        ("patternProperties", {}, "keyword `patternProperties` is not supported"),
+        ("enum", [], "`enum` must be a non-empty list"),
+        ("type", "text", "not a JSON type"),
+    ]:
+        schema = {"type": "object", "properties": {"count": {"type": "integer", keyword: value}}}
+        with pytest.raises(ValueError, match=r"custom_judge: .*" + re.escape(says)):
+            pr.custom_judge({**CARD, "schema": schema}, ["passage", "term"], judge=judge)
+    undeclared = {"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["total"]}
+    with pytest.raises(ValueError, match="`required` names `total`"):
+        pr.custom_judge({**CARD, "schema": undeclared}, ["passage", "term"], judge=judge)
+    # An implemented keyword constrains the reply: the fake judge's count (2) is not below 2.
+    bounded = {"type": "object", "properties": {"count": {"type": "integer", "exclusiveMaximum": 2}}}
+    out = pl.DataFrame({"passage": ["a b a"], "term": ["a"]}).select(
+        pr.custom_judge({**CARD, "schema": bounded}, ["passage", "term"], judge=judge)
+    )["term_check"].struct.unnest()
+    assert out["count"].to_list() == [None]
+    assert "exclusive maximum 2" in out["judge_error"][0]
+
+
+def test_max_seconds_stops_a_judge_that_would_wait_past_it(server):
+    judge = pr.Judge(base_url=server.base_url, model="fake", cache=None, max_seconds=1.0, max_retry_wait=100)
+    started = time.monotonic()
+    with pytest.raises(pl.exceptions.PolarsError, match=r"budget is spent \(max_seconds = 1;"):
+        frame_with("x #wait-50").select(pr.citation_support("claim", "cited_span", judge=judge))
+    assert time.monotonic() - started < 10
+    with pytest.raises(TypeError, match="max_seconds must be a number"):
+        pr.Judge(max_seconds="1")  # type: ignore[arg-type]
+
+
+def frame_with(claim: str) -> pl.DataFrame:
+    return pl.DataFrame({"claim": [claim], "cited_span": ["x"]})
+
+
+CTRL_C_SCRIPT = """
+import sys, time, polars as pl, polars_rag as pr
+sys.path.insert(0, {tests!r})
+from fake_judge import FakeJudge
+server = FakeJudge()
+judge = pr.Judge(base_url=server.base_url, model="fake", cache=None, max_retry_wait=100)
+print("judging", flush=True)
+try:
+    pl.DataFrame({{"claim": ["x #wait-50"], "cited_span": ["x"]}}).select(pr.citation_support("claim", "cited_span", judge=judge))
+    print("finished without interruption", flush=True)
+except pl.exceptions.PolarsError as error:
+    print("stopped:", str(error).splitlines()[0], flush=True)
+print("sleeping", flush=True)
+time.sleep(60)
+print("slept", flush=True)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT is a POSIX signal")
+def test_ctrl_c_during_a_retry_wait_stops_the_call_and_python_keeps_its_ctrl_c():
+    script = CTRL_C_SCRIPT.format(tests=str(Path(__file__).parent))
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    try:
+        assert child.stdout.readline().strip() == "judging"
+        time.sleep(1.5)  # the server has asked for 50 s and the judge is waiting
+        started = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        stopped = child.stdout.readline()
+        assert time.monotonic() - started < 10
+        assert "citation_support: interrupted (Ctrl-C): 1 of 1 distinct rows were not judged" in stopped, stopped
+        assert child.stdout.readline().strip() == "sleeping"
+        # Outside the engine, Ctrl-C is Python's again.
+        child.send_signal(signal.SIGINT)
+        stdout, stderr = child.communicate(timeout=20)
+    finally:
+        child.kill()
+    assert "slept" not in stdout
+    assert "KeyboardInterrupt" in stderr, stderr
+
+
+def test_cards_too_deep_to_pickle_or_that_are_not_files_are_refused(tmp_path):
+    schema: dict = {"type": "integer"}
+    for _ in range(5_000):
+        schema = {"type": "object", "properties": {"a": schema}}
+    with pytest.raises(ValueError, match="custom_judge: the card nests more than 200 levels deep"):
+        pr.custom_judge({**CARD, "schema": schema}, ["passage", "term"])
+    fifo = tmp_path / "card.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="custom_judge_card: the card .*card.toml' is not a regular file"):
+        pr.custom_judge_card(fifo)

@@ -251,7 +251,7 @@ impl Judge {
         sample: u32,
     ) -> crate::Result<Vec<RowReply>> {
         let started = Instant::now();
-        crate::engines::interrupt::arm();
+        let _running = crate::engines::interrupt::arm();
         let system = template.render_system();
         let prefix = self.key_prefix(template, &system, sample);
 

@@ -250,7 +250,12 @@ fn six_processes_embedding_into_one_cache_lose_nothing() {
                 .arg(&run)
                 .arg("--out")
                 .arg(dir.join(format!("scores-{p}.parquet")))
-                .args(["--embed-base-url", &server.base_url, "--embed-model", "fake"])
+                .args([
+                    "--embed-base-url",
+                    &server.base_url,
+                    "--embed-model",
+                    "fake",
+                ])
                 .args(["--embed-batch-size", "4", "--embed-cache"])
                 .arg(&cache)
                 .stdout(std::process::Stdio::null())

@@ -3,6 +3,7 @@ cluster (`polars_rag.ray.score`), on the generated runs of benches/scale_score.p
 rows/s, and a check that both wrote the same scores.
 
     .venv/bin/python benches/ray_score.py --rows 100000 [--binary target/release/polars-rag]
+    (--binary: the one-process reference; the cluster runs the installed package, a release wheel)
         [--cpus 2] [--polars-threads 1] [--dir /tmp/polars-rag-ray]
 
 The cluster is a local one started by the script (`ray.init(num_cpus=CPUS)`): on one machine it
@@ -66,8 +67,7 @@ def main() -> None:
     ray.init(num_cpus=args.cpus, include_dashboard=False, log_to_driver=False)
     started = time.perf_counter() - start
     start = time.perf_counter()
-    report = prr.score(str(run_dir), out=ray_out, golden=golden, corpus=corpus, binary=args.binary,
-                       polars_threads=args.polars_threads)
+    report = prr.score(str(run_dir), out=ray_out, golden=golden, corpus=corpus, polars_threads=args.polars_threads)
     ray_seconds = time.perf_counter() - start
     ray.shutdown()
 

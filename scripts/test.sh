@@ -158,7 +158,7 @@ rm -rf dist
 CARGO_TARGET_DIR="$PLUGIN_TARGET_DIR" .venv/bin/maturin build --profile test-wheel --out dist
 wheel=$(ls dist/polars_rag-*.whl)
 
-# The command line that polars_rag.ray runs on each block (built by the Rust tests above).
+# The cargo-built command line, which the Python tests compare the pip-installed one with.
 export POLARS_RAG_BIN="$CARGO_TARGET_DIR/debug/polars-rag"
 for env in .venv .venv-polars1; do
     polars_version="$("$env/bin/python" -c 'import polars; print(polars.__version__)')"

@@ -40,3 +40,6 @@ pub mod text;
 
 #[cfg(feature = "polars")]
 pub mod polars;
+
+#[cfg(feature = "cli")]
+pub mod cli;

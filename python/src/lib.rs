@@ -793,8 +793,30 @@ fn summarize_table(
     })
 }
 
+/// The `polars-rag` command line, run in this process on `argv` (program name first, as
+/// `sys.argv`): the same parser and jobs as the cargo-built binary. Returns the exit status.
+/// The GIL is released while it runs (a job may take hours, and other Python threads, such as
+/// a local judge server, must go on).
+#[pyfunction]
+fn main(py: Python<'_>, argv: Vec<String>) -> PyResult<u8> {
+    py.detach(|| py_guarded("polars-rag", move || Ok(polars_rag::cli::app::run(argv))))
+}
+
+/// [`main`], keeping what the command prints: `(status, stdout, stderr)` (warnings and the
+/// progress line still go to the process's stderr).
+#[pyfunction]
+fn main_captured(py: Python<'_>, argv: Vec<String>) -> PyResult<(u8, String, String)> {
+    py.detach(|| {
+        py_guarded("polars-rag", move || {
+            Ok(polars_rag::cli::app::run_captured(argv))
+        })
+    })
+}
+
 #[pymodule]
 fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(main, m)?)?;
+    m.add_function(wrap_pyfunction!(main_captured, m)?)?;
     m.add_function(wrap_pyfunction!(compare_tables, m)?)?;
     m.add_function(wrap_pyfunction!(summarize_table, m)?)?;
     m.add_function(wrap_pyfunction!(metric_ids, m)?)?;

@@ -1,19 +1,19 @@
 //! `polars-rag compare` and `polars-rag summary`: read scores tables (or score two runs against
-//! one golden table first), compare them with [`polars_rag::compare::tables`], and write the
+//! one golden table first), compare them with [`crate::compare::tables`], and write the
 //! Markdown summary, the HTML report, and JSON / Parquet summaries for machines.
 
-use polars_rag::atomic::AtomicFile;
+use crate::atomic::AtomicFile;
 use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
 use super::score::{self, ScoreJob};
-use polars_rag::compare::report;
-use polars_rag::compare::tables::{
+use crate::compare::report;
+use crate::compare::tables::{
     compare_tables, compared_columns, fill_answers, metrics_frame, regressed_ids,
     regressions_frame, segments_frame, summarize_table, summary_frame, TableComparison,
 };
-use polars_rag::compare::{check_gates, CompareOptions, Gate};
+use crate::compare::{check_gates, CompareOptions, Gate};
 
 /// The Parquet key-value metadata key under which `score` records a metric's signature.
 pub const SIGNATURE_KEY: &str = "polars-rag:signature:";
@@ -132,7 +132,7 @@ fn create_parent(path: &Path) -> PolarsResult<()> {
 
 fn write_text(path: &Path, text: &str) -> PolarsResult<()> {
     create_parent(path)?;
-    polars_rag::atomic::write(path, text.as_bytes())
+    crate::atomic::write(path, text.as_bytes())
         .map_err(|e| err(format!("cannot write {}: {e}", path.display())))
 }
 
@@ -289,7 +289,7 @@ pub fn read_gates(path: &Path) -> Result<Vec<String>, String> {
     struct GateFile {
         fail_if: Vec<String>,
     }
-    let text = polars_rag::files::read_text(path, "gates file", polars_rag::files::CONFIG_LIMIT)
+    let text = crate::files::read_text(path, "gates file", crate::files::CONFIG_LIMIT)
         .map_err(|e| e.to_string())?;
     let file: GateFile =
         toml::from_str(&text).map_err(|e| format!("invalid gates file {}: {e}", path.display()))?;

@@ -66,11 +66,11 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use polars_rag::engines::embed::EmbedSettings;
-use polars_rag::engines::judge::template::JudgeTemplate;
-use polars_rag::engines::judge::JudgeSettings;
-use polars_rag::metrics::judged::custom::CardSource;
-use polars_rag::metrics::MetricOptions;
+use crate::engines::embed::EmbedSettings;
+use crate::engines::judge::template::JudgeTemplate;
+use crate::engines::judge::JudgeSettings;
+use crate::metrics::judged::custom::CardSource;
+use crate::metrics::MetricOptions;
 
 /// Column names of the run and golden tables; `None` picks the documented default.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -169,7 +169,7 @@ impl CardRef {
         match self {
             CardRef::Inline(card) => Ok(CardSource::Card(card.clone())),
             CardRef::File(path) => {
-                polars_rag::files::read_text(path, "judge card", polars_rag::files::CONFIG_LIMIT)
+                crate::files::read_text(path, "judge card", crate::files::CONFIG_LIMIT)
                     .map(CardSource::Toml)
                     .map_err(|e| format!("[judges.{section}]: {e}"))
             }
@@ -261,7 +261,7 @@ impl ScoreConfig {
 
     /// Reads a TOML config file.
     pub fn from_file(path: &Path) -> Result<Self, String> {
-        let text = polars_rag::files::read_text(path, "config", polars_rag::files::CONFIG_LIMIT)
+        let text = crate::files::read_text(path, "config", crate::files::CONFIG_LIMIT)
             .map_err(|e| e.to_string())?;
         Self::parse(&text).map_err(|e| format!("invalid config {}: {e}", path.display()))
     }
@@ -270,7 +270,7 @@ impl ScoreConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use polars_rag::text::quotes::QuoteStyle;
+    use crate::text::quotes::QuoteStyle;
 
     #[test]
     fn parses_the_documented_example() {

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use polars::prelude::*;
 
-pub use polars_rag::polars::corpus::{check_spans, Corpus, SpanUnit};
+pub use crate::polars::corpus::{check_spans, Corpus, SpanUnit};
 
 /// Reads a corpus: a Parquet file with `file` and `text` columns, or a directory whose files
 /// (recursively) are the documents.
@@ -30,7 +30,7 @@ pub fn load(path: &Path) -> Result<Corpus, String> {
 /// The `(id, text)` documents under the directory `root`; see [`load`].
 /// The most bytes of one document of a corpus directory (a book is a few MB; a larger file is
 /// most likely not a document, and is refused by name rather than read into memory).
-const CORPUS_DOCUMENT_LIMIT: u64 = 512 * polars_rag::files::MIB;
+const CORPUS_DOCUMENT_LIMIT: u64 = 512 * crate::files::MIB;
 
 fn read_directory(root: &Path) -> Result<Vec<(String, String)>, String> {
     let real_root = root
@@ -78,7 +78,7 @@ fn read_directory(root: &Path) -> Result<Vec<(String, String)>, String> {
     }
     refuse_outside_hard_links(root, &found)?;
     for (id, _, real) in found {
-        let text = polars_rag::files::read_text(&real, "corpus document", CORPUS_DOCUMENT_LIMIT)
+        let text = crate::files::read_text(&real, "corpus document", CORPUS_DOCUMENT_LIMIT)
             .map_err(|e| format!("corpus: {e}"))?;
         docs.push((id, text));
     }

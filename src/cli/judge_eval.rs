@@ -5,13 +5,13 @@ use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
+use crate::atomic::AtomicFile;
 use crate::cli::score::{judge_accounting, scan};
-use polars_rag::atomic::AtomicFile;
-use polars_rag::engines::judge::JudgeSettings;
-use polars_rag::metrics::judged::citation_support::CitationSupportOptions;
-use polars_rag::metrics::MetricOptions;
-use polars_rag::polars::driver::readable_frame;
-use polars_rag::polars::{judged, table};
+use crate::engines::judge::JudgeSettings;
+use crate::metrics::judged::citation_support::CitationSupportOptions;
+use crate::metrics::MetricOptions;
+use crate::polars::driver::readable_frame;
+use crate::polars::{judged, table};
 
 const METRIC: &str = "citation_support";
 

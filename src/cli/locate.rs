@@ -5,16 +5,16 @@ use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
-use polars_rag::atomic::AtomicFile;
-use polars_rag::engines::progress::{Progress, Work};
-use polars_rag::metrics::locate::embed::HashEmbedder;
-use polars_rag::metrics::locate::export::{ReviewSheet, SHEET_ROWS};
-use polars_rag::metrics::locate::stats::{
+use crate::atomic::AtomicFile;
+use crate::engines::progress::{Progress, Work};
+use crate::metrics::locate::embed::HashEmbedder;
+use crate::metrics::locate::export::{ReviewSheet, SHEET_ROWS};
+use crate::metrics::locate::stats::{
     least_confident_first, melted_csv, stats_of_figures, QuoteFigures,
 };
-use polars_rag::metrics::locate::{LocateOptions, QuoteIndex};
-use polars_rag::polars::driver::readable_frame;
-use polars_rag::polars::locate::{
+use crate::metrics::locate::{LocateOptions, QuoteIndex};
+use crate::polars::driver::readable_frame;
+use crate::polars::locate::{
     corpus_documents, figures_of_frame, fill_cosine, locate_in_index, located_rows,
 };
 
@@ -35,7 +35,7 @@ pub struct LocateJob {
     /// Fill `cosine` with the hashed bag-of-words stand-in embedding (no model).
     pub hash_embedding: Option<usize>,
     /// Fill `cosine` with this embedding model (soak's embedding stage: the quote and its span).
-    pub embedder: Option<polars_rag::engines::embed::EmbedSettings>,
+    pub embedder: Option<crate::engines::embed::EmbedSettings>,
     /// Quotes located, embedded and written per batch (memory is bounded by one batch and a
     /// few numbers per quote); 0: one batch.
     pub batch_rows: usize,
@@ -250,9 +250,7 @@ pub fn run(job: &LocateJob) -> PolarsResult<LocateReport> {
     // One index for every batch: soak's automatic window reads only the longest quote.
     let index = QuoteIndex::for_longest_quote(&documents, &job.options, longest);
     let embedder = match &job.embedder {
-        Some(settings) => Some(polars_rag::engines::embed::Embedder::shared(
-            settings, "locate",
-        )?),
+        Some(settings) => Some(crate::engines::embed::Embedder::shared(settings, "locate")?),
         None => None,
     };
 
@@ -298,7 +296,7 @@ pub fn run(job: &LocateJob) -> PolarsResult<LocateReport> {
 
     let left_out = write_review_sheet(job, &located_path, &figures, batch_rows)?;
     let stats = stats_of_figures(&figures, &job.options);
-    polars_rag::atomic::write(&job.out.join("stats.csv"), melted_csv(&stats).as_bytes())?;
+    crate::atomic::write(&job.out.join("stats.csv"), melted_csv(&stats).as_bytes())?;
 
     let mut text = format!(
         "located {rows} quotes in {} documents ({errors} with an error)\n",
@@ -330,7 +328,7 @@ fn write_review_sheet(
     figures: &[QuoteFigures],
     batch_rows: usize,
 ) -> PolarsResult<usize> {
-    let err = |e: polars_rag::Error| polars_err!(ComputeError: "{e}");
+    let err = |e: crate::Error| polars_err!(ComputeError: "{e}");
     let mut sheet =
         ReviewSheet::new(&job.out.join("quote_verification.xlsx"), &job.options).map_err(err)?;
     let order = least_confident_first(figures);
@@ -347,7 +345,7 @@ fn write_review_sheet(
             .map(|(place, &k)| (figures[k].row, place))
             .collect();
         wanted.sort_unstable();
-        let mut gathered: Vec<Option<(String, polars_rag::metrics::locate::QuoteMatch)>> =
+        let mut gathered: Vec<Option<(String, crate::metrics::locate::QuoteMatch)>> =
             vec![None; places.len()];
         let mut next = 0;
         while next < wanted.len() {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use polars_rag::engines::progress::{Progress, Snapshot, Work};
+use crate::engines::progress::{Progress, Snapshot, Work};
 
 /// When the progress line is shown.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]

@@ -10,17 +10,17 @@ use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
+use crate::atomic::AtomicFile;
 use crate::cli::config::Columns;
 use crate::cli::corpus::{check_spans, Corpus, SpanUnit};
 use crate::cli::tally::SummaryTally;
-use polars_rag::atomic::AtomicFile;
-use polars_rag::metrics::judged::custom::CustomJudgeOptions;
-use polars_rag::metrics::retrieval::{RankedMetric, Relevance};
-use polars_rag::metrics::MetricOptions;
-use polars_rag::polars::driver::readable_frame;
-use polars_rag::polars::expr;
-use polars_rag::polars::{table, tables};
-use polars_rag::registry::{self, MetricInputs, MetricKind};
+use crate::metrics::judged::custom::CustomJudgeOptions;
+use crate::metrics::retrieval::{RankedMetric, Relevance};
+use crate::metrics::MetricOptions;
+use crate::polars::driver::readable_frame;
+use crate::polars::expr;
+use crate::polars::{table, tables};
+use crate::registry::{self, MetricInputs, MetricKind};
 
 /// A fully resolved `score` job.
 #[derive(Clone, Debug, Default)]
@@ -60,15 +60,15 @@ pub struct ScoreJob {
     pub review: Option<PathBuf>,
     /// The judge of the judged metrics (already applied to their options); `None`: judged
     /// metrics are skipped unless asked for, and asking for one is an error.
-    pub judge: Option<polars_rag::engines::judge::JudgeSettings>,
+    pub judge: Option<crate::engines::judge::JudgeSettings>,
     /// The embedding model of the metrics that embed (already applied to their options);
     /// `None`: those metrics are skipped unless asked for, and asking for one is an error.
-    pub embedder: Option<polars_rag::engines::embed::EmbedSettings>,
+    pub embedder: Option<crate::engines::embed::EmbedSettings>,
     /// Judges defined as data (`[judges.<id>]`, `--judge-card`), each scored into a column named
     /// after its card's id.
     pub custom_judges: Vec<CustomJudgeJob>,
     /// Score a run of more rows than this one batch at a time (bounded memory; see
-    /// [`run_in_batches`]); 0 scores it in memory whatever its size.
+    /// `run_in_batches`); 0 scores it in memory whatever its size.
     pub batch_rows: usize,
     /// Whether the run is the whole job or a part of one scored on several machines.
     pub parts: Parts,
@@ -619,7 +619,7 @@ impl Stages {
 /// Runs the job as a pipeline of named steps: load (read and join), resolve the columns, check
 /// the spans against the corpus, choose the metrics, plan and compute the scores, write, and
 /// summarise. A run larger than `batch_rows` goes through the same steps one batch at a time
-/// (see [`run_in_batches`]), so its memory does not grow with it.
+/// (see `run_in_batches`), so its memory does not grow with it.
 pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     refuse_overwriting_inputs(job)?;
     if let Some(ids) = &job.metrics {
@@ -852,7 +852,7 @@ fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Option<ScoreReport>>
     let file = out.file()?;
     let mut offset = 0usize;
     let mut golden_done = golden.is_none() || job.parts == Parts::Block;
-    use polars_rag::engines::progress::{Progress, Work};
+    use crate::engines::progress::{Progress, Work};
     Progress::planned(Work::Rows, total as u64, 0);
     loop {
         let batch = if offset < total {
@@ -1419,7 +1419,7 @@ fn distinct_settings<T: Clone + PartialEq>(
 pub(crate) fn judge_accounting(
     options: &MetricOptions,
     ids: &[&str],
-    more: &[polars_rag::engines::judge::JudgeSettings],
+    more: &[crate::engines::judge::JudgeSettings],
 ) -> PolarsResult<String> {
     let mut text = String::new();
     let mut judges = distinct_settings(options, ids, MetricOptions::judge_mut);
@@ -1429,7 +1429,7 @@ pub(crate) fn judge_accounting(
         }
     }
     for settings in &judges {
-        let judge = polars_rag::engines::judge::Judge::shared(settings, "score")?;
+        let judge = crate::engines::judge::Judge::shared(settings, "score")?;
         for (prompt, u) in judge.usage() {
             text.push_str(&format!(
                 "judge {prompt} ({}): {} rows, {} calls, {} cache hits, {} retries, {} failed, {} prompt + {} completion tokens, {:.1} s{}\n",
@@ -1452,7 +1452,7 @@ pub(crate) fn embed_accounting(options: &MetricOptions, ids: &[&str]) -> PolarsR
     for settings in &distinct_settings(options, ids, MetricOptions::embedder_mut) {
         // Only models that were used: a ranked metric judged by embeddings may have been given
         // vectors, and then no model was loaded.
-        let Some(embedder) = polars_rag::engines::embed::Embedder::existing(settings) else {
+        let Some(embedder) = crate::engines::embed::Embedder::existing(settings) else {
             continue;
         };
         let u = embedder.usage();
@@ -1671,10 +1671,7 @@ fn compute_scores(
     }
     let answer_expr = col(resolved.answer.as_deref().unwrap_or("answer"));
     // The ranked retrieval metrics all read the same two columns: one pass computes them all.
-    let ranked: Vec<(
-        RankedMetric,
-        polars_rag::metrics::retrieval::RetrievalOptions,
-    )> = chosen
+    let ranked: Vec<(RankedMetric, crate::metrics::retrieval::RetrievalOptions)> = chosen
         .iter()
         .filter_map(|(info, _)| {
             let metric = RankedMetric::from_id(info.id)?;
@@ -1775,7 +1772,7 @@ fn compute_aggregates(
             .lazy()
             .select([expr::metric(info.id, inputs, options)?])
             .collect()?;
-        let first = polars_rag::polars::table::metric_values(&value, info.id)?
+        let first = crate::polars::table::metric_values(&value, info.id)?
             .first()
             .and_then(|(_, v)| v.f64().ok()?.get(0));
         aggregates.push((info.id.to_string(), first.unwrap_or(f64::NAN)));
@@ -1813,8 +1810,8 @@ fn write_review(
     }
     columns.push(support.clone());
     let judged = DataFrame::new(frame.height(), columns)?;
-    let review = polars_rag::polars::judged::citation_review(&judged, "citation_support")?;
-    polars_rag::polars::judged::write_citation_review(&review, path)?;
+    let review = crate::polars::judged::citation_review(&judged, "citation_support")?;
+    crate::polars::judged::write_citation_review(&review, path)?;
     notes.push(format!(
         "review: {} of {} judged rows to check by hand, most suspicious first, in {}",
         review.height(),
@@ -1878,7 +1875,7 @@ fn signatures(job: &ScoreJob, options: &MetricOptions, chosen: &Chosen) -> Vec<(
         .chain(job.custom_judges.iter().map(|c| {
             (
                 format!("{}{}", crate::cli::compare::SIGNATURE_KEY, c.id()),
-                polars_rag::metrics::judged::custom::signature(&c.options),
+                crate::metrics::judged::custom::signature(&c.options),
             )
         }))
         .collect()
@@ -2033,7 +2030,7 @@ fn render_summary(
         }
     }
     for custom in &job.custom_judges {
-        let sig = polars_rag::metrics::judged::custom::signature(&custom.options);
+        let sig = crate::metrics::judged::custom::signature(&custom.options);
         out.push_str(&format!("  {:<22} {sig}\n", custom.id()));
     }
     out

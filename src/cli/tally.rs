@@ -229,14 +229,13 @@ impl SummaryTally {
     /// Writes the tally as JSON (atomically).
     pub fn write(&self, path: &Path) -> std::io::Result<()> {
         let json = serde_json::to_vec(self).map_err(std::io::Error::other)?;
-        polars_rag::atomic::write(path, &json)
+        crate::atomic::write(path, &json)
     }
 
     /// Reads a tally written by [`SummaryTally::write`].
     pub fn read(path: &Path) -> Result<Self, String> {
-        let bytes =
-            polars_rag::files::read_bytes(path, "summary tally", 64 * polars_rag::files::MIB)
-                .map_err(|e| e.to_string())?;
+        let bytes = crate::files::read_bytes(path, "summary tally", 64 * crate::files::MIB)
+            .map_err(|e| e.to_string())?;
         serde_json::from_slice(&bytes)
             .map_err(|e| format!("{} is not a summary tally: {e}", path.display()))
     }

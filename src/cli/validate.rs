@@ -1,4 +1,4 @@
-//! `polars-rag validate`: the golden-dataset checks of [`polars_rag::polars::golden`] on a Parquet
+//! `polars-rag validate`: the golden-dataset checks of [`crate::polars::golden`] on a Parquet
 //! table and a corpus on disk, reported as counts with examples.
 
 use std::path::PathBuf;
@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use polars::prelude::*;
 
 use super::corpus::SpanUnit;
-use polars_rag::polars::golden::{validate_golden, Problem};
+use crate::polars::golden::{validate_golden, Problem};
 
 /// A `validate` job.
 #[derive(Clone, Debug)]
@@ -36,7 +36,7 @@ pub fn run(job: &ValidateJob) -> PolarsResult<ValidateReport> {
     if !job.golden.is_file() {
         polars_bail!(ComputeError: "golden table not found: {name}");
     }
-    let golden = polars_rag::polars::driver::readable_frame(
+    let golden = crate::polars::driver::readable_frame(
         "validate",
         &ParquetReader::new(super::parquet_file(&job.golden, "golden table")?).finish()?,
     )?;

@@ -1,10 +1,11 @@
 """polars_rag.ray on a local Ray cluster of two nodes started by the test: the job scored block
-by block equals one `polars-rag score` call over the whole run (scores table and summary)."""
+by block, in the workers' processes through the installed package (no executable anywhere),
+equals one call of the pip-installed `polars-rag score` over the whole run (scores table and
+summary)."""
 
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -39,11 +40,16 @@ ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "datasets/demo"
 
 
-def _binary() -> Path:
-    named = os.environ.get("POLARS_RAG_BIN")
-    if not named or not Path(named).is_file():
-        pytest.skip("no polars-rag executable: set POLARS_RAG_BIN (scripts/test.sh does)")
-    return Path(named)
+#: The `polars-rag` command `pip install` put beside this Python (the reference: one call over
+#: the whole run). The cluster itself runs no executable.
+COMMAND = Path(sys.executable).parent / "polars-rag"
+
+
+@pytest.fixture(autouse=True)
+def _no_executable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No cargo-built binary is named anywhere: the job runs from the installed package alone."""
+    monkeypatch.delenv("POLARS_RAG_BIN", raising=False)
+    assert COMMAND.is_file(), f"pip install did not put the polars-rag command at {COMMAND}"
 
 
 def _free_port() -> int:
@@ -114,7 +120,6 @@ def _metric_lines(summary: str) -> list[str]:
 
 
 def test_a_job_on_two_nodes_equals_one_score_call(cluster: str, tmp_path: Path) -> None:
-    binary = _binary()
     assert sum(1 for node in ray.nodes() if node["Alive"]) == 2
     # The run without three questions (so the golden table has unanswered ones), in four files.
     run = pl.read_parquet(DEMO / "run_a.parquet")
@@ -127,10 +132,10 @@ def test_a_job_on_two_nodes_equals_one_score_call(cluster: str, tmp_path: Path) 
     golden, corpus = DEMO / "golden.parquet", DEMO / "corpus.parquet"
 
     report = prr.score(
-        str(run_dir), out=tmp_path / "scores", golden=golden, corpus=corpus, binary=binary, polars_threads=1
+        str(run_dir), out=tmp_path / "scores", golden=golden, corpus=corpus, polars_threads=1
     )
     one = subprocess.run(
-        [str(binary), "score", "--quiet", "--run", str(tmp_path / "run.parquet"), "--golden", str(golden),
+        [str(COMMAND), "score", "--quiet", "--run", str(tmp_path / "run.parquet"), "--golden", str(golden),
          "--corpus", str(corpus), "--out", str(tmp_path / "one.parquet")],
         capture_output=True, text=True, check=True,
     )
@@ -156,42 +161,29 @@ def test_a_job_on_two_nodes_equals_one_score_call(cluster: str, tmp_path: Path) 
 
 
 def test_bad_input_is_named(cluster: str, tmp_path: Path) -> None:
-    binary = _binary()
     with pytest.raises(FileNotFoundError, match="golden table not found"):
-        prr.score(str(DEMO / "run_a.parquet"), out=tmp_path / "a", golden=tmp_path / "nope.parquet", binary=binary)
+        prr.score(str(DEMO / "run_a.parquet"), out=tmp_path / "a", golden=tmp_path / "nope.parquet")
     (tmp_path / "b").mkdir()
     (tmp_path / "b" / "old.parquet").write_bytes(b"")
     with pytest.raises(FileExistsError, match="not empty"):
-        prr.score(str(DEMO / "run_a.parquet"), out=tmp_path / "b", binary=binary)
-    with pytest.raises(FileNotFoundError, match="polars-rag executable"):
-        prr.score(str(DEMO / "run_a.parquet"), out=tmp_path / "c", binary=tmp_path / "missing")
+        prr.score(str(DEMO / "run_a.parquet"), out=tmp_path / "b")
     with pytest.raises(RuntimeError, match="metric"):
-        prr.score(str(DEMO / "run_a.parquet"), out=tmp_path / "d", metrics=["no_such_metric"], binary=binary)
+        prr.score(str(DEMO / "run_a.parquet"), out=tmp_path / "d", metrics=["no_such_metric"])
     assert _node_copies() == [], "a failed job leaves no copies of its files either"
-
-
-def test_executable_on_path_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
-    binary = _binary()
-    monkeypatch.delenv("POLARS_RAG_BIN", raising=False)
-    monkeypatch.setenv("PATH", str(binary.parent))
-    if binary.name != "polars-rag" or shutil.which("polars-rag") is None:
-        pytest.skip("the executable is not named polars-rag")
-    assert prr._executable(None) == binary
 
 
 def test_a_dataset_with_options_of_the_command_line(cluster: str, tmp_path: Path) -> None:
     """A ray.data.Dataset in several blocks, with `score` flags passed through (`--by`, a metric
     list and an option): the same scores and summary, segment table included, as the command."""
-    binary = _binary()
     run = pl.read_parquet(DEMO / "run_b.parquet")
     run.write_parquet(tmp_path / "run.parquet")
     golden = DEMO / "golden.parquet"
     dataset = ray.data.from_arrow(run.to_arrow()).repartition(3)
     metrics = ["bleu", "rouge", "quoted_spans", "citation_alignment", "corpus_bleu", "mrr"]
     flags = ["--by", "segment", "--quotes", "ragas"]
-    report = prr.score(dataset, out=tmp_path / "scores", golden=golden, metrics=metrics, binary=binary, cli_args=flags)
+    report = prr.score(dataset, out=tmp_path / "scores", golden=golden, metrics=metrics, cli_args=flags)
     one = subprocess.run(
-        [str(binary), "score", "--quiet", "--run", str(tmp_path / "run.parquet"), "--golden", str(golden),
+        [str(COMMAND), "score", "--quiet", "--run", str(tmp_path / "run.parquet"), "--golden", str(golden),
          "--metrics", ",".join(metrics), *flags, "--out", str(tmp_path / "one.parquet")],
         capture_output=True, text=True, check=True,
     )
@@ -203,7 +195,7 @@ def test_a_dataset_with_options_of_the_command_line(cluster: str, tmp_path: Path
     assert "quotes:ragas" in report.summary
     assert _metric_lines(report.summary) == _metric_lines(one.stdout)
     with pytest.raises(ValueError, match="set by score"):
-        prr.score(dataset, out=tmp_path / "again", golden=golden, binary=binary, cli_args=["--golden", "x"])
+        prr.score(dataset, out=tmp_path / "again", golden=golden, cli_args=["--golden", "x"])
 
 
 def test_judged_job_merges_the_node_caches_into_the_driver(
@@ -211,7 +203,6 @@ def test_judged_job_merges_the_node_caches_into_the_driver(
 ) -> None:
     """A judged metric on the cluster: each node caches its own replies; afterwards the driver's
     cache holds every reply, so the same job on the driver alone asks the judge nothing."""
-    binary = _binary()
     driver_cache = tmp_path / "driver-cache"
     monkeypatch.setenv("POLARS_RAG_CACHE_DIR", str(driver_cache))
     judge = FakeJudge()
@@ -225,7 +216,7 @@ def test_judged_job_merges_the_node_caches_into_the_driver(
         golden = DEMO / "golden.parquet"
         flags = ["--judge-base-url", judge.base_url, "--judge-model", "fake-judge", "--question-col", "query"]
         report = prr.score(
-            str(run_dir), out=tmp_path / "scores", golden=golden, metrics=["answer_match"], binary=binary,
+            str(run_dir), out=tmp_path / "scores", golden=golden, metrics=["answer_match"],
             cli_args=flags,
         )
         calls = judge.requests
@@ -236,7 +227,7 @@ def test_judged_job_merges_the_node_caches_into_the_driver(
         assert not (tmp_path / "scores" / ".caches").exists(), "the copies are removed"
         # The same job on the driver alone: every reply comes from its merged cache.
         one = subprocess.run(
-            [str(binary), "score", "--quiet", "--run", str(tmp_path / "run.parquet"), "--golden", str(golden),
+            [str(COMMAND), "score", "--quiet", "--run", str(tmp_path / "run.parquet"), "--golden", str(golden),
              "--metrics", "answer_match", *flags, "--out", str(tmp_path / "one.parquet")],
             capture_output=True, text=True, check=True,
         )

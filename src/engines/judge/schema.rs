@@ -145,7 +145,7 @@ fn check_schema_at(schema: &Value, at: &str) -> Result<(), String> {
                 }
             }
             "enum" => {
-                if !value.as_array().is_some_and(|list| !list.is_empty()) {
+                if value.as_array().is_none_or(|list| list.is_empty()) {
                     return Err(format!(
                         "{at}: keyword `enum` must be a non-empty list (an empty one allows no reply)"
                     ));

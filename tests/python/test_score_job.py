@@ -1,0 +1,108 @@
+"""The scoring job from the installed package: the `polars-rag` command `pip install` puts on the
+PATH (the library's own command line, run in process) and `pr.score`, against each other and
+against the cargo-built binary."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import polars_rag as pr
+import pytest
+from polars.testing import assert_frame_equal
+
+import polars as pl
+
+DEMO = Path(pr.__file__).parent / "demo"
+#: The `polars-rag` command installed beside this Python.
+COMMAND = Path(sys.executable).parent / "polars-rag"
+
+
+def metric_lines(summary: str) -> list[str]:
+    """The summary's metric and aggregate lines (without the lines that name the input files,
+    which differ between the package's demo folder and the source tree's)."""
+    lines = summary.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("metric "))
+    return [line for line in lines[start:] if line and not line.startswith(("note:", "golden ", "run "))]
+
+
+def command(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(COMMAND), *args], capture_output=True, text=True, cwd=cwd, check=False)
+
+
+def test_the_installed_command_runs_the_demo_from_any_folder(tmp_path: Path) -> None:
+    assert COMMAND.is_file(), f"pip install did not put the polars-rag command at {COMMAND}"
+    done = command(cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "run_b_vs_run_a.html" in done.stdout
+    for name in ("run_a.scores.parquet", "run_b.scores.parquet", "run_b_vs_run_a.html"):
+        assert (tmp_path / "demo-output" / name).is_file(), name
+    binary = os.environ.get("POLARS_RAG_BIN")
+    if binary is None:
+        pytest.skip("POLARS_RAG_BIN is not set: the cargo-built binary's demo is not compared (scripts/test.sh sets it)")
+    built = tmp_path / "built"
+    built.mkdir()
+    reference = subprocess.run([binary], capture_output=True, text=True, cwd=built, check=True)
+    assert metric_lines(done.stdout) == metric_lines(reference.stdout)
+    for run in ("run_a", "run_b"):
+        assert_frame_equal(
+            pl.read_parquet(tmp_path / "demo-output" / f"{run}.scores.parquet"),
+            pl.read_parquet(built / "demo-output" / f"{run}.scores.parquet"),
+        )
+
+
+def test_the_installed_command_has_the_binarys_exit_codes(tmp_path: Path) -> None:
+    usage = command("score", "--no-such-flag")
+    assert usage.returncode == 2 and "unexpected argument '--no-such-flag'" in usage.stderr
+    missing = command("score", "--run", str(tmp_path / "absent.parquet"))
+    assert missing.returncode == 1 and "run table not found" in missing.stderr
+    listing = command("metrics")
+    assert listing.returncode == 0 and listing.stdout.split()[0] == "quoted_spans"
+
+
+def test_pr_score_equals_the_command_on_files_frames_and_lazy_frames(tmp_path: Path) -> None:
+    run, golden, corpus = DEMO / "run_a.parquet", DEMO / "golden.parquet", DEMO / "corpus.parquet"
+    out = tmp_path / "cli.parquet"
+    done = command("score", "--quiet", "--run", str(run), "--golden", str(golden), "--corpus", str(corpus),
+                   "--by", "segment", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    expected = pl.read_parquet(out)
+
+    from_files = pr.score(run, golden, corpus, by="segment")
+    assert_frame_equal(from_files.scores, expected)
+    assert metric_lines(from_files.summary) == metric_lines(done.stdout)
+    assert str(from_files) == from_files.summary
+    assert from_files.out is None
+    assert from_files.signatures["bleu"].startswith("nrefs:")  # sacrebleu's own form
+    assert set(from_files.signatures) == {
+        k.removeprefix("polars-rag:signature:") for k in pl.read_parquet_metadata(out) if k.startswith("polars-rag:signature:")
+    }
+
+    frames = pr.score(pl.read_parquet(run), pl.read_parquet(golden), pl.read_parquet(corpus), by="segment",
+                      out=tmp_path / "frames.parquet")
+    assert_frame_equal(frames.scores, expected)
+    assert frames.out == tmp_path / "frames.parquet" and frames.out.is_file()
+    lazy = pr.score(pl.scan_parquet(run), pl.scan_parquet(golden), corpus, by="segment")
+    assert_frame_equal(lazy.scores, expected)
+    assert metric_lines(lazy.summary) == metric_lines(done.stdout)
+
+
+def test_pr_score_options_and_errors(tmp_path: Path) -> None:
+    run, golden = DEMO / "run_a.parquet", DEMO / "golden.parquet"
+    chosen = pr.score(run, golden, metrics=["rouge", "mrr"], args=["--k", "3"])
+    metric_columns = [c for c in chosen.scores.columns if c in pr.metric_ids()]
+    assert sorted(metric_columns) == ["mrr", "rouge"]
+    assert "k:3" in chosen.signatures["mrr"]
+    with pytest.raises(ValueError, match="score: .*no_such_metric"):
+        pr.score(run, golden, metrics=["no_such_metric"])
+    with pytest.raises(ValueError, match="score: run table not found"):
+        pr.score(tmp_path / "absent.parquet")
+    with pytest.raises(TypeError, match="score: metrics must be a list"):
+        pr.score(run, metrics="rouge")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="score: run must be a DataFrame"):
+        pr.score(7)  # type: ignore[arg-type]
+    judge = pr.Judge(base_url="http://127.0.0.1:9/v1", model="m", cache=None)
+    with pytest.raises(ValueError, match="not both"):
+        pr.score(run, judge=judge, config=tmp_path / "job.toml")

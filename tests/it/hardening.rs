@@ -1011,3 +1011,26 @@ fn a_failed_write_names_the_output_and_fails() {
         &e[..e.len().min(500)]
     );
 }
+
+/// A configuration of 200,000 keys (a generated file gone wrong) is read once, in time linear
+/// in its size, and refused naming the first key it does not know; the whole text is not echoed.
+#[test]
+fn a_config_of_many_keys_is_refused_by_its_first_unknown_key() {
+    let dir = temp_dir("many-keys");
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("job.toml");
+    let mut text = String::from("[rouge]\n");
+    for i in 0..200_000 {
+        text.push_str(&format!("key_{i} = {i}\n"));
+    }
+    std::fs::write(&config, text).unwrap();
+    let o = cli(&["score", "--config", config.to_str().unwrap()]);
+    let e = stderr(&o);
+    assert!(!o.status.success());
+    assert!(
+        e.contains("unknown field `key_0`") && e.contains("job.toml"),
+        "{}",
+        &e[..e.len().min(400)]
+    );
+    assert!(e.len() < 2_000, "{} bytes of error", e.len());
+}

@@ -262,7 +262,8 @@ UNIT_RANGE = {name for name in EXPRESSIONS} - {"quoted_spans", "citation_alignme
 FRAME_FUNCTIONS = ["validate_golden", "check_spans", "collapse_run", "join_golden", "compare", "summary",
                    "locate_quotes_in_corpus", "signature", "metric_ids", "option_defaults", "compare_defaults",
                    "judge_cache_stats", "judge_cache_clear", "judge_agreement", "citation_review",
-                   "embed_cache_stats", "embed_cache_clear", "default_model_dir", "custom_judge", "custom_judge_card"]
+                   "embed_cache_stats", "embed_cache_clear", "default_model_dir", "custom_judge", "custom_judge_card",
+                   "score"]
 
 
 _FAKE_JUDGE: Any = None
@@ -509,6 +510,17 @@ def run_frame_function(name: str, data: Any) -> None:
                 joined = result.frame.filter(pl.col("in_run")).height if "in_run" in result.frame.columns else 0
                 if joined < run.height - len(result.unknown) and "doc_id" not in run.columns:
                     raise Defect(f"{name}: {run.height} run rows, {joined} joined and {len(result.unknown)} unknown")
+        elif name == "score":
+            # The whole job on hostile tables: a scores table, or an error naming `score`.
+            run = any_frame(data, {"query_id": "id", "answer": "text", "sources": "texts", "retrieved": "items"})
+            golden = data.draw(st.none()) or any_frame(
+                data, {"query_id": "id", "reference_answers": "texts", "relevant_spans": "spans", "relevant_ids": "texts"}
+            )
+            metrics = data.draw(st.sampled_from([None, ["rouge"], ["bleu", "mrr"], ["span_recall"], ["no_such"], []]))
+            lazy = data.draw(st.booleans())
+            result = fn(run.lazy() if lazy else run, golden, metrics=metrics)
+            if not isinstance(result.scores, pl.DataFrame) or not isinstance(result.summary, str):
+                raise Defect(f"{name}: no scores table or summary: {result!r}")
         elif name == "compare":
             a = any_frame(data, {"query_id": "id", "mrr": "score", "bleu": "score"})
             b = any_frame(data, {"query_id": "id", "mrr": "score", "bleu": "score"})

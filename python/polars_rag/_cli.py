@@ -5,6 +5,7 @@ process through the plugin."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -34,5 +35,7 @@ def run(argv: list[str]) -> int:
 
 
 def main() -> None:
-    """The console script's entry point."""
+    """The console script's entry point. Ctrl-C ends the command as it ends the binary: the job
+    runs in Rust without Python's interpreter loop, which would only note the signal for later."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     sys.exit(run(sys.argv[1:]))

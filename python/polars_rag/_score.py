@@ -49,9 +49,25 @@ def _toml_value(name: str, value: Any) -> str:
             raise ValueError(f"score: setting {name} must be finite, got {value}")
         return repr(value)
     if isinstance(value, str):
-        escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-        return f'"{escaped}"'
+        return _toml_string(name, value)
     raise TypeError(f"score: setting {name} cannot be written to the job's configuration: {value!r}")
+
+
+def _toml_string(name: str, value: str) -> str:
+    """``value`` as a TOML basic string: quotes, backslashes and every control character escaped
+    (TOML allows none of them raw); a lone surrogate (a path decoded with ``surrogateescape``)
+    cannot be written and is refused, naming the setting."""
+    out = []
+    for ch in value:
+        if ch in ('"', "\\"):
+            out.append("\\" + ch)
+        elif ch < " " or ch == "\x7f":
+            out.append(f"\\u{ord(ch):04x}")
+        elif "\ud800" <= ch <= "\udfff":
+            raise ValueError(f"score: setting {name} holds a lone surrogate ({ch!r}) and cannot be passed on")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
 
 
 def _section(title: str, settings: Mapping[str, Any]) -> str:

@@ -1034,9 +1034,19 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
+    /// Ends the capture however `run` ends (a panic included), so that the thread's later
+    /// commands print again.
+    struct Capture;
+    impl Drop for Capture {
+        fn drop(&mut self) {
+            CAPTURED.with(|c| c.borrow_mut().take());
+        }
+    }
     CAPTURED.with(|c| *c.borrow_mut() = Some((String::new(), String::new())));
+    let capture = Capture;
     let status = run(args);
     let (out, err) = CAPTURED.with(|c| c.borrow_mut().take()).unwrap_or_default();
+    drop(capture);
     (status, out, err)
 }
 
@@ -1112,10 +1122,22 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
+    // One command-line job is one run: its judges' budgets start unspent.
+    crate::engines::judge::Judge::forget_shared();
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
-            let _ = e.print();
+            let text = e.render().to_string();
+            let kept = CAPTURED.with(|c| match c.borrow_mut().as_mut() {
+                Some((out, err)) => {
+                    if e.use_stderr() { err } else { out }.push_str(&text);
+                    true
+                }
+                None => false,
+            });
+            if !kept {
+                let _ = e.print();
+            }
             return u8::try_from(e.exit_code()).unwrap_or(2);
         }
     };

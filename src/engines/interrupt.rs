@@ -3,50 +3,46 @@
 //! In a Python process the interpreter's SIGINT handler only sets a flag that Python reads when
 //! it next runs bytecode, which it does not while a Polars expression runs the engine: a wait of
 //! minutes could not be interrupted. The engines therefore put a handler of their own in front
-//! of the one installed (the interpreter's, or the default). While an engine call runs, the
-//! first Ctrl-C is the engines': waits (in short slices) stop, no new request is sent, and the
-//! call fails with an error saying so (replies received are cached). Outside engine calls, and
-//! at a second Ctrl-C during one, the signal is handed on, so Python raises `KeyboardInterrupt`
-//! and a process without a handler ends, as they would have.
+//! of the one installed (the interpreter's, or the default), keeping its flags (CPython relies
+//! on blocking calls returning `EINTR`, so no `SA_RESTART` is added). While an engine *waits*,
+//! the first Ctrl-C is the engine's: the waits stop, no new request is sent, and the call fails
+//! with an error saying so (replies received are cached). At any other moment, and at a second
+//! Ctrl-C during a wait, the signal goes on to the previous handler, so Python raises
+//! `KeyboardInterrupt` and a process without a handler ends, as they would have. Scoping the
+//! engine's claim to its waits means a Ctrl-C it takes is always acted on.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-/// Engine calls running now.
-static ACTIVE: AtomicUsize = AtomicUsize::new(0);
+/// Engine waits in progress now (over all threads).
+static WAITING: AtomicUsize = AtomicUsize::new(0);
 
 /// The error text of a call stopped by Ctrl-C.
 pub const INTERRUPTED_MESSAGE: &str = "interrupted (Ctrl-C)";
 
-/// Marks an engine call as running until the guard is dropped: installs the handler (once per
-/// process) and, when no other call runs, forgets an interrupt an earlier call reported.
-pub fn arm() -> ActiveCall {
+/// Called when an engine call starts: installs the handler (once per process) and forgets an
+/// interrupt an earlier call has already reported.
+pub fn arm() {
     #[cfg(unix)]
     unix::install();
-    if ACTIVE.fetch_add(1, Ordering::SeqCst) == 0 {
+    // A call starting while another waits must not wipe the interrupt that stops that wait.
+    if WAITING.load(Ordering::SeqCst) == 0 {
         INTERRUPTED.store(false, Ordering::SeqCst);
     }
-    ActiveCall(())
 }
 
-/// An engine call in progress (see [`arm`]).
-pub struct ActiveCall(());
-
-impl Drop for ActiveCall {
-    fn drop(&mut self) {
-        ACTIVE.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// Whether Ctrl-C came since the current call started.
+/// Whether Ctrl-C stopped a wait since the current call started.
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
 /// Sleeps `duration`, or until Ctrl-C: `Err` with [`INTERRUPTED_MESSAGE`] when interrupted.
 pub fn sleep(duration: Duration) -> Result<(), String> {
-    sleep_unless(&INTERRUPTED, duration)
+    WAITING.fetch_add(1, Ordering::SeqCst);
+    let slept = sleep_unless(&INTERRUPTED, duration);
+    WAITING.fetch_sub(1, Ordering::SeqCst);
+    slept
 }
 
 fn sleep_unless(flag: &AtomicBool, duration: Duration) -> Result<(), String> {
@@ -66,7 +62,7 @@ fn sleep_unless(flag: &AtomicBool, duration: Duration) -> Result<(), String> {
 
 #[cfg(unix)]
 mod unix {
-    use super::{ACTIVE, INTERRUPTED};
+    use super::{INTERRUPTED, WAITING};
     use std::sync::atomic::Ordering;
     use std::sync::Once;
 
@@ -87,20 +83,23 @@ mod unix {
             PREVIOUS = Some(previous);
             let mut action: libc::sigaction = std::mem::zeroed();
             action.sa_sigaction = on_interrupt as *const () as usize;
-            action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+            // The previous handler's own flags are kept: CPython installs its handler without
+            // SA_RESTART so that blocking calls return EINTR and Ctrl-C is seen at once.
+            action.sa_flags =
+                libc::SA_SIGINFO | (previous.sa_flags & (libc::SA_RESTART | libc::SA_ONSTACK));
             libc::sigemptyset(&mut action.sa_mask);
             libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut());
         });
     }
 
     /// Async-signal-safe: atomics, then the previous handler (or the default action) unless
-    /// this is the first Ctrl-C of a running engine call.
+    /// this is the first Ctrl-C during an engine's wait.
     extern "C" fn on_interrupt(
         signal: libc::c_int,
         info: *mut libc::siginfo_t,
         context: *mut libc::c_void,
     ) {
-        if ACTIVE.load(Ordering::SeqCst) > 0 && !INTERRUPTED.swap(true, Ordering::SeqCst) {
+        if WAITING.load(Ordering::SeqCst) > 0 && !INTERRUPTED.swap(true, Ordering::SeqCst) {
             return;
         }
         // SAFETY: PREVIOUS is written once, before this handler is installed.

@@ -106,3 +106,22 @@ def test_pr_score_options_and_errors(tmp_path: Path) -> None:
     judge = pr.Judge(base_url="http://127.0.0.1:9/v1", model="m", cache=None)
     with pytest.raises(ValueError, match="not both"):
         pr.score(run, judge=judge, config=tmp_path / "job.toml")
+
+
+def test_pr_score_judges_with_the_given_judge_and_each_call_is_its_own_run() -> None:
+    from fake_judge import FakeJudge
+
+    server = FakeJudge()
+    try:
+        # No cache, and a budget that one run (24 questions) fits but two would not: each call is
+        # one run with its own budget, as each `polars-rag score` process is.
+        judge = pr.Judge(base_url=server.base_url, model="fake", cache=None, max_calls=30)
+        for _ in range(2):
+            result = pr.score(DEMO / "run_a.parquet", DEMO / "golden.parquet", metrics=["answer_match"],
+                              judge=judge, args=["--question-col", "query"])
+            verdicts = result.scores["answer_match"].struct.field("judge_error")
+            assert verdicts.null_count() == result.scores.height
+            assert "|model:fake|" in result.signatures["answer_match"], result.signatures["answer_match"]
+        assert server.requests == 48
+    finally:
+        server.close()

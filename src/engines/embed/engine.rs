@@ -183,7 +183,7 @@ impl Embedder {
         texts: &[Option<&str>],
     ) -> crate::Result<Vec<Option<Vec<f32>>>> {
         let started = Instant::now();
-        let _running = crate::engines::interrupt::arm();
+        crate::engines::interrupt::arm();
         let mut usage = EmbedUsage::default();
         let mut slots: Vec<Option<usize>> = vec![None; texts.len()];
         let mut distinct: Vec<Pending> = Vec::new();

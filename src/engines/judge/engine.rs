@@ -187,6 +187,18 @@ impl Judge {
         Ok(judge)
     }
 
+    /// Forgets the process's judges, so that the next [`Judge::shared`] builds new ones with
+    /// unspent budgets: a command-line job run inside a longer-lived process (the Python
+    /// package's `polars-rag`, `pr.score`, a Ray worker scoring block after block) is one run,
+    /// and its `max_calls`, `max_total_tokens` and `max_seconds` bound that run alone. Judges
+    /// already handed out keep working.
+    pub fn forget_shared() {
+        shared_judges()
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+
     /// The process's judge for `settings` if one has been used, without building one.
     pub fn existing(settings: &JudgeSettings) -> Option<Arc<Judge>> {
         let key = serde_json::to_string(settings).unwrap_or_default();
@@ -251,7 +263,7 @@ impl Judge {
         sample: u32,
     ) -> crate::Result<Vec<RowReply>> {
         let started = Instant::now();
-        let _running = crate::engines::interrupt::arm();
+        crate::engines::interrupt::arm();
         let system = template.render_system();
         let prefix = self.key_prefix(template, &system, sample);
 
@@ -385,11 +397,14 @@ impl Judge {
         if budget_spent > 0 {
             let settings = &self.resolved.settings;
             let limit = match (settings.max_calls, settings.max_total_tokens) {
-                _ if self.deadline_reached.load(Ordering::Relaxed) => {
-                    format!("max_seconds = {}", settings.max_seconds.unwrap_or_default())
-                }
                 (Some(calls), _) if self.calls_made.load(Ordering::Relaxed) >= calls => {
                     format!("max_calls = {calls}")
+                }
+                (_, Some(tokens)) if self.tokens_spent.load(Ordering::Relaxed) >= tokens => {
+                    format!("max_total_tokens = {tokens}")
+                }
+                _ if self.deadline_reached.load(Ordering::Relaxed) => {
+                    format!("max_seconds = {}", settings.max_seconds.unwrap_or_default())
                 }
                 (_, Some(tokens)) => format!("max_total_tokens = {tokens}"),
                 _ => "the budget".to_string(),
@@ -542,6 +557,11 @@ impl Judge {
             }
             let asked_json_schema = !self.json_object_only.load(Ordering::Relaxed);
             let body = self.request_body(template, messages, sample);
+            // A request the deadline leaves no time for is not counted as a call.
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                self.deadline_reached.store(true, Ordering::Relaxed);
+                return Err(Failure::Budget);
+            }
             if !self.reserve_call() {
                 return Err(Failure::Budget);
             }

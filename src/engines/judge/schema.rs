@@ -42,7 +42,7 @@
 //! ```
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use regex::Regex;
 use serde_json::{Map, Value};
@@ -64,6 +64,33 @@ const ANNOTATIONS: [&str; 11] = [
     "deprecated",
     "readOnly",
     "writeOnly",
+];
+
+/// The keywords that constrain, as implemented here.
+const KEYWORDS: [&str; 23] = [
+    "type",
+    "enum",
+    "const",
+    "anyOf",
+    "oneOf",
+    "allOf",
+    "not",
+    "properties",
+    "required",
+    "additionalProperties",
+    "minProperties",
+    "maxProperties",
+    "items",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
 ];
 
 /// The longest `pattern` a card may hold: a reply schema needs short patterns, and a bound keeps
@@ -165,6 +192,9 @@ fn check_schema_at(schema: &Value, at: &str) -> Result<(), String> {
                 }
             }
             "required" => {
+                // Checked against the `properties` beside it; a subschema without any (an
+                // `anyOf` branch saying which fields must be present) names fields declared
+                // elsewhere.
                 let declared = keywords.get("properties").and_then(Value::as_object);
                 let Some(names) = value.as_array() else {
                     return Err(format!(
@@ -178,7 +208,7 @@ fn check_schema_at(schema: &Value, at: &str) -> Result<(), String> {
                             describe(name)
                         ));
                     };
-                    if !declared.is_some_and(|d| d.contains_key(name)) {
+                    if declared.is_some_and(|d| !d.contains_key(name)) {
                         return Err(format!(
                             "{at}: keyword `required` names `{name}`, which `properties` does not declare"
                         ));
@@ -227,8 +257,9 @@ fn check_schema_at(schema: &Value, at: &str) -> Result<(), String> {
 }
 
 /// The compiled form of `pattern`, compiled once per process (replies are checked per row).
-fn compiled(pattern: &str) -> Result<Regex, String> {
-    static PATTERNS: OnceLock<Mutex<HashMap<String, Regex>>> = OnceLock::new();
+fn compiled(pattern: &str) -> Result<Arc<Regex>, String> {
+    // Shared, not cloned: a clone of a Regex starts with an empty pool of match caches.
+    static PATTERNS: OnceLock<Mutex<HashMap<String, Arc<Regex>>>> = OnceLock::new();
     let patterns = PATTERNS.get_or_init(Default::default);
     if let Some(regex) = patterns
         .lock()
@@ -243,20 +274,22 @@ fn compiled(pattern: &str) -> Result<Regex, String> {
             "the pattern has {length} characters; at most {MAX_PATTERN_CHARS} are allowed"
         ));
     }
-    let regex = regex::RegexBuilder::new(pattern)
-        .size_limit(1 << 20)
-        .build()
-        .map_err(|e| {
-            let first_line = e.to_string().lines().last().unwrap_or_default().to_string();
-            format!(
-                "{} is not a supported regular expression ({first_line})",
-                describe(&Value::String(pattern.to_string()))
-            )
-        })?;
+    let regex = Arc::new(
+        regex::RegexBuilder::new(pattern)
+            .size_limit(1 << 20)
+            .build()
+            .map_err(|e| {
+                let first_line = e.to_string().lines().last().unwrap_or_default().to_string();
+                format!(
+                    "{} is not a supported regular expression ({first_line})",
+                    describe(&Value::String(pattern.to_string()))
+                )
+            })?,
+    );
     patterns
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .insert(pattern.to_string(), regex.clone());
+        .insert(pattern.to_string(), Arc::clone(&regex));
     Ok(regex)
 }
 
@@ -286,13 +319,7 @@ fn describe(value: &Value) -> String {
 /// JSON equality with numbers compared by value (`1` equals `1.0`).
 fn json_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
-            (Some(x), Some(y)) => x == y,
-            _ => match (x.as_u64(), y.as_u64()) {
-                (Some(x), Some(y)) => x == y,
-                _ => x.as_f64() == y.as_f64(),
-            },
-        },
+        (Value::Number(x), Value::Number(y)) => exact(x) == exact(y),
         (Value::Array(x), Value::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_equal(a, b))
         }
@@ -305,17 +332,36 @@ fn json_equal(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// A number as an exact value: an integer (or an integral float) as `i128`, any other float
+/// by its bits; so `1` equals `1.0`, and integers above 2^53 are not rounded to floats.
+#[derive(PartialEq)]
+enum Exact {
+    Integer(i128),
+    Float(u64),
+}
+
+fn exact(n: &serde_json::Number) -> Exact {
+    if let Some(i) = n.as_i64() {
+        return Exact::Integer(i128::from(i));
+    }
+    if let Some(u) = n.as_u64() {
+        return Exact::Integer(i128::from(u));
+    }
+    let x = n.as_f64().unwrap_or(f64::NAN);
+    if x.fract() == 0.0 && x.abs() < 1e38 {
+        Exact::Integer(x as i128)
+    } else {
+        Exact::Float((x + 0.0).to_bits())
+    }
+}
+
 /// A text that is equal for values [`json_equal`] calls equal, so that `uniqueItems` is one
 /// pass with a set rather than a comparison of every pair.
 fn canonical(value: &Value, out: &mut String) {
     match value {
-        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
-            (Some(i), _, _) => out.push_str(&i.to_string()),
-            (_, Some(u), _) => out.push_str(&u.to_string()),
-            (_, _, Some(x)) if x.fract() == 0.0 && x.abs() < 9.2e18 => {
-                out.push_str(&(x as i64).to_string())
-            }
-            _ => out.push_str(&n.to_string()),
+        Value::Number(n) => match exact(n) {
+            Exact::Integer(i) => out.push_str(&i.to_string()),
+            Exact::Float(bits) => out.push_str(&format!("f{bits}")),
         },
         Value::Array(items) => {
             out.push('[');
@@ -417,7 +463,14 @@ fn check(value: &Value, schema: &Value, path: &str) -> Result<(), String> {
             "not" if check(value, expected, path).is_ok() => {
                 return Err(format!("{path}: matches the schema under `not`"));
             }
-            _ => {}
+            known if KEYWORDS.contains(&known) || ANNOTATIONS.contains(&known) => {}
+            // A schema that did not go through `check_schema` (a template built field by field)
+            // is not half-applied: its unknown keyword is the reply's error.
+            other => {
+                return Err(format!(
+                    "{path}: the schema uses keyword `{other}`, which the reply validator does not implement"
+                ));
+            }
         }
     }
     match value {
@@ -758,6 +811,24 @@ mod tests {
             let e = check_schema(&schema).expect_err(&format!("{schema} must be refused"));
             assert!(e.contains(says), "{schema}: {e}");
         }
+        // `required` in a branch without `properties` names fields declared beside the branch.
+        let either = json!({"type": "object", "properties": {"a": {}, "b": {}},
+                            "anyOf": [{"required": ["a"]}, {"required": ["b"]}]});
+        check_schema(&either).unwrap();
+        assert!(validate(&json!({"b": 1}), &either).is_ok());
+        assert!(validate(&json!({}), &either).unwrap_err().contains("anyOf"));
+        // A schema that skipped the check is not half-applied.
+        let e = validate(&json!(1), &json!({"if": {}})).unwrap_err();
+        assert!(e.contains("keyword `if`"), "{e}");
+        // Integers above 2^53 are compared exactly.
+        let big = json!({"enum": [9_007_199_254_740_992.0_f64]});
+        assert!(validate(&json!(9_007_199_254_740_993_i64), &big).is_err());
+        let unique = json!({"type": "array", "uniqueItems": true});
+        assert!(validate(
+            &json!([9_007_199_254_740_993_i64, 9_007_199_254_740_992.0_f64]),
+            &unique
+        )
+        .is_ok());
         // Annotations are accepted.
         check_schema(&json!({"type": "string", "title": "t", "description": "d", "format": "uri", "examples": ["x"]})).unwrap();
     }

@@ -162,11 +162,13 @@ impl Transport {
             .and_then(|value| parse_retry_after(value, SystemTime::now()));
         // A compressed body was not asked for (no Accept-Encoding is sent) and cannot be read:
         // said as such, not as a broken connection worth retrying.
+        // (Only for a reply meant to be read: a retryable status is retried whatever its body.)
         if let Some(encoding) = response
             .headers()
             .get("content-encoding")
             .map(|v| v.to_str().unwrap_or("?").trim().to_ascii_lowercase())
             .filter(|e| !e.is_empty() && e != "identity")
+            .filter(|_| (200..300).contains(&status))
         {
             return Attempt::Fatal(format!(
                 "HTTP {status}: the server sent its reply compressed (Content-Encoding: {encoding}), \
@@ -184,6 +186,9 @@ impl Transport {
         };
         let text = match String::from_utf8(bytes) {
             Ok(text) => text,
+            Err(e) if !(200..300).contains(&status) => {
+                String::from_utf8_lossy(e.as_bytes()).into_owned()
+            }
             Err(e) => {
                 return Attempt::Fatal(format!(
                     "HTTP {status}: the reply is not UTF-8 text (invalid byte at {})",

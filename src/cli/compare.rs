@@ -89,7 +89,11 @@ pub fn read_scores(
         )));
     }
     let columns = compared_columns(names, id, by);
-    Ok((reader.with_columns(Some(columns)).finish()?, signatures))
+    let frame = reader
+        .with_columns(Some(columns))
+        .finish()
+        .map_err(|e| super::naming_read_errors(e, &[("scores table", path)]))?;
+    Ok((frame, signatures))
 }
 
 /// The rows of the regressed items of a scores table, with their key columns and answer (none

@@ -67,3 +67,35 @@ pub fn parquet_file(path: &Path, what: &str) -> polars::prelude::PolarsResult<st
     })?;
     Ok(file)
 }
+
+/// `e` with the Parquet inputs `inputs` (role, path) named when it is an error of reading
+/// Parquet data (a corrupt page, a failed decompression): Polars' message names no file.
+pub fn naming_read_errors(
+    e: polars::prelude::PolarsError,
+    inputs: &[(&str, &Path)],
+) -> polars::prelude::PolarsError {
+    let message = e.to_string();
+    let lower = message.to_ascii_lowercase();
+    if inputs.is_empty()
+        || !(lower.contains("parquet")
+            || lower.contains("out of specification")
+            || lower.contains("decompress")
+            || lower.contains("corrupt"))
+    {
+        return e;
+    }
+    let problem = message
+        .strip_prefix("parquet: ")
+        .unwrap_or(&message)
+        .trim_start_matches("File out of specification: ")
+        .trim_start_matches("underlying IO error: ");
+    let named: Vec<String> = inputs
+        .iter()
+        .map(|(role, path)| format!("{role} {}", path.display()))
+        .collect();
+    let which = if named.len() == 1 { "" } else { "one of " };
+    polars::prelude::polars_err!(
+        ComputeError: "cannot read the data of {which}{}: {problem} (a corrupt or truncated Parquet file?)",
+        named.join(", ")
+    )
+}

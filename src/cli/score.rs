@@ -621,6 +621,23 @@ impl Stages {
 /// summarise. A run larger than `batch_rows` goes through the same steps one batch at a time
 /// (see `run_in_batches`), so its memory does not grow with it.
 pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
+    // A page that fails to decode surfaces when its rows are read, as Polars' error, which names
+    // no file: the job's Parquet inputs are named beside it.
+    let inputs = [
+        ("run table", Some(&job.run)),
+        ("golden table", job.golden.as_ref()),
+        ("corpus", job.corpus.as_ref()),
+        ("chunks table", job.chunks.as_ref()),
+    ];
+    let named: Vec<(&str, &Path)> = inputs
+        .iter()
+        .filter_map(|(role, path)| Some((*role, (*path)?.as_path())))
+        .filter(|(_, path)| path.is_file())
+        .collect();
+    run_job(job).map_err(|e| super::naming_read_errors(e, &named))
+}
+
+fn run_job(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     refuse_overwriting_inputs(job)?;
     if let Some(ids) = &job.metrics {
         validate_metrics(ids)?;

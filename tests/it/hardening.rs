@@ -955,6 +955,57 @@ fn unreadable_parquet_inputs_are_named_with_their_role() {
     }
 }
 
+/// A Parquet file whose footer is sound but whose pages are corrupt fails when its rows are
+/// read; the error names the file (and its role) beside Polars' own message.
+#[test]
+fn corrupt_pages_are_named_with_the_file() {
+    let dir = temp_dir("corrupt-pages");
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("good.parquet");
+    let ids: Vec<String> = (0..2_000).map(|i| format!("q{i}")).collect();
+    let answers: Vec<String> = (0..2_000)
+        .map(|i| format!("answer number {i} of many"))
+        .collect();
+    common::cli::write_parquet(
+        &good,
+        &mut df!("query_id" => ids, "answer" => answers).unwrap(),
+    );
+    let mut bytes = std::fs::read(&good).unwrap();
+    let end = bytes.len() / 2;
+    for i in (64..end).step_by(7) {
+        bytes[i] ^= 0x5a;
+    }
+    let bad = dir.join("corrupt.parquet");
+    std::fs::write(&bad, bytes).unwrap();
+    let (g, b) = (good.to_str().unwrap(), bad.to_str().unwrap());
+    let out = dir.join("scores.parquet");
+    for (args, says) in [
+        (
+            vec![
+                "score",
+                "--run",
+                b,
+                "--metrics",
+                "exact_match",
+                "--references-col",
+                "answer",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            format!("cannot read the data of run table {b}"),
+        ),
+        (
+            vec!["compare", "--baseline", b, "--candidate", g],
+            format!("cannot read the data of scores table {b}"),
+        ),
+    ] {
+        let o = cli(&args);
+        let e = stderr(&o);
+        assert!(!o.status.success(), "{args:?}");
+        assert!(e.contains(&says), "{args:?}: {e}");
+    }
+}
+
 /// A write that fails (a full device) fails the command with an error naming the output, and
 /// the device stays a device.
 #[cfg(target_os = "linux")]

@@ -58,11 +58,8 @@ pub fn parquet_file(path: &Path, what: &str) -> polars::prelude::PolarsResult<st
             .map_err(|e| polars_err!(ComputeError: "{what} {shown}: {e}"))?,
     );
     reader.get_metadata().map_err(|e| {
-        let problem = e.to_string();
-        let problem = problem
-            .strip_prefix("parquet: ")
-            .unwrap_or(&problem)
-            .trim_start_matches("File out of specification: ");
+        let message = e.to_string();
+        let problem = parquet_problem(&message);
         polars_err!(ComputeError: "{what} {shown} is not a readable Parquet file ({} bytes): {problem}", metadata.len())
     })?;
     Ok(file)
@@ -84,11 +81,7 @@ pub fn naming_read_errors(
     {
         return e;
     }
-    let problem = message
-        .strip_prefix("parquet: ")
-        .unwrap_or(&message)
-        .trim_start_matches("File out of specification: ")
-        .trim_start_matches("underlying IO error: ");
+    let problem = parquet_problem(&message);
     let named: Vec<String> = inputs
         .iter()
         .map(|(role, path)| format!("{role} {}", path.display()))
@@ -98,4 +91,15 @@ pub fn naming_read_errors(
         ComputeError: "cannot read the data of {which}{}: {problem} (a corrupt or truncated Parquet file?)",
         named.join(", ")
     )
+}
+
+/// The problem in a Parquet error of Polars, without the layers of prefix it wraps it in
+/// (`parquet: File out of specification: underlying IO error: ...`): what the messages that
+/// name the file go on to say.
+pub(crate) fn parquet_problem(message: &str) -> &str {
+    message
+        .strip_prefix("parquet: ")
+        .unwrap_or(message)
+        .trim_start_matches("File out of specification: ")
+        .trim_start_matches("underlying IO error: ")
 }

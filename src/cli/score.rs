@@ -1858,13 +1858,12 @@ fn write_scores(
 
 /// A failed write of the output `path`, naming it (Polars' own error names no file).
 pub(crate) fn write_error(path: &Path, e: PolarsError) -> PolarsError {
-    let problem = e.to_string();
-    let problem = problem
-        .strip_prefix("parquet: ")
-        .unwrap_or(&problem)
-        .trim_start_matches("File out of specification: ")
-        .trim_start_matches("underlying IO error: ");
-    err(format!("cannot write {}: {problem}", path.display()))
+    let message = e.to_string();
+    err(format!(
+        "cannot write {}: {}",
+        path.display(),
+        super::parquet_problem(&message)
+    ))
 }
 
 /// The job's output, as a temporary file beside it (its directory created) until committed.

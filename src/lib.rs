@@ -41,5 +41,8 @@ pub mod text;
 #[cfg(feature = "polars")]
 pub mod polars;
 
+#[cfg(feature = "job")]
+pub mod job;
+
 #[cfg(feature = "cli")]
 pub mod cli;

@@ -22,7 +22,7 @@
 
 use serde::Serialize;
 
-#[cfg(feature = "cli")]
+#[cfg(feature = "job")]
 pub mod report;
 pub mod stats;
 #[cfg(feature = "polars")]

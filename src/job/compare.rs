@@ -7,16 +7,15 @@ use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
-use super::score::{self, ScoreJob};
 use crate::compare::report;
 use crate::compare::tables::{
     compare_tables, compared_columns, fill_answers, metrics_frame, regressed_ids,
     regressions_frame, segments_frame, summarize_table, summary_frame, TableComparison,
 };
 use crate::compare::{check_gates, CompareOptions, Gate};
+use crate::job::{self as score, ScoreJob};
 
-/// The Parquet key-value metadata key under which `score` records a metric's signature.
-pub const SIGNATURE_KEY: &str = "polars-rag:signature:";
+use crate::job::SIGNATURE_KEY;
 
 /// A `compare` job.
 #[derive(Clone, Debug, Default)]
@@ -68,7 +67,7 @@ pub fn read_scores(
     if !path.is_file() {
         return Err(err(format!("scores table not found: {}", path.display())));
     }
-    let mut reader = ParquetReader::new(super::parquet_file(path, "scores table")?);
+    let mut reader = ParquetReader::new(crate::job::parquet::parquet_file(path, "scores table")?);
     let signatures = reader
         .get_metadata()?
         .key_value_metadata
@@ -92,14 +91,14 @@ pub fn read_scores(
     let frame = reader
         .with_columns(Some(columns))
         .finish()
-        .map_err(|e| super::naming_read_errors(e, &[("scores table", path)]))?;
+        .map_err(|e| crate::job::parquet::naming_read_errors(e, &[("scores table", path)]))?;
     Ok((frame, signatures))
 }
 
 /// The rows of the regressed items of a scores table, with their key columns and answer (none
 /// when the table keeps no answers): read by a streaming scan, so only those rows are loaded.
 fn regressed_rows(path: &Path, comparison: &TableComparison) -> PolarsResult<DataFrame> {
-    let mut rows = score::scan(path, "scores")?;
+    let mut rows = crate::job::inputs::scan(path, "scores")?;
     let schema = rows.collect_schema()?;
     let ids = regressed_ids(comparison);
     if !schema.contains("answer") || ids.is_empty() {
@@ -148,10 +147,11 @@ pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
             let mut paths = Vec::new();
             for run in [&job.baseline, &job.candidate] {
                 let mut s = template.clone();
-                s.run = run.clone();
-                s.out = score::default_out(run, &job.scores_dir);
+                let out = score::default_out(run, &job.scores_dir);
+                s.run = run.clone().into();
+                s.out = Some(out.clone());
                 score::run(&s)?;
-                paths.push(s.out);
+                paths.push(out);
             }
             (paths[0].clone(), paths[1].clone())
         }

@@ -40,7 +40,7 @@ pub struct LocateJob {
     /// few numbers per quote); 0: one batch.
     pub batch_rows: usize,
     /// When the progress line is drawn.
-    pub progress: super::progress::ProgressMode,
+    pub progress: crate::job::progress::ProgressMode,
 }
 
 /// What a `locate` job wrote and printed.
@@ -77,7 +77,7 @@ impl QuoteSource {
             polars_bail!(ComputeError: "locate: quotes not found: {}", path.display());
         }
         if path.extension().is_some_and(|e| e == "parquet") {
-            super::parquet_file(path, "quotes table")?;
+            crate::job::parquet::parquet_file(path, "quotes table")?;
             let mut scan = LazyFrame::scan_parquet(
                 PlRefPath::new(path.display().to_string()),
                 ScanArgsParquet::default(),
@@ -193,7 +193,7 @@ impl QuoteBatches {
 fn read_corpus(path: &Path) -> PolarsResult<Vec<(String, String)>> {
     if path.is_dir() {
         let corpus =
-            super::corpus::load(path).map_err(|e| polars_err!(ComputeError: "locate: {e}"))?;
+            crate::job::corpus::load(path).map_err(|e| polars_err!(ComputeError: "locate: {e}"))?;
         return Ok(corpus
             .sorted_documents()
             .into_iter()
@@ -203,7 +203,9 @@ fn read_corpus(path: &Path) -> PolarsResult<Vec<(String, String)>> {
     if !path.is_file() {
         polars_bail!(ComputeError: "locate: corpus not found: {}", path.display());
     }
-    corpus_documents(&ParquetReader::new(super::parquet_file(path, "corpus")?).finish()?)
+    corpus_documents(
+        &ParquetReader::new(crate::job::parquet::parquet_file(path, "corpus")?).finish()?,
+    )
 }
 
 /// The files a job writes under its output folder.
@@ -214,7 +216,7 @@ fn refuse_overwriting_inputs(job: &LocateJob) -> PolarsResult<()> {
     for name in OUTPUTS {
         let output = job.out.join(name);
         for (what, input) in [("quotes", &job.quotes), ("corpus", &job.corpus)] {
-            if super::same_file(&output, input) {
+            if crate::job::parquet::same_file(&output, input) {
                 polars_bail!(ComputeError: "locate: the output {} is the job's {what} input; choose another --out", output.display());
             }
         }

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use polars::prelude::*;
 
 use crate::atomic::AtomicFile;
-use crate::cli::score::{judge_accounting, scan};
 use crate::engines::judge::JudgeSettings;
+use crate::job::{inputs::scan, summary::judge_accounting};
 use crate::metrics::judged::citation_support::CitationSupportOptions;
 use crate::metrics::MetricOptions;
 use crate::polars::driver::readable_frame;
@@ -100,7 +100,7 @@ pub fn run(job: &JudgeEvalJob) -> PolarsResult<String> {
         ));
     }
     text.push('\n');
-    text.push_str(&judge_accounting(&options, &[METRIC], &[])?);
+    text.push_str(&judge_accounting(&options, &[METRIC], &[])?.0);
     if let Some(out) = &job.out {
         let mut items = set.clone();
         items.with_column(judged_rows.with_name(METRIC.into()).into_column())?;
@@ -109,7 +109,7 @@ pub fn run(job: &JudgeEvalJob) -> PolarsResult<String> {
         let signature = options.signature(METRIC).unwrap_or_default();
         ParquetWriter::new(file.file()?)
             .with_key_value_metadata(Some(KeyValueMetadata::from_static(vec![(
-                format!("{}{METRIC}", crate::cli::compare::SIGNATURE_KEY),
+                format!("{}{METRIC}", crate::job::SIGNATURE_KEY),
                 signature,
             )])))
             .finish(&mut items)?;

@@ -5,6 +5,9 @@ use std::path::Path;
 
 use polars::prelude::*;
 
+use super::plan::{holds_spans, Resolved};
+use super::{err, InvalidSpans, ScoreJob};
+
 pub use crate::polars::corpus::{check_spans, Corpus, SpanUnit};
 
 /// Reads a corpus: a Parquet file with `file` and `text` columns, or a directory whose files
@@ -20,7 +23,7 @@ pub fn load(path: &Path) -> Result<Corpus, String> {
     if !path.is_file() {
         return Err(format!("corpus not found: {}", path.display()));
     }
-    let file = super::parquet_file(path, "corpus").map_err(|e| e.to_string())?;
+    let file = crate::job::parquet::parquet_file(path, "corpus").map_err(|e| e.to_string())?;
     let df = ParquetReader::new(file)
         .finish()
         .map_err(|e| format!("corpus {}: {e}", path.display()))?;
@@ -128,4 +131,142 @@ fn refuse_outside_hard_links(
     _found: &[(String, std::path::PathBuf, std::path::PathBuf)],
 ) -> Result<(), String> {
     Ok(())
+}
+
+/// What checking spans against the corpus found, summed over the batches of a job.
+#[derive(Default)]
+pub(crate) struct CorpusTally {
+    /// Per span column: spans whose stored text differs from the corpus, and a first example.
+    pub(crate) text_mismatches: Vec<(String, usize, String)>,
+    /// Queries whose spans do not fit the corpus (scored null).
+    pub(crate) bad_queries: usize,
+}
+
+impl CorpusTally {
+    /// The summary's notes on the corpus.
+    pub(crate) fn notes(&self, job: &ScoreJob, corpus: &Corpus) -> Vec<String> {
+        let Some(path) = &job.corpus else {
+            return Vec::new();
+        };
+        let mut notes: Vec<String> = self
+            .text_mismatches
+            .iter()
+            .map(|(name, n, example)| {
+                format!("{name}: {n} spans' stored text differs from the corpus (e.g. {example})")
+            })
+            .collect();
+        notes.push(format!(
+            "corpus {}: {} documents; spans checked{}",
+            path.display(),
+            corpus.len(),
+            if job.unit == SpanUnit::Bytes {
+                " and converted from bytes to code points"
+            } else {
+                ""
+            }
+        ));
+        if self.bad_queries > 0 {
+            notes.push(format!(
+                "{} queries have spans that do not fit the corpus: their span-based metrics are null (see span_issues)",
+                self.bad_queries
+            ));
+        }
+        notes
+    }
+}
+
+/// Checks the span columns against the corpus (converting byte offsets, filling retrieved
+/// texts); on a bad span, stops or nulls that row's spans as the job says. With
+/// `--invalid-spans null` the frame always gets `span_issues` (null where a row's spans fit), so
+/// every batch of a job has the same columns.
+pub(crate) fn apply_corpus(
+    job: &ScoreJob,
+    corpus: Option<&Corpus>,
+    frame: DataFrame,
+    id: &str,
+    resolved: &Resolved,
+    tally: &mut CorpusTally,
+) -> PolarsResult<DataFrame> {
+    let (Some(path), Some(corpus)) = (&job.corpus, corpus) else {
+        return Ok(frame);
+    };
+    let schema = frame.schema().clone();
+    let mut frame = frame;
+    let mut span_columns: Vec<(&str, bool)> = Vec::new();
+    if let Some(r) = resolved
+        .retrieved
+        .as_deref()
+        .filter(|r| holds_spans(&schema, r))
+    {
+        span_columns.push((r, true));
+    }
+    if let Some(g) = resolved.spans.as_deref() {
+        span_columns.push((g, false));
+    }
+    let mut bad_rows: std::collections::BTreeMap<usize, Vec<String>> = Default::default();
+    for (name, fill) in span_columns {
+        let checked = check_spans(&frame, id, name, corpus, job.unit, fill)?;
+        if let Some(first) = checked.text_mismatches.first() {
+            match tally.text_mismatches.iter_mut().find(|(n, ..)| n == name) {
+                Some(entry) => entry.1 += checked.text_mismatches.len(),
+                None => tally.text_mismatches.push((
+                    name.to_string(),
+                    checked.text_mismatches.len(),
+                    first.to_string(),
+                )),
+            }
+        }
+        if !checked.issues.is_empty() && job.invalid_spans == InvalidSpans::Error {
+            let shown: Vec<String> = checked
+                .issues
+                .iter()
+                .take(5)
+                .map(|i| i.to_string())
+                .collect();
+            return Err(err(format!(
+                "{name}: {} spans do not fit the corpus {} ({}); pass --invalid-spans null to score those queries' span metrics as null",
+                checked.issues.len(),
+                path.display(),
+                shown.join("; ")
+            )));
+        }
+        for issue in &checked.issues {
+            bad_rows
+                .entry(issue.row)
+                .or_default()
+                .push(format!("{name}: {issue}"));
+        }
+        frame.with_column(checked.column.into_column())?;
+    }
+    tally.bad_queries += bad_rows.len();
+    if !bad_rows.is_empty() {
+        let valid: BooleanChunked = (0..frame.height())
+            .map(|row| Some(!bad_rows.contains_key(&row)))
+            .collect();
+        let mut exprs: Vec<Expr> = Vec::new();
+        for name in [resolved.retrieved.as_deref(), resolved.spans.as_deref()]
+            .into_iter()
+            .flatten()
+        {
+            exprs.push(
+                when(col("__span_ok"))
+                    .then(col(name))
+                    .otherwise(lit(NULL).cast(schema.get(name).cloned().unwrap_or(DataType::Null)))
+                    .alias(name),
+            );
+        }
+        frame = frame
+            .hstack(&[valid.with_name("__span_ok".into()).into_column()])?
+            .lazy()
+            .with_columns(exprs)
+            .collect()?
+            .drop("__span_ok")?;
+    }
+    if job.invalid_spans == InvalidSpans::Null {
+        let reasons: StringChunked = (0..frame.height())
+            .map(|row| bad_rows.get(&row).map(|r| r.join("; ")))
+            .collect();
+        frame.with_column(reasons.with_name("span_issues".into()).into_column())?;
+    }
+    Ok(frame)
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use polars::prelude::*;
 
-use super::corpus::SpanUnit;
+use crate::job::corpus::SpanUnit;
 use crate::polars::golden::{validate_golden, Problem};
 
 /// A `validate` job.
@@ -38,11 +38,15 @@ pub fn run(job: &ValidateJob) -> PolarsResult<ValidateReport> {
     }
     let golden = crate::polars::driver::readable_frame(
         "validate",
-        &ParquetReader::new(super::parquet_file(&job.golden, "golden table")?).finish()?,
+        &ParquetReader::new(crate::job::parquet::parquet_file(
+            &job.golden,
+            "golden table",
+        )?)
+        .finish()?,
     )?;
     let corpus = match &job.corpus {
         Some(path) => {
-            Some(super::corpus::load(path).map_err(|e| polars_err!(ComputeError: "{e}"))?)
+            Some(crate::job::corpus::load(path).map_err(|e| polars_err!(ComputeError: "{e}"))?)
         }
         None => None,
     };

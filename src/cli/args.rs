@@ -1,0 +1,481 @@
+//! The command line's arguments: one clap struct per subcommand.
+
+use crate::compare::stats::Alternative;
+use crate::job::progress::ProgressMode;
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+pub(crate) const EXAMPLES: &str = "\
+Examples:
+  polars-rag                                   score the bundled demo (datasets/demo), compare its runs
+  polars-rag score --run run.parquet --out scores.parquet
+  polars-rag score --golden golden.parquet --run run.parquet --metrics rouge,quoted_spans
+  polars-rag score --run run.parquet --sources-col retrieved --quotes ragas --min-len 2
+  polars-rag score --config job.toml           settings from TOML (flags override them)
+  polars-rag score --run run.parquet --locate-quotes
+                                               also locate each quote of the answers in its sources
+  polars-rag score --golden golden.parquet --run run.parquet --corpus corpus.parquet --by segment
+                                               retrieval metrics on spans checked against the corpus
+  polars-rag score --golden qrels.parquet --run trec_run.parquet --metrics precision_at_k,mrr --k 10
+                                               a long run (query_id, doc_id, rank, score) vs relevant_ids
+  polars-rag validate --golden golden.parquet --corpus corpus_dir/
+  polars-rag locate --quotes quotes.txt --corpus transcripts/ --out located/
+                                               where each quote is in the corpus (Parquet, xlsx, stats CSV)
+  polars-rag compare --baseline a.scores.parquet --candidate b.scores.parquet --html report.html
+  polars-rag summary a.scores.parquet --by segment
+  polars-rag metrics                           list the metric ids";
+
+#[derive(Parser)]
+#[command(name = "polars-rag", version, about = "RAG-evaluation metrics over Parquet tables", after_help = EXAMPLES)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Command {
+    /// Score a run table (one row per golden question with --golden; spans checked with
+    /// --corpus): writes a scores table, prints a summary.
+    #[command(after_help = EXAMPLES)]
+    Score(Box<ScoreArgs>),
+    /// Score the bundled demo runs and compare them (what running with no arguments does).
+    Demo,
+    /// List the metric ids.
+    Metrics,
+    /// Compare a candidate with a baseline: per-metric deltas with bootstrap confidence intervals,
+    /// randomization and t-test p-values, effect sizes, per-segment breakdowns, regressed items,
+    /// and a CI gate (exit status 1 when a significant regression crosses a threshold).
+    #[command(after_help = COMPARE_EXAMPLES)]
+    Compare(CompareArgs),
+    /// Per-metric (and per-segment) means of a scores table with bootstrap confidence intervals.
+    Summary(SummaryArgs),
+    /// Locate quotes in a corpus: file and code-point offsets of each quote, BM25 score and
+    /// ratio, match ratio, found or not; writes located.parquet, quote_verification.xlsx and
+    /// stats.csv.
+    Locate(LocateArgs),
+    /// Check a golden dataset: spans inside their documents, stored span text equal to the
+    /// corpus, unique ids, no empty ground truth. Exit status 1 when a problem is found.
+    Validate(ValidateArgs),
+    /// The judge's reply cache: `stats` (entries per prompt and model, size) or `clear`.
+    JudgeCache(JudgeCacheArgs),
+    /// Carry the judge's replies and the embedding vectors between machines: `export FOLDER`
+    /// writes consistent copies of both caches there, `merge FOLDER` adds the entries of such
+    /// copies that these caches lack (what `polars_rag.ray` does after a job on a cluster).
+    Cache(CacheArgs),
+    /// How well a judge grades citation support: accuracy, Cohen's kappa and the confusion
+    /// matrix on a labelled set (default: the bundled one), and with --strict how often two runs
+    /// agree.
+    JudgeEval(JudgeEvalArgs),
+}
+
+#[derive(clap::Args)]
+pub(crate) struct JudgeEvalArgs {
+    /// The labelled set (Parquet with claim, cited_span, label); default: the bundled
+    /// datasets/judge-eval/citation_support.parquet.
+    #[arg(long)]
+    pub(crate) set: Option<PathBuf>,
+    /// Ask the judge twice per item, keep the stricter verdict, report how often the runs agree.
+    #[arg(long)]
+    pub(crate) strict: bool,
+    /// Write every item with its verdict here (Parquet).
+    #[arg(long)]
+    pub(crate) out: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) judge: JudgeArgs,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct JudgeCacheArgs {
+    /// stats or clear.
+    #[arg(value_parser = ["stats", "clear"])]
+    pub(crate) action: String,
+    /// The cache directory (default: the judge's default, see `polars-rag judge-cache stats`).
+    #[arg(long)]
+    pub(crate) dir: Option<PathBuf>,
+    /// With clear: only the replies of this prompt (template id), e.g. citation_support.
+    #[arg(long)]
+    pub(crate) template: Option<String>,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct CacheArgs {
+    /// export or merge.
+    #[arg(value_parser = ["export", "merge"])]
+    pub(crate) action: String,
+    /// export: where the copies go (FOLDER/judge/, FOLDER/embed/); merge: where they are read.
+    pub(crate) folder: PathBuf,
+    /// The judge's cache directory (default: the judge's, see `polars-rag judge-cache stats`).
+    #[arg(long)]
+    pub(crate) judge_dir: Option<PathBuf>,
+    /// The embedding cache directory (default: the embedding engine's).
+    #[arg(long)]
+    pub(crate) embed_dir: Option<PathBuf>,
+}
+
+pub(crate) const COMPARE_EXAMPLES: &str = "\
+Examples:
+  polars-rag compare --baseline a.scores.parquet --candidate b.scores.parquet --by segment --html report.html
+  polars-rag compare --baseline a.scores.parquet --candidate b.scores.parquet --fail-if \"rouge.rougeL.fmeasure < -0.01\"
+  polars-rag compare --golden golden.parquet --baseline run_a.parquet --candidate run_b.parquet
+                                               score both runs against the golden table, then compare";
+
+#[derive(clap::Args, Default)]
+pub(crate) struct StatsArgs {
+    /// Bootstrap resamples and randomization permutations (default: the library's, 1000).
+    #[arg(long)]
+    pub(crate) resamples: Option<usize>,
+    /// Seed of the resampling: the same seed gives the same numbers (default: the library's,
+    /// 12345).
+    #[arg(long)]
+    pub(crate) seed: Option<u64>,
+    /// Confidence level of the intervals, 1 - significance level (default: the library's, 0.95).
+    #[arg(long)]
+    pub(crate) confidence: Option<f64>,
+    /// Alternative hypothesis of the p-values and the t interval: two-sided (default), greater
+    /// (the candidate scores higher) or less (lower), as scipy's.
+    #[arg(long)]
+    pub(crate) alternative: Option<Alternative>,
+    /// Row key column.
+    #[arg(long, default_value = "query_id")]
+    pub(crate) id_col: String,
+    /// Break the results down by this column.
+    #[arg(long)]
+    pub(crate) by: Option<String>,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct CompareArgs {
+    /// Baseline scores table (or run table, with --golden).
+    #[arg(long)]
+    pub(crate) baseline: PathBuf,
+    /// Candidate scores table (or run table, with --golden).
+    #[arg(long)]
+    pub(crate) candidate: PathBuf,
+    /// Score the two runs against this golden table first (scores go to --scores-dir).
+    #[arg(long)]
+    pub(crate) golden: Option<PathBuf>,
+    /// Corpus for scoring the runs (with --golden).
+    #[arg(long)]
+    pub(crate) corpus: Option<PathBuf>,
+    /// Score settings (TOML, as for `score`) for scoring the runs (with --golden).
+    #[arg(long)]
+    pub(crate) config: Option<PathBuf>,
+    /// Where scored runs are written (with --golden).
+    #[arg(long, default_value = "compare-output")]
+    pub(crate) scores_dir: PathBuf,
+    #[command(flatten)]
+    pub(crate) stats: StatsArgs,
+    /// Items listed per metric among the largest drops (default: the library's, 10).
+    #[arg(long)]
+    pub(crate) top: Option<usize>,
+    /// Gate: "METRIC OP VALUE" on the delta (OP: < <= > >=); fails (exit 1) when the delta
+    /// crosses it and the change is significant. Repeatable.
+    #[arg(long = "fail-if")]
+    pub(crate) fail_if: Vec<String>,
+    /// Gates from a TOML file: `fail_if = ["rouge.rougeL.fmeasure < -0.01", "mrr < -0.02"]`
+    /// (added to any --fail-if).
+    #[arg(long)]
+    pub(crate) gates: Option<PathBuf>,
+    /// Write the HTML report here.
+    #[arg(long)]
+    pub(crate) html: Option<PathBuf>,
+    /// Write the JSON summary here.
+    #[arg(long)]
+    pub(crate) json: Option<PathBuf>,
+    /// Write the Parquet summary here (and the regressed items beside it).
+    #[arg(long)]
+    pub(crate) parquet: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct SummaryArgs {
+    /// Scores table.
+    pub(crate) scores: PathBuf,
+    #[command(flatten)]
+    pub(crate) stats: StatsArgs,
+    /// Write the summary table here (Parquet).
+    #[arg(long)]
+    pub(crate) out: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct LocateArgs {
+    /// Quotes: a Parquet table (see --quote-col) or a text file with one quote per line.
+    #[arg(long)]
+    pub(crate) quotes: PathBuf,
+    /// Corpus: Parquet (file, text; joined in row order) or a directory of UTF-8 files.
+    #[arg(long)]
+    pub(crate) corpus: PathBuf,
+    /// Output folder.
+    #[arg(long, default_value = "locate-output")]
+    pub(crate) out: PathBuf,
+    /// The quote column of a Parquet quotes table.
+    #[arg(long, default_value = "quote")]
+    pub(crate) quote_col: String,
+    /// `none` (corrected algorithm, the default) or `soak` (soak 9c164e87 VerifyQuotes, bit for
+    /// bit).
+    #[arg(long, value_parser = ["none", "soak"])]
+    pub(crate) compat: Option<String>,
+    /// Window size in code points (default: 400; soak: 1.1 x the longest quote, capped at 500).
+    #[arg(long)]
+    pub(crate) window_size: Option<usize>,
+    /// Window overlap in code points (default: 30 % of the window).
+    #[arg(long)]
+    pub(crate) overlap: Option<usize>,
+    /// BM25 k1 (default: the library's, 1.5).
+    #[arg(long)]
+    pub(crate) k1: Option<f64>,
+    /// BM25 b (default: the library's, 0.4).
+    #[arg(long)]
+    pub(crate) b: Option<f64>,
+    /// Ellipsis quotes: most windows allowed between head and tail.
+    #[arg(long)]
+    pub(crate) ellipsis_max_gap: Option<usize>,
+    /// How the best window is trimmed to the quote (default: fuzzy).
+    #[arg(long, value_parser = ["fuzzy", "sliding_bm25", "hybrid", "off"])]
+    pub(crate) trim: Option<String>,
+    /// Below this match ratio a quote is not found (default: the library's, 0.6).
+    #[arg(long)]
+    pub(crate) min_match_ratio: Option<f64>,
+    /// Windows added on each side when a match touches a window edge (default: 1).
+    #[arg(long)]
+    pub(crate) expand_neighbors: Option<usize>,
+    /// Code points of context on each side of a span (default: 300).
+    #[arg(long)]
+    pub(crate) context_chars: Option<usize>,
+    /// BM25 words (default: unicode_words; soak: nltk).
+    #[arg(long, value_parser = ["unicode_words", "nltk"])]
+    pub(crate) tokenizer: Option<String>,
+    /// Fill `cosine` with a hashed bag-of-words embedding of this dimension (no model).
+    #[arg(long, conflicts_with_all = ["embed_model", "embed_base_url"])]
+    pub(crate) hash_embedding: Option<usize>,
+    /// Fill `cosine` with an embedding model (--embed-model DIR, or a server).
+    #[command(flatten)]
+    pub(crate) embed: EmbedArgs,
+    /// Locate, embed and write the quotes this many at a time, with memory bounded by one
+    /// batch (and a few numbers per quote); 0 takes them all at once.
+    #[arg(long, default_value_t = 100_000, value_name = "ROWS")]
+    pub(crate) batch_rows: usize,
+    /// The progress line of quotes located (and texts embedded) on stderr: auto (when stderr
+    /// is a terminal), always (plain lines every few seconds in logs), never.
+    #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
+    pub(crate) progress: ProgressMode,
+    /// No progress line (as --progress never).
+    #[arg(long)]
+    pub(crate) quiet: bool,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct ValidateArgs {
+    /// Golden table (Parquet).
+    #[arg(long)]
+    pub(crate) golden: PathBuf,
+    /// Corpus: Parquet (file, text) or a directory of UTF-8 files.
+    #[arg(long)]
+    pub(crate) corpus: Option<PathBuf>,
+    /// Row key column.
+    #[arg(long, default_value = "query_id")]
+    pub(crate) id_col: String,
+    /// Unit of the span offsets.
+    #[arg(long, value_parser = ["codepoints", "bytes"], default_value = "codepoints")]
+    pub(crate) unit: String,
+}
+
+#[derive(clap::Args, Default)]
+pub(crate) struct ScoreArgs {
+    /// TOML config file (keys: run, golden, out, metrics, [columns], and one section of options
+    /// per metric: [quoted_spans], [rouge], ...).
+    #[arg(long)]
+    pub(crate) config: Option<PathBuf>,
+    /// Run table (Parquet): query_id, answer, and sources or retrieved.
+    #[arg(long)]
+    pub(crate) run: Option<PathBuf>,
+    /// Golden table (Parquet) joined on the id column: reference answers, metadata.
+    /// Output rows are then the golden questions.
+    #[arg(long)]
+    pub(crate) golden: Option<PathBuf>,
+    /// Scores table to write (Parquet). Default: <run>.scores.parquet in the current directory.
+    #[arg(long)]
+    pub(crate) out: Option<PathBuf>,
+    /// Comma-separated metric ids (default: all).
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) metrics: Option<Vec<String>>,
+    /// Row key column.
+    #[arg(long)]
+    pub(crate) id_col: Option<String>,
+    /// Answer column.
+    #[arg(long)]
+    pub(crate) answer_col: Option<String>,
+    /// Sources column: list[str], str, or list[struct] with a `text` field.
+    #[arg(long)]
+    pub(crate) sources_col: Option<String>,
+    /// Reference answers column: str or list[str] (default reference_answers, else reference).
+    #[arg(long)]
+    pub(crate) references_col: Option<String>,
+    /// Declarative checks column: list[struct{kind, value, values, weight, name}].
+    #[arg(long)]
+    pub(crate) checks_col: Option<String>,
+    /// Negative answers column: str or list[str] (default negative_answers).
+    #[arg(long)]
+    pub(crate) negatives_col: Option<String>,
+    /// Collapse whitespace and lowercase before matching quoted spans.
+    #[arg(long)]
+    pub(crate) casefold: Option<bool>,
+    /// Minimum words for a quoted span to count.
+    #[arg(long)]
+    pub(crate) min_len: Option<usize>,
+    /// Quotation marks: standard (paired typographic quotes) or ragas (Ragas 0.4.3 exactly).
+    #[arg(long, value_parser = ["standard", "ragas"])]
+    pub(crate) quotes: Option<String>,
+    /// Retrieved items column, in rank order (default retrieved). A run with one row per item
+    /// (query_id, doc_id, optional rank, score, text, file, start, end) is collapsed into it.
+    #[arg(long)]
+    pub(crate) retrieved_col: Option<String>,
+    /// Ground truth of the ranked metrics (default relevant_spans, relevant_ids, relevant_chunks).
+    #[arg(long)]
+    pub(crate) relevant_col: Option<String>,
+    /// Cutoff of every ranked metric (overrides the config's sections).
+    #[arg(long)]
+    pub(crate) k: Option<i64>,
+    /// Least grade of a relevant ground-truth item for every ranked metric (trec_eval's -l;
+    /// default: any grade above 0).
+    #[arg(long)]
+    pub(crate) relevance_level: Option<f64>,
+    /// The chunking (Parquet with file, start, end in code points): every chunk of the corpus,
+    /// for span_precision_omega (the precision the chunking allows each question).
+    #[arg(long)]
+    pub(crate) chunks: Option<PathBuf>,
+    /// Corpus (Parquet file, text; or a directory of UTF-8 files): spans are checked against it
+    /// and retrieved spans without text get their text.
+    #[arg(long)]
+    pub(crate) corpus: Option<PathBuf>,
+    /// Unit of the span offsets in the tables (converted to code points through the corpus).
+    #[arg(long, value_parser = ["codepoints", "bytes"])]
+    pub(crate) unit: Option<String>,
+    /// A span that does not fit the corpus: error (default) or null (that query's span metrics
+    /// are null, the reason in span_issues).
+    #[arg(long, value_parser = ["error", "null"])]
+    pub(crate) invalid_spans: Option<String>,
+    /// Break the summary down by this column (e.g. segment).
+    #[arg(long)]
+    pub(crate) by: Option<String>,
+    /// Print how long each stage took (read and join, corpus, score, write).
+    #[arg(long)]
+    pub(crate) timings: bool,
+    /// The progress line of judge calls and embeddings on stderr (done, rate, time left):
+    /// auto (when stderr is a terminal), always (plain lines every few seconds in logs), never.
+    #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
+    pub(crate) progress: ProgressMode,
+    /// No progress line (as --progress never).
+    #[arg(long)]
+    pub(crate) quiet: bool,
+    /// Write the judged rows to check by hand (citation_support: no verdict, disagreeing strict
+    /// runs, unverified phrases, unsupported or flagged verdicts) to this .xlsx, most suspicious
+    /// first.
+    #[arg(long)]
+    pub(crate) review: Option<PathBuf>,
+    /// A judge defined as data: a TOML card (id, version, inputs, system, schema) whose inputs
+    /// read the columns of the same names; scored into a column named after its id. Repeatable.
+    /// (A [judges.<id>] config section can map inputs to other columns.)
+    #[arg(long = "judge-card", value_name = "CARD.toml")]
+    pub(crate) judge_cards: Vec<PathBuf>,
+    /// Score a run of more rows than this one batch at a time, streaming it from and to
+    /// Parquet with memory bounded by one batch; 0 reads the whole run into memory.
+    #[arg(long, default_value_t = 100_000, value_name = "ROWS")]
+    pub(crate) batch_rows: usize,
+    /// The run is one block of a job scored in parts on several machines (`polars_rag.ray`):
+    /// score and write its rows only; golden questions it does not answer are left to
+    /// --summarise-parts, and no summary is printed.
+    #[arg(long, conflicts_with = "summarise_parts")]
+    pub(crate) block: bool,
+    /// Complete and summarise a job scored in blocks (--block), whose outputs are the Parquet
+    /// files matching PATTERN: score the golden questions no block answers into --out, and
+    /// print the summary of the whole job. --run gives the run's columns (no row is scored).
+    #[arg(long, value_name = "PATTERN")]
+    pub(crate) summarise_parts: Option<String>,
+    /// Also locate each quoted span of the answers in the row's sources (a `locate_quotes`
+    /// column: file, offsets, match ratio, found); options from the config's [locate_quotes].
+    #[arg(long)]
+    pub(crate) locate_quotes: bool,
+    /// Claims column of citation_support / citation_precision (default claim).
+    #[arg(long)]
+    pub(crate) claim_col: Option<String>,
+    /// Cited spans column of citation_support / citation_precision (default cited_span).
+    #[arg(long)]
+    pub(crate) cited_span_col: Option<String>,
+    /// Question column of answer_match and the judged RAG metrics (default question).
+    #[arg(long)]
+    pub(crate) question_col: Option<String>,
+    /// Contexts column of faithfulness, context_precision, context_utilization and
+    /// context_recall: the passages the system was given, in rank order (default contexts, else
+    /// retrieved_contexts, else sources).
+    #[arg(long)]
+    pub(crate) contexts_col: Option<String>,
+    #[command(flatten)]
+    pub(crate) judge: JudgeArgs,
+    #[command(flatten)]
+    pub(crate) embed: EmbedArgs,
+}
+
+/// The embedding flags of `score` and `locate`.
+#[derive(clap::Args, Default)]
+pub(crate) struct EmbedArgs {
+    /// Embedding model: a sentence-transformers directory (all-MiniLM-L6-v2: see the README), or
+    /// with --embed-base-url the server's model name. Metrics that embed are scored only when a
+    /// model is given: an [embed] section, an --embed-* flag, or POLARS_RAG_EMBED_MODEL.
+    #[arg(long)]
+    pub(crate) embed_model: Option<String>,
+    /// Embedding server (OpenAI-compatible /embeddings, up to /v1) instead of the local model.
+    #[arg(long)]
+    pub(crate) embed_base_url: Option<String>,
+    /// Name of the environment variable holding the embedding server's API key.
+    #[arg(long)]
+    pub(crate) embed_api_key_env: Option<String>,
+    /// Embedding cache directory.
+    #[arg(long)]
+    pub(crate) embed_cache: Option<PathBuf>,
+    /// Embed without a cache.
+    #[arg(long)]
+    pub(crate) no_embed_cache: bool,
+    /// Texts per forward pass or request (default 32).
+    #[arg(long)]
+    pub(crate) embed_batch_size: Option<usize>,
+}
+
+/// The judge flags of `score` and `judge-eval`.
+#[derive(clap::Args, Default)]
+pub(crate) struct JudgeArgs {
+    /// Judge server (OpenAI-compatible, up to /v1). Judged metrics are scored only when a judge
+    /// is given: a [judge] section, a --judge-* flag, or POLARS_RAG_JUDGE_MODEL.
+    #[arg(long)]
+    pub(crate) judge_base_url: Option<String>,
+    /// Judge model.
+    #[arg(long)]
+    pub(crate) judge_model: Option<String>,
+    /// Name of the environment variable holding the judge's API key.
+    #[arg(long)]
+    pub(crate) judge_api_key_env: Option<String>,
+    /// Judge cache directory.
+    #[arg(long)]
+    pub(crate) judge_cache: Option<PathBuf>,
+    /// Judge without a cache.
+    #[arg(long)]
+    pub(crate) no_judge_cache: bool,
+    /// Judge requests in flight at once.
+    #[arg(long)]
+    pub(crate) judge_max_concurrency: Option<usize>,
+    /// The most judge requests this run may make.
+    #[arg(long)]
+    pub(crate) judge_max_calls: Option<u64>,
+    /// Seconds one judge request may take, connection included (default 120).
+    #[arg(long)]
+    pub(crate) judge_timeout: Option<f64>,
+    /// The longest Retry-After (seconds) the judge obeys; a server asking for longer fails
+    /// the request at once (default 60).
+    #[arg(long)]
+    pub(crate) judge_max_retry_wait: Option<f64>,
+    /// The most seconds the judge may spend in this run, retries and their waits included;
+    /// past it the run stops with an error (replies received are cached; run again to resume).
+    #[arg(long)]
+    pub(crate) judge_max_seconds: Option<f64>,
+}

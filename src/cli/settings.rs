@@ -1,0 +1,385 @@
+//! From arguments to jobs: the flags and the TOML config merged into each subcommand's typed job.
+
+use super::args::*;
+use crate::compare::CompareOptions;
+use crate::engines::embed::EmbedSettings;
+use crate::engines::judge::JudgeSettings;
+use crate::job::config::Columns;
+use crate::job::config::ScoreConfig;
+use crate::job::corpus::SpanUnit;
+use crate::job::locate::LocateJob;
+use crate::job::progress::ProgressMode;
+use crate::job::{self as score, InvalidSpans, ScoreJob};
+use crate::metrics::judged::custom::CustomJudgeOptions;
+use crate::metrics::locate::{parse_choice, LocateOptions};
+use crate::registry;
+use crate::text::quotes::QuoteStyle;
+use std::path::PathBuf;
+
+/// The comparison settings: the flags given, the defaults of `CompareOptions` for the others.
+pub(crate) fn compare_options(
+    stats: &StatsArgs,
+    top: Option<usize>,
+) -> Result<CompareOptions, String> {
+    let defaults = CompareOptions::default();
+    let confidence = stats.confidence.unwrap_or(defaults.confidence);
+    if !(confidence > 0.0 && confidence < 1.0) {
+        return Err(format!("--confidence must be in (0, 1), got {confidence}"));
+    }
+    Ok(CompareOptions {
+        resamples: stats.resamples.unwrap_or(defaults.resamples),
+        seed: stats.seed.unwrap_or(defaults.seed),
+        confidence,
+        top: top.unwrap_or(defaults.top),
+        alternative: stats.alternative.unwrap_or(defaults.alternative),
+        ..defaults
+    })
+}
+
+pub(crate) fn locate_job(a: LocateArgs) -> Result<LocateJob, String> {
+    // Options left out keep the defaults of the options type.
+    let defaults = LocateOptions::default();
+    let options = LocateOptions {
+        window_size: a.window_size,
+        overlap: a.overlap,
+        k1: a.k1.unwrap_or(defaults.k1),
+        b: a.b.unwrap_or(defaults.b),
+        ellipsis_max_gap: a.ellipsis_max_gap,
+        trim: a.trim.as_deref().map_or(Ok(defaults.trim), parse_choice)?,
+        min_match_ratio: a.min_match_ratio.unwrap_or(defaults.min_match_ratio),
+        expand_neighbors: a.expand_neighbors.unwrap_or(defaults.expand_neighbors),
+        context_chars: a.context_chars.unwrap_or(defaults.context_chars),
+        tokenizer: a.tokenizer.as_deref().map(parse_choice).transpose()?,
+        compat: a
+            .compat
+            .as_deref()
+            .map_or(Ok(defaults.compat), parse_choice)?,
+        ..defaults
+    };
+    Ok(LocateJob {
+        quotes: a.quotes,
+        quote_col: a.quote_col,
+        corpus: a.corpus,
+        out: a.out,
+        options,
+        hash_embedding: a.hash_embedding,
+        // Only a flag asks locate for the (slower) embedding stage.
+        embedder: embedder_from(&a.embed, None, false),
+        batch_rows: a.batch_rows,
+        progress: if a.quiet {
+            ProgressMode::Never
+        } else {
+            a.progress
+        },
+    })
+}
+
+/// The embedding model of a job: the config's [embed] with the flags applied; `None` when
+/// neither they nor (with `env_asks`) POLARS_RAG_EMBED_MODEL give one.
+pub(crate) fn embedder_from(
+    args: &EmbedArgs,
+    configured: Option<EmbedSettings>,
+    env_asks: bool,
+) -> Option<EmbedSettings> {
+    let flagged = args.embed_model.is_some()
+        || args.embed_base_url.is_some()
+        || args.embed_api_key_env.is_some()
+        || args.embed_cache.is_some()
+        || args.no_embed_cache
+        || args.embed_batch_size.is_some();
+    let from_env =
+        env_asks && std::env::var("POLARS_RAG_EMBED_MODEL").is_ok_and(|m| !m.trim().is_empty());
+    if configured.is_none() && !flagged && !from_env {
+        return None;
+    }
+    let mut settings = configured.unwrap_or_default();
+    if let Some(model) = &args.embed_model {
+        settings.model = Some(model.clone());
+    }
+    if let Some(url) = &args.embed_base_url {
+        settings.base_url = Some(url.clone());
+    }
+    if let Some(name) = &args.embed_api_key_env {
+        settings.api_key_env = Some(name.clone());
+    }
+    if let Some(dir) = &args.embed_cache {
+        settings.cache = Some(dir.display().to_string());
+    }
+    if args.no_embed_cache {
+        settings.cache = None;
+    }
+    if let Some(n) = args.embed_batch_size {
+        settings.batch_size = n;
+    }
+    Some(settings)
+}
+
+/// The judge of a score job: the config's [judge] with the flags applied; `None` when neither
+/// they nor POLARS_RAG_JUDGE_MODEL give one.
+pub(crate) fn judge_from(
+    args: &JudgeArgs,
+    configured: Option<JudgeSettings>,
+) -> Option<JudgeSettings> {
+    let flagged = args.judge_base_url.is_some()
+        || args.judge_model.is_some()
+        || args.judge_api_key_env.is_some()
+        || args.judge_cache.is_some()
+        || args.no_judge_cache
+        || args.judge_max_concurrency.is_some()
+        || args.judge_max_calls.is_some()
+        || args.judge_timeout.is_some()
+        || args.judge_max_retry_wait.is_some()
+        || args.judge_max_seconds.is_some();
+    let from_env = std::env::var("POLARS_RAG_JUDGE_MODEL").is_ok_and(|m| !m.trim().is_empty());
+    if configured.is_none() && !flagged && !from_env {
+        return None;
+    }
+    let mut judge = configured.unwrap_or_default();
+    if let Some(url) = &args.judge_base_url {
+        judge.base_url = Some(url.clone());
+    }
+    if let Some(model) = &args.judge_model {
+        judge.model = Some(model.clone());
+    }
+    if let Some(name) = &args.judge_api_key_env {
+        judge.api_key_env = Some(name.clone());
+    }
+    if let Some(dir) = &args.judge_cache {
+        judge.cache = Some(dir.display().to_string());
+    }
+    if args.no_judge_cache {
+        judge.cache = None;
+    }
+    if let Some(n) = args.judge_max_concurrency {
+        judge.max_concurrency = n;
+    }
+    if let Some(n) = args.judge_max_calls {
+        judge.max_calls = Some(n);
+    }
+    if let Some(seconds) = args.judge_timeout {
+        judge.timeout = seconds;
+    }
+    if let Some(seconds) = args.judge_max_retry_wait {
+        judge.max_retry_wait = seconds;
+    }
+    if let Some(seconds) = args.judge_max_seconds {
+        judge.max_seconds = Some(seconds);
+    }
+    Some(judge)
+}
+
+pub(crate) fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
+    let mut cfg = match &args.config {
+        Some(path) => ScoreConfig::from_file(path)?,
+        None => ScoreConfig::default(),
+    };
+    let judge = judge_from(&args.judge, cfg.judge.take());
+    let embedder = embedder_from(&args.embed, cfg.embed.take(), true);
+    let run = args
+        .run
+        .or(cfg.run)
+        .ok_or("no run table: pass --run PATH or set `run` in the config")?;
+    let out = args
+        .out
+        .or(cfg.out)
+        .unwrap_or_else(|| score::default_out(&run, std::path::Path::new(".")));
+    let mut options = cfg.options;
+    if let Some(embedder) = &embedder {
+        for id in registry::ids() {
+            // A metric's own section keeps the model it sets.
+            if let Some(own) = options
+                .embedder_mut(id)
+                .filter(|own| **own == EmbedSettings::default())
+            {
+                *own = embedder.clone();
+            }
+        }
+    }
+    if let Some(judge) = &judge {
+        for id in registry::ids() {
+            // A metric's own section keeps the judge it sets.
+            if let Some(own) = options
+                .judge_mut(id)
+                .filter(|own| **own == JudgeSettings::default())
+            {
+                *own = judge.clone();
+            }
+        }
+    }
+    let quoted = &mut options.quoted_spans;
+    if let Some(c) = args.casefold {
+        quoted.casefold = c;
+    }
+    if let Some(n) = args.min_len {
+        quoted.min_len = n;
+    }
+    if let Some(q) = args.quotes {
+        quoted.quotes = if q == "ragas" {
+            QuoteStyle::Ragas
+        } else {
+            QuoteStyle::Standard
+        };
+    }
+    for id in registry::ids() {
+        if let Some(o) = options.retrieval_mut(id) {
+            if let Some(k) = args.k {
+                o.k = Some(k);
+            }
+            if let Some(level) = args.relevance_level {
+                o.relevance_level = Some(level);
+            }
+        }
+    }
+    let unit = match args.unit.as_deref().or(cfg.unit.as_deref()) {
+        Some("bytes") => SpanUnit::Bytes,
+        Some("codepoints") | None => SpanUnit::CodePoints,
+        Some(other) => return Err(format!("unit must be codepoints or bytes, got '{other}'")),
+    };
+    let invalid_spans = match args
+        .invalid_spans
+        .as_deref()
+        .or(cfg.invalid_spans.as_deref())
+    {
+        Some("null") => InvalidSpans::Null,
+        Some("error") | None => InvalidSpans::Error,
+        Some(other) => {
+            return Err(format!(
+                "invalid_spans must be error or null, got '{other}'"
+            ))
+        }
+    };
+    let custom_judges = custom_judges_from(
+        std::mem::take(&mut cfg.judges),
+        &args.judge_cards,
+        judge.as_ref(),
+    )?;
+    let columns = cfg.columns;
+    Ok(ScoreJob {
+        run: run.into(),
+        golden: args.golden.or(cfg.golden).map(Into::into),
+        out: Some(out),
+        metrics: args.metrics.or(cfg.metrics),
+        columns: Columns {
+            id: args.id_col.or(columns.id),
+            answer: args.answer_col.or(columns.answer),
+            sources: args.sources_col.or(columns.sources),
+            references: args.references_col.or(columns.references),
+            checks: args.checks_col.or(columns.checks),
+            negatives: args.negatives_col.or(columns.negatives),
+            retrieved: args.retrieved_col.or(columns.retrieved),
+            relevant: args.relevant_col.or(columns.relevant),
+            claim: args.claim_col.or(columns.claim),
+            cited_span: args.cited_span_col.or(columns.cited_span),
+            question: args.question_col.or(columns.question),
+            contexts: args.contexts_col.or(columns.contexts),
+        },
+        options,
+        corpus: args.corpus.or(cfg.corpus).map(Into::into),
+        chunks: args.chunks.or(cfg.chunks),
+        unit,
+        invalid_spans,
+        by: args.by.or(cfg.by),
+        timings: args.timings,
+        review: args.review,
+        progress: if args.quiet {
+            ProgressMode::Never
+        } else {
+            args.progress
+        },
+        locate_quotes: args.locate_quotes,
+        judge,
+        embedder,
+        custom_judges,
+        batch_rows: args.batch_rows,
+        parts: match (args.block, args.summarise_parts) {
+            (true, _) => score::Parts::Block,
+            (false, Some(pattern)) => score::Parts::Summarise(pattern),
+            (false, None) => score::Parts::Whole,
+        },
+    })
+}
+
+/// The judges defined as data of a score job: the config's `[judges.<id>]` sections, then the
+/// `--judge-card` files. Each runs on its own section's judge, else the job's judge.
+/// The clause a merge report adds for source rows it refused.
+pub(crate) fn refused_note(refused: u64) -> String {
+    match refused {
+        0 => String::new(),
+        n => format!(
+            " ({n} rows of the copy refused: a value of the wrong type, unreadable by later runs)"
+        ),
+    }
+}
+
+pub(crate) fn custom_judges_from(
+    sections: std::collections::BTreeMap<String, crate::job::config::CustomJudgeSection>,
+    cards: &[PathBuf],
+    judge: Option<&JudgeSettings>,
+) -> Result<Vec<score::CustomJudgeJob>, String> {
+    let mut jobs: Vec<score::CustomJudgeJob> = Vec::new();
+    let flagged = cards.iter().map(|path| {
+        let section = crate::job::config::CustomJudgeSection {
+            template: crate::job::config::CardRef::File(path.clone()),
+            inputs: Default::default(),
+            judge: None,
+        };
+        (None, section)
+    });
+    let configured = sections
+        .into_iter()
+        .map(|(name, section)| (Some(name), section));
+    for (name, section) in configured.chain(flagged) {
+        let place = match &name {
+            Some(name) => format!("[judges.{name}]"),
+            None => format!("--judge-card {}", section_path(&section)),
+        };
+        let template = section
+            .template
+            .source(name.as_deref().unwrap_or("card"))
+            .map_err(|e| match &name {
+                Some(_) => e,
+                None => format!("{place}: {e}"),
+            })?;
+        let settings = section.judge.clone().or_else(|| judge.cloned()).ok_or_else(|| {
+            format!("{place} needs a judge: a [judge] section, --judge-model / --judge-base-url, or POLARS_RAG_JUDGE_MODEL")
+        })?;
+        let options = CustomJudgeOptions {
+            judge: settings,
+            template: Some(template),
+        };
+        let card = options.card().map_err(|e| format!("{place}: {e}"))?;
+        if let Some(name) = &name
+            && &card.id != name
+        {
+            return Err(format!(
+                "{place}: the card's id is `{}`; name the section [judges.{}]",
+                card.id, card.id
+            ));
+        }
+        if registry::find(&card.id).is_some() {
+            return Err(format!(
+                "{place}: the card's id `{}` is a built-in metric; give the card another id",
+                card.id
+            ));
+        }
+        if jobs.iter().any(|j| j.id() == card.id) {
+            return Err(format!(
+                "{place}: a judge with id `{}` is already defined",
+                card.id
+            ));
+        }
+        jobs.push(score::CustomJudgeJob {
+            options,
+            columns: section.inputs,
+        });
+    }
+    Ok(jobs)
+}
+
+/// The file of a card given by path (for messages).
+pub(crate) fn section_path(section: &crate::job::config::CustomJudgeSection) -> String {
+    match &section.template {
+        crate::job::config::CardRef::File(path) => path.display().to_string(),
+        crate::job::config::CardRef::Inline(card) => card.id.clone(),
+    }
+}

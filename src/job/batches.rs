@@ -1,0 +1,263 @@
+//! Scoring a run larger than a batch, one batch at a time, in bounded memory.
+
+use polars::prelude::*;
+
+use super::corpus::{apply_corpus, CorpusTally};
+use super::execute::Outcome;
+use super::execute::{compute_scores, finish_report, load_corpus, streams, Stages};
+use super::golden::{id_hash, GoldenIndex};
+use super::inputs::{require, scan};
+use super::output::{create_output, signatures, write_error};
+use super::parts::{add_corpus_sums, aggregates_of_sums, block_report, write_block_tally};
+use super::plan::{choose_metrics, options_with_relevance, resolve_columns};
+use super::summary::summarise;
+use super::{err, Parts, ScoreJob, ScoreReport};
+use crate::polars::driver::readable_frame;
+use crate::polars::tables;
+
+/// The run's id hashes seen so far, to find ids that occur twice across batches without
+/// keeping the ids themselves.
+#[derive(Default)]
+pub(crate) struct SeenIds {
+    pub(crate) hashes: std::collections::HashSet<u64>,
+    pub(crate) twice: usize,
+    pub(crate) examples: Vec<String>,
+}
+
+impl SeenIds {
+    pub(crate) fn add(&mut self, ids: &StringChunked) {
+        for key in ids.iter().flatten() {
+            if !self.hashes.insert(id_hash(key)) {
+                self.twice += 1;
+                if self.examples.len() < 3 {
+                    self.examples.push(key.to_string());
+                }
+            }
+        }
+    }
+}
+
+/// Scores a run larger than `job.batch_rows` one batch of rows at a time: each batch is read
+/// from the Parquet file, joined with the golden rows of its ids (read from the golden file;
+/// see [`GoldenIndex`]), checked against the corpus (held in memory), scored and appended to
+/// the output as row groups; corpus-level metrics are combined from the per-row statistics
+/// summed over the batches, and the summary is computed from the written scores by Polars'
+/// streaming engine. Peak memory is one batch, the golden ids and the corpus, whatever the
+/// run's size.
+///
+/// The scores are those of the in-memory path; the rows come in run order (golden order within
+/// a batch), and golden questions without an answer come last. `None` when the job must be
+/// scored in memory (see [`streams`]) or the run fits in one batch.
+pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Option<ScoreReport>> {
+    if job.batch_rows == 0 || job.review.is_some() || job.out.is_none() {
+        return Ok(None);
+    }
+    let run_name = job.run.display().to_string();
+    let mut run_scan = job.run.scan("run")?;
+    let run_schema = run_scan.collect_schema()?;
+    require(&run_schema, &run_name, id, "id")?;
+    let retrieved_name = job.columns.retrieved.as_deref().unwrap_or("retrieved");
+    if tables::is_long_run(&run_schema, retrieved_name) {
+        return Ok(None);
+    }
+    let total = run_scan
+        .clone()
+        .select([len().alias("rows")])
+        .collect()?
+        .column("rows")?
+        .cast(&DataType::UInt64)?
+        .u64()?
+        .get(0)
+        .unwrap_or(0) as usize;
+    if total <= job.batch_rows {
+        return Ok(None);
+    }
+    let mut stages = Stages::start();
+    let mut notes: Vec<String> = Vec::new();
+    let golden = match &job.golden {
+        Some(path) => {
+            let mut scan_golden = path.scan("golden")?;
+            let schema = scan_golden.collect_schema()?;
+            require(&schema, &path.display().to_string(), id, "id")?;
+            Some(GoldenIndex::new(scan_golden, id)?)
+        }
+        None => None,
+    };
+    let read_batch = |offset: usize, rows: usize| -> PolarsResult<DataFrame> {
+        readable_frame(
+            "score",
+            &run_scan
+                .clone()
+                .slice(offset as i64, rows as IdxSize)
+                .collect()?,
+        )
+    };
+    // The joined table's columns, from an empty batch: what the metrics are chosen from.
+    let empty = read_batch(0, 0)?;
+    let shape = match &golden {
+        Some(golden) => golden.join(&empty, id)?.0,
+        None => empty,
+    };
+    let resolved = resolve_columns(job, shape.schema())?;
+    let options = options_with_relevance(job, &resolved);
+    let chosen = choose_metrics(job, &resolved, &mut notes)?;
+    if !streams(job, &chosen, &options) {
+        return Ok(None);
+    }
+    let corpus = load_corpus(job)?;
+    stages.lap("read golden and corpus");
+
+    let out_path = job.out_path()?;
+    let mut out = create_output(job)?;
+    let mut writer = None;
+    let mut out_schema: Option<Schema> = None;
+    let mut corpus_tally = CorpusTally::default();
+    let mut batch_notes: Vec<String> = Vec::new();
+    let mut seen = SeenIds::default();
+    let (mut unknown, mut unknown_examples) = (0usize, Vec::<String>::new());
+    let mut sums: Vec<(&'static str, Vec<f64>)> = Vec::new();
+    let mut rows_written = 0usize;
+    let file = out.file()?;
+    let mut offset = 0usize;
+    let mut golden_done = golden.is_none() || job.parts == Parts::Block;
+    use crate::engines::progress::{Progress, Work};
+    Progress::planned(Work::Rows, total as u64, 0);
+    loop {
+        let batch = if offset < total {
+            let batch = read_batch(offset, job.batch_rows)?;
+            offset += batch.height().max(1);
+            seen.add(&batch.column(id)?.cast(&DataType::String)?.str()?.clone());
+            match &golden {
+                Some(golden) => {
+                    let (joined, not_in_golden) = golden.join(&batch, id)?;
+                    unknown += not_in_golden.len();
+                    for key in not_in_golden.iter().take(3 - unknown_examples.len().min(3)) {
+                        unknown_examples.push(key.clone());
+                    }
+                    joined
+                }
+                None => batch,
+            }
+        } else if !golden_done {
+            // Golden questions the run never answered: in_run false, their scores null.
+            golden_done = true;
+            let golden = golden.as_ref().expect("a golden table");
+            let missing = golden.unanswered(&read_batch(0, 0)?, id)?;
+            if missing.height() > 0 {
+                notes.push(format!(
+                    "golden: {} of {} questions have no answer in the run (in_run = false; their scores are null)",
+                    missing.height(),
+                    golden.height()
+                ));
+            }
+            missing
+        } else {
+            break;
+        };
+        if batch.height() == 0 {
+            continue;
+        }
+        let frame = apply_corpus(
+            job,
+            corpus.as_ref(),
+            batch,
+            id,
+            &resolved,
+            &mut corpus_tally,
+        )?;
+        let mut scores =
+            compute_scores(job, &options, &resolved, &chosen, &frame, &mut batch_notes)?;
+        add_corpus_sums(&chosen, &scores, &mut sums)?;
+        scores.rechunk_mut_par();
+        if writer.is_none() {
+            let schema = scores.schema().as_ref().clone();
+            writer = Some(
+                ParquetWriter::new(&mut *file)
+                    .with_key_value_metadata(Some(KeyValueMetadata::from_static(signatures(
+                        job, &options, &chosen,
+                    ))))
+                    .batched(&schema)
+                    .map_err(|e| write_error(out_path, e))?,
+            );
+            out_schema = Some(schema);
+        }
+        if out_schema.as_ref() != Some(scores.schema().as_ref()) {
+            polars_bail!(ComputeError: "score: a batch of {} came out with other columns than the first ({:?} vs {:?}); score it in memory with --batch-rows 0", job.run.display(), scores.schema(), out_schema);
+        }
+        writer
+            .as_mut()
+            .expect("the writer was made above")
+            .write_batch(&scores)
+            .map_err(|e| write_error(out_path, e))?;
+        rows_written += scores.height();
+        Progress::finished(Work::Rows, frame.height() as u64);
+    }
+    match writer {
+        Some(writer) => {
+            writer.finish().map_err(|e| write_error(out_path, e))?;
+        }
+        None => polars_bail!(ComputeError: "score: {} has no rows to score", job.run.display()),
+    }
+    out.commit()
+        .map_err(|e| err(format!("cannot write {}: {e}", out_path.display())))?;
+    stages.lap("score and write");
+    if job.parts == Parts::Block {
+        write_block_tally(job, &chosen, scan(out_path, "scores")?)?;
+        return Ok(Some(block_report(job, rows_written)));
+    }
+
+    // The notes of the in-memory path, from what the batches found.
+    let mut first_notes: Vec<String> = Vec::new();
+    if seen.twice > 0 {
+        first_notes.push(format!(
+            "run: {} ids occur more than once (e.g. {}); each row is scored",
+            seen.twice,
+            seen.examples.join(", ")
+        ));
+    }
+    if let Some(golden) = &golden
+        && golden.duplicates > 0
+    {
+        first_notes.push(format!(
+            "golden: {} ids occur more than once (e.g. {})",
+            golden.duplicates,
+            golden.duplicate_examples.join(", ")
+        ));
+    }
+    if unknown > 0 {
+        first_notes.push(format!(
+            "run: {unknown} rows have an id that is not in the golden table (e.g. {}); they are not scored",
+            unknown_examples.join(", ")
+        ));
+    }
+    if let Some(corpus) = &corpus {
+        first_notes.extend(corpus_tally.notes(job, corpus));
+    }
+    first_notes.push(format!(
+        "streamed in batches of {} rows ({} rows read, {rows_written} scored)",
+        job.batch_rows, total
+    ));
+    let mut all_notes = first_notes;
+    all_notes.extend(notes);
+    for note in batch_notes {
+        if !all_notes.contains(&note) {
+            all_notes.push(note);
+        }
+    }
+    let aggregates = aggregates_of_sums(&chosen, &sums);
+    let written = LazyFrame::scan_parquet(
+        PlRefPath::new(out_path.display().to_string()),
+        ScanArgsParquet::default(),
+    )?;
+    let ids: Vec<&str> = chosen.iter().map(|(m, _)| m.id).collect();
+    let tally = summarise(job, written, &ids)?;
+    stages.lap("summary");
+    let outcome = Outcome {
+        ids,
+        tally,
+        aggregates,
+        notes: all_notes,
+        scores: None,
+    };
+    finish_report(job, &options, &chosen, outcome, stages).map(Some)
+}

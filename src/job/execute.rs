@@ -1,0 +1,419 @@
+//! Running a job in memory: the pipeline of named steps, the scores table and the aggregates.
+
+use std::path::Path;
+
+use polars::prelude::*;
+
+use super::batches::run_in_batches;
+use super::corpus::{apply_corpus, CorpusTally};
+use super::inputs::{load_inputs, Inputs};
+use super::output::signatures;
+use super::output::{refuse_overwriting_inputs, write_review, write_scores};
+use super::parts::{block_report, summarise_parts, write_block_tally};
+use super::plan::{choose_metrics, options_with_relevance, resolve_columns, Chosen, Resolved};
+use super::summary::{embed_accounting, judge_accounting, render_summary, summarise};
+use super::tally::SummaryTally;
+use super::SIGNATURE_KEY;
+use super::{err, validate_metrics, CustomJudgeJob, Parts, ScoreJob, ScoreReport};
+use crate::job::corpus::Corpus;
+use crate::job::Input;
+use crate::metrics::retrieval::RankedMetric;
+use crate::metrics::MetricOptions;
+use crate::polars::expr;
+use crate::polars::table;
+use crate::registry::{self, MetricKind};
+
+/// Wall time per named step, for `--timings`.
+pub(crate) struct Stages {
+    pub(crate) started: std::time::Instant,
+    pub(crate) last: std::time::Instant,
+    pub(crate) laps: Vec<(&'static str, f64)>,
+}
+
+impl Stages {
+    pub(crate) fn start() -> Self {
+        let now = std::time::Instant::now();
+        Stages {
+            started: now,
+            last: now,
+            laps: Vec::new(),
+        }
+    }
+
+    pub(crate) fn lap(&mut self, name: &'static str) {
+        let now = std::time::Instant::now();
+        self.laps.push((name, (now - self.last).as_secs_f64()));
+        self.last = now;
+    }
+
+    pub(crate) fn line(&self) -> String {
+        let mut out = String::from("timings:");
+        for (name, secs) in &self.laps {
+            out.push_str(&format!(" {name} {secs:.3} s;"));
+        }
+        out.push_str(&format!(
+            " total {:.3} s\n",
+            self.started.elapsed().as_secs_f64()
+        ));
+        out
+    }
+}
+
+/// Runs the job as a pipeline of named steps: load (read and join), resolve the columns, check
+/// the spans against the corpus, choose the metrics, plan and compute the scores, write, and
+/// summarise. A run larger than `batch_rows` goes through the same steps one batch at a time
+/// (see `run_in_batches`), so its memory does not grow with it.
+pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
+    // A page that fails to decode surfaces when its rows are read, as Polars' error, which names
+    // no file: the job's Parquet inputs are named beside it.
+    let inputs = [
+        ("run table", job.run.path()),
+        ("golden table", job.golden.as_ref().and_then(Input::path)),
+        ("corpus", job.corpus.as_ref().and_then(Input::path)),
+        ("chunks table", job.chunks.as_deref()),
+    ];
+    let named: Vec<(&str, &Path)> = inputs
+        .iter()
+        .filter_map(|(role, path)| Some((*role, (*path)?)))
+        .filter(|(_, path)| path.is_file())
+        .collect();
+    run_job(job).map_err(|e| crate::job::parquet::naming_read_errors(e, &named))
+}
+
+pub(crate) fn run_job(job: &ScoreJob) -> PolarsResult<ScoreReport> {
+    refuse_overwriting_inputs(job)?;
+    if let Some(ids) = &job.metrics {
+        validate_metrics(ids)?;
+    }
+    let id = job.columns.id.clone().unwrap_or_else(|| "query_id".into());
+    if let Parts::Summarise(pattern) = &job.parts {
+        return summarise_parts(job, &id, pattern);
+    }
+    if let Some(report) = run_in_batches(job, &id)? {
+        return Ok(report);
+    }
+    let mut stages = Stages::start();
+    let Inputs {
+        mut frame,
+        mut notes,
+    } = load_inputs(job, &id)?;
+    if job.parts == Parts::Block && job.golden.is_some() {
+        // Unanswered golden questions are added once, by the job (Parts::Summarise).
+        let in_run = frame.column("in_run")?.bool()?.clone();
+        frame = frame.filter(&in_run)?;
+    }
+    stages.lap("read and join");
+    let resolved = resolve_columns(job, frame.schema())?;
+    let options = options_with_relevance(job, &resolved);
+    let corpus = load_corpus(job)?;
+    let mut corpus_tally = CorpusTally::default();
+    let frame = apply_corpus(
+        job,
+        corpus.as_ref(),
+        frame,
+        &id,
+        &resolved,
+        &mut corpus_tally,
+    )?;
+    if let Some(corpus) = &corpus {
+        notes.extend(corpus_tally.notes(job, corpus));
+    }
+    stages.lap("corpus");
+    let chosen = choose_metrics(job, &resolved, &mut notes)?;
+    let mut scores = compute_scores(job, &options, &resolved, &chosen, &frame, &mut notes)?;
+    stages.lap("score");
+    let aggregates = compute_aggregates(&frame, &chosen, &options)?;
+    let aggregates = with_details(aggregates, |stats| {
+        let columns = table::corpus_stats(&scores, stats).ok()??;
+        Some(columns.iter().map(|c| c.iter().sum()).collect())
+    });
+    write_scores(job, &options, &chosen, &mut scores)?;
+    if job.parts == Parts::Block {
+        write_block_tally(job, &chosen, scores.clone().lazy())?;
+        return Ok(block_report(job, scores.height()));
+    }
+    if let Some(path) = &job.review {
+        write_review(path, &frame, &id, &resolved, &scores, &mut notes)?;
+    }
+    stages.lap("aggregates and write");
+    let ids: Vec<&str> = chosen.iter().map(|(m, _)| m.id).collect();
+    let tally = summarise(job, scores.clone().lazy(), &ids)?;
+    let kept = job.out.is_none().then_some(scores);
+    let outcome = Outcome {
+        ids,
+        tally,
+        aggregates,
+        notes,
+        scores: kept,
+    };
+    finish_report(job, &options, &chosen, outcome, stages)
+}
+
+/// What a whole job found, before its report is made.
+pub(crate) struct Outcome {
+    /// The metrics scored.
+    pub(crate) ids: Vec<&'static str>,
+    /// The summary's numbers.
+    pub(crate) tally: SummaryTally,
+    pub(crate) aggregates: Vec<Aggregate>,
+    pub(crate) notes: Vec<String>,
+    /// The scores, when the job keeps them in memory.
+    pub(crate) scores: Option<DataFrame>,
+}
+
+/// The job's report: the summary's text with its closing lines (what the judges and embedding
+/// models spent, the stage timings) and the same facts as data.
+pub(crate) fn finish_report(
+    job: &ScoreJob,
+    options: &MetricOptions,
+    chosen: &Chosen,
+    outcome: Outcome,
+    stages: Stages,
+) -> PolarsResult<ScoreReport> {
+    let Outcome {
+        ids,
+        tally,
+        aggregates,
+        notes,
+        scores,
+    } = outcome;
+    let mut summary = render_summary(job, options, &tally, &ids, &aggregates, &notes);
+    let mut ids: Vec<&str> = ids;
+    if job.locate_quotes {
+        // Located quotes may embed (cosine): their model's work is counted with the rest.
+        ids.push("locate_quotes");
+    }
+    let custom_settings: Vec<_> = job
+        .custom_judges
+        .iter()
+        .map(|c| c.options.judge.clone())
+        .collect();
+    let (judge_text, mut usage) = judge_accounting(options, &ids, &custom_settings)?;
+    let (embed_text, embed_usage) = embed_accounting(options, &ids)?;
+    summary.push_str(&judge_text);
+    summary.push_str(&embed_text);
+    usage.extend(embed_usage);
+    if job.timings {
+        summary.push_str(&stages.line());
+    }
+    let signatures = signatures(job, options, chosen)
+        .into_iter()
+        .map(|(key, sig)| (key.trim_start_matches(SIGNATURE_KEY).to_string(), sig))
+        .collect();
+    Ok(ScoreReport {
+        summary,
+        scores,
+        tally: Some(tally),
+        aggregates,
+        signatures,
+        notes,
+        usage,
+    })
+}
+
+/// The job's corpus, read once.
+pub(crate) fn load_corpus(job: &ScoreJob) -> PolarsResult<Option<Corpus>> {
+    job.corpus
+        .as_ref()
+        .map(|input| match input {
+            Input::File(path) => crate::job::corpus::load(path).map_err(err),
+            Input::Frame(frame) => Ok(Corpus::from_frame(&frame.as_ref().clone().collect()?)?),
+        })
+        .transpose()
+}
+
+/// An aggregate's value with the summary's description of its summed statistics, when its
+/// metric describes them (`(15 of 18 quoted spans found)`); `sums` gives a metric's summed
+/// statistics.
+pub(crate) type Aggregate = (String, f64, String);
+
+pub(crate) fn with_details(
+    aggregates: Vec<(String, f64)>,
+    sums: impl Fn(&registry::CorpusStats) -> Option<Vec<f64>>,
+) -> Vec<Aggregate> {
+    aggregates
+        .into_iter()
+        .map(|(name, value)| {
+            let detail = registry::find(&name)
+                .and_then(|m| m.corpus)
+                .and_then(|stats| Some(format!("   {}", (stats.describe?)(&sums(&stats)?))))
+                .unwrap_or_default();
+            (name, value, detail)
+        })
+        .collect()
+}
+
+/// Whether a job can stream its run batch by batch, with the same scores as in memory: every
+/// metric is row-wise or combines per-row statistics, no metric needs the whole column (soak's
+/// automatic window), the run has one row per query (a long run is collapsed whole), and no
+/// review (sorted over all rows) is asked for.
+pub(crate) fn streams(job: &ScoreJob, chosen: &Chosen, options: &MetricOptions) -> bool {
+    job.review.is_none()
+        && !(job.locate_quotes && job.options.locate_quotes.window_from_batch())
+        && chosen.iter().all(|(info, _)| {
+            (info.kind != MetricKind::Aggregate || info.corpus.is_some())
+                && !table::reads_whole_column(info.id, options)
+        })
+}
+
+/// The scores table: the input columns that are kept, and one column (or struct) per chosen
+/// row-wise metric, corpus statistics, located quotes and the negative-answer checks.
+pub(crate) fn compute_scores(
+    job: &ScoreJob,
+    options: &MetricOptions,
+    resolved: &Resolved,
+    chosen: &Chosen,
+    frame: &DataFrame,
+    notes: &mut Vec<String>,
+) -> PolarsResult<DataFrame> {
+    let schema = frame.schema();
+    // Keep every input column except the (large) texts scored, so keys and metadata survive.
+    // (The checks column too: its output column has the same name.)
+    // The answer stays: `compare` shows regressed answers side by side.
+    let scored_texts: Vec<&str> = resolved
+        .sources
+        .as_deref()
+        .into_iter()
+        .chain(resolved.retrieved.as_deref())
+        .chain(resolved.checks.as_deref())
+        .chain(resolved.contexts.as_deref())
+        .collect();
+    let outputs: Vec<&str> = chosen
+        .iter()
+        .filter(|(m, _)| m.kind == MetricKind::RowWise)
+        .map(|(m, _)| m.id)
+        .chain(
+            chosen
+                .iter()
+                .filter_map(|(m, _)| m.corpus.map(|c| c.column)),
+        )
+        .chain(["negative_chrf", "closer_to_negative"])
+        .collect();
+    let custom_ids: Vec<String> = job.custom_judges.iter().map(CustomJudgeJob::id).collect();
+    let outputs: Vec<&str> = outputs
+        .into_iter()
+        .chain(custom_ids.iter().map(String::as_str))
+        .collect();
+    let mut select: Vec<Expr> = Vec::new();
+    for name in schema.iter_names().map(|n| n.as_str()) {
+        if scored_texts.contains(&name) {
+            continue;
+        }
+        if outputs.contains(&name) {
+            notes.push(format!(
+                "input column '{name}' is replaced by the score of the same name"
+            ));
+            continue;
+        }
+        select.push(col(name));
+    }
+    let answer_expr = col(resolved.answer.as_deref().unwrap_or("answer"));
+    // The ranked retrieval metrics all read the same two columns: one pass computes them all.
+    let ranked: Vec<(RankedMetric, crate::metrics::retrieval::RetrievalOptions)> = chosen
+        .iter()
+        .filter_map(|(info, _)| {
+            let metric = RankedMetric::from_id(info.id)?;
+            Some((metric, options.retrieval(info.id)?.clone()))
+        })
+        .collect();
+    let mut unnest_retrieval = false;
+    if let (Some((_, inputs)), false) = (
+        chosen
+            .iter()
+            .find(|(info, _)| RankedMetric::from_id(info.id).is_some()),
+        ranked.is_empty(),
+    ) {
+        select.push(expr::ranked_many(
+            ranked,
+            col(inputs[0].as_str()),
+            col(inputs[1].as_str()),
+        ));
+        unnest_retrieval = true;
+    }
+    for (info, inputs) in chosen {
+        if info.kind != MetricKind::RowWise || RankedMetric::from_id(info.id).is_some() {
+            continue;
+        }
+        let inputs: Vec<Expr> = inputs.iter().map(|c| resolved.input_expr(c)).collect();
+        select.push(expr::metric(info.id, inputs, options)?);
+    }
+    // Judges defined as data, each into a column named after its card.
+    for custom in &job.custom_judges {
+        select.push(expr::custom_judge(
+            custom.inputs(schema)?,
+            custom.options.clone(),
+        )?);
+    }
+    // Corpus-level metrics keep their per-row statistics (quoted-span counts, BLEU statistics),
+    // so the summary and `compare` can combine and resample them.
+    let mut stats_columns: Vec<&str> = Vec::new();
+    for (info, inputs) in chosen {
+        let Some(stats) = info.corpus else { continue };
+        let computed = chosen
+            .iter()
+            .any(|(m, _)| m.id == stats.column && m.kind == MetricKind::RowWise);
+        if computed || stats_columns.contains(&stats.column) {
+            continue;
+        }
+        let inputs: Vec<Expr> = inputs.iter().map(|c| col(c.as_str())).collect();
+        if let Some(e) = expr::metric_stats(info.id, inputs, options)? {
+            select.push(e);
+            stats_columns.push(stats.column);
+        }
+    }
+    // Where each quote of the answer is in its sources.
+    if job.locate_quotes {
+        match (&resolved.sources, &resolved.answer) {
+            (Some(sources), Some(_)) => select.push(expr::locate_answer_quotes(
+                answer_expr.clone(),
+                col(sources.as_str()),
+                job.options.quoted_spans.clone(),
+                job.options.locate_quotes.clone(),
+            )),
+            _ => notes.push("--locate-quotes skipped: the run has no answer or no sources".into()),
+        }
+    }
+    // Negative references: how close each answer is to an answer it must not give (chrF), and
+    // whether that is closer than to the best reference.
+    if let (Some(negatives), Some(references), Some(_)) =
+        (&resolved.negatives, &resolved.references, &resolved.answer)
+    {
+        let chrf = |other: &str| expr::chrf(answer_expr.clone(), col(other), job.options.chrf);
+        select.push(chrf(negatives).alias("negative_chrf"));
+        select.push(
+            chrf(negatives)
+                .gt(chrf(references))
+                .alias("closer_to_negative"),
+        );
+    }
+    let mut scores = frame.clone().lazy().select(select).collect()?;
+    if unnest_retrieval {
+        scores = scores.unnest(["retrieval"], None)?;
+    }
+    Ok(scores)
+}
+
+/// The chosen aggregates over the whole table, with their options.
+pub(crate) fn compute_aggregates(
+    frame: &DataFrame,
+    chosen: &Chosen,
+    options: &MetricOptions,
+) -> PolarsResult<Vec<(String, f64)>> {
+    let mut aggregates: Vec<(String, f64)> = Vec::new();
+    for (info, inputs) in chosen {
+        if info.kind != MetricKind::Aggregate {
+            continue;
+        }
+        let inputs: Vec<Expr> = inputs.iter().map(|c| col(c.as_str())).collect();
+        let value = frame
+            .clone()
+            .lazy()
+            .select([expr::metric(info.id, inputs, options)?])
+            .collect()?;
+        let first = crate::polars::table::metric_values(&value, info.id)?
+            .first()
+            .and_then(|(_, v)| v.f64().ok()?.get(0));
+        aggregates.push((info.id.to_string(), first.unwrap_or(f64::NAN)));
+    }
+    Ok(aggregates)
+}

@@ -1,0 +1,324 @@
+//! The job's plan: where each kind of metric input is in the joined table, which metrics its
+//! inputs allow, and with which options.
+
+use std::path::Path;
+
+use polars::prelude::*;
+
+use super::inputs::{pick, require, scan};
+use super::{err, ScoreJob};
+use crate::metrics::retrieval::Relevance;
+use crate::metrics::MetricOptions;
+use crate::polars::driver::readable_frame;
+use crate::registry::{self, MetricInputs};
+
+/// A metric to compute and the columns it reads, in the order of its inputs.
+pub(crate) type Chosen = Vec<(&'static registry::MetricInfo, Vec<String>)>;
+
+/// Where each kind of metric input comes from in the joined table.
+pub(crate) struct Resolved {
+    pub(crate) answer: Option<String>,
+    pub(crate) sources: Option<String>,
+    pub(crate) references: Option<String>,
+    pub(crate) checks: Option<String>,
+    pub(crate) negatives: Option<String>,
+    pub(crate) retrieved: Option<String>,
+    /// Ground truth of the ranked metrics, and how its name says to judge it.
+    pub(crate) relevant: Option<(String, Relevance)>,
+    /// Golden spans, when the retrieved items are spans too.
+    pub(crate) spans: Option<String>,
+    pub(crate) claim: Option<String>,
+    pub(crate) cited_span: Option<String>,
+    pub(crate) question: Option<String>,
+    /// The contexts of the judged RAG metrics.
+    pub(crate) contexts: Option<String>,
+    /// The question's golden spans, whatever the retrieved items are (for the chunking metric).
+    pub(crate) golden_spans: Option<String>,
+    /// The chunking: a `chunks` column of the tables, or the `--chunks` table as one list
+    /// shared by every row.
+    pub(crate) chunks: Option<Chunking>,
+}
+
+/// Where the chunking comes from.
+pub(crate) enum Chunking {
+    /// A column of the joined table.
+    Column(String),
+    /// One `list[struct{file, start, end}]` value read from the `--chunks` table.
+    Shared(Series),
+}
+
+/// The name the chunking goes by in the metric inputs when it is the shared `--chunks` table.
+pub(crate) const SHARED_CHUNKS: &str = "--chunks";
+
+/// Reads the `--chunks` table (file, start, end) into one list of spans.
+pub(crate) fn read_chunking(path: &Path) -> PolarsResult<Series> {
+    let table = path.display().to_string();
+    let mut chunks = scan(path, "chunks")?;
+    let schema = chunks.collect_schema()?;
+    for name in ["file", "start", "end"] {
+        require(&schema, &table, name, "chunk span")?;
+    }
+    let frame = chunks
+        .select([as_struct(vec![
+            col("file").cast(DataType::String),
+            col("start"),
+            col("end"),
+        ])
+        .implode(true)
+        .alias("chunks")])
+        .collect()?;
+    let frame = readable_frame("span_precision_omega", &frame)?;
+    Ok(frame.column("chunks")?.as_materialized_series().clone())
+}
+
+impl Resolved {
+    /// The columns a metric reads, in argument order, or what is missing.
+    pub(crate) fn inputs_for(&self, inputs: MetricInputs) -> Result<Vec<&str>, &'static str> {
+        fn need<'a>(c: &'a Option<String>, what: &'static str) -> Result<&'a str, &'static str> {
+            c.as_deref().ok_or(what)
+        }
+        let answer = need(&self.answer, "answer (--answer-col)");
+        Ok(match inputs {
+            MetricInputs::Answer => vec![answer?],
+            MetricInputs::AnswerSources => {
+                vec![answer?, need(&self.sources, "sources (--sources-col)")?]
+            }
+            MetricInputs::AnswerChecks => vec![answer?, need(&self.checks, "checks (--checks-col)")?],
+            MetricInputs::AnswerReferences => vec![
+                answer?,
+                need(
+                    &self.references,
+                    "reference answers (--references-col, or a --golden table)",
+                )?,
+            ],
+            MetricInputs::RetrievedGroundTruth => vec![
+                need(&self.retrieved, "retrieved items (--retrieved-col)")?,
+                self.relevant
+                    .as_ref()
+                    .map(|(c, _)| c.as_str())
+                    .ok_or("ground truth (relevant_ids, relevant_chunks or relevant_spans; --relevant-col)")?,
+            ],
+            MetricInputs::QuoteSources | MetricInputs::Embeddings => {
+                return Err("its own option or command (it is not scored by id)")
+            }
+            MetricInputs::ClaimSpan => vec![
+                need(&self.claim, "claims (--claim-col)")?,
+                need(&self.cited_span, "cited spans (--cited-span-col)")?,
+            ],
+            MetricInputs::QuestionAnswerReference => vec![
+                need(&self.question, "questions (--question-col)")?,
+                answer?,
+                need(&self.references, "reference answers (--references-col, or a --golden table)")?,
+            ],
+            MetricInputs::QuestionAnswerContexts => vec![
+                need(&self.question, "questions (--question-col)")?,
+                answer?,
+                need(&self.contexts, "contexts (--contexts-col, or a sources list)")?,
+            ],
+            MetricInputs::QuestionAnswer => {
+                vec![need(&self.question, "questions (--question-col)")?, answer?]
+            }
+            MetricInputs::QuestionContextsReference => vec![
+                need(&self.question, "questions (--question-col)")?,
+                need(&self.contexts, "contexts (--contexts-col, or a sources list)")?,
+                need(&self.references, "reference answers (--references-col, or a --golden table)")?,
+            ],
+            MetricInputs::QuestionContextsAnswer => vec![
+                need(&self.question, "questions (--question-col)")?,
+                need(&self.contexts, "contexts (--contexts-col, or a sources list)")?,
+                answer?,
+            ],
+            MetricInputs::ChunkingSpans => vec![
+                match &self.chunks {
+                    Some(Chunking::Column(name)) => name.as_str(),
+                    Some(Chunking::Shared(_)) => SHARED_CHUNKS,
+                    None => return Err("the chunking (--chunks, or a chunks column)"),
+                },
+                need(&self.golden_spans, "golden spans (relevant_spans)")?,
+            ],
+            MetricInputs::RetrievedSpans => vec![
+                need(&self.retrieved, "retrieved spans (--retrieved-col)")?,
+                need(&self.spans, "golden spans (relevant_spans) and retrieved items with file, start, end")?,
+            ],
+        })
+    }
+
+    /// The expression that reads input `name`: its column, or the shared chunking.
+    pub(crate) fn input_expr(&self, name: &str) -> Expr {
+        match &self.chunks {
+            Some(Chunking::Shared(chunks)) if name == SHARED_CHUNKS => lit(chunks.clone()),
+            _ => col(name),
+        }
+    }
+
+    pub(crate) fn relevance_hint(&self) -> Relevance {
+        self.relevant.as_ref().map_or(Relevance::Auto, |(_, r)| *r)
+    }
+}
+
+/// Whether a column holds a list of spans (structs with `file`, `start` and `end`).
+pub(crate) fn holds_spans(schema: &Schema, name: &str) -> bool {
+    match schema.get(name) {
+        Some(DataType::List(inner)) => match inner.as_ref() {
+            DataType::Struct(fields) => ["file", "start", "end"]
+                .iter()
+                .all(|f| fields.iter().any(|x| x.name().as_str() == *f)),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Where each kind of metric input is in the joined table: the columns the job names, else the
+/// documented defaults that the table has. Every named column must exist.
+pub(crate) fn resolve_columns(job: &ScoreJob, schema: &Schema) -> PolarsResult<Resolved> {
+    let table = job.run.display().to_string();
+    let answer = job
+        .columns
+        .answer
+        .clone()
+        .unwrap_or_else(|| "answer".into());
+    let retrieved = pick(schema, &job.columns.retrieved, &["retrieved"]);
+    let retrieved_spans = retrieved.as_deref().is_some_and(|r| holds_spans(schema, r));
+    let relevant = match &job.columns.relevant {
+        Some(name) => Some(name.clone()),
+        None => ["relevant_spans", "relevant_ids", "relevant_chunks"]
+            .into_iter()
+            .filter(|c| *c != "relevant_spans" || retrieved_spans)
+            .find(|c| schema.contains(c))
+            .map(String::from),
+    };
+    let relevant = relevant.map(|name| {
+        let hint = match name.as_str() {
+            "relevant_spans" => Relevance::Span,
+            "relevant_ids" => Relevance::Id,
+            "relevant_chunks" => Relevance::Text,
+            _ => Relevance::Auto,
+        };
+        (name, hint)
+    });
+    let spans = pick(schema, &None, &["relevant_spans"])
+        .filter(|g| retrieved_spans && holds_spans(schema, g));
+    let resolved = Resolved {
+        answer: (job.columns.answer.is_some() || schema.contains(&answer)).then_some(answer),
+        sources: pick(schema, &job.columns.sources, &["sources", "retrieved"]),
+        references: pick(
+            schema,
+            &job.columns.references,
+            &["reference_answers", "reference"],
+        ),
+        checks: pick(schema, &job.columns.checks, &["checks"]),
+        negatives: pick(schema, &job.columns.negatives, &["negative_answers"]),
+        retrieved,
+        relevant,
+        spans,
+        claim: pick(schema, &job.columns.claim, &["claim"]),
+        cited_span: pick(schema, &job.columns.cited_span, &["cited_span"]),
+        question: pick(schema, &job.columns.question, &["question"]),
+        contexts: pick(
+            schema,
+            &job.columns.contexts,
+            &["contexts", "retrieved_contexts", "sources"],
+        ),
+        golden_spans: pick(schema, &None, &["relevant_spans"]).filter(|g| holds_spans(schema, g)),
+        chunks: match &job.chunks {
+            Some(path) => Some(Chunking::Shared(read_chunking(path)?)),
+            None => pick(schema, &None, &["chunks"])
+                .filter(|c| holds_spans(schema, c))
+                .map(Chunking::Column),
+        },
+    };
+    for (name, what) in [
+        (&resolved.answer, "answer"),
+        (&resolved.sources, "sources"),
+        (&resolved.references, "references"),
+        (&resolved.checks, "checks"),
+        (&resolved.negatives, "negatives"),
+        (&resolved.retrieved, "retrieved"),
+        (&resolved.claim, "claims"),
+        (&resolved.cited_span, "cited spans"),
+        (&resolved.question, "questions"),
+        (&resolved.contexts, "contexts"),
+        (
+            &resolved.relevant.as_ref().map(|r| r.0.clone()),
+            "ground truth",
+        ),
+    ] {
+        if let Some(name) = name {
+            require(schema, &table, name, what)?;
+        }
+    }
+    if let Some(by) = &job.by {
+        require(schema, &table, by, "segment (--by)")?;
+    }
+    Ok(resolved)
+}
+
+/// The job's options, with the relevance a ground-truth column's name implies wherever a
+/// ranked metric's section leaves it on `auto`, so the signatures show what was used.
+pub(crate) fn options_with_relevance(job: &ScoreJob, resolved: &Resolved) -> MetricOptions {
+    let mut options = job.options.clone();
+    for info in registry::METRICS {
+        if let Some(o) = options.retrieval_mut(info.id)
+            && o.relevance == Relevance::Auto
+        {
+            o.relevance = resolved.relevance_hint();
+        }
+    }
+    options
+}
+
+/// The metrics to compute: those asked for (each must have its inputs), or every metric whose
+/// inputs the tables have (the others are noted as skipped).
+pub(crate) fn choose_metrics(
+    job: &ScoreJob,
+    resolved: &Resolved,
+    notes: &mut Vec<String>,
+) -> PolarsResult<Chosen> {
+    let table = job.run.display().to_string();
+    let mut chosen: Vec<(&'static registry::MetricInfo, Vec<String>)> = Vec::new();
+    let mut skipped: Vec<(&'static str, Vec<&'static str>)> = Vec::new();
+    for info in registry::scored() {
+        let asked = job.metrics.as_ref().map(|m| m.iter().any(|x| x == info.id));
+        if asked == Some(false) {
+            continue;
+        }
+        let needs_judge = info.engine.is_some_and(registry::Engine::judges) && job.judge.is_none();
+        let needs_embedder =
+            info.engine.is_some_and(registry::Engine::embeds) && job.embedder.is_none();
+        let inputs = if needs_judge {
+            Err("a judge ([judge] section, --judge-model / --judge-base-url, or POLARS_RAG_JUDGE_MODEL)")
+        } else if needs_embedder {
+            Err("an embedding model ([embed] section, --embed-model / --embed-base-url, or POLARS_RAG_EMBED_MODEL)")
+        } else if let Some(what) = job.options.unconfigured(info.id) {
+            Err(what)
+        } else {
+            resolved.inputs_for(info.inputs)
+        };
+        match inputs {
+            Ok(cols) => chosen.push((info, cols.into_iter().map(String::from).collect())),
+            Err(what) if asked == Some(true) => {
+                return Err(err(format!("{}: needs {what}; {table} has none", info.id)))
+            }
+            Err(what) => match skipped.iter_mut().find(|(w, _)| *w == what) {
+                Some((_, ids)) => ids.push(info.id),
+                None => skipped.push((what, vec![info.id])),
+            },
+        }
+    }
+    if chosen.is_empty() && !job.locate_quotes {
+        let why: Vec<String> = skipped
+            .iter()
+            .map(|(what, ids)| format!("{} need {what}", ids.join(", ")))
+            .collect();
+        return Err(err(format!(
+            "nothing to score: {table} has the inputs of no metric ({}); name the columns with --answer-col, --retrieved-col, ... or a [columns] section",
+            why.join("; ")
+        )));
+    }
+    for (what, ids) in skipped {
+        notes.push(format!("skipped (no {what}): {}", ids.join(", ")));
+    }
+
+    Ok(chosen)
+}

@@ -5,6 +5,7 @@ the command's by construction."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import tempfile
@@ -13,30 +14,37 @@ from pathlib import Path
 from typing import Any, NamedTuple, Union
 
 import polars as pl
-from polars_rag._internal import main_captured as _main_captured
+from polars_rag._internal import score_captured as _score_captured
 
 #: A table given to :func:`score`: a frame, a lazy frame (written to Parquet by streaming, never
 #: collected) or the path of a Parquet file (a corpus may also be a folder of text files).
 TableLike = Union[pl.DataFrame, pl.LazyFrame, str, "os.PathLike[str]"]
 
-#: The signature keys of a scores table's Parquet metadata.
-_SIGNATURE_PREFIX = "polars-rag:signature:"
-
 
 class ScoreResult(NamedTuple):
-    """What :func:`score` produced."""
+    """What :func:`score` produced. ``str(result)`` is the summary as ``polars-rag score`` prints
+    it."""
 
     #: The scores table: the run's key and kept columns, one column (or struct) per metric.
     scores: pl.DataFrame
-    #: The summary, as ``polars-rag score`` prints it (per metric; per segment with ``by``).
-    summary: str
+    #: The summary as a table: ``segment`` (null for the whole table), ``value`` (a metric's value
+    #: label, or a corpus-level metric), ``rows``, ``scored`` (rows with a value) and ``mean``.
+    summary: pl.DataFrame
+    #: The summary's text, as ``polars-rag score`` prints it (per metric; per segment with ``by``).
+    text: str
+    #: The corpus-level metrics' values (``corpus_bleu``, ``citation_alignment``, ...), by metric id.
+    aggregates: dict[str, float | None]
     #: Each metric's signature (the settings that produced its numbers), by metric id.
     signatures: dict[str, str]
+    #: What the job noticed: unmatched and repeated ids, skipped metrics and why, span problems.
+    notes: list[str]
+    #: What the judges and embedding models spent: one dict per judge prompt or embedding model.
+    usage: list[dict[str, Any]]
     #: Where the scores table was written (``None``: a temporary file, removed once read).
     out: Path | None
 
     def __str__(self) -> str:
-        return self.summary
+        return self.text
 
 
 def _toml_value(name: str, value: Any) -> str:
@@ -50,6 +58,8 @@ def _toml_value(name: str, value: Any) -> str:
         return repr(value)
     if isinstance(value, str):
         return _toml_string(name, value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(name, item) for item in value) + "]"
     raise TypeError(f"score: setting {name} cannot be written to the job's configuration: {value!r}")
 
 
@@ -79,6 +89,20 @@ def _section(title: str, settings: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _section_of(title: str, settings: Mapping[str, Any]) -> str:
+    """A TOML table of a metric's options (``None`` left out: the default applies). The section
+    and the keys are written as quoted TOML keys, so no name can add settings of its own."""
+    if not isinstance(title, str) or not all(isinstance(key, str) for key in settings):
+        raise TypeError(f"score: options[{title!r}]: sections and settings are named by strings")
+    lines = [f"[{_toml_string('options', title)}]"]
+    lines += [
+        f"{_toml_string(f'{title}.{key}', key)} = {_toml_value(f'{title}.{key}', value)}"
+        for key, value in settings.items()
+        if value is not None
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def _table_path(table: TableLike | None, what: str, folder: Path) -> str | None:
     """A Parquet path for ``table``: its own path, or a file in ``folder`` it is written to."""
     if table is None:
@@ -105,6 +129,8 @@ def score(
     config: str | os.PathLike[str] | None = None,
     judge: Any = None,
     embedder: Any = None,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+    batch_rows: int | None = None,
     out: str | os.PathLike[str] | None = None,
     args: Sequence[str] = (),
 ) -> ScoreResult:
@@ -117,8 +143,10 @@ def score(
     folder of text files); a lazy frame is written to Parquet by streaming, not collected.
     ``config`` is a TOML file of the job's settings (as ``--config``); ``judge`` and ``embedder``
     (:class:`Judge`, :class:`Embedder`) are the engines of the judged and embedding metrics;
-    ``args`` are further flags of ``polars-rag score`` (column names, metric options). ``out`` is
-    where the scores table goes (default: a temporary file, read back into ``scores``).
+    ``options`` are metric options by section, as in the config file
+    (``{"rouge": {"use_stemmer": True}}``); ``batch_rows`` scores a larger run one batch at a time
+    (as ``--batch-rows``); ``args`` are further flags of ``polars-rag score`` (column names). ``out``
+    is where the scores table goes (default: a temporary file, read back into ``scores``).
 
     Example:
         >>> import polars_rag as pr
@@ -140,13 +168,17 @@ def score(
             if path is not None:
                 argv += [flag, path]
         sections = []
+        for title, settings in (options or {}).items():
+            if not isinstance(settings, Mapping):
+                raise TypeError(f"score: options[{title!r}] must be a mapping of settings, got {type(settings).__name__}")
+            sections.append(_section_of(title, settings))
         if judge is not None:
             sections.append(_section("judge", judge.settings()))
         if embedder is not None:
             sections.append(_section("embed", embedder.settings()))
         if sections:
             if config is not None:
-                raise ValueError("score: give the judge and embedder in the config file or as judge= / embedder=, not both")
+                raise ValueError("score: give the judge, embedder and options in the config file or as judge= / embedder= / options=, not both")
             config = folder / "engines.toml"
             Path(config).write_text("".join(sections), encoding="utf-8")
         if config is not None:
@@ -155,12 +187,26 @@ def score(
             argv += ["--metrics", ",".join(metrics)]
         if by is not None:
             argv += ["--by", by]
+        if batch_rows is not None:
+            argv += ["--batch-rows", str(int(batch_rows))]
         written = Path(out) if out is not None else folder / "scores.parquet"
         argv += ["--out", str(written), *args]
-        status, summary, errors = _main_captured(["polars-rag", *argv])
+        status, text, errors, data = _score_captured(["polars-rag", *argv])
         if status != 0:
             raise ValueError(f"score: {errors.strip().removeprefix('error: ')}")
         scores = pl.read_parquet(written)
-        metadata = pl.read_parquet_metadata(written)
-    signatures = {k[len(_SIGNATURE_PREFIX):]: v for k, v in metadata.items() if k.startswith(_SIGNATURE_PREFIX)}
-    return ScoreResult(scores=scores, summary=summary, signatures=signatures, out=written if out is not None else None)
+    report = json.loads(data) if data else {}
+    summary = pl.DataFrame(
+        report.get("summary_rows", []),
+        schema={"segment": pl.String, "value": pl.String, "rows": pl.UInt64, "scored": pl.UInt64, "mean": pl.Float64},
+    )
+    return ScoreResult(
+        scores=scores,
+        summary=summary,
+        text=text,
+        aggregates={a["metric"]: a["value"] for a in report.get("aggregates", [])},
+        signatures=dict(report.get("signatures", [])),
+        notes=list(report.get("notes", [])),
+        usage=list(report.get("usage", [])),
+        out=written if out is not None else None,
+    )

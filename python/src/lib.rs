@@ -813,10 +813,25 @@ fn main_captured(py: Python<'_>, argv: Vec<String>) -> PyResult<(u8, String, Str
     })
 }
 
+/// [`main_captured`] for `score`, also returning the data of its report as JSON (the summary
+/// table's rows, aggregates, signatures, notes, engine usage): `(status, stdout, stderr, data)`.
+#[pyfunction]
+fn score_captured(
+    py: Python<'_>,
+    argv: Vec<String>,
+) -> PyResult<(u8, String, String, Option<String>)> {
+    py.detach(|| {
+        py_guarded("polars-rag", move || {
+            Ok(polars_rag::cli::app::run_reporting(argv))
+        })
+    })
+}
+
 #[pymodule]
 fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(main, m)?)?;
     m.add_function(wrap_pyfunction!(main_captured, m)?)?;
+    m.add_function(wrap_pyfunction!(score_captured, m)?)?;
     m.add_function(wrap_pyfunction!(compare_tables, m)?)?;
     m.add_function(wrap_pyfunction!(summarize_table, m)?)?;
     m.add_function(wrap_pyfunction!(metric_ids, m)?)?;

@@ -227,41 +227,66 @@ impl ScoreReport {
     /// # Ok::<(), PolarsError>(())
     /// ```
     pub fn summary_table(&self) -> PolarsResult<DataFrame> {
-        let (mut segment, mut value, mut rows, mut scored, mut mean) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        if let Some(tally) = &self.tally {
-            for (label, sum) in tally.labels.iter().zip(&tally.values) {
-                segment.push(None);
-                value.push(label.clone());
-                rows.push(tally.rows);
-                scored.push(Some(sum.count));
-                mean.push(sum.mean());
-            }
-            for part in &tally.segments {
-                for (label, sum) in tally.labels.iter().zip(&part.values) {
-                    segment.push(Some(part.key.clone().unwrap_or_else(|| "(null)".into())));
-                    value.push(label.clone());
-                    rows.push(part.rows);
-                    scored.push(Some(sum.count));
-                    mean.push(sum.mean());
-                }
-            }
-            for (name, aggregate, _) in &self.aggregates {
-                segment.push(None);
-                value.push(name.clone());
-                rows.push(tally.rows);
-                scored.push(None);
-                mean.push(Some(*aggregate).filter(|v| !v.is_nan()));
-            }
-        }
+        let rows = self.summary_rows();
         df!(
-            "segment" => segment,
-            "value" => value,
-            "rows" => rows,
-            "scored" => scored,
-            "mean" => mean,
+            "segment" => rows.iter().map(|r| r.segment.clone()).collect::<Vec<_>>(),
+            "value" => rows.iter().map(|r| r.value.clone()).collect::<Vec<_>>(),
+            "rows" => rows.iter().map(|r| r.rows).collect::<Vec<_>>(),
+            "scored" => rows.iter().map(|r| r.scored).collect::<Vec<_>>(),
+            "mean" => rows.iter().map(|r| r.mean).collect::<Vec<_>>(),
         )
     }
+
+    /// The rows of [`summary_table`](Self::summary_table).
+    pub fn summary_rows(&self) -> Vec<SummaryRow> {
+        let Some(tally) = &self.tally else {
+            return Vec::new();
+        };
+        let row = |segment: Option<String>, label: &str, rows: u64, sum: &tally::Sum| SummaryRow {
+            segment,
+            value: label.to_string(),
+            rows,
+            scored: Some(sum.count),
+            mean: sum.mean(),
+        };
+        let mut out: Vec<SummaryRow> = tally
+            .labels
+            .iter()
+            .zip(&tally.values)
+            .map(|(label, sum)| row(None, label, tally.rows, sum))
+            .collect();
+        for part in &tally.segments {
+            let key = part.key.clone().unwrap_or_else(|| "(null)".into());
+            for (label, sum) in tally.labels.iter().zip(&part.values) {
+                out.push(row(Some(key.clone()), label, part.rows, sum));
+            }
+        }
+        for (name, value, _) in &self.aggregates {
+            out.push(SummaryRow {
+                segment: None,
+                value: name.clone(),
+                rows: tally.rows,
+                scored: None,
+                mean: Some(*value).filter(|v| !v.is_nan()),
+            });
+        }
+        out
+    }
+}
+
+/// One row of a job's summary table (see [`ScoreReport::summary_table`]).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct SummaryRow {
+    /// The segment of `by`, `None` for the whole table.
+    pub segment: Option<String>,
+    /// The value's label (`rouge.rougeL_f`, a metric id, a custom judge's field).
+    pub value: String,
+    /// Rows of the table (or of the segment).
+    pub rows: u64,
+    /// Rows with a value; `None` for a corpus-level metric.
+    pub scored: Option<u64>,
+    /// The mean over the rows with a value, or a corpus-level metric's value.
+    pub mean: Option<f64>,
 }
 
 /// Scores a run given as a frame (with its golden table and corpus, as frames too): the same

@@ -35,5 +35,6 @@ mod parity_word_tokenize;
 mod properties;
 mod retrieval_faces;
 mod score_batches;
+mod score_job;
 mod stats;
 mod tables;

@@ -519,7 +519,9 @@ def run_frame_function(name: str, data: Any) -> None:
             metrics = data.draw(st.sampled_from([None, ["rouge"], ["bleu", "mrr"], ["span_recall"], ["no_such"], []]))
             lazy = data.draw(st.booleans())
             result = fn(run.lazy() if lazy else run, golden, metrics=metrics)
-            if not isinstance(result.scores, pl.DataFrame) or not isinstance(result.summary, str):
+            if not isinstance(result.scores, pl.DataFrame) or not isinstance(result.text, str):
+                raise Defect(f"{name}: no scores table or summary: {result!r}")
+            if not isinstance(result.summary, pl.DataFrame) or result.summary.columns != ["segment", "value", "rows", "scored", "mean"]:
                 raise Defect(f"{name}: no scores table or summary: {result!r}")
         elif name == "compare":
             a = any_frame(data, {"query_id": "id", "mrr": "score", "bleu": "score"})

@@ -72,8 +72,9 @@ def test_pr_score_equals_the_command_on_files_frames_and_lazy_frames(tmp_path: P
 
     from_files = pr.score(run, golden, corpus, by="segment")
     assert_frame_equal(from_files.scores, expected)
-    assert metric_lines(from_files.summary) == metric_lines(done.stdout)
-    assert str(from_files) == from_files.summary
+    assert metric_lines(from_files.text) == metric_lines(done.stdout)
+    assert str(from_files) == from_files.text
+    assert from_files.notes == [line.removeprefix("note: ") for line in done.stdout.splitlines() if line.startswith("note: ")]
     assert from_files.out is None
     assert from_files.signatures["bleu"].startswith("nrefs:")  # sacrebleu's own form
     assert set(from_files.signatures) == {
@@ -86,7 +87,48 @@ def test_pr_score_equals_the_command_on_files_frames_and_lazy_frames(tmp_path: P
     assert frames.out == tmp_path / "frames.parquet" and frames.out.is_file()
     lazy = pr.score(pl.scan_parquet(run), pl.scan_parquet(golden), corpus, by="segment")
     assert_frame_equal(lazy.scores, expected)
-    assert metric_lines(lazy.summary) == metric_lines(done.stdout)
+    assert metric_lines(lazy.text) == metric_lines(done.stdout)
+
+
+def test_pr_score_summary_table_aggregates_and_usage_are_the_scores_numbers() -> None:
+    result = pr.score(DEMO / "run_a.parquet", DEMO / "golden.parquet", DEMO / "corpus.parquet", by="segment")
+    scores, summary = result.scores, result.summary
+    assert summary.columns == ["segment", "value", "rows", "scored", "mean"]
+    overall = summary.filter(pl.col("segment").is_null() & pl.col("scored").is_not_null())
+    # Each whole-table row is the mean of its column over the scored rows, computed here by Polars.
+    for name in ("exact_match", "mrr", "chrf"):
+        row = overall.filter(pl.col("value") == name).row(0, named=True)
+        assert row["rows"] == scores.height
+        assert row["scored"] == scores[name].count()
+        assert row["mean"] == pytest.approx(scores[name].mean(), rel=1e-12)
+    # Per segment: the same means within each segment.
+    by_segment = scores.group_by("segment").agg(pl.len().alias("n"), pl.col("mrr").mean().alias("m"))
+    for segment, n, mean in by_segment.iter_rows():
+        row = summary.filter((pl.col("segment") == segment) & (pl.col("value") == "mrr")).row(0, named=True)
+        assert (row["rows"], row["mean"]) == (n, pytest.approx(mean, rel=1e-12))
+    # Corpus-level metrics: the value the summary's text prints, to its four decimals.
+    assert result.aggregates, "the demo has corpus-level metrics"
+    for metric, value in result.aggregates.items():
+        printed = next(line for line in result.text.splitlines() if line.startswith(metric + " "))
+        assert f"{value:.4f}" in printed.split()
+        assert summary.filter(pl.col("value") == metric)["scored"].null_count() == 1
+    assert result.usage == []  # no judge, no embedding model
+
+
+def test_pr_score_options_are_the_config_files_sections(tmp_path: Path) -> None:
+    run, golden = DEMO / "run_a.parquet", DEMO / "golden.parquet"
+    config = tmp_path / "job.toml"
+    config.write_text("[rouge]\nuse_stemmer = true\n", encoding="utf-8")
+    from_file = pr.score(run, golden, metrics=["rouge"], config=config)
+    from_options = pr.score(run, golden, metrics=["rouge"], options={"rouge": {"use_stemmer": True}})
+    assert from_options.signatures == from_file.signatures
+    assert from_options.signatures != pr.score(run, golden, metrics=["rouge"]).signatures
+    assert_frame_equal(from_options.scores, from_file.scores)
+    # A section or key name cannot smuggle settings in: it is one quoted TOML key.
+    with pytest.raises(ValueError, match="score: .*unknown"):
+        pr.score(run, golden, options={'rouge"]\n[judge': {"model": "x"}})
+    with pytest.raises(TypeError, match="options"):
+        pr.score(run, golden, options={"rouge": True})  # type: ignore[dict-item]
 
 
 def test_pr_score_options_and_errors(tmp_path: Path) -> None:

@@ -111,6 +111,14 @@ fn table_metrics(df: &DataFrame) -> PolarsResult<TableMetrics> {
             corpus.push((info.id.to_string(), columns, stats.of_sums));
         }
     }
+    // Judges defined as data are metrics of the table too, under their card's id.
+    for (name, dtype) in df.schema().iter() {
+        if crate::polars::table::is_judge_card_column(name, dtype) {
+            for (label, series) in crate::polars::table::judge_card_values(df, name)? {
+                values.push((label, f64_values(&series)?));
+            }
+        }
+    }
     Ok(TableMetrics {
         values,
         judge_spreads,

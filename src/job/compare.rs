@@ -87,7 +87,16 @@ pub fn read_scores(
             names.join(", ")
         )));
     }
-    let columns = compared_columns(names, id, by);
+    let mut columns = compared_columns(names, id, by);
+    // Judges defined as data: their card's column, recognised by its shape.
+    columns.extend(
+        schema
+            .iter()
+            .filter(|(name, field)| {
+                crate::polars::table::is_judge_card_column(name, &DataType::from_arrow_field(field))
+            })
+            .map(|(name, _)| name.to_string()),
+    );
     let frame = reader
         .with_columns(Some(columns))
         .finish()

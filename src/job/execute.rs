@@ -14,7 +14,7 @@ use super::plan::{choose_metrics, options_with_relevance, resolve_columns, Chose
 use super::summary::{embed_accounting, judge_accounting, render_summary, summarise};
 use super::tally::SummaryTally;
 use super::SIGNATURE_KEY;
-use super::{err, validate_metrics, CustomJudgeJob, Parts, ScoreJob, ScoreReport};
+use super::{err, validate_metric_ids, CustomJudgeJob, Parts, ScoreJob, ScoreReport};
 use crate::job::corpus::Corpus;
 use crate::job::Input;
 use crate::metrics::retrieval::RankedMetric;
@@ -83,7 +83,8 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
 pub(crate) fn run_job(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     refuse_overwriting_inputs(job)?;
     if let Some(ids) = &job.metrics {
-        validate_metrics(ids)?;
+        let judges: Vec<String> = job.custom_judges.iter().map(CustomJudgeJob::id).collect();
+        validate_metric_ids(ids, &judges)?;
     }
     let id = job.columns.id.clone().unwrap_or_else(|| "query_id".into());
     if let Parts::Summarise(pattern) = &job.parts {
@@ -184,8 +185,7 @@ pub(crate) fn finish_report(
         ids.push("locate_quotes");
     }
     let custom_settings: Vec<_> = job
-        .custom_judges
-        .iter()
+        .scored_judges()
         .map(|c| c.options.judge.clone())
         .collect();
     let (judge_text, mut usage) = judge_accounting(options, &ids, &custom_settings)?;
@@ -289,7 +289,7 @@ pub(crate) fn compute_scores(
         )
         .chain(["negative_chrf", "closer_to_negative"])
         .collect();
-    let custom_ids: Vec<String> = job.custom_judges.iter().map(CustomJudgeJob::id).collect();
+    let custom_ids: Vec<String> = job.scored_judges().map(CustomJudgeJob::id).collect();
     let outputs: Vec<&str> = outputs
         .into_iter()
         .chain(custom_ids.iter().map(String::as_str))
@@ -338,7 +338,7 @@ pub(crate) fn compute_scores(
         select.push(expr::metric(info.id, inputs, options)?);
     }
     // Judges defined as data, each into a column named after its card.
-    for custom in &job.custom_judges {
+    for custom in job.scored_judges() {
         select.push(expr::custom_judge(
             custom.inputs(schema)?,
             custom.options.clone(),

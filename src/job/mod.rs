@@ -327,6 +327,25 @@ pub fn score(
 }
 
 impl ScoreJob {
+    /// The judges defined as data that the job scores. A judge is a metric id of its job:
+    /// when `metrics` names any of the job's judges, only those named are scored; otherwise all
+    /// of them are (the judges given are the caller's choice, and `metrics` then chooses among
+    /// the built-in metrics).
+    pub fn scored_judges(&self) -> impl Iterator<Item = &CustomJudgeJob> {
+        let named: Option<Vec<String>> = self.metrics.as_ref().and_then(|ids| {
+            let judges: Vec<String> = self
+                .custom_judges
+                .iter()
+                .map(CustomJudgeJob::id)
+                .filter(|id| ids.contains(id))
+                .collect();
+            (!judges.is_empty()).then_some(judges)
+        });
+        self.custom_judges
+            .iter()
+            .filter(move |judge| named.as_ref().is_none_or(|n| n.contains(&judge.id())))
+    }
+
     /// The output path, or an error for a job that must write its scores (in batches, in
     /// parts) and has none.
     pub(crate) fn out_path(&self) -> PolarsResult<&std::path::Path> {
@@ -343,8 +362,25 @@ pub(crate) fn err(msg: String) -> PolarsError {
 /// Checks metric ids against the metric table (tools such as `locate_quotes` have switches of
 /// their own and are not scored by id).
 pub fn validate_metrics(ids: &[String]) -> PolarsResult<()> {
+    validate_metric_ids(ids, &[])
+}
+
+/// [`validate_metrics`], with the ids of the job's own judges (defined as data) allowed too.
+pub(crate) fn validate_metric_ids(ids: &[String], judges: &[String]) -> PolarsResult<()> {
     for id in ids {
-        let info = registry::require(id)?;
+        if judges.contains(id) {
+            continue;
+        }
+        let info = registry::require(id).map_err(|e| {
+            if judges.is_empty() {
+                e.into()
+            } else {
+                err(format!(
+                    "{e} (nor a judge of this job: {})",
+                    judges.join(", ")
+                ))
+            }
+        })?;
         if info.kind == MetricKind::Tool {
             return Err(err(format!(
                 "{id} is not a score metric; use its own option or command (polars-rag metrics lists them)"

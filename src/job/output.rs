@@ -105,7 +105,7 @@ pub(crate) fn signatures(
             let sig = options.signature(m.id)?;
             Some((format!("{}{}", crate::job::SIGNATURE_KEY, m.id), sig))
         })
-        .chain(job.custom_judges.iter().map(|c| {
+        .chain(job.scored_judges().map(|c| {
             (
                 format!("{}{}", crate::job::SIGNATURE_KEY, c.id()),
                 crate::metrics::judged::custom::signature(&c.options),

@@ -6,6 +6,7 @@ use std::path::Path;
 use polars::prelude::*;
 
 use super::inputs::{pick, require, scan};
+use super::CustomJudgeJob;
 use super::{err, ScoreJob};
 use crate::metrics::retrieval::Relevance;
 use crate::metrics::MetricOptions;
@@ -306,7 +307,7 @@ pub(crate) fn choose_metrics(
             },
         }
     }
-    if chosen.is_empty() && !job.locate_quotes {
+    if chosen.is_empty() && !job.locate_quotes && job.scored_judges().next().is_none() {
         let why: Vec<String> = skipped
             .iter()
             .map(|(what, ids)| format!("{} need {what}", ids.join(", ")))
@@ -318,6 +319,18 @@ pub(crate) fn choose_metrics(
     }
     for (what, ids) in skipped {
         notes.push(format!("skipped (no {what}): {}", ids.join(", ")));
+    }
+    let unlisted: Vec<String> = job
+        .custom_judges
+        .iter()
+        .map(CustomJudgeJob::id)
+        .filter(|id| job.scored_judges().all(|j| j.id() != *id))
+        .collect();
+    if !unlisted.is_empty() {
+        notes.push(format!(
+            "judges not scored (not in --metrics): {}",
+            unlisted.join(", ")
+        ));
     }
 
     Ok(chosen)

@@ -53,7 +53,7 @@ pub(crate) fn summary_values(
             }
         }
     }
-    for custom in &job.custom_judges {
+    for custom in job.scored_judges() {
         let id = custom.id();
         if let Some(DataType::Struct(fields)) = schema.get(&id) {
             for field in fields.iter().filter(|f| numeric(f.dtype())) {
@@ -144,7 +144,7 @@ pub(crate) fn render_summary(
             out.push_str(&format!("  {id:<22} {sig}\n"));
         }
     }
-    for custom in &job.custom_judges {
+    for custom in job.scored_judges() {
         let sig = crate::metrics::judged::custom::signature(&custom.options);
         out.push_str(&format!("  {:<22} {sig}\n", custom.id()));
     }

@@ -161,6 +161,54 @@ pub fn judge_spread(scores: &DataFrame, id: &str) -> PolarsResult<Option<Series>
     Ok(spread.filter(|s| s.null_count() < s.len()))
 }
 
+/// Whether a scores-table column holds a judge defined as data (a judge card's column): a
+/// struct ending in the `judge_error` string field every such judge writes, under a name that
+/// is not a metric of the table. Its numeric and boolean reply fields are its values (see
+/// [`judge_card_values`]), which `compare` and `summary` read as they read a metric's.
+///
+/// ```
+/// use polars::prelude::*;
+/// use polars_rag::polars::table::is_judge_card_column;
+/// let card = DataType::Struct(vec![
+///     Field::new("score".into(), DataType::Int64),
+///     Field::new("judge_error".into(), DataType::String),
+/// ]);
+/// assert!(is_judge_card_column("tone", &card));
+/// assert!(!is_judge_card_column("faithfulness", &card)); // a metric of the table
+/// assert!(!is_judge_card_column("tone", &DataType::Float64));
+/// ```
+pub fn is_judge_card_column(name: &str, dtype: &DataType) -> bool {
+    let DataType::Struct(fields) = dtype else {
+        return false;
+    };
+    crate::registry::find(name).is_none()
+        && fields
+            .last()
+            .is_some_and(|f| f.name().as_str() == "judge_error" && f.dtype() == &DataType::String)
+}
+
+/// The values of a judge card's column `name` (see [`is_judge_card_column`]): each numeric or
+/// boolean reply field as Float64 (booleans 0/1), labelled `<name>.<field>`; empty when the
+/// table has no such column.
+pub fn judge_card_values(scores: &DataFrame, name: &str) -> PolarsResult<Vec<(String, Series)>> {
+    let Ok(column) = scores.column(name) else {
+        return Ok(Vec::new());
+    };
+    let DataType::Struct(fields) = column.dtype() else {
+        return Ok(Vec::new());
+    };
+    if !is_judge_card_column(name, column.dtype()) {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for field in fields {
+        if let Some(values) = value_at(column.as_materialized_series(), field.name())? {
+            out.push((format!("{name}.{}", field.name()), values));
+        }
+    }
+    Ok(out)
+}
+
 /// The values at a dotted path into struct fields, as Float64; `None` when the column does not
 /// have that shape.
 fn value_at(series: &Series, path: &str) -> PolarsResult<Option<Series>> {

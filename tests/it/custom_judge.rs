@@ -305,3 +305,98 @@ fn score_takes_a_card_file_and_names_a_missing_column() {
         "{stderr}"
     );
 }
+
+#[test]
+fn judges_are_metric_ids_that_metrics_selects_and_compare_and_summary_read() {
+    let server = FakeJudge::start();
+    let dir = scratch("metric-ids");
+    // The cards read `passage` and `term`, columns of the same names.
+    let write = |name: &str, answers: [&str; 2]| {
+        let mut run = df!(
+            "query_id" => ["q1", "q2"],
+            "answer" => answers,
+            "passage" => answers,
+            "term" => ["paris", "paris"],
+        )
+        .unwrap();
+        let path = dir.join(name);
+        common::cli::write_parquet(&path, &mut run);
+        path
+    };
+    let run = write("run.parquet", ["Paris is in France.", "Berlin."]);
+    let card = dir.join("term_check.toml");
+    std::fs::write(&card, CARD).unwrap();
+    let other = dir.join("other.toml");
+    std::fs::write(
+        &other,
+        CARD.replace("id = \"term_check\"", "id = \"other_check\""),
+    )
+    .unwrap();
+    let judge = [
+        "--judge-base-url",
+        &server.base_url,
+        "--judge-model",
+        "fake-judge",
+        "--no-judge-cache",
+    ];
+    let scored = |run: &std::path::Path, out: &std::path::Path, metrics: &str| {
+        let o = score(run, out)
+            .args(["--metrics", metrics, "--judge-card"])
+            .arg(&card)
+            .arg("--judge-card")
+            .arg(&other)
+            .args(judge)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    // `term_check` named: the other judge is not scored, and the summary says so.
+    let baseline = dir.join("baseline.parquet");
+    let text = scored(&run, &baseline, "citation_indicators,term_check");
+    let columns = common::cli::read_parquet(&baseline).get_column_names_owned();
+    assert!(columns.iter().any(|c| c == "term_check"), "{columns:?}");
+    assert!(!columns.iter().any(|c| c == "other_check"), "{columns:?}");
+    assert!(
+        text.contains("judges not scored (not in --metrics): other_check"),
+        "{text}"
+    );
+    // An id that is neither a metric nor a judge of the job is named with the judges it knows.
+    let o = score(&run, &dir.join("x.parquet"))
+        .args([
+            "--metrics",
+            "citation_indicators,no_such_judge",
+            "--judge-card",
+        ])
+        .arg(&card)
+        .args(judge)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && stderr.contains("no_such_judge") && stderr.contains("term_check"),
+        "{stderr}"
+    );
+
+    // A candidate whose answers mention the term more: `compare` reads the judge's values.
+    let candidate_run = write("candidate_run.parquet", ["Paris, Paris, Paris.", "Paris!"]);
+    let candidate_scores = dir.join("candidate.parquet");
+    scored(
+        &candidate_run,
+        &candidate_scores,
+        "citation_indicators,term_check",
+    );
+    let (ok, markdown, stderr) = common::cli::run(&[
+        "compare",
+        "--baseline",
+        baseline.to_str().unwrap(),
+        "--candidate",
+        candidate_scores.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    assert!(markdown.contains("term_check.count"), "{markdown}");
+    assert!(markdown.contains("term_check.mentions"), "{markdown}");
+    let (ok, summary, stderr) = common::cli::run(&["summary", candidate_scores.to_str().unwrap()]);
+    assert!(ok, "{stderr}");
+    assert!(summary.contains("term_check.count"), "{summary}");
+}

@@ -167,3 +167,47 @@ def test_pr_score_judges_with_the_given_judge_and_each_call_is_its_own_run() -> 
         assert server.requests == 48
     finally:
         server.close()
+
+
+def test_pr_score_equals_the_command_on_a_generated_run_of_100k_rows(tmp_path: Path) -> None:
+    import random
+
+    rows = 100_000
+    rng = random.Random(11)
+    words = "the a river bridge city council budget school water energy market report people plan".split()
+    sentence = lambda: " ".join(rng.choices(words, k=rng.randint(1, 15)))  # noqa: E731
+    items = lambda most: [f"d{rng.randrange(40)}" for _ in range(rng.randint(0, most))]  # noqa: E731
+    ids = [f"q{i:06d}" for i in range(rows)]
+    run = pl.DataFrame({
+        "query_id": ids,
+        "answer": [sentence() for _ in range(rows)],
+        "retrieved": [items(7) for _ in range(rows)],
+    })
+    golden = pl.DataFrame({
+        "query_id": ids[:-7] + ["extra1", "extra2"],  # 7 unanswered ids out, 2 unanswered golden rows in
+        "reference": [sentence() for _ in range(rows - 5)],
+        "relevant_ids": [items(3) for _ in range(rows - 5)],
+    })
+    run_path, golden_path, out = tmp_path / "run.parquet", tmp_path / "golden.parquet", tmp_path / "cli.parquet"
+    run.write_parquet(run_path)
+    golden.write_parquet(golden_path)
+    metrics = ["exact_match", "rouge", "bleu", "corpus_bleu", "chrf", "mrr", "ndcg_at_k"]
+    done = command("score", "--quiet", "--run", str(run_path), "--golden", str(golden_path),
+                   "--metrics", ",".join(metrics), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    expected = pl.read_parquet(out)
+    assert expected.height == rows - 5
+
+    result = pr.score(run.lazy(), golden, metrics=metrics)
+    assert_frame_equal(result.scores, expected)
+    assert metric_lines(result.text) == metric_lines(done.stdout)
+    assert any("not in the golden table" in note for note in result.notes)
+    binary = os.environ.get("POLARS_RAG_BIN")
+    if binary is None:
+        pytest.skip("POLARS_RAG_BIN is not set: the cargo-built binary is not compared (scripts/test.sh sets it)")
+    built = tmp_path / "built.parquet"
+    reference = subprocess.run([binary, "score", "--quiet", "--run", str(run_path), "--golden", str(golden_path),
+                                "--metrics", ",".join(metrics), "--out", str(built)], capture_output=True, text=True, check=False)
+    assert reference.returncode == 0, reference.stderr
+    assert_frame_equal(pl.read_parquet(built), expected)
+    assert metric_lines(reference.stdout) == metric_lines(done.stdout)

@@ -183,29 +183,9 @@ pub(crate) fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
         .out
         .or(cfg.out)
         .unwrap_or_else(|| score::default_out(&run, std::path::Path::new(".")));
+    // The job gives the judge and the embedding model to every metric's section that sets
+    // none of its own (ScoreJob::with_engines).
     let mut options = cfg.options;
-    if let Some(embedder) = &embedder {
-        for id in registry::ids() {
-            // A metric's own section keeps the model it sets.
-            if let Some(own) = options
-                .embedder_mut(id)
-                .filter(|own| **own == EmbedSettings::default())
-            {
-                *own = embedder.clone();
-            }
-        }
-    }
-    if let Some(judge) = &judge {
-        for id in registry::ids() {
-            // A metric's own section keeps the judge it sets.
-            if let Some(own) = options
-                .judge_mut(id)
-                .filter(|own| **own == JudgeSettings::default())
-            {
-                *own = judge.clone();
-            }
-        }
-    }
     let quoted = &mut options.quoted_spans;
     if let Some(c) = args.casefold {
         quoted.casefold = c;

@@ -101,7 +101,7 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Option<Sc
     let resolved = resolve_columns(job, shape.schema())?;
     let options = options_with_relevance(job, &resolved);
     let chosen = choose_metrics(job, &resolved, &mut notes)?;
-    if !streams(job, &chosen, &options) {
+    if !streams(job, &chosen, &options) || super::claims::audits_claims(job, &resolved) {
         return Ok(None);
     }
     let corpus = load_corpus(job)?;
@@ -174,7 +174,7 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Option<Sc
             writer = Some(
                 ParquetWriter::new(&mut *file)
                     .with_key_value_metadata(Some(KeyValueMetadata::from_static(signatures(
-                        job, &options, &chosen,
+                        job, &options, &chosen, false,
                     ))))
                     .batched(&schema)
                     .map_err(|e| write_error(out_path, e))?,
@@ -258,6 +258,7 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Option<Sc
         aggregates,
         notes: all_notes,
         scores: None,
+        claims: None,
     };
     finish_report(job, &options, &chosen, outcome, stages).map(Some)
 }

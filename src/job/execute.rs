@@ -5,10 +5,11 @@ use std::path::Path;
 use polars::prelude::*;
 
 use super::batches::run_in_batches;
+use super::claims::{self, CLAIM_AUDIT};
 use super::corpus::{apply_corpus, CorpusTally};
 use super::inputs::{load_inputs, Inputs};
-use super::output::signatures;
 use super::output::{refuse_overwriting_inputs, write_review, write_scores};
+use super::output::{signatures, write_claims};
 use super::parts::{block_report, summarise_parts, write_block_tally};
 use super::plan::{choose_metrics, options_with_relevance, resolve_columns, Chosen, Resolved};
 use super::summary::{embed_accounting, judge_accounting, render_summary, summarise};
@@ -77,7 +78,7 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         .filter_map(|(role, path)| Some((*role, (*path)?)))
         .filter(|(_, path)| path.is_file())
         .collect();
-    run_job(job).map_err(|e| crate::job::parquet::naming_read_errors(e, &named))
+    run_job(&job.with_engines()).map_err(|e| crate::job::parquet::naming_read_errors(e, &named))
 }
 
 pub(crate) fn run_job(job: &ScoreJob) -> PolarsResult<ScoreReport> {
@@ -122,13 +123,36 @@ pub(crate) fn run_job(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     stages.lap("corpus");
     let chosen = choose_metrics(job, &resolved, &mut notes)?;
     let mut scores = compute_scores(job, &options, &resolved, &chosen, &frame, &mut notes)?;
+    let audit = claims::audits_claims(job, &resolved)
+        .then(|| claims::audit_claims(&options, &frame, &id, &resolved))
+        .transpose()?;
+    if let Some(audit) = &audit {
+        scores.with_column(audit.per_answer.clone())?;
+    }
     stages.lap("score");
     let aggregates = compute_aggregates(&frame, &chosen, &options)?;
-    let aggregates = with_details(aggregates, |stats| {
+    let mut aggregates = with_details(aggregates, |stats| {
         let columns = table::corpus_stats(&scores, stats).ok()??;
         Some(columns.iter().map(|c| c.iter().sum()).collect())
     });
     write_scores(job, &options, &chosen, &mut scores)?;
+    let mut claims_table = None;
+    if let Some(mut audit) = audit {
+        aggregates.push(audit.aggregate());
+        let answers = audit.per_answer.len();
+        match &job.out {
+            Some(out) => {
+                let path = claims::claims_path(out);
+                write_claims(&path, &mut audit.claims)?;
+                notes.push(format!(
+                    "claims: {} claims of {answers} answers judged against the spans they quote or cite (else their sources) -> {}",
+                    audit.claims.height(),
+                    path.display()
+                ));
+            }
+            None => claims_table = Some(audit.claims),
+        }
+    }
     if job.parts == Parts::Block {
         write_block_tally(job, &chosen, scores.clone().lazy())?;
         return Ok(block_report(job, scores.height()));
@@ -146,6 +170,7 @@ pub(crate) fn run_job(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         aggregates,
         notes,
         scores: kept,
+        claims: claims_table,
     };
     finish_report(job, &options, &chosen, outcome, stages)
 }
@@ -160,6 +185,8 @@ pub(crate) struct Outcome {
     pub(crate) notes: Vec<String>,
     /// The scores, when the job keeps them in memory.
     pub(crate) scores: Option<DataFrame>,
+    /// The claims audited, when the job keeps them in memory.
+    pub(crate) claims: Option<DataFrame>,
 }
 
 /// The job's report: the summary's text with its closing lines (what the judges and embedding
@@ -177,6 +204,7 @@ pub(crate) fn finish_report(
         aggregates,
         notes,
         scores,
+        claims,
     } = outcome;
     let mut summary = render_summary(job, options, &tally, &ids, &aggregates, &notes);
     let mut ids: Vec<&str> = ids;
@@ -196,13 +224,15 @@ pub(crate) fn finish_report(
     if job.timings {
         summary.push_str(&stages.line());
     }
-    let signatures = signatures(job, options, chosen)
+    let audited = tally.labels.iter().any(|l| l.starts_with(CLAIM_AUDIT));
+    let signatures = signatures(job, options, chosen, audited)
         .into_iter()
         .map(|(key, sig)| (key.trim_start_matches(SIGNATURE_KEY).to_string(), sig))
         .collect();
     Ok(ScoreReport {
         summary,
         scores,
+        claims,
         tally: Some(tally),
         aggregates,
         signatures,

@@ -31,6 +31,7 @@
 //! [`summary`] and [`tally`] (the mergeable summary).
 
 pub mod batches;
+pub mod claims;
 pub mod compare;
 pub mod config;
 pub mod corpus;
@@ -103,10 +104,11 @@ pub struct ScoreJob {
     /// Write the rows of `citation_support` to check by hand here (`.xlsx`, most suspicious
     /// first).
     pub review: Option<PathBuf>,
-    /// The judge of the judged metrics (already applied to their options); `None`: judged
+    /// The judge of the judged metrics (given to each section without its own, see
+    /// [`ScoreJob::with_engines`]); `None`: judged
     /// metrics are skipped unless asked for, and asking for one is an error.
     pub judge: Option<crate::engines::judge::JudgeSettings>,
-    /// The embedding model of the metrics that embed (already applied to their options);
+    /// The embedding model of the metrics that embed (given likewise);
     /// `None`: those metrics are skipped unless asked for, and asking for one is an error.
     pub embedder: Option<crate::engines::embed::EmbedSettings>,
     /// Judges defined as data (`[judges.<id>]`, `--judge-card`), each scored into a column named
@@ -195,6 +197,9 @@ pub struct ScoreReport {
     pub summary: String,
     /// The scores table, when the job kept it in memory ([`ScoreJob::out`] `None`).
     pub scores: Option<DataFrame>,
+    /// The claims the job audited (see [`claims`]), when it kept them in memory; with an
+    /// output file they are written beside it ([`claims::claims_path`]).
+    pub claims: Option<DataFrame>,
     /// The summary's numbers: per value its rows scored and sum, overall and per segment
     /// (`None` for a block of a job scored in parts, which summarises nothing).
     pub tally: Option<tally::SummaryTally>,
@@ -327,6 +332,33 @@ pub fn score(
 }
 
 impl ScoreJob {
+    /// The job with its judge and embedding model given to every metric whose section sets
+    /// none of its own (a section that names its own judge or model keeps it): what [`run`]
+    /// scores with, so that a job built in code needs `judge` / `embedder` set once, as the
+    /// command's `[judge]` / `[embed]` sections and flags do.
+    pub fn with_engines(&self) -> ScoreJob {
+        let mut job = self.clone();
+        for id in registry::ids() {
+            if let Some(embedder) = &self.embedder
+                && let Some(own) = job
+                    .options
+                    .embedder_mut(id)
+                    .filter(|own| **own == crate::engines::embed::EmbedSettings::default())
+            {
+                *own = embedder.clone();
+            }
+            if let Some(judge) = &self.judge
+                && let Some(own) = job
+                    .options
+                    .judge_mut(id)
+                    .filter(|own| **own == crate::engines::judge::JudgeSettings::default())
+            {
+                *own = judge.clone();
+            }
+        }
+        job
+    }
+
     /// The judges defined as data that the job scores. A judge is a metric id of its job:
     /// when `metrics` names any of the job's judges, only those named are scored; otherwise all
     /// of them are (the judges given are the caller's choice, and `metrics` then chooses among

@@ -63,7 +63,10 @@ pub(crate) fn write_scores(
     let mut out = create_output(job)?;
     ParquetWriter::new(out.file()?)
         .with_key_value_metadata(Some(KeyValueMetadata::from_static(signatures(
-            job, options, chosen,
+            job,
+            options,
+            chosen,
+            scores.column(super::claims::CLAIM_AUDIT).is_ok(),
         ))))
         .finish(scores)
         .map_err(|e| write_error(path, e))?;
@@ -98,6 +101,7 @@ pub(crate) fn signatures(
     job: &ScoreJob,
     options: &MetricOptions,
     chosen: &Chosen,
+    audited: bool,
 ) -> Vec<(String, String)> {
     chosen
         .iter()
@@ -111,7 +115,28 @@ pub(crate) fn signatures(
                 crate::metrics::judged::custom::signature(&c.options),
             )
         }))
+        .chain(audited.then(|| {
+            (
+                format!(
+                    "{}{}",
+                    crate::job::SIGNATURE_KEY,
+                    super::claims::CLAIM_AUDIT
+                ),
+                super::claims::signature(options),
+            )
+        }))
         .collect()
+}
+
+/// Writes the claims table of an audit (see [`super::claims`]) atomically.
+pub(crate) fn write_claims(path: &Path, claims: &mut DataFrame) -> PolarsResult<()> {
+    let mut out = AtomicFile::create(path)
+        .map_err(|e| err(format!("cannot write {}: {e}", path.display())))?;
+    ParquetWriter::new(out.file()?)
+        .finish(claims)
+        .map_err(|e| write_error(path, e))?;
+    out.commit()
+        .map_err(|e| err(format!("cannot write {}: {e}", path.display())))
 }
 
 /// An error when the scores would be written over one of the job's own inputs (the run, the

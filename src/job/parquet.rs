@@ -45,8 +45,15 @@ pub fn naming_read_errors(
 ) -> polars::prelude::PolarsError {
     let message = e.to_string();
     let lower = message.to_ascii_lowercase();
+    // Polars' own messages name no file; the job's name the input they are about, and are
+    // left as they are (a path ending in `.parquet` says nothing of what went wrong).
+    let names_an_input = inputs
+        .iter()
+        .any(|(_, path)| message.contains(&path.display().to_string()));
     if inputs.is_empty()
-        || !(lower.contains("parquet")
+        || names_an_input
+        || !(lower.starts_with("parquet")
+            || lower.contains("parquet error")
             || lower.contains("out of specification")
             || lower.contains("decompress")
             || lower.contains("corrupt"))

@@ -250,6 +250,11 @@ pub(crate) fn summarise_parts(
                 &mut corpus_tally,
             )?;
             let mut scores = compute_scores(job, &options, &resolved, &chosen, &frame, &mut notes)?;
+            if super::claims::audits_claims(job, &resolved) {
+                // The blocks' scores have the audit's column: so do these (no answers, no claims).
+                let audit = super::claims::audit_claims(&options, &frame, id, &resolved)?;
+                scores.with_column(audit.per_answer)?;
+            }
             write_scores(job, &options, &chosen, &mut scores)?;
             merge(tally_of_scores(job, &chosen, &values, scores.lazy())?)?;
         }
@@ -280,6 +285,7 @@ pub(crate) fn summarise_parts(
         aggregates,
         notes,
         scores: None,
+        claims: None,
     };
     finish_report(job, &options, &chosen, outcome, stages)
 }

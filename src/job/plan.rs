@@ -284,6 +284,10 @@ pub(crate) fn choose_metrics(
         if asked == Some(false) {
             continue;
         }
+        if super::claims::audited(info.id) && super::claims::audits_claims(job, resolved) {
+            // The tables have answers, not claims: the job audits the answers' claims instead.
+            continue;
+        }
         let needs_judge = info.engine.is_some_and(registry::Engine::judges) && job.judge.is_none();
         let needs_embedder =
             info.engine.is_some_and(registry::Engine::embeds) && job.embedder.is_none();
@@ -307,7 +311,11 @@ pub(crate) fn choose_metrics(
             },
         }
     }
-    if chosen.is_empty() && !job.locate_quotes && job.scored_judges().next().is_none() {
+    if chosen.is_empty()
+        && !job.locate_quotes
+        && job.scored_judges().next().is_none()
+        && !super::claims::audits_claims(job, resolved)
+    {
         let why: Vec<String> = skipped
             .iter()
             .map(|(what, ids)| format!("{} need {what}", ids.join(", ")))

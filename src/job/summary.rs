@@ -53,6 +53,12 @@ pub(crate) fn summary_values(
             }
         }
     }
+    if let Some(DataType::Struct(fields)) = schema.get(super::claims::CLAIM_AUDIT) {
+        let id = super::claims::CLAIM_AUDIT;
+        for field in fields.iter().filter(|f| numeric(f.dtype())) {
+            out.push((format!("{id}.{}", field.name()), at(id, field.name())));
+        }
+    }
     for custom in job.scored_judges() {
         let id = custom.id();
         if let Some(DataType::Struct(fields)) = schema.get(&id) {
@@ -143,6 +149,14 @@ pub(crate) fn render_summary(
         if let Some(sig) = options.signature(id) {
             out.push_str(&format!("  {id:<22} {sig}\n"));
         }
+    }
+    if tally
+        .labels
+        .iter()
+        .any(|l| l.starts_with(super::claims::CLAIM_AUDIT))
+    {
+        let sig = super::claims::signature(options);
+        out.push_str(&format!("  {:<22} {sig}\n", super::claims::CLAIM_AUDIT));
     }
     for custom in job.scored_judges() {
         let sig = crate::metrics::judged::custom::signature(&custom.options);

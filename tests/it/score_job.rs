@@ -183,3 +183,184 @@ fn a_frame_scored_in_batches_streams_to_its_output() {
     let message = parts.unwrap_err().to_string();
     assert!(message.contains("needs an output path"), "{message}");
 }
+
+/// A run of raw answers with their sources, for the claim audit: q1's claims are in its
+/// sources, q2 says something its sources do not and quotes a passage, q3 has no answer and q4
+/// cites its second source by a marker.
+fn answers_with_sources(dir: &Path) -> PathBuf {
+    let mut run = df!(
+        "query_id" => ["q1", "q2", "q3", "q4"],
+        "answer" => [
+            Some("Paris is the capital of France. Lyon lies on the Rhône"),
+            Some("The moon is made of cheese. It says \"Lyon lies on the Rhône\""),
+            None,
+            Some("Berlin is big [2]"),
+        ],
+        "sources" => [
+            Series::new("".into(), ["Paris is the capital of France", "Lyon lies on the Rhône river"]),
+            Series::new("".into(), ["Paris is the capital of France", "Lyon lies on the Rhône river"]),
+            Series::new("".into(), ["Nothing"]),
+            Series::new("".into(), ["Berlin is big", "Munich is south"]),
+        ],
+    )
+    .unwrap();
+    let path = dir.join("answers.parquet");
+    cli::write_parquet(&path, &mut run);
+    path
+}
+
+#[test]
+fn raw_answers_are_audited_claim_by_claim_against_what_they_cite() {
+    let server = crate::fake_judge::FakeJudge::start();
+    let dir = scratch_dir("score-job-claims");
+    let run = answers_with_sources(&dir);
+    let out = dir.join("answers.scores.parquet");
+    let (ok, stdout, stderr) = cli::run(&[
+        "score",
+        "--quiet",
+        "--run",
+        run.to_str().unwrap(),
+        "--metrics",
+        "citation_support",
+        "--judge-base-url",
+        &server.base_url,
+        "--judge-model",
+        "fake-judge",
+        "--no-judge-cache",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    let scores = cli::read_parquet(&out);
+    let audit = scores
+        .column("claim_audit")
+        .unwrap()
+        .struct_()
+        .unwrap()
+        .clone();
+    let field = |name: &str| -> Vec<Option<f64>> {
+        audit
+            .field_by_name(name)
+            .unwrap()
+            .cast(&DataType::Float64)
+            .unwrap()
+            .f64()
+            .unwrap()
+            .iter()
+            .collect()
+    };
+    assert_eq!(field("claims"), [Some(2.0), Some(2.0), None, Some(1.0)]);
+    assert_eq!(
+        field("fully_supported"),
+        [Some(2.0), Some(0.0), None, Some(0.0)]
+    );
+    assert_eq!(
+        field("not_supported"),
+        [Some(0.0), Some(2.0), None, Some(1.0)]
+    );
+    assert_eq!(
+        field("citation_precision"),
+        [Some(1.0), Some(0.0), None, Some(0.0)]
+    );
+
+    // The claims table beside the scores: each claim, what it was judged against and why.
+    let claims = cli::read_parquet(&dir.join("answers.claims.parquet"));
+    let strings = |name: &str| -> Vec<String> {
+        claims
+            .column(name)
+            .unwrap()
+            .str()
+            .unwrap()
+            .iter()
+            .map(|v| v.unwrap_or("").to_string())
+            .collect()
+    };
+    assert_eq!(strings("query_id"), ["q1", "q1", "q2", "q2", "q4"]);
+    assert_eq!(
+        strings("cited_by"),
+        ["sources", "sources", "sources", "quote", "marker"]
+    );
+    assert_eq!(strings("cited_span")[3], "Lyon lies on the Rhône river");
+    assert_eq!(strings("cited_span")[4], "Munich is south");
+    assert_eq!(
+        strings("cited_span")[0],
+        "Paris is the capital of France\n\nLyon lies on the Rhône river"
+    );
+    // Over all claims: 2 of 5 fully supported.
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("citation_precision "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        line.contains("0.4000") && line.contains("(2 fully, 0 partially, 3 not supported)"),
+        "{line}"
+    );
+    assert!(
+        stdout.contains("claim_audit.citation_precision"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("claims: 5 claims of 4 answers"), "{stdout}");
+    let metadata = ParquetReader::new(std::fs::File::open(&out).unwrap())
+        .get_metadata()
+        .unwrap()
+        .key_value_metadata()
+        .clone()
+        .unwrap_or_default();
+    assert!(
+        metadata
+            .iter()
+            .any(|kv| kv.key == "polars-rag:signature:claim_audit"
+                && kv
+                    .value
+                    .as_deref()
+                    .is_some_and(|v| v.contains("split_claims") && v.contains("citation_support"))),
+        "{metadata:?}"
+    );
+    // `summary` reads the audit's numbers from the scores table.
+    let (ok, summary, stderr) = cli::run(&["summary", out.to_str().unwrap()]);
+    assert!(ok, "{stderr}");
+    assert!(
+        summary.contains("claim_audit.citation_precision"),
+        "{summary}"
+    );
+
+    // Without the metric asked for, no audit; in memory, the claims come back in the report.
+    let (ok, stdout, stderr) = cli::run(&[
+        "score",
+        "--quiet",
+        "--run",
+        run.to_str().unwrap(),
+        "--metrics",
+        "quoted_spans",
+        "--judge-base-url",
+        &server.base_url,
+        "--judge-model",
+        "fake-judge",
+        "--no-judge-cache",
+        "--out",
+        dir.join("plain.parquet").to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    assert!(!stdout.contains("claim_audit"), "{stdout}");
+    let settings = ScoreJob {
+        metrics: Some(vec!["citation_precision".into()]),
+        judge: Some(polars_rag::engines::judge::JudgeSettings {
+            base_url: Some(server.base_url.clone()),
+            model: Some("fake-judge".into()),
+            ..Default::default()
+        }),
+        ..ScoreJob::default()
+    };
+    let report = job::score(scan(&run), None, None, &settings).unwrap();
+    let claims = report
+        .claims
+        .expect("no out: the claims are kept in memory");
+    assert_eq!(claims.height(), 5);
+    let (id, value, detail) = &report.aggregates[0];
+    assert_eq!(
+        (id.as_str(), *value),
+        ("citation_precision", 0.4),
+        "{detail}"
+    );
+    assert!(report.signatures.iter().any(|(id, _)| id == "claim_audit"));
+}

@@ -202,3 +202,77 @@ mod tests {
         assert!(claims_of_reply(&serde_json::json!({})).is_empty());
     }
 }
+
+/// How a claim's cited span was found (see [`cited_span_of_claim`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CitedBy {
+    /// The claim quotes a passage, found verbatim in this source.
+    Quote,
+    /// The claim carries a citation marker `[n]` naming the n-th source (1-based).
+    Marker,
+    /// Neither: the claim is audited against all of the answer's sources.
+    Sources,
+}
+
+impl CitedBy {
+    /// The name the claims table gives it: `quote`, `marker` or `sources`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CitedBy::Quote => "quote",
+            CitedBy::Marker => "marker",
+            CitedBy::Sources => "sources",
+        }
+    }
+}
+
+/// The span a claim of an answer is audited against, and how it was found: the source that
+/// holds, verbatim, the first passage the claim quotes (quoted spans of at least `min_words`
+/// words, `style` as `quoted_spans` reads them); else the source that the claim's first
+/// citation marker `[n]` names (1-based, within the sources); else all of the sources, joined
+/// by blank lines. `None` when the answer has no sources.
+///
+/// ```
+/// use polars_rag::metrics::judged::claims::{cited_span_of_claim, CitedBy};
+/// use polars_rag::text::quotes::QuoteStyle;
+/// let sources = ["Paris is the capital of France.", "Lyon lies on the Rhône."];
+/// let cite = |claim| cited_span_of_claim(claim, &sources, QuoteStyle::default(), 2).unwrap();
+/// assert_eq!(cite("It says \"lies on the Rhône\""), (sources[1].to_string(), CitedBy::Quote));
+/// assert_eq!(cite("Paris is the capital [1]"), (sources[0].to_string(), CitedBy::Marker));
+/// assert_eq!(cite("France has a capital [7]").1, CitedBy::Sources); // no 7th source
+/// assert_eq!(cite("France has a capital").0, sources.join("\n\n"));
+/// ```
+pub fn cited_span_of_claim(
+    claim: &str,
+    sources: &[&str],
+    style: crate::text::quotes::QuoteStyle,
+    min_words: usize,
+) -> Option<(String, CitedBy)> {
+    if sources.is_empty() {
+        return None;
+    }
+    for quoted in crate::text::quotes::extract_quoted_spans(claim, style, min_words) {
+        if let Some(source) = sources.iter().find(|s| s.contains(quoted)) {
+            return Some((source.to_string(), CitedBy::Quote));
+        }
+    }
+    if let Some(n) = first_marker(claim)
+        && let Some(source) = n.checked_sub(1).and_then(|i| sources.get(i))
+    {
+        return Some((source.to_string(), CitedBy::Marker));
+    }
+    Some((sources.join("\n\n"), CitedBy::Sources))
+}
+
+/// The number of the first citation marker `[n]` of `text` (digits only between the brackets).
+fn first_marker(text: &str) -> Option<usize> {
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        let after = &rest[open + 1..];
+        let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits > 0 && after[digits..].starts_with(']') {
+            return after[..digits].parse().ok();
+        }
+        rest = after;
+    }
+    None
+}

@@ -13,6 +13,9 @@ from polars_rag._internal import main as _main
 
 #: The demo tables shipped inside the package (what ``polars-rag`` with no arguments scores).
 DEMO_DIR = Path(__file__).parent / "demo"
+#: The labelled citation-support set shipped inside the package (what ``polars-rag judge-eval``
+#: scores a judge on when no set is given).
+JUDGE_EVAL_DIR = Path(__file__).parent / "judge_eval"
 
 
 def run(argv: list[str]) -> int:
@@ -28,6 +31,8 @@ def run(argv: list[str]) -> int:
     """
     if (DEMO_DIR / "run_a.parquet").is_file():
         os.environ.setdefault("POLARS_RAG_DEMO_DIR", str(DEMO_DIR))
+    if (JUDGE_EVAL_DIR / "citation_support.parquet").is_file():
+        os.environ.setdefault("POLARS_RAG_JUDGE_EVAL_DIR", str(JUDGE_EVAL_DIR))
     # Rust writes to the file descriptors; what Python buffered goes first.
     sys.stdout.flush()
     sys.stderr.flush()

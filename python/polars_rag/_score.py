@@ -40,6 +40,10 @@ class ScoreResult(NamedTuple):
     notes: list[str]
     #: What the judges and embedding models spent: one dict per judge prompt or embedding model.
     usage: list[dict[str, Any]]
+    #: The claims the job audited, one row per claim (answer id, claim, the span it was judged
+    #: against and how it was found, the ``citation_support`` judgement); ``None`` when it audited
+    #: none (it does with a judge, answers and sources, and no ``claim`` / ``cited_span`` columns).
+    claims: pl.DataFrame | None
     #: Where the scores table was written (``None``: a temporary file, removed once read).
     out: Path | None
 
@@ -195,7 +199,8 @@ def score(
         if status != 0:
             raise ValueError(f"score: {errors.strip().removeprefix('error: ')}")
         scores = pl.read_parquet(written)
-    report = json.loads(data) if data else {}
+        report = json.loads(data) if data else {}
+        claims = pl.read_parquet(report["claims_file"]) if report.get("claims_file") else None
     summary = pl.DataFrame(
         report.get("summary_rows", []),
         schema={"segment": pl.String, "value": pl.String, "rows": pl.UInt64, "scored": pl.UInt64, "mean": pl.Float64},
@@ -208,5 +213,6 @@ def score(
         signatures=dict(report.get("signatures", [])),
         notes=list(report.get("notes", [])),
         usage=list(report.get("usage", [])),
+        claims=claims,
         out=written if out is not None else None,
     )

@@ -259,6 +259,7 @@ fn keep_report(report: &score::ScoreReport) {
                 "signatures": report.signatures,
                 "notes": report.notes,
                 "usage": report.usage,
+                "claims_file": report.claims_file,
             });
             *slot = Some(data.to_string());
         }

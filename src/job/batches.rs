@@ -259,6 +259,7 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Option<Sc
         notes: all_notes,
         scores: None,
         claims: None,
+        claims_file: None,
     };
     finish_report(job, &options, &chosen, outcome, stages).map(Some)
 }

@@ -136,7 +136,7 @@ pub(crate) fn run_job(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         Some(columns.iter().map(|c| c.iter().sum()).collect())
     });
     write_scores(job, &options, &chosen, &mut scores)?;
-    let mut claims_table = None;
+    let (mut claims_table, mut claims_file) = (None, None);
     if let Some(mut audit) = audit {
         aggregates.push(audit.aggregate());
         let answers = audit.per_answer.len();
@@ -149,6 +149,7 @@ pub(crate) fn run_job(job: &ScoreJob) -> PolarsResult<ScoreReport> {
                     audit.claims.height(),
                     path.display()
                 ));
+                claims_file = Some(path);
             }
             None => claims_table = Some(audit.claims),
         }
@@ -171,6 +172,7 @@ pub(crate) fn run_job(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         notes,
         scores: kept,
         claims: claims_table,
+        claims_file,
     };
     finish_report(job, &options, &chosen, outcome, stages)
 }
@@ -187,6 +189,8 @@ pub(crate) struct Outcome {
     pub(crate) scores: Option<DataFrame>,
     /// The claims audited, when the job keeps them in memory.
     pub(crate) claims: Option<DataFrame>,
+    /// Where the claims audited were written.
+    pub(crate) claims_file: Option<std::path::PathBuf>,
 }
 
 /// The job's report: the summary's text with its closing lines (what the judges and embedding
@@ -205,6 +209,7 @@ pub(crate) fn finish_report(
         notes,
         scores,
         claims,
+        claims_file,
     } = outcome;
     let mut summary = render_summary(job, options, &tally, &ids, &aggregates, &notes);
     let mut ids: Vec<&str> = ids;
@@ -233,6 +238,7 @@ pub(crate) fn finish_report(
         summary,
         scores,
         claims,
+        claims_file,
         tally: Some(tally),
         aggregates,
         signatures,

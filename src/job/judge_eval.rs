@@ -27,15 +27,19 @@ pub struct JudgeEvalJob {
     pub out: Option<PathBuf>,
 }
 
-/// The bundled set, looked up like the demo: under the current directory, else under the source
-/// tree the binary was built from.
+/// The bundled set, looked up like the demo: in `$POLARS_RAG_JUDGE_EVAL_DIR` (the Python
+/// package's `polars-rag` command sets it to the copy the package ships), else under the current
+/// directory, else under the source tree the binary was built from.
 pub fn bundled_set() -> Option<PathBuf> {
     let name = "datasets/judge-eval/citation_support.parquet";
     [
-        PathBuf::from(name),
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(name),
+        std::env::var_os("POLARS_RAG_JUDGE_EVAL_DIR")
+            .map(|dir| PathBuf::from(dir).join("citation_support.parquet")),
+        Some(PathBuf::from(name)),
+        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join(name)),
     ]
     .into_iter()
+    .flatten()
     .find(|p| p.is_file())
 }
 

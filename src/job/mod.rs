@@ -200,6 +200,8 @@ pub struct ScoreReport {
     /// The claims the job audited (see [`claims`]), when it kept them in memory; with an
     /// output file they are written beside it ([`claims::claims_path`]).
     pub claims: Option<DataFrame>,
+    /// Where the claims the job audited were written (beside its scores).
+    pub claims_file: Option<PathBuf>,
     /// The summary's numbers: per value its rows scored and sum, overall and per segment
     /// (`None` for a block of a job scored in parts, which summarises nothing).
     pub tally: Option<tally::SummaryTally>,

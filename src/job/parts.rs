@@ -286,6 +286,7 @@ pub(crate) fn summarise_parts(
         notes,
         scores: None,
         claims: None,
+        claims_file: None,
     };
     finish_report(job, &options, &chosen, outcome, stages)
 }

@@ -211,3 +211,46 @@ def test_pr_score_equals_the_command_on_a_generated_run_of_100k_rows(tmp_path: P
     assert reference.returncode == 0, reference.stderr
     assert_frame_equal(pl.read_parquet(built), expected)
     assert metric_lines(reference.stdout) == metric_lines(done.stdout)
+
+
+def test_pr_score_audits_raw_answers_claim_by_claim() -> None:
+    from fake_judge import FakeJudge
+
+    server = FakeJudge()
+    try:
+        judge = pr.Judge(base_url=server.base_url, model="fake", cache=None)
+        run = pl.DataFrame({
+            "query_id": ["q1", "q2"],
+            "answer": ["Paris is the capital of France. The moon is cheese", "Berlin is big [2]"],
+            "sources": [["Paris is the capital of France"], ["Berlin is big", "Munich is south"]],
+        })
+        result = pr.score(run, metrics=["citation_support"], judge=judge)
+    finally:
+        server.close()
+    claims = result.claims
+    assert claims is not None
+    assert claims["query_id"].to_list() == ["q1", "q1", "q2"]
+    assert claims["claim"].to_list() == ["Paris is the capital of France", "The moon is cheese", "Berlin is big [2]"]
+    assert claims["cited_by"].to_list() == ["sources", "sources", "marker"]
+    assert claims["cited_span"].to_list()[2] == "Munich is south"
+    assert claims["citation_support"].struct.field("fully_supported").to_list() == [1.0, 0.0, 0.0]
+    audit = result.scores["claim_audit"].struct.unnest()
+    assert audit["claims"].to_list() == [2, 1]
+    assert audit["citation_precision"].to_list() == [0.5, 0.0]
+    assert result.aggregates["citation_precision"] == pytest.approx(1 / 3)
+    assert "claim_audit" in result.signatures
+
+
+def test_the_installed_command_judges_the_judge_on_the_set_it_ships(tmp_path: Path) -> None:
+    from fake_judge import FakeJudge
+
+    server = FakeJudge()
+    try:
+        done = command("judge-eval", "--judge-base-url", server.base_url, "--judge-model", "fake", "--no-judge-cache",
+                       cwd=tmp_path)
+    finally:
+        server.close()
+    assert done.returncode == 0, done.stderr
+    labelled = pl.read_parquet(Path(pr.__file__).parent / "judge_eval" / "citation_support.parquet")
+    assert f"({labelled.height} items) judged by" in done.stdout, done.stdout
+    assert f"items judged {labelled.height}, failed 0" in done.stdout, done.stdout

@@ -170,7 +170,7 @@ pub(crate) fn judge_from(
 
 pub(crate) fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
     let mut cfg = match &args.config {
-        Some(path) => ScoreConfig::from_file(path)?,
+        Some(path) => ScoreConfig::from_file(path).map_err(|e| e.to_string())?,
         None => ScoreConfig::default(),
     };
     let judge = judge_from(&args.judge, cfg.judge.take());
@@ -317,7 +317,7 @@ pub(crate) fn custom_judges_from(
             .template
             .source(name.as_deref().unwrap_or("card"))
             .map_err(|e| match &name {
-                Some(_) => e,
+                Some(_) => e.to_string(),
                 None => format!("{place}: {e}"),
             })?;
         let settings = section.judge.clone().or_else(|| judge.cloned()).ok_or_else(|| {

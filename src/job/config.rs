@@ -64,6 +64,7 @@
 
 use std::path::{Path, PathBuf};
 
+use polars::prelude::{PolarsError, PolarsResult};
 use serde::Deserialize;
 
 use crate::engines::embed::EmbedSettings;
@@ -165,7 +166,12 @@ pub enum CardRef {
 impl CardRef {
     /// The card as a custom judge's options take it; a file is read here, so a missing file is
     /// an error naming the section.
-    pub fn source(&self, section: &str) -> Result<CardSource, String> {
+    pub fn source(&self, section: &str) -> PolarsResult<CardSource> {
+        self.card_source(section)
+            .map_err(|e| PolarsError::ComputeError(e.into()))
+    }
+
+    pub(crate) fn card_source(&self, section: &str) -> Result<CardSource, String> {
         match self {
             CardRef::Inline(card) => Ok(CardSource::Card(card.clone())),
             CardRef::File(path) => {
@@ -196,7 +202,11 @@ struct JobKeys {
 impl ScoreConfig {
     /// Parses TOML text. Unknown keys, in the job or in a metric section, are errors, so typos
     /// do not pass silently.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> PolarsResult<Self> {
+        Self::parse_text(text).map_err(|e| PolarsError::ComputeError(e.into()))
+    }
+
+    fn parse_text(text: &str) -> Result<Self, String> {
         let mut table: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
         let mut job = toml::Table::new();
         for key in [
@@ -260,7 +270,11 @@ impl ScoreConfig {
     }
 
     /// Reads a TOML config file.
-    pub fn from_file(path: &Path) -> Result<Self, String> {
+    pub fn from_file(path: &Path) -> PolarsResult<Self> {
+        Self::read_file(path).map_err(|e| PolarsError::ComputeError(e.into()))
+    }
+
+    fn read_file(path: &Path) -> Result<Self, String> {
         let text = crate::files::read_text(path, "config", crate::files::CONFIG_LIMIT)
             .map_err(|e| e.to_string())?;
         Self::parse(&text).map_err(|e| format!("invalid config {}: {e}", path.display()))

@@ -16,7 +16,11 @@ pub use crate::polars::corpus::{check_spans, Corpus, SpanUnit};
 /// In a directory, every path is resolved before it is read: a symbolic link whose target lies
 /// outside the corpus root is an error naming the link (a corpus never reads a file it does not
 /// contain), and a directory reached twice through links is read once.
-pub fn load(path: &Path) -> Result<Corpus, String> {
+pub fn load(path: &Path) -> PolarsResult<Corpus> {
+    load_corpus(path).map_err(err)
+}
+
+fn load_corpus(path: &Path) -> Result<Corpus, String> {
     if path.is_dir() {
         return Ok(Corpus::from_documents(read_directory(path)?)?);
     }

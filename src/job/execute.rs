@@ -15,7 +15,7 @@ use super::plan::{choose_metrics, options_with_relevance, resolve_columns, Chose
 use super::summary::{embed_accounting, judge_accounting, render_summary, summarise};
 use super::tally::SummaryTally;
 use super::SIGNATURE_KEY;
-use super::{err, validate_metric_ids, CustomJudgeJob, Parts, ScoreJob, ScoreReport};
+use super::{validate_metric_ids, CustomJudgeJob, Parts, ScoreJob, ScoreReport};
 use crate::job::corpus::Corpus;
 use crate::job::Input;
 use crate::metrics::retrieval::RankedMetric;
@@ -252,7 +252,7 @@ pub(crate) fn load_corpus(job: &ScoreJob) -> PolarsResult<Option<Corpus>> {
     job.corpus
         .as_ref()
         .map(|input| match input {
-            Input::File(path) => crate::job::corpus::load(path).map_err(err),
+            Input::File(path) => crate::job::corpus::load(path),
             Input::Frame(frame) => Ok(Corpus::from_frame(&frame.as_ref().clone().collect()?)?),
         })
         .transpose()

@@ -171,7 +171,12 @@ impl SummaryTally {
     }
 
     /// Adds `other` (the tally of more rows of the same job) to this one.
-    pub fn merge(&mut self, other: &SummaryTally) -> Result<(), String> {
+    pub fn merge(&mut self, other: &SummaryTally) -> PolarsResult<()> {
+        self.merge_checked(other)
+            .map_err(|e| PolarsError::ComputeError(e.into()))
+    }
+
+    fn merge_checked(&mut self, other: &SummaryTally) -> Result<(), String> {
         if self.labels != other.labels || self.by != other.by {
             return Err(format!(
                 "the parts were scored with different metrics or segments ({:?} by {:?} vs {:?} by {:?})",
@@ -233,7 +238,11 @@ impl SummaryTally {
     }
 
     /// Reads a tally written by [`SummaryTally::write`].
-    pub fn read(path: &Path) -> Result<Self, String> {
+    pub fn read(path: &Path) -> PolarsResult<Self> {
+        Self::read_file(path).map_err(|e| PolarsError::ComputeError(e.into()))
+    }
+
+    fn read_file(path: &Path) -> Result<Self, String> {
         let bytes = crate::files::read_bytes(path, "summary tally", 64 * crate::files::MIB)
             .map_err(|e| e.to_string())?;
         serde_json::from_slice(&bytes)
@@ -324,6 +333,7 @@ mod tests {
         assert!(merged
             .merge(&other)
             .unwrap_err()
+            .to_string()
             .contains("different metrics"));
     }
 }

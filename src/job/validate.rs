@@ -45,9 +45,7 @@ pub fn run(job: &ValidateJob) -> PolarsResult<ValidateReport> {
         .finish()?,
     )?;
     let corpus = match &job.corpus {
-        Some(path) => {
-            Some(crate::job::corpus::load(path).map_err(|e| polars_err!(ComputeError: "{e}"))?)
-        }
+        Some(path) => Some(crate::job::corpus::load(path)?),
         None => None,
     };
     let found = validate_golden(&golden, &job.id, corpus.as_ref(), job.unit)?;

@@ -2,9 +2,11 @@
 cluster (`polars_rag.ray.score`), on the generated runs of benches/scale_score.py: wall time,
 rows/s, and a check that both wrote the same scores.
 
-    .venv/bin/python benches/ray_score.py --rows 100000 [--binary target/release/polars-rag]
-    (--binary: the one-process reference; the cluster runs the installed package, a release wheel)
-        [--cpus 2] [--polars-threads 1] [--dir /tmp/polars-rag-ray]
+    .venv/bin/python benches/ray_score.py --rows 100000 [--binary PATH] [--cpus 2]
+        [--polars-threads 1] [--dir /tmp/polars-rag-ray]
+
+--binary is the one-process reference: by default the `polars-rag` command installed beside this
+Python, i.e. the same wheel the cluster runs (install a release wheel to measure).
 
 The cluster is a local one started by the script (`ray.init(num_cpus=CPUS)`): on one machine it
 measures what Ray's orchestration costs against the single process; on a real cluster the
@@ -33,7 +35,7 @@ from scale_score import write_tables  # noqa: E402
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=100_000)
-    parser.add_argument("--binary", type=Path, default=ROOT / "target/release/polars-rag")
+    parser.add_argument("--binary", type=Path, default=Path(sys.executable).parent / "polars-rag")
     parser.add_argument("--cpus", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--polars-threads", type=int, default=1)
     parser.add_argument("--files", type=int, default=8, help="the run is split into this many Parquet files")

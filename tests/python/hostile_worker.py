@@ -518,7 +518,15 @@ def run_frame_function(name: str, data: Any) -> None:
             )
             metrics = data.draw(st.sampled_from([None, ["rouge"], ["bleu", "mrr"], ["span_recall"], ["no_such"], []]))
             lazy = data.draw(st.booleans())
-            result = fn(run.lazy() if lazy else run, golden, metrics=metrics)
+            # Metric options as config sections: any names and scalar values, each one quoted TOML
+            # key (a name cannot add sections of its own), an unknown one an error naming score.
+            scalars = st.one_of(st.booleans(), st.integers(-3, 3), st.floats(allow_nan=True), st.text(max_size=6))
+            options = data.draw(st.none() | st.dictionaries(
+                st.sampled_from(["rouge", "bleu", "quoted_spans"]) | st.text(max_size=8),
+                st.dictionaries(st.sampled_from(["use_stemmer", "lowercase", "min_len"]) | st.text(max_size=8), scalars,
+                                max_size=2),
+                max_size=2))
+            result = fn(run.lazy() if lazy else run, golden, metrics=metrics, options=options)
             if not isinstance(result.scores, pl.DataFrame) or not isinstance(result.text, str):
                 raise Defect(f"{name}: no scores table or summary: {result!r}")
             if not isinstance(result.summary, pl.DataFrame) or result.summary.columns != ["segment", "value", "rows", "scored", "mean"]:

@@ -25,8 +25,9 @@ class ScoreResult(NamedTuple):
     """What :func:`score` produced. ``str(result)`` is the summary as ``polars-rag score`` prints
     it."""
 
-    #: The scores table: the run's key and kept columns, one column (or struct) per metric.
-    scores: pl.DataFrame
+    #: The scores table: the run's key and kept columns, one column (or struct) per metric. A lazy
+    #: scan of ``out`` when the run was a lazy frame and ``out`` was given (nothing is collected).
+    scores: pl.DataFrame | pl.LazyFrame
     #: The summary as a table: ``segment`` (null for the whole table), ``value`` (a metric's value
     #: label, or a corpus-level metric), ``rows``, ``scored`` (rows with a value) and ``mean``.
     summary: pl.DataFrame
@@ -150,7 +151,9 @@ def score(
     ``options`` are metric options by section, as in the config file
     (``{"rouge": {"use_stemmer": True}}``); ``batch_rows`` scores a larger run one batch at a time
     (as ``--batch-rows``); ``args`` are further flags of ``polars-rag score`` (column names). ``out``
-    is where the scores table goes (default: a temporary file, read back into ``scores``).
+    is where the scores table goes (default: a temporary file, read back into ``scores``); a lazy
+    ``run`` with an ``out`` gives ``scores`` as a lazy scan of it, so with ``batch_rows`` neither the
+    run nor its scores is ever held in memory whole.
 
     Example:
         >>> import polars_rag as pr
@@ -198,7 +201,8 @@ def score(
         status, text, errors, data = _score_captured(["polars-rag", *argv])
         if status != 0:
             raise ValueError(f"score: {errors.strip().removeprefix('error: ')}")
-        scores = pl.read_parquet(written)
+        # A lazy run with an output stays lazy: its scores are a scan of the written table.
+        scores = pl.scan_parquet(written) if isinstance(run, pl.LazyFrame) and out is not None else pl.read_parquet(written)
         report = json.loads(data) if data else {}
         claims = pl.read_parquet(report["claims_file"]) if report.get("claims_file") else None
     summary = pl.DataFrame(

@@ -81,6 +81,10 @@ def test_pr_score_equals_the_command_on_files_frames_and_lazy_frames(tmp_path: P
         k.removeprefix("polars-rag:signature:") for k in pl.read_parquet_metadata(out) if k.startswith("polars-rag:signature:")
     }
 
+    streamed = pr.score(pl.scan_parquet(run), golden, corpus, by="segment", batch_rows=5, out=tmp_path / "lazy.parquet")
+    assert isinstance(streamed.scores, pl.LazyFrame)  # a lazy run with an output stays lazy
+    assert_frame_equal(streamed.scores.collect().sort("query_id"), expected.sort("query_id"))
+    assert any(note.startswith("streamed in batches of 5 rows") for note in streamed.notes)
     frames = pr.score(pl.read_parquet(run), pl.read_parquet(golden), pl.read_parquet(corpus), by="segment",
                       out=tmp_path / "frames.parquet")
     assert_frame_equal(frames.scores, expected)

@@ -43,7 +43,8 @@ class ScoreResult(NamedTuple):
     usage: list[dict[str, Any]]
     #: The claims the job audited, one row per claim (answer id, claim, the span it was judged
     #: against and how it was found, the ``citation_support`` judgement); ``None`` when it audited
-    #: none (it does with a judge, answers and sources, and no ``claim`` / ``cited_span`` columns).
+    #: none (it does with a judge, answers and sources, no ``claim`` / ``cited_span`` columns, and
+    #: ``citation_support`` or ``citation_precision`` among the metrics, or no metric list).
     claims: pl.DataFrame | None
     #: Where the scores table was written (``None``: a temporary file, removed once read).
     out: Path | None
@@ -56,11 +57,11 @@ def _toml_value(name: str, value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
-        return str(value)
+        return str(int(value))  # an int subclass's repr may not be TOML
     if isinstance(value, float):
         if not math.isfinite(value):
             raise ValueError(f"score: setting {name} must be finite, got {value}")
-        return repr(value)
+        return repr(float(value))  # NumPy 2's repr of its floats is np.float64(...)
     if isinstance(value, str):
         return _toml_string(name, value)
     if isinstance(value, (list, tuple)):
@@ -94,18 +95,22 @@ def _section(title: str, settings: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _section_of(title: str, settings: Mapping[str, Any]) -> str:
-    """A TOML table of a metric's options (``None`` left out: the default applies). The section
-    and the keys are written as quoted TOML keys, so no name can add settings of its own."""
-    if not isinstance(title, str) or not all(isinstance(key, str) for key in settings):
-        raise TypeError(f"score: options[{title!r}]: sections and settings are named by strings")
-    lines = [f"[{_toml_string('options', title)}]"]
-    lines += [
-        f"{_toml_string(f'{title}.{key}', key)} = {_toml_value(f'{title}.{key}', value)}"
-        for key, value in settings.items()
-        if value is not None
-    ]
-    return "\n".join(lines) + "\n"
+def _section_of(path: tuple[str, ...], settings: Mapping[str, Any]) -> str:
+    """A TOML table of a metric's options at ``path`` (``("rouge",)``; a nested mapping is a
+    sub-table, ``("citation_support", "judge")``), ``None`` left out (the default applies). Every
+    name is written as a quoted TOML key, so no name can add settings of its own."""
+    where = ".".join(path)
+    if not all(isinstance(key, str) for key in (*path, *settings)):
+        raise TypeError(f"score: options[{where!r}]: sections and settings are named by strings")
+    header = ".".join(_toml_string("options", part) for part in path)
+    lines = [f"[{header}]"]
+    tables = []
+    for key, value in settings.items():
+        if isinstance(value, Mapping):
+            tables.append(_section_of((*path, key), value))
+        elif value is not None:
+            lines.append(f"{_toml_string(f'{where}.{key}', key)} = {_toml_value(f'{where}.{key}', value)}")
+    return "\n".join(lines) + "\n" + "".join(tables)
 
 
 def _table_path(table: TableLike | None, what: str, folder: Path) -> str | None:
@@ -178,7 +183,9 @@ def score(
         for title, settings in (options or {}).items():
             if not isinstance(settings, Mapping):
                 raise TypeError(f"score: options[{title!r}] must be a mapping of settings, got {type(settings).__name__}")
-            sections.append(_section_of(title, settings))
+            if (title == "judge" and judge is not None) or (title == "embed" and embedder is not None):
+                raise ValueError(f"score: give the {title} as {title}= or as options[{title!r}], not both")
+            sections.append(_section_of((title,), settings))
         if judge is not None:
             sections.append(_section("judge", judge.settings()))
         if embedder is not None:

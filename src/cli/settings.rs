@@ -336,9 +336,9 @@ pub(crate) fn custom_judges_from(
                 card.id, card.id
             ));
         }
-        if registry::find(&card.id).is_some() {
+        if registry::find(&card.id).is_some() || card.id == crate::job::claims::CLAIM_AUDIT {
             return Err(format!(
-                "{place}: the card's id `{}` is a built-in metric; give the card another id",
+                "{place}: the card's id `{}` is a built-in metric's (or the claim audit's) name; give the card another id",
                 card.id
             ));
         }

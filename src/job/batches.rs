@@ -4,7 +4,7 @@ use polars::prelude::*;
 
 use super::corpus::{apply_corpus, CorpusTally};
 use super::execute::Outcome;
-use super::execute::{compute_scores, finish_report, load_corpus, streams, Stages};
+use super::execute::{compute_scores, finish_report, load_corpus, why_not_streamed, Stages};
 use super::golden::{id_hash, GoldenIndex};
 use super::inputs::{require, scan};
 use super::output::{create_output, signatures, write_error};
@@ -46,20 +46,17 @@ impl SeenIds {
 /// run's size.
 ///
 /// The scores are those of the in-memory path; the rows come in run order (golden order within
-/// a batch), and golden questions without an answer come last. `None` when the job must be
-/// scored in memory (see [`streams`]) or the run fits in one batch.
-pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Option<ScoreReport>> {
-    if job.batch_rows == 0 || job.review.is_some() || job.out.is_none() {
-        return Ok(None);
+/// a batch), and golden questions without an answer come last. [`Batched::InMemory`] when the
+/// run fits in one batch, or when the job must be scored in memory (then with the reason, which
+/// the summary notes: memory grows with the run).
+pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Batched> {
+    if job.batch_rows == 0 {
+        return Ok(Batched::InMemory(None));
     }
-    let run_name = job.run.display().to_string();
+    let run_name = job.run.named("run");
     let mut run_scan = job.run.scan("run")?;
     let run_schema = run_scan.collect_schema()?;
     require(&run_schema, &run_name, id, "id")?;
-    let retrieved_name = job.columns.retrieved.as_deref().unwrap_or("retrieved");
-    if tables::is_long_run(&run_schema, retrieved_name) {
-        return Ok(None);
-    }
     let total = run_scan
         .clone()
         .select([len().alias("rows")])
@@ -70,7 +67,34 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Option<Sc
         .get(0)
         .unwrap_or(0) as usize;
     if total <= job.batch_rows {
-        return Ok(None);
+        return Ok(Batched::InMemory(None));
+    }
+    let in_memory = |why: &str| {
+        Ok(Batched::InMemory(Some(format!(
+            "scored in memory, not in batches of {} rows: {why}; memory grows with the run ({total} rows)",
+            job.batch_rows
+        ))))
+    };
+    let retrieved_name = job.columns.retrieved.as_deref().unwrap_or("retrieved");
+    if tables::is_long_run(&run_schema, retrieved_name) {
+        return in_memory(
+            "the run has one row per retrieved item and is collapsed per query whole",
+        );
+    }
+    if job.review.is_some() {
+        return in_memory("--review ranks every judged row");
+    }
+    if job.out.is_none() {
+        return in_memory("the scores are kept in memory (no output file)");
+    }
+    // Batches read slices of the run and of the golden table: a lazy plan would be run again for
+    // each slice, and a plan whose row order is not fixed could give overlapping slices.
+    if [Some(&job.run), job.golden.as_ref()]
+        .into_iter()
+        .flatten()
+        .any(|input| matches!(input, super::Input::Frame(_)))
+    {
+        return in_memory("batches read Parquet files, and the run or golden table is a frame (write it with sink_parquet to stream it)");
     }
     let mut stages = Stages::start();
     let mut notes: Vec<String> = Vec::new();
@@ -78,7 +102,7 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Option<Sc
         Some(path) => {
             let mut scan_golden = path.scan("golden")?;
             let schema = scan_golden.collect_schema()?;
-            require(&schema, &path.display().to_string(), id, "id")?;
+            require(&schema, &path.named("golden"), id, "id")?;
             Some(GoldenIndex::new(scan_golden, id)?)
         }
         None => None,
@@ -101,9 +125,10 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Option<Sc
     let resolved = resolve_columns(job, shape.schema())?;
     let options = options_with_relevance(job, &resolved);
     let chosen = choose_metrics(job, &resolved, &mut notes)?;
-    if !streams(job, &chosen, &options) || super::claims::audits_claims(job, &resolved) {
-        return Ok(None);
+    if let Some(why) = why_not_streamed(job, &chosen, &options) {
+        return in_memory(&why);
     }
+    let audits = super::claims::audits_claims(job, &resolved);
     let corpus = load_corpus(job)?;
     stages.lap("read golden and corpus");
 
@@ -117,6 +142,13 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Option<Sc
     let (mut unknown, mut unknown_examples) = (0usize, Vec::<String>::new());
     let mut sums: Vec<(&'static str, Vec<f64>)> = Vec::new();
     let mut rows_written = 0usize;
+    // The claim audit, batch by batch: its claims appended beside the scores, its verdicts summed.
+    let mut claims_writer = if audits {
+        Some(super::claims::ClaimsWriter::beside(out_path)?)
+    } else {
+        None
+    };
+    let (mut claim_sums, mut audited_answers) = ([0.0f64; 3], 0usize);
     let file = out.file()?;
     let mut offset = 0usize;
     let mut golden_done = golden.is_none() || job.parts == Parts::Block;
@@ -167,6 +199,16 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Option<Sc
         )?;
         let mut scores =
             compute_scores(job, &options, &resolved, &chosen, &frame, &mut batch_notes)?;
+        if let Some(writer) = &mut claims_writer {
+            let mut audit =
+                super::claims::audit_claims(&options, &frame, id, &resolved, rows_written)?;
+            scores.with_column(audit.per_answer)?;
+            writer.write(&mut audit.claims)?;
+            for (total, batch) in claim_sums.iter_mut().zip(audit.sums) {
+                *total += batch;
+            }
+            audited_answers += audit.answers;
+        }
         add_corpus_sums(&chosen, &scores, &mut sums)?;
         scores.rechunk_mut_par();
         if writer.is_none() {
@@ -174,7 +216,7 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Option<Sc
             writer = Some(
                 ParquetWriter::new(&mut *file)
                     .with_key_value_metadata(Some(KeyValueMetadata::from_static(signatures(
-                        job, &options, &chosen, false,
+                        job, &options, &chosen, audits,
                     ))))
                     .batched(&schema)
                     .map_err(|e| write_error(out_path, e))?,
@@ -200,10 +242,16 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Option<Sc
     }
     out.commit()
         .map_err(|e| err(format!("cannot write {}: {e}", out_path.display())))?;
+    let mut claims_file = None;
+    if let Some(writer) = claims_writer {
+        let (path, written) = writer.finish()?;
+        notes.push(super::claims::note(written, audited_answers, &path));
+        claims_file = Some(path);
+    }
     stages.lap("score and write");
     if job.parts == Parts::Block {
         write_block_tally(job, &chosen, scan(out_path, "scores")?)?;
-        return Ok(Some(block_report(job, rows_written)));
+        return Ok(Batched::Done(Box::new(block_report(job, rows_written))));
     }
 
     // The notes of the in-memory path, from what the batches found.
@@ -244,7 +292,10 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Option<Sc
             all_notes.push(note);
         }
     }
-    let aggregates = aggregates_of_sums(&chosen, &sums);
+    let mut aggregates = aggregates_of_sums(&chosen, &sums);
+    if audits {
+        aggregates.push(super::claims::aggregate_of(&claim_sums));
+    }
     let written = LazyFrame::scan_parquet(
         PlRefPath::new(out_path.display().to_string()),
         ScanArgsParquet::default(),
@@ -259,7 +310,16 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Option<Sc
         notes: all_notes,
         scores: None,
         claims: None,
-        claims_file: None,
+        claims_file,
     };
-    finish_report(job, &options, &chosen, outcome, stages).map(Some)
+    finish_report(job, &options, &chosen, outcome, stages)
+        .map(|report| Batched::Done(Box::new(report)))
+}
+
+/// What [`run_in_batches`] did.
+pub(crate) enum Batched {
+    /// The job was scored in batches: its report.
+    Done(Box<ScoreReport>),
+    /// The job is to be scored in memory; why, when the run is larger than a batch.
+    InMemory(Option<String>),
 }

@@ -62,52 +62,100 @@ pub(crate) struct ClaimAudit {
     pub(crate) claims: DataFrame,
     /// Over all claims judged: fully, partially and not supported.
     pub(crate) sums: [f64; 3],
+    /// The answers split into claims (rows with an answer).
+    pub(crate) answers: usize,
 }
 
-impl ClaimAudit {
-    /// The summary's aggregate: `("citation_precision", value, detail)`.
-    pub(crate) fn aggregate(&self) -> (String, f64, String) {
-        (
-            "citation_precision".to_string(),
-            precision_of_sums(&self.sums),
-            format!("   {} over the answers' claims", describe_sums(&self.sums)),
-        )
+/// The summary's aggregate over the claims of every answer, from the sums of their verdicts
+/// (fully, partially and not supported): `("citation_precision", value, detail)`; NaN when no
+/// claim was judged.
+pub(crate) fn aggregate_of(sums: &[f64; 3]) -> (String, f64, String) {
+    let judged: f64 = sums.iter().sum();
+    (
+        "citation_precision".to_string(),
+        if judged > 0.0 {
+            precision_of_sums(sums)
+        } else {
+            f64::NAN
+        },
+        format!("   {} over the answers' claims", describe_sums(sums)),
+    )
+}
+
+/// Writes a job's claims table, batch by batch, to a temporary file beside its final path
+/// until [`ClaimsWriter::finish`].
+pub(crate) struct ClaimsWriter {
+    path: std::path::PathBuf,
+    file: crate::atomic::AtomicFile,
+    writer: Option<polars::io::parquet::write::BatchedWriter<std::fs::File>>,
+    rows: usize,
+}
+
+impl ClaimsWriter {
+    /// A writer of the claims of the scores written to `scores`.
+    pub(crate) fn beside(scores: &std::path::Path) -> PolarsResult<Self> {
+        let path = claims_path(scores);
+        let file = crate::atomic::AtomicFile::create(&path).map_err(|e| {
+            PolarsError::ComputeError(format!("cannot write {}: {e}", path.display()).into())
+        })?;
+        Ok(ClaimsWriter {
+            path,
+            file,
+            writer: None,
+            rows: 0,
+        })
+    }
+
+    /// Appends a batch of claims.
+    pub(crate) fn write(&mut self, claims: &mut DataFrame) -> PolarsResult<()> {
+        claims.rechunk_mut_par();
+        if self.writer.is_none() {
+            let file = self.file.file()?.try_clone().map_err(|e| {
+                PolarsError::ComputeError(
+                    format!("cannot write {}: {e}", self.path.display()).into(),
+                )
+            })?;
+            self.writer = Some(ParquetWriter::new(file).batched(claims.schema())?);
+        }
+        let writer = self.writer.as_mut().expect("made above");
+        writer
+            .write_batch(claims)
+            .map_err(|e| super::output::write_error(&self.path, e))?;
+        self.rows += claims.height();
+        Ok(())
+    }
+
+    /// Completes the file; its path and the claims written.
+    pub(crate) fn finish(mut self) -> PolarsResult<(std::path::PathBuf, usize)> {
+        if let Some(writer) = self.writer.take() {
+            writer
+                .finish()
+                .map_err(|e| super::output::write_error(&self.path, e))?;
+        }
+        self.file.commit().map_err(|e| {
+            PolarsError::ComputeError(format!("cannot write {}: {e}", self.path.display()).into())
+        })?;
+        Ok((self.path, self.rows))
     }
 }
 
-/// A row's sources as texts: a list of strings, or one string.
-fn sources_at(sources: &Series, row: usize) -> PolarsResult<Vec<String>> {
-    Ok(match sources.dtype() {
-        DataType::List(_) => match sources.list()?.get_as_series(row) {
-            Some(items) => items
-                .cast(&DataType::String)?
-                .str()?
-                .iter()
-                .flatten()
-                .map(String::from)
-                .collect(),
-            None => Vec::new(),
-        },
-        _ => sources
-            .cast(&DataType::String)?
-            .str()?
-            .get(row)
-            .map(|s| vec![s.to_string()])
-            .unwrap_or_default(),
-    })
-}
-
-/// Audits the answers of `frame` (see the module's documentation).
+/// Audits the answers of `frame` (see the module's documentation); `first_row` is the row of
+/// the scores table that `frame`'s first row becomes (a batch's offset), recorded with each claim
+/// so that it maps back to its answer whatever the ids.
 pub(crate) fn audit_claims(
     options: &MetricOptions,
     frame: &DataFrame,
     id: &str,
     resolved: &Resolved,
+    first_row: usize,
 ) -> PolarsResult<ClaimAudit> {
     let answer_name = resolved.answer.as_deref().unwrap_or("answer");
     let sources_name = resolved.sources.as_deref().unwrap_or("sources");
     let answers = frame.column(answer_name)?.as_materialized_series().clone();
     let sources = frame.column(sources_name)?.as_materialized_series().clone();
+    // Texts, a list of texts, or retrieved items with a `text` field, as every metric reads them.
+    let sources = crate::polars::driver::TextListColumn::new(CLAIM_AUDIT, "sources", &sources)?;
+    let sources = sources.rows(0..frame.height());
     let split = crate::polars::judged::split_claims(&answers, &options.split_claims)?;
     let split = split.struct_()?;
     let claim_lists = split.field_by_name("claims")?;
@@ -124,11 +172,10 @@ pub(crate) fn audit_claims(
         let Some(list) = claim_lists.get_as_series(row) else {
             continue;
         };
-        let texts = sources_at(&sources, row)?;
-        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let texts: &[&str] = sources.get(row).unwrap_or(&[]);
         for (i, claim) in list.str()?.iter().enumerate() {
             let Some(claim) = claim else { continue };
-            let pair = cited_span_of_claim(claim, &texts, style, min_words);
+            let pair = cited_span_of_claim(claim, texts, style, min_words);
             rows.push(row as IdxSize);
             index.push(i as u32);
             claims.push(claim.to_string());
@@ -217,11 +264,16 @@ pub(crate) fn audit_claims(
     .into_series()
     .into_column();
 
+    let answer_rows: Vec<u64> = rows
+        .iter()
+        .map(|&r| (first_row + r as usize) as u64)
+        .collect();
     let row_index = IdxCa::from_vec("row".into(), rows);
     let claims_table = DataFrame::new(
         claims.len(),
         vec![
             ids.take(&row_index)?.into_column(),
+            UInt64Chunked::from_vec("answer_row".into(), answer_rows).into_column(),
             UInt32Chunked::from_vec("claim_index".into(), index).into_column(),
             claim_series.into_column(),
             cited_series.into_column(),
@@ -234,7 +286,22 @@ pub(crate) fn audit_claims(
         per_answer,
         claims: claims_table,
         sums,
+        answers: answered.iter().filter(|a| **a).count(),
     })
+}
+
+/// The summary's note on the claims written.
+pub(crate) fn note(claims: usize, answers: usize, path: &std::path::Path) -> String {
+    format!(
+        "claims: {claims} claims of {answers} answers judged against the spans they quote or cite (else their sources) -> {}",
+        path.display()
+    )
+}
+
+/// Whether `path` is a claims table written beside scores (see [`claims_path`]).
+pub(crate) fn is_claims_file(path: &std::path::Path) -> bool {
+    path.file_name()
+        .is_some_and(|n| n.to_string_lossy().ends_with(".claims.parquet"))
 }
 
 /// Where the claims table of a job's scores goes: `<scores stem>.claims.parquet` beside them.

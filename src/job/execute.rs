@@ -4,18 +4,18 @@ use std::path::Path;
 
 use polars::prelude::*;
 
-use super::batches::run_in_batches;
+use super::batches::{run_in_batches, Batched};
 use super::claims::{self, CLAIM_AUDIT};
 use super::corpus::{apply_corpus, CorpusTally};
 use super::inputs::{load_inputs, Inputs};
+use super::output::signatures;
 use super::output::{refuse_overwriting_inputs, write_review, write_scores};
-use super::output::{signatures, write_claims};
 use super::parts::{block_report, summarise_parts, write_block_tally};
 use super::plan::{choose_metrics, options_with_relevance, resolve_columns, Chosen, Resolved};
 use super::summary::{embed_accounting, judge_accounting, render_summary, summarise};
 use super::tally::SummaryTally;
 use super::SIGNATURE_KEY;
-use super::{validate_metric_ids, CustomJudgeJob, Parts, ScoreJob, ScoreReport};
+use super::{err, validate_metric_ids, CustomJudgeJob, Parts, ScoreJob, ScoreReport};
 use crate::job::corpus::Corpus;
 use crate::job::Input;
 use crate::metrics::retrieval::RankedMetric;
@@ -73,11 +73,19 @@ pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         ("corpus", job.corpus.as_ref().and_then(Input::path)),
         ("chunks table", job.chunks.as_deref()),
     ];
+    // With a frame among the inputs, a decode error may be the frame's own scan: no file is
+    // named rather than a wrong one.
+    let has_frame = [Some(&job.run), job.golden.as_ref(), job.corpus.as_ref()]
+        .into_iter()
+        .flatten()
+        .any(|input| matches!(input, Input::Frame(_)));
     let named: Vec<(&str, &Path)> = inputs
         .iter()
         .filter_map(|(role, path)| Some((*role, (*path)?)))
-        .filter(|(_, path)| path.is_file())
+        .filter(|(_, path)| path.is_file() && !has_frame)
         .collect();
+    // One job is one run: its judges' budgets and accounting start unspent.
+    crate::engines::judge::Judge::forget_shared();
     run_job(&job.with_engines()).map_err(|e| crate::job::parquet::naming_read_errors(e, &named))
 }
 
@@ -91,9 +99,10 @@ pub(crate) fn run_job(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     if let Parts::Summarise(pattern) = &job.parts {
         return summarise_parts(job, &id, pattern);
     }
-    if let Some(report) = run_in_batches(job, &id)? {
-        return Ok(report);
-    }
+    let in_memory = match run_in_batches(job, &id)? {
+        Batched::Done(report) => return Ok(*report),
+        Batched::InMemory(why) => why,
+    };
     let mut stages = Stages::start();
     let Inputs {
         mut frame,
@@ -104,6 +113,7 @@ pub(crate) fn run_job(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         let in_run = frame.column("in_run")?.bool()?.clone();
         frame = frame.filter(&in_run)?;
     }
+    notes.extend(in_memory);
     stages.lap("read and join");
     let resolved = resolve_columns(job, frame.schema())?;
     let options = options_with_relevance(job, &resolved);
@@ -124,7 +134,7 @@ pub(crate) fn run_job(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     let chosen = choose_metrics(job, &resolved, &mut notes)?;
     let mut scores = compute_scores(job, &options, &resolved, &chosen, &frame, &mut notes)?;
     let audit = claims::audits_claims(job, &resolved)
-        .then(|| claims::audit_claims(&options, &frame, &id, &resolved))
+        .then(|| claims::audit_claims(&options, &frame, &id, &resolved, 0))
         .transpose()?;
     if let Some(audit) = &audit {
         scores.with_column(audit.per_answer.clone())?;
@@ -138,17 +148,13 @@ pub(crate) fn run_job(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     write_scores(job, &options, &chosen, &mut scores)?;
     let (mut claims_table, mut claims_file) = (None, None);
     if let Some(mut audit) = audit {
-        aggregates.push(audit.aggregate());
-        let answers = audit.per_answer.len();
+        aggregates.push(claims::aggregate_of(&audit.sums));
         match &job.out {
             Some(out) => {
-                let path = claims::claims_path(out);
-                write_claims(&path, &mut audit.claims)?;
-                notes.push(format!(
-                    "claims: {} claims of {answers} answers judged against the spans they quote or cite (else their sources) -> {}",
-                    audit.claims.height(),
-                    path.display()
-                ));
+                let mut writer = claims::ClaimsWriter::beside(out)?;
+                writer.write(&mut audit.claims)?;
+                let (path, written) = writer.finish()?;
+                notes.push(claims::note(written, audit.answers, &path));
                 claims_file = Some(path);
             }
             None => claims_table = Some(audit.claims),
@@ -211,11 +217,16 @@ pub(crate) fn finish_report(
         claims,
         claims_file,
     } = outcome;
+    let audited = tally.labels.iter().any(|l| l.starts_with(CLAIM_AUDIT));
     let mut summary = render_summary(job, options, &tally, &ids, &aggregates, &notes);
     let mut ids: Vec<&str> = ids;
     if job.locate_quotes {
         // Located quotes may embed (cosine): their model's work is counted with the rest.
         ids.push("locate_quotes");
+    }
+    if audited {
+        // The claim audit's judges: the splitter's and the support judge's calls.
+        ids.extend(["split_claims", "citation_support"]);
     }
     let custom_settings: Vec<_> = job
         .scored_judges()
@@ -229,7 +240,6 @@ pub(crate) fn finish_report(
     if job.timings {
         summary.push_str(&stages.line());
     }
-    let audited = tally.labels.iter().any(|l| l.starts_with(CLAIM_AUDIT));
     let signatures = signatures(job, options, chosen, audited)
         .into_iter()
         .map(|(key, sig)| (key.trim_start_matches(SIGNATURE_KEY).to_string(), sig))
@@ -253,7 +263,12 @@ pub(crate) fn load_corpus(job: &ScoreJob) -> PolarsResult<Option<Corpus>> {
         .as_ref()
         .map(|input| match input {
             Input::File(path) => crate::job::corpus::load(path),
-            Input::Frame(frame) => Ok(Corpus::from_frame(&frame.as_ref().clone().collect()?)?),
+            Input::Frame(frame) => frame
+                .as_ref()
+                .clone()
+                .collect()
+                .and_then(|df| Ok(Corpus::from_frame(&df)?))
+                .map_err(|e| err(format!("corpus frame: {e}"))),
         })
         .transpose()
 }
@@ -279,17 +294,26 @@ pub(crate) fn with_details(
         .collect()
 }
 
-/// Whether a job can stream its run batch by batch, with the same scores as in memory: every
-/// metric is row-wise or combines per-row statistics, no metric needs the whole column (soak's
-/// automatic window), the run has one row per query (a long run is collapsed whole), and no
-/// review (sorted over all rows) is asked for.
-pub(crate) fn streams(job: &ScoreJob, chosen: &Chosen, options: &MetricOptions) -> bool {
-    job.review.is_none()
-        && !(job.locate_quotes && job.options.locate_quotes.window_from_batch())
-        && chosen.iter().all(|(info, _)| {
-            (info.kind != MetricKind::Aggregate || info.corpus.is_some())
-                && !table::reads_whole_column(info.id, options)
+/// Why a job cannot stream its run batch by batch with the same scores as in memory, or `None`
+/// when it can: every metric must be row-wise or combine per-row statistics, and none may need
+/// the whole column (soak's automatic window).
+pub(crate) fn why_not_streamed(
+    job: &ScoreJob,
+    chosen: &Chosen,
+    options: &MetricOptions,
+) -> Option<String> {
+    if job.locate_quotes && job.options.locate_quotes.window_from_batch() {
+        return Some("--locate-quotes sizes its window from every quote (soak's automatic window; set locate_quotes.window)".into());
+    }
+    let whole: Vec<&str> = chosen
+        .iter()
+        .filter(|(info, _)| {
+            (info.kind == MetricKind::Aggregate && info.corpus.is_none())
+                || table::reads_whole_column(info.id, options)
         })
+        .map(|(info, _)| info.id)
+        .collect();
+    (!whole.is_empty()).then(|| format!("{} need the whole column at once", whole.join(", ")))
 }
 
 /// The scores table: the input columns that are kept, and one column (or struct) per chosen
@@ -324,6 +348,7 @@ pub(crate) fn compute_scores(
                 .filter_map(|(m, _)| m.corpus.map(|c| c.column)),
         )
         .chain(["negative_chrf", "closer_to_negative"])
+        .chain(claims::audits_claims(job, resolved).then_some(CLAIM_AUDIT))
         .collect();
     let custom_ids: Vec<String> = job.scored_judges().map(CustomJudgeJob::id).collect();
     let outputs: Vec<&str> = outputs

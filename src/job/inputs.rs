@@ -28,7 +28,16 @@ impl Input {
         }
     }
 
-    /// How the input is named in notes and errors: the file's path, `(frame)` for a frame.
+    /// The input as errors name it: the file's path, or `<role> frame` for a frame (`run frame`).
+    pub fn named(&self, role: &str) -> String {
+        match self {
+            Input::File(path) => path.display().to_string(),
+            Input::Frame(_) => format!("{role} frame"),
+        }
+    }
+
+    /// How the input is named beside its role (the summary's `golden … ⋈ run …`): the file's
+    /// path, `(frame)` for a frame.
     pub fn display(&self) -> impl std::fmt::Display + '_ {
         struct Shown<'a>(&'a Input);
         impl std::fmt::Display for Shown<'_> {
@@ -154,7 +163,7 @@ pub(crate) struct Inputs {
 /// Reads the run (collapsing a long one) and, with a golden table, joins it (the table layer,
 /// [`tables::join_golden`]); what the join found becomes notes.
 pub(crate) fn load_inputs(job: &ScoreJob, id: &str) -> PolarsResult<Inputs> {
-    let run_name = job.run.display().to_string();
+    let run_name = job.run.named("run");
     let mut run = job.run.scan("run")?;
     let run_schema = run.collect_schema()?;
     require(&run_schema, &run_name, id, "id")?;
@@ -187,7 +196,7 @@ pub(crate) fn load_inputs(job: &ScoreJob, id: &str) -> PolarsResult<Inputs> {
     let Some(golden_path) = &job.golden else {
         return Ok(Inputs { frame: run, notes });
     };
-    let golden_name = golden_path.display().to_string();
+    let golden_name = golden_path.named("golden");
     let mut golden = golden_path.scan("golden")?;
     let golden_schema = golden.collect_schema()?;
     require(&golden_schema, &golden_name, id, "id")?;

@@ -75,7 +75,8 @@ pub struct ScoreJob {
     /// Golden table joined on the id column.
     pub golden: Option<Input>,
     /// Output scores table (Parquet, the signatures in its metadata). `None` keeps the scores
-    /// in memory, in [`ScoreReport::scores`]; a job scored in batches or in parts needs a file.
+    /// in memory, in [`ScoreReport::scores`] (a run larger than `batch_rows` is then scored in
+    /// memory, and the report notes it); a block of a job scored in parts needs a file.
     pub out: Option<PathBuf>,
     /// Metric ids; `None` computes every metric whose inputs the tables have.
     pub metrics: Option<Vec<String>>,
@@ -356,6 +357,14 @@ impl ScoreJob {
                     .filter(|own| **own == crate::engines::judge::JudgeSettings::default())
             {
                 *own = judge.clone();
+            }
+        }
+        // Judges defined as data without a judge of their own use the job's too.
+        if let Some(judge) = &self.judge {
+            for custom in &mut job.custom_judges {
+                if custom.options.judge == crate::engines::judge::JudgeSettings::default() {
+                    custom.options.judge = judge.clone();
+                }
             }
         }
         job

@@ -128,17 +128,6 @@ pub(crate) fn signatures(
         .collect()
 }
 
-/// Writes the claims table of an audit (see [`super::claims`]) atomically.
-pub(crate) fn write_claims(path: &Path, claims: &mut DataFrame) -> PolarsResult<()> {
-    let mut out = AtomicFile::create(path)
-        .map_err(|e| err(format!("cannot write {}: {e}", path.display())))?;
-    ParquetWriter::new(out.file()?)
-        .finish(claims)
-        .map_err(|e| write_error(path, e))?;
-    out.commit()
-        .map_err(|e| err(format!("cannot write {}: {e}", path.display())))
-}
-
 /// An error when the scores would be written over one of the job's own inputs (the run, the
 /// golden table or the corpus file), which the write would destroy.
 pub(crate) fn refuse_overwriting_inputs(job: &ScoreJob) -> PolarsResult<()> {
@@ -150,6 +139,11 @@ pub(crate) fn refuse_overwriting_inputs(job: &ScoreJob) -> PolarsResult<()> {
         let Some(out) = &job.out else { break };
         if input.is_some_and(|p| crate::job::parquet::same_file(p, out)) {
             polars_bail!(InvalidOperation: "refusing to write the scores to {}: it is the {what} of this job", out.display());
+        }
+        // The claims of an audit go beside the scores.
+        let claims = super::claims::claims_path(out);
+        if input.is_some_and(|p| crate::job::parquet::same_file(p, &claims)) {
+            polars_bail!(InvalidOperation: "refusing to write the claims to {}: it is the {what} of this job (choose another --out)", claims.display());
         }
     }
     Ok(())

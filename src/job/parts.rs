@@ -89,6 +89,7 @@ pub(crate) fn tally_of_scores(
     }
     if !stats_columns.is_empty() {
         let statistics = scores
+            .clone()
             .select(stats_columns)
             .collect_with_engine(Engine::Streaming)?
             .unwrap_single();
@@ -97,6 +98,31 @@ pub(crate) fn tally_of_scores(
         for (id, summed) in sums {
             tally.add_corpus(id, &summed);
         }
+    }
+    if schema.contains(super::claims::CLAIM_AUDIT) {
+        // The claim audit's verdicts, summed: its aggregate over the parts.
+        let audit = super::claims::CLAIM_AUDIT;
+        let verdicts: Vec<Expr> = ["fully_supported", "partially_supported", "not_supported"]
+            .iter()
+            .map(|f| {
+                col(audit)
+                    .struct_()
+                    .field_by_name(f)
+                    .cast(DataType::Float64)
+                    .sum()
+                    .alias(*f)
+            })
+            .collect();
+        let summed = scores
+            .select(verdicts)
+            .collect_with_engine(Engine::Streaming)?
+            .unwrap_single();
+        let sums: Vec<f64> = summed
+            .columns()
+            .iter()
+            .map(|c| Ok(c.f64()?.get(0).unwrap_or(0.0)))
+            .collect::<PolarsResult<_>>()?;
+        tally.add_corpus(audit, &sums);
     }
     Ok(tally)
 }
@@ -125,9 +151,10 @@ pub(crate) fn part_files(pattern: &str) -> PolarsResult<Vec<PathBuf>> {
             "score: the parts pattern {pattern} is not a glob: {e}"
         ))
     })?;
+    // A block's claims table sits beside its scores (`part-*.claims.parquet`): not a part.
     let mut files: Vec<PathBuf> = paths
         .filter_map(Result::ok)
-        .filter(|p| p.is_file())
+        .filter(|p| p.is_file() && !super::claims::is_claims_file(p))
         .collect();
     files.sort();
     if files.is_empty() {
@@ -161,13 +188,13 @@ pub(crate) fn summarise_parts(
     let mut stages = Stages::start();
     let mut run_scan = job.run.scan("run")?;
     let run_schema = run_scan.collect_schema()?;
-    require(&run_schema, &job.run.display().to_string(), id, "id")?;
+    require(&run_schema, &job.run.named("run"), id, "id")?;
     let empty = readable_frame("score", &run_scan.slice(0, 0).collect()?)?;
     let golden = match &job.golden {
         Some(path) => {
             let mut golden = path.scan("golden")?;
             let schema = golden.collect_schema()?;
-            require(&schema, &path.display().to_string(), id, "id")?;
+            require(&schema, &path.named("golden"), id, "id")?;
             Some(readable_frame("score", &golden.collect()?)?)
         }
         None => None,
@@ -180,8 +207,13 @@ pub(crate) fn summarise_parts(
     let options = options_with_relevance(job, &resolved);
     let mut notes: Vec<String> = Vec::new();
     let chosen = choose_metrics(job, &resolved, &mut notes)?;
-    let scan_parts = || {
-        LazyFrame::scan_parquet(PlRefPath::new(pattern), ScanArgsParquet::default())
+    let parts = part_files(pattern)?;
+    let scan_parts = || -> PolarsResult<LazyFrame> {
+        let scans = parts
+            .iter()
+            .map(|part| scan(part, "part"))
+            .collect::<PolarsResult<Vec<_>>>()?;
+        concat(scans, UnionArgs::default())
             .map_err(|e| err(format!("score: cannot read the parts {pattern}: {e}")))
     };
     let answered: std::collections::HashSet<u64> = scan_parts()?
@@ -209,18 +241,13 @@ pub(crate) fn summarise_parts(
         }
     };
     let (mut written, mut read) = (0usize, 0usize);
-    for part in part_files(pattern)? {
-        let beside = SummaryTally::path_beside(&part);
+    for part in parts.iter() {
+        let beside = SummaryTally::path_beside(part);
         if beside.is_file() {
             merge(SummaryTally::read(&beside).map_err(|e| err(format!("score: {e}")))?)?;
             written += 1;
         } else {
-            merge(tally_of_scores(
-                job,
-                &chosen,
-                &values,
-                scan(&part, "part")?,
-            )?)?;
+            merge(tally_of_scores(job, &chosen, &values, scan(part, "part")?)?)?;
             read += 1;
         }
     }
@@ -252,7 +279,7 @@ pub(crate) fn summarise_parts(
             let mut scores = compute_scores(job, &options, &resolved, &chosen, &frame, &mut notes)?;
             if super::claims::audits_claims(job, &resolved) {
                 // The blocks' scores have the audit's column: so do these (no answers, no claims).
-                let audit = super::claims::audit_claims(&options, &frame, id, &resolved)?;
+                let audit = super::claims::audit_claims(&options, &frame, id, &resolved, 0)?;
                 scores.with_column(audit.per_answer)?;
             }
             write_scores(job, &options, &chosen, &mut scores)?;
@@ -277,7 +304,15 @@ pub(crate) fn summarise_parts(
             Some((info.id, summed.iter().map(|x| x.0).collect()))
         })
         .collect();
-    let aggregates = aggregates_of_sums(&chosen, &sums);
+    let mut aggregates = aggregates_of_sums(&chosen, &sums);
+    if let Some((_, verdicts)) = tally
+        .corpus
+        .iter()
+        .find(|(m, _)| m == super::claims::CLAIM_AUDIT)
+    {
+        let sums = [0, 1, 2].map(|i| verdicts.get(i).map_or(0.0, |v| v.0));
+        aggregates.push(super::claims::aggregate_of(&sums));
+    }
     stages.lap("summary");
     let outcome = Outcome {
         ids,

@@ -173,7 +173,7 @@ pub(crate) fn holds_spans(schema: &Schema, name: &str) -> bool {
 /// Where each kind of metric input is in the joined table: the columns the job names, else the
 /// documented defaults that the table has. Every named column must exist.
 pub(crate) fn resolve_columns(job: &ScoreJob, schema: &Schema) -> PolarsResult<Resolved> {
-    let table = job.run.display().to_string();
+    let table = job.run.named("run");
     let answer = job
         .columns
         .answer
@@ -276,9 +276,10 @@ pub(crate) fn choose_metrics(
     resolved: &Resolved,
     notes: &mut Vec<String>,
 ) -> PolarsResult<Chosen> {
-    let table = job.run.display().to_string();
+    let table = job.run.named("run");
     let mut chosen: Vec<(&'static registry::MetricInfo, Vec<String>)> = Vec::new();
     let mut skipped: Vec<(&'static str, Vec<&'static str>)> = Vec::new();
+    let mut sections = job.options.clone();
     for info in registry::scored() {
         let asked = job.metrics.as_ref().map(|m| m.iter().any(|x| x == info.id));
         if asked == Some(false) {
@@ -288,9 +289,18 @@ pub(crate) fn choose_metrics(
             // The tables have answers, not claims: the job audits the answers' claims instead.
             continue;
         }
-        let needs_judge = info.engine.is_some_and(registry::Engine::judges) && job.judge.is_none();
-        let needs_embedder =
-            info.engine.is_some_and(registry::Engine::embeds) && job.embedder.is_none();
+        // A metric's own section may name its judge or model.
+        let own_judge = sections
+            .judge_mut(info.id)
+            .is_some_and(|j| *j != crate::engines::judge::JudgeSettings::default());
+        let own_embedder = sections
+            .embedder_mut(info.id)
+            .is_some_and(|e| *e != crate::engines::embed::EmbedSettings::default());
+        let needs_judge =
+            info.engine.is_some_and(registry::Engine::judges) && job.judge.is_none() && !own_judge;
+        let needs_embedder = info.engine.is_some_and(registry::Engine::embeds)
+            && job.embedder.is_none()
+            && !own_embedder;
         let inputs = if needs_judge {
             Err("a judge ([judge] section, --judge-model / --judge-base-url, or POLARS_RAG_JUDGE_MODEL)")
         } else if needs_embedder {

@@ -128,7 +128,7 @@ fn frames_score_as_the_command_scores_the_same_files() {
 }
 
 #[test]
-fn a_frame_scored_in_batches_streams_to_its_output() {
+fn a_frame_job_writes_its_output_and_says_why_it_is_not_batched() {
     let dir = scratch_dir("score-job-batches");
     let run = cli::read_parquet(&demo("run_a.parquet"));
     let golden = cli::read_parquet(&demo("golden.parquet"));
@@ -156,19 +156,61 @@ fn a_frame_scored_in_batches_streams_to_its_output() {
     )
     .unwrap();
     assert!(batched.scores.is_none(), "written to out, not kept");
-    assert!(batched
-        .notes
-        .iter()
-        .any(|n| n.starts_with("streamed in batches of 5 rows")));
-    // Batches keep run order and add the unanswered golden questions last: same rows by id.
+    assert!(
+        batched.notes.iter().any(|n| n
+            .starts_with("scored in memory, not in batches of 5 rows: batches read Parquet files")),
+        "{:?}",
+        batched.notes
+    );
     let sorted = |df: &DataFrame| {
         df.sort(["query_id"], SortMultipleOptions::default())
             .unwrap()
     };
-    assert!(
-        sorted(&cli::read_parquet(&out)).equals_missing(&sorted(whole.scores.as_ref().unwrap()))
-    );
+    assert!(cli::read_parquet(&out).equals_missing(whole.scores.as_ref().unwrap()));
     assert_eq!(whole.summary_rows(), batched.summary_rows());
+    // The same tables as files stream in batches, with the same scores: batches keep run order
+    // and add the unanswered golden questions last, so the rows are compared by id.
+    let (run_file, golden_file) = (dir.join("run.parquet"), dir.join("golden.parquet"));
+    cli::write_parquet(&run_file, &mut run.clone());
+    cli::write_parquet(&golden_file, &mut golden.clone());
+    let streamed_out = dir.join("streamed.parquet");
+    let streamed = job::run(&ScoreJob {
+        run: run_file.into(),
+        golden: Some(golden_file.into()),
+        out: Some(streamed_out.clone()),
+        batch_rows: 5,
+        ..settings.clone()
+    })
+    .unwrap();
+    assert!(streamed
+        .notes
+        .iter()
+        .any(|n| n.starts_with("streamed in batches of 5 rows")));
+    assert!(sorted(&cli::read_parquet(&streamed_out))
+        .equals_missing(&sorted(whole.scores.as_ref().unwrap())));
+    assert_eq!(whole.summary_rows(), streamed.summary_rows());
+
+    // Kept in memory although larger than a batch: the summary says why.
+    let kept = job::score(
+        run.clone().lazy(),
+        Some(golden.clone().lazy()),
+        None,
+        &ScoreJob {
+            batch_rows: 5,
+            ..settings.clone()
+        },
+    )
+    .unwrap();
+    assert!(
+        kept.notes.iter().any(|n| n.starts_with(
+            "scored in memory, not in batches of 5 rows: the scores are kept in memory (no output file)"
+        )),
+        "{:?}",
+        kept.notes
+    );
+    assert!(kept
+        .summary
+        .contains("note: scored in memory, not in batches of 5 rows"));
 
     // A job scored in parts writes files as it goes: without an output it says so.
     let parts = job::score(
@@ -299,7 +341,7 @@ fn raw_answers_are_audited_claim_by_claim_against_what_they_cite() {
         stdout.contains("claim_audit.citation_precision"),
         "{stdout}"
     );
-    assert!(stdout.contains("claims: 5 claims of 4 answers"), "{stdout}");
+    assert!(stdout.contains("claims: 5 claims of 3 answers"), "{stdout}");
     let metadata = ParquetReader::new(std::fs::File::open(&out).unwrap())
         .get_metadata()
         .unwrap()
@@ -316,6 +358,39 @@ fn raw_answers_are_audited_claim_by_claim_against_what_they_cite() {
                     .is_some_and(|v| v.contains("split_claims") && v.contains("citation_support"))),
         "{metadata:?}"
     );
+    // In batches of 2 answers: the same scores, claims (rows numbered across batches) and total.
+    let batched_out = dir.join("batched.scores.parquet");
+    let (ok, batched_text, stderr) = cli::run(&[
+        "score",
+        "--quiet",
+        "--run",
+        run.to_str().unwrap(),
+        "--metrics",
+        "citation_support",
+        "--judge-base-url",
+        &server.base_url,
+        "--judge-model",
+        "fake-judge",
+        "--no-judge-cache",
+        "--batch-rows",
+        "2",
+        "--out",
+        batched_out.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    assert!(
+        batched_text.contains("streamed in batches of 2 rows"),
+        "{batched_text}"
+    );
+    assert!(cli::read_parquet(&batched_out).equals_missing(&scores));
+    assert!(cli::read_parquet(&dir.join("batched.claims.parquet")).equals_missing(&claims));
+    assert_eq!(
+        batched_text
+            .lines()
+            .find(|l| l.starts_with("citation_precision ")),
+        Some(line)
+    );
+
     // `summary` reads the audit's numbers from the scores table.
     let (ok, summary, stderr) = cli::run(&["summary", out.to_str().unwrap()]);
     assert!(ok, "{stderr}");

@@ -133,6 +133,25 @@ def test_pr_score_options_are_the_config_files_sections(tmp_path: Path) -> None:
         pr.score(run, golden, options={'rouge"]\n[judge': {"model": "x"}})
     with pytest.raises(TypeError, match="options"):
         pr.score(run, golden, options={"rouge": True})  # type: ignore[dict-item]
+    # A float whose repr is not TOML (NumPy 2's floats) is written as a float.
+    class Float(float):
+        def __repr__(self) -> str:
+            return f"Float({float(self)})"
+
+    hybrid = pr.score(run, golden, metrics=["hybrid_log_rank"], options={"hybrid_log_rank": {"alpha": Float(0.25)}})
+    assert "alpha:0.25" in hybrid.signatures["hybrid_log_rank"], hybrid.signatures
+    # A nested mapping is a sub-table: a metric's own judge.
+    from fake_judge import FakeJudge
+
+    server = FakeJudge()
+    try:
+        own = {"answer_match": {"judge": {"base_url": server.base_url, "model": "own-judge", "cache": ""}}}
+        judged = pr.score(run, golden, metrics=["answer_match"], options=own, args=["--question-col", "query"])
+        with pytest.raises(ValueError, match="not both"):
+            pr.score(run, golden, options={"judge": {"model": "x"}}, judge=pr.Judge(base_url=server.base_url, model="m"))
+    finally:
+        server.close()
+    assert "|model:own-judge|" in judged.signatures["answer_match"], judged.signatures
 
 
 def test_pr_score_options_and_errors(tmp_path: Path) -> None:

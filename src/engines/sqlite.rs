@@ -21,20 +21,43 @@ pub(crate) fn store_error(what: &str, path: &Path, e: impl std::fmt::Display) ->
 /// cached column reads one entry per row, and with `pread` into SQLite's default 2 MiB cache,
 /// copying pages out of the kernel was a sixth of a cached row's cost.
 pub(crate) fn open_store(what: &str, path: &Path, schema: &str) -> crate::Result<Connection> {
-    let connection = Connection::open(path).map_err(|e| store_error(what, path, e))?;
-    connection
-        .busy_timeout(Duration::from_secs(120))
-        .map_err(|e| store_error(what, path, e))?;
-    connection
-        .execute_batch(&format!(
+    // Switching a new file to WAL and creating its tables can be refused at once ("database is
+    // locked", without the busy handler) while other processes open the same new file: retried
+    // for as long as the busy timeout.
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    let mut pause = Duration::from_millis(10);
+    loop {
+        let connection = Connection::open(path).map_err(|e| store_error(what, path, e))?;
+        connection
+            .busy_timeout(BUSY_TIMEOUT)
+            .map_err(|e| store_error(what, path, e))?;
+        match connection.execute_batch(&format!(
             "PRAGMA journal_mode = WAL;
              PRAGMA synchronous = NORMAL;
              PRAGMA mmap_size = 1073741824;
              PRAGMA cache_size = -65536;
              {schema}"
-        ))
-        .map_err(|e| store_error(what, path, e))?;
-    Ok(connection)
+        )) {
+            Ok(()) => return Ok(connection),
+            Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
+                drop(connection);
+                crate::engines::interrupt::sleep(pause).map_err(|i| store_error(what, path, i))?;
+                pause = (pause * 2).min(Duration::from_millis(500));
+            }
+            Err(e) => return Err(store_error(what, path, e)),
+        }
+    }
+}
+
+/// How long a store waits for another process's lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Whether `e` is SQLite's "database is busy / locked".
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }
 
 /// The size of a store file and its write-ahead log, in bytes.

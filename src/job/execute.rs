@@ -11,7 +11,9 @@ use super::inputs::{load_inputs, Inputs};
 use super::output::signatures;
 use super::output::{refuse_overwriting_inputs, write_review, write_scores};
 use super::parts::{block_report, summarise_parts, write_block_tally};
-use super::plan::{choose_metrics, options_with_relevance, resolve_columns, Chosen, Resolved};
+use super::plan::{
+    choose_metrics, fused_ranked, options_with_relevance, resolve_columns, Chosen, Resolved,
+};
 use super::summary::{embed_accounting, judge_accounting, render_summary, summarise};
 use super::tally::SummaryTally;
 use super::SIGNATURE_KEY;
@@ -369,21 +371,29 @@ pub(crate) fn compute_scores(
         select.push(col(name));
     }
     let answer_expr = col(resolved.answer.as_deref().unwrap_or("answer"));
-    // The ranked retrieval metrics all read the same two columns: one pass computes them all.
+    // The metrics over a ranked list and its ground truth all read the same two columns: one
+    // pass computes them all (the plan's rule, keyed on the input shape).
     let ranked: Vec<(RankedMetric, crate::metrics::retrieval::RetrievalOptions)> = chosen
         .iter()
-        .filter_map(|(info, _)| {
-            let metric = RankedMetric::from_id(info.id)?;
-            Some((metric, options.retrieval(info.id)?.clone()))
+        .filter(|(info, _)| fused_ranked(info))
+        .map(|(info, _)| {
+            let metric = RankedMetric::from_id(info.id).ok_or_else(|| {
+                err(format!(
+                    "{}: reads a ranked list but has no ranked kernel",
+                    info.id
+                ))
+            })?;
+            let settings = options.retrieval(info.id).ok_or_else(|| {
+                err(format!(
+                    "{}: reads a ranked list but has no retrieval options",
+                    info.id
+                ))
+            })?;
+            Ok((metric, settings.clone()))
         })
-        .collect();
+        .collect::<PolarsResult<_>>()?;
     let mut unnest_retrieval = false;
-    if let (Some((_, inputs)), false) = (
-        chosen
-            .iter()
-            .find(|(info, _)| RankedMetric::from_id(info.id).is_some()),
-        ranked.is_empty(),
-    ) {
+    if let Some((_, inputs)) = chosen.iter().find(|(info, _)| fused_ranked(info)) {
         select.push(expr::ranked_many(
             ranked,
             col(inputs[0].as_str()),
@@ -392,7 +402,7 @@ pub(crate) fn compute_scores(
         unnest_retrieval = true;
     }
     for (info, inputs) in chosen {
-        if info.kind != MetricKind::RowWise || RankedMetric::from_id(info.id).is_some() {
+        if info.kind != MetricKind::RowWise || fused_ranked(info) {
             continue;
         }
         let inputs: Vec<Expr> = inputs.iter().map(|c| resolved.input_expr(c)).collect();

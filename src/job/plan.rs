@@ -157,6 +157,12 @@ impl Resolved {
     }
 }
 
+/// Whether a metric is computed with the others over the same ranked list and ground truth, in
+/// one pass over the two columns: every row-wise metric of that input shape.
+pub(crate) fn fused_ranked(info: &registry::MetricInfo) -> bool {
+    info.inputs == MetricInputs::RetrievedGroundTruth && info.kind == registry::MetricKind::RowWise
+}
+
 /// Whether a column holds a list of spans (structs with `file`, `start` and `end`).
 pub(crate) fn holds_spans(schema: &Schema, name: &str) -> bool {
     match schema.get(name) {

@@ -257,22 +257,27 @@ fn raw_answers_are_audited_claim_by_claim_against_what_they_cite() {
     let dir = scratch_dir("score-job-claims");
     let run = answers_with_sources(&dir);
     let out = dir.join("answers.scores.parquet");
-    let (ok, stdout, stderr) = cli::run(&[
-        "score",
-        "--quiet",
-        "--run",
-        run.to_str().unwrap(),
-        "--metrics",
-        "citation_support",
-        "--judge-base-url",
-        &server.base_url,
-        "--judge-model",
-        "fake-judge",
-        "--no-judge-cache",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(ok, "{stderr}");
+    // `score` of the run with the fake judge, `more` flags and the scores written to `out`.
+    let audit_run = |more: &[&str], out: &Path| {
+        let mut args = vec![
+            "score",
+            "--quiet",
+            "--run",
+            run.to_str().unwrap(),
+            "--judge-base-url",
+            &server.base_url,
+            "--judge-model",
+            "fake-judge",
+            "--no-judge-cache",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(more);
+        let (ok, stdout, stderr) = cli::run(&args);
+        assert!(ok, "{stderr}");
+        stdout
+    };
+    let stdout = audit_run(&["--metrics", "citation_support"], &out);
     let scores = cli::read_parquet(&out);
     let audit = scores
         .column("claim_audit")
@@ -360,24 +365,10 @@ fn raw_answers_are_audited_claim_by_claim_against_what_they_cite() {
     );
     // In batches of 2 answers: the same scores, claims (rows numbered across batches) and total.
     let batched_out = dir.join("batched.scores.parquet");
-    let (ok, batched_text, stderr) = cli::run(&[
-        "score",
-        "--quiet",
-        "--run",
-        run.to_str().unwrap(),
-        "--metrics",
-        "citation_support",
-        "--judge-base-url",
-        &server.base_url,
-        "--judge-model",
-        "fake-judge",
-        "--no-judge-cache",
-        "--batch-rows",
-        "2",
-        "--out",
-        batched_out.to_str().unwrap(),
-    ]);
-    assert!(ok, "{stderr}");
+    let batched_text = audit_run(
+        &["--metrics", "citation_support", "--batch-rows", "2"],
+        &batched_out,
+    );
     assert!(
         batched_text.contains("streamed in batches of 2 rows"),
         "{batched_text}"
@@ -400,22 +391,7 @@ fn raw_answers_are_audited_claim_by_claim_against_what_they_cite() {
     );
 
     // Without the metric asked for, no audit; in memory, the claims come back in the report.
-    let (ok, stdout, stderr) = cli::run(&[
-        "score",
-        "--quiet",
-        "--run",
-        run.to_str().unwrap(),
-        "--metrics",
-        "quoted_spans",
-        "--judge-base-url",
-        &server.base_url,
-        "--judge-model",
-        "fake-judge",
-        "--no-judge-cache",
-        "--out",
-        dir.join("plain.parquet").to_str().unwrap(),
-    ]);
-    assert!(ok, "{stderr}");
+    let stdout = audit_run(&["--metrics", "quoted_spans"], &dir.join("plain.parquet"));
     assert!(!stdout.contains("claim_audit"), "{stdout}");
     let settings = ScoreJob {
         metrics: Some(vec!["citation_precision".into()]),

@@ -149,7 +149,11 @@ impl VectorCache {
     pub fn put_many(&self, model: &str, entries: &[(&str, &CachedVector)]) -> crate::Result<()> {
         let error = |e: rusqlite::Error| store_error(WHAT, &self.path, e);
         let mut connection = self.connection.lock().unwrap_or_else(|p| p.into_inner());
-        let transaction = connection.transaction().map_err(error)?;
+        // The write lock is taken at BEGIN, where SQLite waits for it (the busy timeout); a
+        // deferred transaction taking it later may be refused at once to avoid a deadlock.
+        let transaction = connection
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(error)?;
         {
             let mut statement = transaction
                 .prepare_cached(

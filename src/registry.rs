@@ -7,7 +7,7 @@
 //! * here: [`METRICS`] (id, kind, inputs, options section, summary values, corpus statistics);
 //! * [`crate::metrics::MetricOptions`]: one options section per metric, parsing of keyword
 //!   arguments and TOML sections, and signatures;
-//! * `polars::table` (feature `polars`): the columnar call and output dtype of every id, which the
+//! * `polars::dispatch` (feature `polars`): the columnar call and output dtype of every id, which the
 //!   `Expr` builders, the CLI's `score` and the Python plugin's shims all go through;
 //! * the Python plugin crate expands the table into one `#[polars_expr]` shim per id.
 //!

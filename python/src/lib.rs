@@ -1,6 +1,6 @@
 //! Python Polars plugin: `#[polars_expr]` shims generated from the library's metric table
 //! (`polars_rag::metric_table!`). No metric logic lives here: each shim decodes its keyword
-//! arguments into the metric's options section and evaluates it through `polars_rag::polars::table`,
+//! arguments into the metric's options section and evaluates it through `polars_rag::polars::dispatch`,
 //! the path the Rust API and the CLI also take.
 
 use polars::prelude::*;
@@ -15,7 +15,7 @@ use polars_rag::polars::driver;
 use polars_rag::polars::embedded;
 use polars_rag::polars::golden;
 use polars_rag::polars::locate;
-use polars_rag::polars::{table, tables};
+use polars_rag::polars::{dispatch, join};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3_polars::derive::{polars_expr, CallerContext, DefaultKwargs};
@@ -95,7 +95,7 @@ fn checked_output(metric: &str, fields: &[Field]) -> PolarsResult<Field> {
         for field in fields {
             driver::check_input_field(metric, field)?;
         }
-        table::output_field(metric)
+        dispatch::output_field(metric)
     })
 }
 
@@ -182,7 +182,7 @@ fn evaluate(
 ) -> PolarsResult<Series> {
     guarded(metric, || {
         let inputs = readable_inputs(metric, series)?;
-        table::evaluate(metric, &inputs, &options, !context.parallel())
+        dispatch::evaluate(metric, &inputs, &options, !context.parallel())
     })
 }
 
@@ -488,7 +488,7 @@ fn reads_whole_column(metric: &str, options: &[u8]) -> bool {
         let mut decoder =
             serde_pickle::Deserializer::new(options, serde_pickle::DeOptions::default());
         MetricOptions::for_metric(metric, &mut decoder)
-            .is_ok_and(|o| table::reads_whole_column(metric, &o))
+            .is_ok_and(|o| dispatch::reads_whole_column(metric, &o))
     })
     .unwrap_or(false)
 }
@@ -685,7 +685,7 @@ fn check_spans(
 fn collapse_run(run: PyDataFrame, id: &str) -> PyResult<PyDataFrame> {
     py_guarded("collapse_run", move || {
         let run = readable("collapse_run", &run.0)?;
-        let collapsed = tables::collapse_run(&run, id).map_err(py_err_in("collapse_run"))?;
+        let collapsed = join::collapse_run(&run, id).map_err(py_err_in("collapse_run"))?;
         Ok(PyDataFrame(collapsed))
     })
 }
@@ -703,7 +703,7 @@ fn join_golden(
     py_guarded("join_golden", move || {
         let golden = readable("join_golden", &golden.0)?;
         let run = readable("join_golden", &run.0)?;
-        let joined = tables::join_golden(&golden, &run, id).map_err(py_err_in("join_golden"))?;
+        let joined = join::join_golden(&golden, &run, id).map_err(py_err_in("join_golden"))?;
         Ok((
             PyDataFrame(joined.frame),
             PySeries(joined.missing),

@@ -13,7 +13,7 @@ use super::plan::{choose_metrics, options_with_relevance, resolve_columns};
 use super::summary::summarise;
 use super::{err, Parts, ScoreJob, ScoreReport};
 use crate::polars::driver::readable_frame;
-use crate::polars::tables;
+use crate::polars::join;
 
 /// The run's id hashes seen so far, to find ids that occur twice across batches without
 /// keeping the ids themselves.
@@ -76,7 +76,7 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Batched> 
         ))))
     };
     let retrieved_name = job.columns.retrieved.as_deref().unwrap_or("retrieved");
-    if tables::is_long_run(&run_schema, retrieved_name) {
+    if join::is_long_run(&run_schema, retrieved_name) {
         return in_memory(
             "the run has one row per retrieved item and is collapsed per query whole",
         );

@@ -93,7 +93,10 @@ pub fn read_scores(
         schema
             .iter()
             .filter(|(name, field)| {
-                crate::polars::table::is_judge_card_column(name, &DataType::from_arrow_field(field))
+                crate::polars::dispatch::is_judge_card_column(
+                    name,
+                    &DataType::from_arrow_field(field),
+                )
             })
             .map(|(name, _)| name.to_string()),
     );

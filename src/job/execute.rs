@@ -22,8 +22,8 @@ use crate::job::corpus::Corpus;
 use crate::job::Input;
 use crate::metrics::retrieval::RankedMetric;
 use crate::metrics::MetricOptions;
+use crate::polars::dispatch;
 use crate::polars::expr;
-use crate::polars::table;
 use crate::registry::{self, MetricKind};
 
 /// Wall time per named step, for `--timings`.
@@ -144,7 +144,7 @@ pub(crate) fn run_job(job: &ScoreJob) -> PolarsResult<ScoreReport> {
     stages.lap("score");
     let aggregates = compute_aggregates(&frame, &chosen, &options)?;
     let mut aggregates = with_details(aggregates, |stats| {
-        let columns = table::corpus_stats(&scores, stats).ok()??;
+        let columns = dispatch::corpus_stats(&scores, stats).ok()??;
         Some(columns.iter().map(|c| c.iter().sum()).collect())
     });
     write_scores(job, &options, &chosen, &mut scores)?;
@@ -311,7 +311,7 @@ pub(crate) fn why_not_streamed(
         .iter()
         .filter(|(info, _)| {
             (info.kind == MetricKind::Aggregate && info.corpus.is_none())
-                || table::reads_whole_column(info.id, options)
+                || dispatch::reads_whole_column(info.id, options)
         })
         .map(|(info, _)| info.id)
         .collect();
@@ -481,7 +481,7 @@ pub(crate) fn compute_aggregates(
             .lazy()
             .select([expr::metric(info.id, inputs, options)?])
             .collect()?;
-        let first = crate::polars::table::metric_values(&value, info.id)?
+        let first = crate::polars::dispatch::metric_values(&value, info.id)?
             .first()
             .and_then(|(_, v)| v.f64().ok()?.get(0));
         aggregates.push((info.id.to_string(), first.unwrap_or(f64::NAN)));

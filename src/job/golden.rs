@@ -3,7 +3,7 @@
 use polars::prelude::*;
 
 use crate::polars::driver::readable_frame;
-use crate::polars::tables;
+use crate::polars::join;
 
 /// The golden table of a streamed job. Only its ids stay in memory, with an index from an id's
 /// hash to its rows (16 bytes a question); a batch's golden rows are read from the Parquet file
@@ -126,7 +126,7 @@ impl GoldenIndex {
     }
 
     /// A batch of the run joined with the golden rows of its ids, as the in-memory join does
-    /// it ([`tables::join_golden`]) on that part of the golden table; and the batch's ids that
+    /// it ([`join::join_golden`]) on that part of the golden table; and the batch's ids that
     /// the golden table does not have.
     pub(crate) fn join(
         &self,
@@ -152,7 +152,7 @@ impl GoldenIndex {
             answered[row as usize] = true;
         }
         let part = self.read_rows(&rows)?;
-        let joined = tables::join_golden(&part, batch, id)?;
+        let joined = join::join_golden(&part, batch, id)?;
         let in_run = joined.frame.column("in_run")?.bool()?.clone();
         Ok((joined.frame.filter(&in_run)?, unknown))
     }
@@ -168,6 +168,6 @@ impl GoldenIndex {
             .map(|(row, _)| row as IdxSize)
             .collect();
         let part = self.read_rows(&rows)?;
-        Ok(tables::join_golden(&part, empty_run, id)?.frame)
+        Ok(join::join_golden(&part, empty_run, id)?.frame)
     }
 }

@@ -7,7 +7,7 @@ use polars::prelude::*;
 
 use super::{err, Parts, ScoreJob};
 use crate::polars::driver::readable_frame;
-use crate::polars::tables;
+use crate::polars::join;
 
 /// A table a job reads: a Parquet file, or a frame of the caller's (a Rust `LazyFrame`; what
 /// [`score`](super::score) takes). A frame is read lazily, as a file is.
@@ -161,7 +161,7 @@ pub(crate) struct Inputs {
 }
 
 /// Reads the run (collapsing a long one) and, with a golden table, joins it (the table layer,
-/// [`tables::join_golden`]); what the join found becomes notes.
+/// [`join::join_golden`]); what the join found becomes notes.
 pub(crate) fn load_inputs(job: &ScoreJob, id: &str) -> PolarsResult<Inputs> {
     let run_name = job.run.named("run");
     let mut run = job.run.scan("run")?;
@@ -171,7 +171,7 @@ pub(crate) fn load_inputs(job: &ScoreJob, id: &str) -> PolarsResult<Inputs> {
     let retrieved_name = job.columns.retrieved.as_deref().unwrap_or("retrieved");
     // Categorical ids and texts are read as strings, small integers widened, as every face does.
     let mut run = readable_frame("score", &run.collect()?)?;
-    if tables::is_long_run(&run_schema, retrieved_name) {
+    if join::is_long_run(&run_schema, retrieved_name) {
         if job.parts == Parts::Block {
             // A query's rows may sit in two blocks, which would collapse them apart.
             return Err(err(format!(
@@ -182,10 +182,10 @@ pub(crate) fn load_inputs(job: &ScoreJob, id: &str) -> PolarsResult<Inputs> {
             "run: one row per retrieved item (doc_id); collapsed into a '{retrieved_name}' list per query{}",
             if run_schema.contains("rank") { ", ordered by rank" } else { ", in row order" }
         ));
-        run = tables::collapse_run(&run, id)?;
+        run = join::collapse_run(&run, id)?;
         run.rename("retrieved", retrieved_name.into())?;
     }
-    let duplicate_run = tables::duplicate_ids(&run, "run", id)?;
+    let duplicate_run = join::duplicate_ids(&run, "run", id)?;
     if !duplicate_run.is_empty() {
         notes.push(format!(
             "run: {} ids occur more than once (e.g. {}); each row is scored",
@@ -201,7 +201,7 @@ pub(crate) fn load_inputs(job: &ScoreJob, id: &str) -> PolarsResult<Inputs> {
     let golden_schema = golden.collect_schema()?;
     require(&golden_schema, &golden_name, id, "id")?;
     let golden = readable_frame("score", &golden.collect()?)?;
-    let joined = tables::join_golden(&golden, &run, id)?;
+    let joined = join::join_golden(&golden, &run, id)?;
     if !joined.duplicate_golden.is_empty() {
         notes.push(format!(
             "golden: {} ids occur more than once (e.g. {})",

@@ -11,7 +11,7 @@ use crate::job::{inputs::scan, summary::judge_accounting};
 use crate::metrics::judged::citation_support::CitationSupportOptions;
 use crate::metrics::MetricOptions;
 use crate::polars::driver::readable_frame;
-use crate::polars::{judged, table};
+use crate::polars::{dispatch, judged};
 
 const METRIC: &str = "citation_support";
 
@@ -61,7 +61,7 @@ pub fn run(job: &JudgeEvalJob) -> PolarsResult<String> {
         set.column("claim")?.as_materialized_series().clone(),
         set.column("cited_span")?.as_materialized_series().clone(),
     ];
-    let judged_rows = table::evaluate(METRIC, &inputs, &options, true)?;
+    let judged_rows = dispatch::evaluate(METRIC, &inputs, &options, true)?;
     let fields = judged_rows.struct_()?;
     let verdict = fields.field_by_name("verdict")?;
     let labels = set.column("label")?.as_materialized_series().clone();

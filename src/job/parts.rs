@@ -17,7 +17,7 @@ use super::execute::Outcome;
 use super::{err, ScoreJob, ScoreReport};
 use crate::job::tally::SummaryTally;
 use crate::polars::driver::readable_frame;
-use crate::polars::{table, tables};
+use crate::polars::{dispatch, join};
 use crate::registry::MetricKind;
 
 /// The corpus-level aggregates of `chosen` from their per-row statistics summed over the rows
@@ -56,7 +56,7 @@ pub(crate) fn add_corpus_sums(
 ) -> PolarsResult<()> {
     for (info, _) in chosen {
         let Some(stats) = info.corpus else { continue };
-        let Some(columns) = table::corpus_stats(scores, &stats)? else {
+        let Some(columns) = dispatch::corpus_stats(scores, &stats)? else {
             continue;
         };
         let summed: Vec<f64> = columns.iter().map(|c| c.iter().sum()).collect();
@@ -200,7 +200,7 @@ pub(crate) fn summarise_parts(
         None => None,
     };
     let shape = match &golden {
-        Some(golden) => tables::join_golden(&golden.head(Some(0)), &empty, id)?.frame,
+        Some(golden) => join::join_golden(&golden.head(Some(0)), &empty, id)?.frame,
         None => empty.clone(),
     };
     let resolved = resolve_columns(job, shape.schema())?;
@@ -265,7 +265,7 @@ pub(crate) fn summarise_parts(
                 missing.height(),
                 golden.height()
             ));
-            let joined = tables::join_golden(&missing, &empty, id)?.frame;
+            let joined = join::join_golden(&missing, &empty, id)?.frame;
             let corpus = load_corpus(job)?;
             let mut corpus_tally = CorpusTally::default();
             let frame = apply_corpus(

@@ -26,10 +26,10 @@
 use polars::prelude::*;
 
 use super::columns;
+use super::dispatch;
 use super::embedded;
 use super::locate;
 use super::retrieval::{self, SpanMetric};
-use super::table;
 use crate::engines::embed::EmbedSettings;
 use crate::metrics::bleu::BleuOptions;
 use crate::metrics::chrf::ChrfOptions;
@@ -475,12 +475,12 @@ pub fn span_precision_omega(chunks: Expr, golden: Expr, options: SpanOptions) ->
 /// ```
 pub fn metric(id: &str, inputs: impl AsRef<[Expr]>, options: &MetricOptions) -> PolarsResult<Expr> {
     let info = crate::registry::require(id)?;
-    let dtype = table::output_dtype(info.id)?;
-    let evaluate = table_call(info.id, options, table::evaluate);
+    let dtype = dispatch::output_dtype(info.id)?;
+    let evaluate = table_call(info.id, options, dispatch::evaluate);
     let output = move |_: &Schema, _: &[Field]| Ok(Field::new(info.id.into(), dtype.clone()));
     Ok(match info.kind {
         crate::registry::MetricKind::Aggregate => apply_multiple(evaluate, inputs, output, true),
-        _ if table::reads_whole_column(info.id, options) => {
+        _ if dispatch::reads_whole_column(info.id, options) => {
             apply_multiple(evaluate, inputs, output, false)
         }
         _ => map_multiple(evaluate, inputs, output),
@@ -501,7 +501,7 @@ pub fn metric_stats(
         return Ok(None);
     };
     let evaluate = table_call(info.id, options, |id, inputs, options, parallel| {
-        table::evaluate_stats(id, inputs, options, parallel)?
+        dispatch::evaluate_stats(id, inputs, options, parallel)?
             .ok_or_else(|| polars_err!(InvalidOperation: "{id}: no per-row statistics"))
     });
     // The statistics dtype is known only from a call: ask the columnar function on empty input.
@@ -511,7 +511,7 @@ pub fn metric_stats(
             .map(|f| Series::new_empty(f.name().clone(), f.dtype()))
             .collect();
         let options = MetricOptions::default();
-        let out = table::evaluate_stats(info.id, &empty, &options, false)?
+        let out = dispatch::evaluate_stats(info.id, &empty, &options, false)?
             .ok_or_else(|| polars_err!(InvalidOperation: "{}: no per-row statistics", info.id))?;
         Ok(Field::new(stats.column.into(), out.dtype().clone()))
     };

@@ -15,7 +15,7 @@ use polars::prelude::*;
 use polars_rag::engines::judge::{cache, Judge, JudgeSettings};
 use polars_rag::metrics::judged::citation_support::CitationSupportOptions;
 use polars_rag::metrics::MetricOptions;
-use polars_rag::polars::table;
+use polars_rag::polars::dispatch;
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch_dir(&format!("judge-{name}"))
@@ -50,7 +50,7 @@ fn support(
     };
     let claim = Series::new("claim".into(), claims);
     let span = Series::new("cited_span".into(), spans);
-    table::evaluate("citation_support", &[claim, span], &options, true)
+    dispatch::evaluate("citation_support", &[claim, span], &options, true)
 }
 
 fn field(out: &Series, name: &str) -> Series {
@@ -373,7 +373,8 @@ fn precision_answer_match_and_claims_through_the_table() {
     }
     let claim = Series::new("claim".into(), ["a", "b", "c", "d #400"]);
     let span = Series::new("cited_span".into(), ["a", "a", "c", "d"]);
-    let precision = table::evaluate("citation_precision", &[claim, span], &options, true).unwrap();
+    let precision =
+        dispatch::evaluate("citation_precision", &[claim, span], &options, true).unwrap();
     let p = precision.struct_().unwrap();
     assert_eq!(
         p.field_by_name("citation_precision")
@@ -391,7 +392,7 @@ fn precision_answer_match_and_claims_through_the_table() {
     let question = Series::new("question".into(), ["Capital of France?", "2+2?"]);
     let answer = Series::new("answer".into(), ["It is Paris.", "Three."]);
     let reference = Series::new("reference".into(), ["Paris", "4"]);
-    let matched = table::evaluate(
+    let matched = dispatch::evaluate(
         "answer_match",
         &[question, answer, reference],
         &options,
@@ -409,7 +410,7 @@ fn precision_answer_match_and_claims_through_the_table() {
     assert_eq!(field(&matched, "score").f64().unwrap().get(0), Some(1.0));
 
     let answers = Series::new("answer".into(), ["A is b. C is d."]);
-    let claims = table::evaluate(
+    let claims = dispatch::evaluate(
         "split_claims",
         std::slice::from_ref(&answers),
         &options,
@@ -420,7 +421,7 @@ fn precision_answer_match_and_claims_through_the_table() {
     assert_eq!(listed.list().unwrap().get_as_series(0).unwrap().len(), 2);
     options.split_claims.method = polars_rag::metrics::judged::claims::ClaimSplitter::Rules;
     let before = server.requests();
-    let _ = table::evaluate("split_claims", &[answers], &options, true).unwrap();
+    let _ = dispatch::evaluate("split_claims", &[answers], &options, true).unwrap();
     assert_eq!(
         server.requests(),
         before,
@@ -508,7 +509,7 @@ fn judged_rag_metrics_batch_their_calls_and_cache_them() {
             vec!["y"],
         ],
     );
-    let faithfulness = table::evaluate(
+    let faithfulness = dispatch::evaluate(
         "faithfulness",
         &[question.clone(), answer.clone(), contexts.clone()],
         &options,
@@ -527,7 +528,7 @@ fn judged_rag_metrics_batch_their_calls_and_cache_them() {
     assert_eq!(server.requests(), 2);
 
     let reference = Series::new("reference".into(), ["It opened in 1932", "Nobody", "z"]);
-    let precision = table::evaluate(
+    let precision = dispatch::evaluate(
         "context_precision",
         &[question.clone(), contexts.clone(), reference.clone()],
         &options,
@@ -542,7 +543,7 @@ fn judged_rag_metrics_batch_their_calls_and_cache_them() {
     );
     // One call per context of the two judged rows.
     assert_eq!(server.requests(), 2 + 3);
-    let recall = table::evaluate(
+    let recall = dispatch::evaluate(
         "context_recall",
         &[question.clone(), contexts.clone(), reference.clone()],
         &options,
@@ -559,7 +560,7 @@ fn judged_rag_metrics_batch_their_calls_and_cache_them() {
     );
     assert_eq!(server.requests(), 2 + 3 + 2);
     // A re-run is answered by the cache, byte for byte.
-    let again = table::evaluate(
+    let again = dispatch::evaluate(
         "faithfulness",
         &[question, answer, contexts],
         &options,
@@ -595,7 +596,7 @@ fn g_eval_weights_the_score_by_token_probabilities() {
             g_eval: options,
             ..MetricOptions::default()
         };
-        table::evaluate(
+        dispatch::evaluate(
             "g_eval",
             &[question.clone(), answer.clone(), reference.clone()],
             &options,
@@ -633,7 +634,7 @@ fn g_eval_weights_the_score_by_token_probabilities() {
         },
         ..MetricOptions::default()
     };
-    let e = table::evaluate("g_eval", &[question, answer, reference], &options, true)
+    let e = dispatch::evaluate("g_eval", &[question, answer, reference], &options, true)
         .unwrap_err()
         .to_string();
     assert!(e.contains("g_eval: criteria is required"), "{e}");

@@ -6,14 +6,14 @@
 //! ```
 //! use polars::prelude::*;
 //! use polars_rag::metrics::MetricOptions;
-//! use polars_rag::polars::table;
+//! use polars_rag::polars::dispatch;
 //! let answer = Series::new("answer".into(), ["the cat sat on the mat"]);
 //! let reference = Series::new("reference".into(), ["the cat sat on the mat"]);
 //! let options = MetricOptions::default();
-//! let out = table::evaluate("exact_match", &[answer, reference], &options, false).unwrap();
+//! let out = dispatch::evaluate("exact_match", &[answer, reference], &options, false).unwrap();
 //! assert_eq!(out.f64().unwrap().get(0), Some(1.0));
-//! assert_eq!(table::output_dtype("exact_match").unwrap(), DataType::Float64);
-//! assert!(table::evaluate("nope", &[], &options, false).is_err());
+//! assert_eq!(dispatch::output_dtype("exact_match").unwrap(), DataType::Float64);
+//! assert!(dispatch::evaluate("nope", &[], &options, false).is_err());
 //! ```
 
 use polars::prelude::*;
@@ -29,7 +29,7 @@ use crate::metrics::MetricOptions;
 /// ```
 /// use polars_rag::metrics::locate::LocateOptions;
 /// use polars_rag::metrics::MetricOptions;
-/// use polars_rag::polars::table::reads_whole_column;
+/// use polars_rag::polars::dispatch::reads_whole_column;
 /// let mut options = MetricOptions::default();
 /// assert!(!reads_whole_column("locate_quotes", &options));
 /// *options.section_mut::<LocateOptions>("locate_quotes").unwrap() = LocateOptions::soak();
@@ -168,7 +168,7 @@ pub fn judge_spread(scores: &DataFrame, id: &str) -> PolarsResult<Option<Series>
 ///
 /// ```
 /// use polars::prelude::*;
-/// use polars_rag::polars::table::is_judge_card_column;
+/// use polars_rag::polars::dispatch::is_judge_card_column;
 /// let card = DataType::Struct(vec![
 ///     Field::new("score".into(), DataType::Int64),
 ///     Field::new("judge_error".into(), DataType::String),

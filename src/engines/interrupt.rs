@@ -37,20 +37,24 @@ pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
-/// Sleeps `duration`, or until Ctrl-C: `Err` with [`INTERRUPTED_MESSAGE`] when interrupted.
-pub fn sleep(duration: Duration) -> Result<(), String> {
+/// Sleeps `duration`, or until Ctrl-C: an [`ErrorKind::Engine`](crate::ErrorKind::Engine)
+/// error with [`INTERRUPTED_MESSAGE`] when interrupted.
+pub fn sleep(duration: Duration) -> crate::Result<()> {
     WAITING.fetch_add(1, Ordering::SeqCst);
     let slept = sleep_unless(&INTERRUPTED, duration);
     WAITING.fetch_sub(1, Ordering::SeqCst);
     slept
 }
 
-fn sleep_unless(flag: &AtomicBool, duration: Duration) -> Result<(), String> {
+fn sleep_unless(flag: &AtomicBool, duration: Duration) -> crate::Result<()> {
     const SLICE: Duration = Duration::from_millis(50);
     let end = Instant::now() + duration;
     loop {
         if flag.load(Ordering::SeqCst) {
-            return Err(INTERRUPTED_MESSAGE.to_string());
+            return Err(crate::Error::new(
+                crate::ErrorKind::Engine,
+                INTERRUPTED_MESSAGE,
+            ));
         }
         let now = Instant::now();
         if now >= end {
@@ -134,7 +138,9 @@ mod tests {
         flag.store(true, Ordering::SeqCst);
         let started = Instant::now();
         assert_eq!(
-            sleep_unless(&flag, Duration::from_secs(60)).unwrap_err(),
+            sleep_unless(&flag, Duration::from_secs(60))
+                .unwrap_err()
+                .to_string(),
             INTERRUPTED_MESSAGE
         );
         assert!(started.elapsed() < Duration::from_secs(5));

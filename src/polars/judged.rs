@@ -329,7 +329,7 @@ pub fn answer_match(
     for (reply, &i) in replies.into_iter().zip(&owner) {
         let scored = reply
             .unwrap_or_else(|| Err("not judged".into()))
-            .and_then(|r| answer_match::score_reply(&r));
+            .and_then(|r| answer_match::score_reply(&r).map_err(|e| e.to_string()));
         judged[i] = Some(match (judged[i].take(), scored) {
             (None, next) => next,
             // A match with any reference is a match; otherwise the first judgement (or error) stands.

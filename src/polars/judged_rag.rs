@@ -500,7 +500,7 @@ pub fn context_precision(
         for (reply, &i) in replies.into_iter().zip(&owner) {
             let verdict = reply
                 .unwrap_or_else(|| Err("not judged".into()))
-                .and_then(|r| rag::context_verdict(&r));
+                .and_then(|r| rag::context_verdict(&r).map_err(|e| e.to_string()));
             if let Ok(list) = &mut judged[i] {
                 match verdict {
                     Ok(v) => list.push(v),

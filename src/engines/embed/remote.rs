@@ -66,7 +66,7 @@ impl RemoteModel {
     }
 
     /// Embeds one batch, retrying what is worth retrying. The error says why the batch failed.
-    pub fn embed_batch(&self, texts: &[&str]) -> Result<RemoteBatch, String> {
+    pub(crate) fn embed_batch(&self, texts: &[&str]) -> Result<RemoteBatch, String> {
         let body = json!({ "model": self.model, "input": texts }).to_string();
         let mut calls = 0u64;
         let mut attempt = 0u32;

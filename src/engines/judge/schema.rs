@@ -33,11 +33,11 @@
 //!     "properties": {"verdict": {"type": "string", "enum": ["yes", "no"]}}
 //! });
 //! assert!(validate(&json!({"verdict": "yes"}), &schema).is_ok());
-//! let e = validate(&json!({"verdict": "maybe"}), &schema).unwrap_err();
+//! let e = validate(&json!({"verdict": "maybe"}), &schema).unwrap_err().to_string();
 //! assert!(e.contains("verdict") && e.contains("maybe"));
-//! assert!(validate(&json!({}), &schema).unwrap_err().contains("missing required field `verdict`"));
+//! assert!(validate(&json!({}), &schema).unwrap_err().to_string().contains("missing required field `verdict`"));
 //! // A keyword the validator does not implement is refused, naming it.
-//! let e = check_schema(&json!({"type": "object", "properties": {"a": {"$ref": "#/x"}}})).unwrap_err();
+//! let e = check_schema(&json!({"type": "object", "properties": {"a": {"$ref": "#/x"}}})).unwrap_err().to_string();
 //! assert!(e.contains("`$ref`") && e.contains("properties.a"), "{e}");
 //! ```
 
@@ -98,15 +98,18 @@ const KEYWORDS: [&str; 23] = [
 const MAX_PATTERN_CHARS: usize = 1_000;
 
 /// Checks that `schema` uses only keywords this validator implements, each with a value of the
-/// right kind. The error names the keyword and where in the schema it is.
-pub fn check_schema(schema: &Value) -> Result<(), String> {
+/// right kind. The error ([`ErrorKind::InvalidOptions`](crate::ErrorKind::InvalidOptions))
+/// names the keyword and where in the schema it is.
+pub fn check_schema(schema: &Value) -> crate::Result<()> {
     check_schema_at(schema, "schema")
+        .map_err(|e| crate::Error::new(crate::ErrorKind::InvalidOptions, e))
 }
 
-/// Checks `value` against `schema`; the error names the path of the first violation. A schema
-/// that [`check_schema`] refuses is refused here too.
-pub fn validate(value: &Value, schema: &Value) -> Result<(), String> {
-    check(value, schema, "$")
+/// Checks `value` against `schema`; the error
+/// ([`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput)) names the path of the first
+/// violation. A schema that [`check_schema`] refuses is refused here too.
+pub fn validate(value: &Value, schema: &Value) -> crate::Result<()> {
+    check(value, schema, "$").map_err(|e| crate::Error::new(crate::ErrorKind::InvalidInput, e))
 }
 
 fn check_schema_at(schema: &Value, at: &str) -> Result<(), String> {
@@ -640,15 +643,19 @@ mod tests {
         .is_ok());
         assert!(validate(&json!({"claims": [1]}), &schema)
             .unwrap_err()
+            .to_string()
             .starts_with("$.claims[0]"));
         assert!(validate(&json!({"claims": []}), &schema)
             .unwrap_err()
+            .to_string()
             .contains("at least 1"));
         assert!(validate(&json!({"score": 2}), &schema)
             .unwrap_err()
+            .to_string()
             .contains("maximum"));
         assert!(validate(&json!([]), &schema)
             .unwrap_err()
+            .to_string()
             .contains("expected object"));
         // Extra fields are allowed unless additionalProperties is false.
         assert!(validate(&json!({"other": 1}), &schema).is_ok());
@@ -758,7 +765,9 @@ mod tests {
                 validate(&good, &schema).is_ok(),
                 "{schema} should accept {good}"
             );
-            let e = validate(&bad, &schema).expect_err(&format!("{schema} must reject {bad}"));
+            let e = validate(&bad, &schema)
+                .expect_err(&format!("{schema} must reject {bad}"))
+                .to_string();
             assert!(e.contains(says), "{schema} on {bad}: {e}");
         }
     }
@@ -808,7 +817,9 @@ mod tests {
             (json!({"anyOf": []}), "`anyOf` must be a non-empty list"),
         ];
         for (schema, says) in cases {
-            let e = check_schema(&schema).expect_err(&format!("{schema} must be refused"));
+            let e = check_schema(&schema)
+                .expect_err(&format!("{schema} must be refused"))
+                .to_string();
             assert!(e.contains(says), "{schema}: {e}");
         }
         // `required` in a branch without `properties` names fields declared beside the branch.
@@ -816,9 +827,14 @@ mod tests {
                             "anyOf": [{"required": ["a"]}, {"required": ["b"]}]});
         check_schema(&either).unwrap();
         assert!(validate(&json!({"b": 1}), &either).is_ok());
-        assert!(validate(&json!({}), &either).unwrap_err().contains("anyOf"));
+        assert!(validate(&json!({}), &either)
+            .unwrap_err()
+            .to_string()
+            .contains("anyOf"));
         // A schema that skipped the check is not half-applied.
-        let e = validate(&json!(1), &json!({"if": {}})).unwrap_err();
+        let e = validate(&json!(1), &json!({"if": {}}))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("keyword `if`"), "{e}");
         // Integers above 2^53 are compared exactly.
         let big = json!({"enum": [9_007_199_254_740_992.0_f64]});

@@ -158,7 +158,7 @@ impl JudgeTemplate {
         {
             return bad("the schema must be an object schema with `properties`");
         }
-        super::schema::check_schema(&self.schema).or_else(|e| bad(&e))?;
+        super::schema::check_schema(&self.schema).or_else(|e| bad(&e.to_string()))?;
         Ok(())
     }
 

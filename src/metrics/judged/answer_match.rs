@@ -40,8 +40,13 @@ pub struct AnswerMatch {
     pub reasoning: String,
 }
 
-/// Scores one validated reply of the `answer_match` card.
-pub fn score_reply(reply: &Value) -> Result<AnswerMatch, String> {
+/// Scores one validated reply of the `answer_match` card; a reply without a boolean `match` is
+/// an [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) error saying so.
+pub fn score_reply(reply: &Value) -> crate::Result<AnswerMatch> {
+    score(reply).map_err(|e| crate::Error::new(crate::ErrorKind::InvalidInput, e))
+}
+
+fn score(reply: &Value) -> Result<AnswerMatch, String> {
     let matched = reply
         .get("match")
         .and_then(Value::as_bool)

@@ -408,12 +408,15 @@ pub fn share_positive(judgements: &[Judgement]) -> Option<f64> {
     Some(positive as f64 / judgements.len() as f64)
 }
 
-/// The verdict of one `context_precision` / `context_utilization` reply.
-pub fn context_verdict(reply: &Value) -> Result<Judgement, String> {
+/// The verdict of one `context_precision` / `context_utilization` reply; a reply without a
+/// readable verdict is an [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) error
+/// saying why.
+pub fn context_verdict(reply: &Value) -> crate::Result<Judgement> {
     Ok(Judgement {
         statement: String::new(),
         reason: text_field(reply, "reason").to_string(),
-        verdict: flag_field(reply, "verdict")?,
+        verdict: flag_field(reply, "verdict")
+            .map_err(|e| crate::Error::new(crate::ErrorKind::InvalidInput, e))?,
     })
 }
 

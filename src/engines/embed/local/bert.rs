@@ -293,7 +293,10 @@ fn dense_layer(weight: &[f32], bias: Vec<f32>, inputs: usize) -> Dense {
 impl Bert {
     /// Builds the encoder from `config` and the tensors of a safetensors file. Errors say which
     /// tensor is missing or has the wrong shape, or which config value is unsupported.
-    pub fn new(config: &BertConfig, tensors: HashMap<String, Tensor>) -> Result<Self, String> {
+    pub(crate) fn new(
+        config: &BertConfig,
+        tensors: HashMap<String, Tensor>,
+    ) -> Result<Self, String> {
         if let Some(kind) = &config.model_type
             && kind != "bert"
         {

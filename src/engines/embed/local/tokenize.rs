@@ -30,7 +30,7 @@ impl TextTokenizer {
     /// (special tokens included) and no padding, whatever the file says (the file's own
     /// truncation, 128 for all-MiniLM-L6-v2, is replaced at call time by sentence-transformers
     /// too).
-    pub fn from_json_bytes(bytes: &[u8], max_seq_length: usize) -> Result<Self, String> {
+    pub(crate) fn from_json_bytes(bytes: &[u8], max_seq_length: usize) -> Result<Self, String> {
         let mut tokenizer = Tokenizer::from_bytes(bytes).map_err(|e| e.to_string())?;
         tokenizer
             .with_truncation(Some(TruncationParams {
@@ -45,7 +45,7 @@ impl TextTokenizer {
     }
 
     /// The ids the model reads for `text`.
-    pub fn tokens(&self, text: &str) -> Result<Tokens, String> {
+    pub(crate) fn tokens(&self, text: &str) -> Result<Tokens, String> {
         let encoding = self
             .tokenizer
             .encode(python_strip(text), true)

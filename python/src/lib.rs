@@ -602,14 +602,8 @@ fn py_err_in<E: std::fmt::Display>(function: &'static str) -> impl Fn(E) -> PyEr
     }
 }
 
-fn span_unit(unit: &str) -> PyResult<SpanUnit> {
-    match unit {
-        "codepoints" => Ok(SpanUnit::CodePoints),
-        "bytes" => Ok(SpanUnit::Bytes),
-        other => Err(py_err_in("check_spans")(format!(
-            "unit must be 'codepoints' or 'bytes', got '{other}'"
-        ))),
-    }
+fn span_unit(function: &'static str, unit: &str) -> PyResult<SpanUnit> {
+    unit.parse().map_err(py_err_in(function))
 }
 
 /// The golden-dataset checks (`polars-rag validate`) on a DataFrame: one row per problem.
@@ -629,8 +623,13 @@ fn validate_golden(
             })
             .transpose()?;
         let golden = readable("validate_golden", &golden.0)?;
-        let found = golden::validate_golden(&golden, id, corpus.as_ref(), span_unit(unit)?)
-            .map_err(py_err_in("validate_golden"))?;
+        let found = golden::validate_golden(
+            &golden,
+            id,
+            corpus.as_ref(),
+            span_unit("validate_golden", unit)?,
+        )
+        .map_err(py_err_in("validate_golden"))?;
         Ok(PyDataFrame(
             golden::problems_frame(&found.problems).map_err(py_err_in("validate_golden"))?,
         ))
@@ -653,8 +652,15 @@ fn check_spans(
         let corpus = Corpus::from_frame(&readable("check_spans", &corpus.0)?)
             .map_err(py_err_in("check_spans"))?;
         let mut df = readable("check_spans", &frame.0)?;
-        let checked = corpus::check_spans(&df, id, column, &corpus, span_unit(unit)?, fill_text)
-            .map_err(py_err_in("check_spans"))?;
+        let checked = corpus::check_spans(
+            &df,
+            id,
+            column,
+            &corpus,
+            span_unit("check_spans", unit)?,
+            fill_text,
+        )
+        .map_err(py_err_in("check_spans"))?;
         df.with_column(checked.column.into_column())
             .map_err(py_err_in("check_spans"))?;
         let problems: Vec<golden::Problem> = checked

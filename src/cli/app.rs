@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use crate::cli::demo_dir;
 use crate::compare::{CompareOptions, Gate};
 use crate::job::compare::{self as cli_compare, CompareJob};
-use crate::job::corpus::SpanUnit;
 use crate::job::locate::{self as cli_locate};
 use crate::job::progress::ProgressLine;
 use crate::job::validate::{self, ValidateJob};
@@ -370,11 +369,7 @@ where
                 golden: args.golden,
                 corpus: args.corpus,
                 id: args.id_col,
-                unit: if args.unit == "bytes" {
-                    SpanUnit::Bytes
-                } else {
-                    SpanUnit::CodePoints
-                },
+                unit: args.unit,
             };
             match validate::run(&job) {
                 Ok(report) => {

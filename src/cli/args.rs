@@ -5,6 +5,8 @@ use crate::job::progress::ProgressMode;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
+use crate::job::corpus::SpanUnit;
+
 pub(crate) const EXAMPLES: &str = "\
 Examples:
   polars-rag                                   score the bundled demo (datasets/demo), compare its runs
@@ -277,8 +279,8 @@ pub(crate) struct ValidateArgs {
     #[arg(long, default_value = "query_id")]
     pub(crate) id_col: String,
     /// Unit of the span offsets.
-    #[arg(long, value_parser = ["codepoints", "bytes"], default_value = "codepoints")]
-    pub(crate) unit: String,
+    #[arg(long, value_enum, default_value_t)]
+    pub(crate) unit: SpanUnit,
 }
 
 #[derive(clap::Args, Default)]
@@ -350,8 +352,8 @@ pub(crate) struct ScoreArgs {
     #[arg(long)]
     pub(crate) corpus: Option<PathBuf>,
     /// Unit of the span offsets in the tables (converted to code points through the corpus).
-    #[arg(long, value_parser = ["codepoints", "bytes"])]
-    pub(crate) unit: Option<String>,
+    #[arg(long, value_enum)]
+    pub(crate) unit: Option<SpanUnit>,
     /// A span that does not fit the corpus: error (default) or null (that query's span metrics
     /// are null, the reason in span_issues).
     #[arg(long, value_parser = ["error", "null"])]

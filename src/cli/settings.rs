@@ -6,7 +6,6 @@ use crate::engines::embed::EmbedSettings;
 use crate::engines::judge::JudgeSettings;
 use crate::job::config::Columns;
 use crate::job::config::ScoreConfig;
-use crate::job::corpus::SpanUnit;
 use crate::job::locate::LocateJob;
 use crate::job::progress::ProgressMode;
 use crate::job::{self as score, InvalidSpans, ScoreJob};
@@ -210,11 +209,7 @@ pub(crate) fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
             }
         }
     }
-    let unit = match args.unit.as_deref().or(cfg.unit.as_deref()) {
-        Some("bytes") => SpanUnit::Bytes,
-        Some("codepoints") | None => SpanUnit::CodePoints,
-        Some(other) => return Err(format!("unit must be codepoints or bytes, got '{other}'")),
-    };
+    let unit = args.unit.or(cfg.unit).unwrap_or_default();
     let invalid_spans = match args
         .invalid_spans
         .as_deref()

@@ -72,6 +72,7 @@ use crate::engines::judge::template::JudgeTemplate;
 use crate::engines::judge::JudgeSettings;
 use crate::metrics::judged::custom::CardSource;
 use crate::metrics::MetricOptions;
+use crate::polars::corpus::SpanUnit;
 
 /// Column names of the run and golden tables; `None` picks the documented default.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -126,7 +127,7 @@ pub struct ScoreConfig {
     /// The chunking (Parquet: file, start, end) that `span_precision_omega` scores.
     pub chunks: Option<PathBuf>,
     /// `codepoints` or `bytes`.
-    pub unit: Option<String>,
+    pub unit: Option<SpanUnit>,
     /// `error` or `null`.
     pub invalid_spans: Option<String>,
     /// The column to break the summary down by.
@@ -194,7 +195,7 @@ struct JobKeys {
     columns: Columns,
     corpus: Option<PathBuf>,
     chunks: Option<PathBuf>,
-    unit: Option<String>,
+    unit: Option<SpanUnit>,
     invalid_spans: Option<String>,
     by: Option<String>,
 }
@@ -304,6 +305,19 @@ mod tests {
         assert_eq!(cfg.options.quoted_spans.quotes, QuoteStyle::Ragas);
         assert_eq!(cfg.options.quoted_spans.min_len, 2);
         assert!(cfg.options.quoted_spans.casefold);
+    }
+
+    #[test]
+    fn the_span_unit_is_read_as_its_type() {
+        let cfg = ScoreConfig::parse("unit = \"bytes\"").unwrap();
+        assert_eq!(cfg.unit, Some(SpanUnit::Bytes));
+        let e = ScoreConfig::parse("unit = \"chars\"")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("chars") && e.contains("codepoints") && e.contains("bytes"),
+            "{e}"
+        );
     }
 
     #[test]

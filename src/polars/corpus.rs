@@ -175,14 +175,51 @@ pub fn frame_documents(df: &DataFrame) -> crate::Result<Vec<(String, String)>> {
     checked().map_err(crate::Error::input)
 }
 
-/// The unit of a table's span offsets.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// The unit of a table's span offsets, named `codepoints` or `bytes` wherever it is read (TOML,
+/// the command line, Python): parsed here once.
+///
+/// ```
+/// use polars_rag::polars::corpus::SpanUnit;
+/// assert_eq!("bytes".parse::<SpanUnit>().unwrap(), SpanUnit::Bytes);
+/// assert_eq!(SpanUnit::CodePoints.to_string(), "codepoints");
+/// let e = "chars".parse::<SpanUnit>().unwrap_err().to_string();
+/// assert_eq!(e, "unit must be 'codepoints' or 'bytes', got 'chars'");
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "job", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
 pub enum SpanUnit {
     /// Unicode code points (the default, Python's `text[start:end]`).
     #[default]
+    #[cfg_attr(feature = "job", value(name = "codepoints"))]
+    #[serde(rename = "codepoints")]
     CodePoints,
     /// UTF-8 bytes.
     Bytes,
+}
+
+impl std::str::FromStr for SpanUnit {
+    type Err = crate::Error;
+
+    fn from_str(text: &str) -> crate::Result<SpanUnit> {
+        match text {
+            "codepoints" => Ok(SpanUnit::CodePoints),
+            "bytes" => Ok(SpanUnit::Bytes),
+            other => Err(crate::Error::new(
+                crate::ErrorKind::InvalidOptions,
+                format!("unit must be 'codepoints' or 'bytes', got '{other}'"),
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for SpanUnit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SpanUnit::CodePoints => "codepoints",
+            SpanUnit::Bytes => "bytes",
+        })
+    }
 }
 
 /// A span that does not fit its corpus.

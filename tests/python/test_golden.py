@@ -116,3 +116,11 @@ def test_join_golden_reports_duplicates():
     joined = pr.join_golden(golden, run)
     assert joined.duplicate_golden == ["q1"] and joined.duplicate_run == ["q1"]
     assert joined.frame.height == 4  # every pairing is kept, none dropped
+
+
+def test_a_span_unit_is_codepoints_or_bytes_and_a_wrong_one_names_the_function():
+    golden = pl.DataFrame({"query_id": ["q"], "relevant_spans": [[{"file": "a.md", "start": 0, "end": 5}]]})
+    with pytest.raises(ValueError, match="validate_golden: unit must be 'codepoints' or 'bytes', got 'chars'"):
+        pr.validate_golden(golden, CORPUS, unit="chars")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="check_spans: unit must be 'codepoints' or 'bytes', got 'chars'"):
+        pr.check_spans(golden, "relevant_spans", CORPUS, unit="chars")  # type: ignore[arg-type]

@@ -86,13 +86,10 @@ def _toml_string(name: str, value: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def _section(title: str, settings: Mapping[str, Any]) -> str:
-    """A TOML table of scalar settings (``None`` left out: the job's default applies; a cache of
-    ``None``, no cache, is the empty path the configuration reads as none)."""
-    settings = {**settings, "cache": "" if settings.get("cache") is None else settings["cache"]}
-    lines = [f"[{title}]"]
-    lines += [f"{key} = {_toml_value(f'{title}.{key}', value)}" for key, value in settings.items() if value is not None]
-    return "\n".join(lines) + "\n"
+def _engine_section(title: str, settings: Mapping[str, Any]) -> str:
+    """The ``[judge]`` / ``[embed]`` table of an engine's settings (a cache of ``None``, no cache,
+    is the empty path the configuration reads as none)."""
+    return _section_of((title,), {**settings, "cache": "" if settings.get("cache") is None else settings["cache"]})
 
 
 def _section_of(path: tuple[str, ...], settings: Mapping[str, Any]) -> str:
@@ -187,9 +184,9 @@ def score(
                 raise ValueError(f"score: give the {title} as {title}= or as options[{title!r}], not both")
             sections.append(_section_of((title,), settings))
         if judge is not None:
-            sections.append(_section("judge", judge.settings()))
+            sections.append(_engine_section("judge", judge.settings()))
         if embedder is not None:
-            sections.append(_section("embed", embedder.settings()))
+            sections.append(_engine_section("embed", embedder.settings()))
         if sections:
             if config is not None:
                 raise ValueError("score: give the judge, embedder and options in the config file or as judge= / embedder= / options=, not both")

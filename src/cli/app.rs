@@ -20,7 +20,7 @@ use super::settings::*;
 fn compare(args: CompareArgs) -> Result<bool, String> {
     let mut gate_texts = args.fail_if.clone();
     if let Some(path) = &args.gates {
-        gate_texts.extend(cli_compare::read_gates(path)?);
+        gate_texts.extend(cli_compare::read_gates(path).map_err(|e| e.to_string())?);
     }
     let gates = gate_texts
         .iter()

@@ -95,9 +95,8 @@ impl ClaimsWriter {
     /// A writer of the claims of the scores written to `scores`.
     pub(crate) fn beside(scores: &std::path::Path) -> PolarsResult<Self> {
         let path = claims_path(scores);
-        let file = crate::atomic::AtomicFile::create(&path).map_err(|e| {
-            PolarsError::ComputeError(format!("cannot write {}: {e}", path.display()).into())
-        })?;
+        let file = crate::atomic::AtomicFile::create(&path)
+            .map_err(|e| super::err(format!("cannot write {}: {e}", path.display())))?;
         Ok(ClaimsWriter {
             path,
             file,
@@ -110,11 +109,10 @@ impl ClaimsWriter {
     pub(crate) fn write(&mut self, claims: &mut DataFrame) -> PolarsResult<()> {
         claims.rechunk_mut_par();
         if self.writer.is_none() {
-            let file = self.file.file()?.try_clone().map_err(|e| {
-                PolarsError::ComputeError(
-                    format!("cannot write {}: {e}", self.path.display()).into(),
-                )
-            })?;
+            let file =
+                self.file.file()?.try_clone().map_err(|e| {
+                    super::err(format!("cannot write {}: {e}", self.path.display()))
+                })?;
             self.writer = Some(ParquetWriter::new(file).batched(claims.schema())?);
         }
         let writer = self.writer.as_mut().expect("made above");
@@ -132,9 +130,9 @@ impl ClaimsWriter {
                 .finish()
                 .map_err(|e| super::output::write_error(&self.path, e))?;
         }
-        self.file.commit().map_err(|e| {
-            PolarsError::ComputeError(format!("cannot write {}: {e}", self.path.display()).into())
-        })?;
+        self.file
+            .commit()
+            .map_err(|e| super::err(format!("cannot write {}: {e}", self.path.display())))?;
         Ok((self.path, self.rows))
     }
 }

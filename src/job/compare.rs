@@ -299,16 +299,15 @@ pub fn summary(
 }
 
 /// The gates of a TOML file: `fail_if = ["METRIC OP VALUE", ...]`; any other key is an error.
-pub fn read_gates(path: &Path) -> Result<Vec<String>, String> {
+pub fn read_gates(path: &Path) -> PolarsResult<Vec<String>> {
     #[derive(serde::Deserialize)]
     #[serde(deny_unknown_fields)]
     struct GateFile {
         fail_if: Vec<String>,
     }
-    let text = crate::files::read_text(path, "gates file", crate::files::CONFIG_LIMIT)
-        .map_err(|e| e.to_string())?;
-    let file: GateFile =
-        toml::from_str(&text).map_err(|e| format!("invalid gates file {}: {e}", path.display()))?;
+    let text = crate::files::read_text(path, "gates file", crate::files::CONFIG_LIMIT)?;
+    let file: GateFile = toml::from_str(&text)
+        .map_err(|e| err(format!("invalid gates file {}: {e}", path.display())))?;
     Ok(file.fail_if)
 }
 

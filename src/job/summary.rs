@@ -53,14 +53,10 @@ pub(crate) fn summary_values(
             }
         }
     }
-    if let Some(DataType::Struct(fields)) = schema.get(super::claims::CLAIM_AUDIT) {
-        let id = super::claims::CLAIM_AUDIT;
-        for field in fields.iter().filter(|f| numeric(f.dtype())) {
-            out.push((format!("{id}.{}", field.name()), at(id, field.name())));
-        }
-    }
-    for custom in job.scored_judges() {
-        let id = custom.id();
+    // Struct columns of reply fields: the claim audit's, then each judge card's.
+    let cards = std::iter::once(super::claims::CLAIM_AUDIT.to_string())
+        .chain(job.scored_judges().map(|custom| custom.id()));
+    for id in cards {
         if let Some(DataType::Struct(fields)) = schema.get(&id) {
             for field in fields.iter().filter(|f| numeric(f.dtype())) {
                 out.push((format!("{id}.{}", field.name()), at(&id, field.name())));

@@ -158,6 +158,20 @@ pub mod cli {
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
 
+    /// The key-value metadata of a Parquet file (where `score` writes the signatures), key →
+    /// value (an absent value as "").
+    pub fn key_value_metadata(path: &Path) -> std::collections::BTreeMap<String, String> {
+        ParquetReader::new(std::fs::File::open(path).unwrap())
+            .get_metadata()
+            .unwrap()
+            .key_value_metadata()
+            .clone()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|kv| (kv.key, kv.value.unwrap_or_default()))
+            .collect()
+    }
+
     pub fn write_parquet(path: &Path, frame: &mut DataFrame) {
         ParquetWriter::new(std::fs::File::create(path).unwrap())
             .finish(frame)

@@ -246,18 +246,11 @@ fn score_runs_configured_cards_with_their_column_mapping() {
         .clone();
     let count: Vec<Option<i64>> = field(&judged, "count").i64().unwrap().iter().collect();
     assert_eq!(count, [Some(2), Some(0)]);
-    let metadata = ParquetReader::new(std::fs::File::open(&out).unwrap())
-        .get_metadata()
-        .unwrap()
-        .key_value_metadata()
-        .clone()
-        .unwrap_or_default();
+    let metadata = common::cli::key_value_metadata(&out);
     assert!(
-        metadata.iter().any(|kv| kv.key.ends_with("term_check")
-            && kv
-                .value
-                .as_deref()
-                .is_some_and(|v| v.contains("term_check|custom|"))),
+        metadata
+            .iter()
+            .any(|(key, value)| key.ends_with("term_check") && value.contains("term_check|custom|")),
         "the signature is in the scores' metadata"
     );
 }

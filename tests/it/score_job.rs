@@ -347,20 +347,11 @@ fn raw_answers_are_audited_claim_by_claim_against_what_they_cite() {
         "{stdout}"
     );
     assert!(stdout.contains("claims: 5 claims of 3 answers"), "{stdout}");
-    let metadata = ParquetReader::new(std::fs::File::open(&out).unwrap())
-        .get_metadata()
-        .unwrap()
-        .key_value_metadata()
-        .clone()
-        .unwrap_or_default();
+    let metadata = cli::key_value_metadata(&out);
     assert!(
         metadata
-            .iter()
-            .any(|kv| kv.key == "polars-rag:signature:claim_audit"
-                && kv
-                    .value
-                    .as_deref()
-                    .is_some_and(|v| v.contains("split_claims") && v.contains("citation_support"))),
+            .get("polars-rag:signature:claim_audit")
+            .is_some_and(|v| v.contains("split_claims") && v.contains("citation_support")),
         "{metadata:?}"
     );
     // In batches of 2 answers: the same scores, claims (rows numbered across batches) and total.

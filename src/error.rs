@@ -24,8 +24,10 @@ pub enum ErrorKind {
     /// Input data the metric cannot score (a dtype, a span, a regex, a dimension).
     InvalidInput,
     /// An engine could not run: the judge's budget is spent, its cache cannot be opened, or the
-    /// build has no judge engine.
+    /// build has no judge engine; or a row could not be judged (its reason).
     Engine,
+    /// A judge's reply that does not say what its prompt asks (a row's reason).
+    InvalidReply,
 }
 
 /// An error of polars-rag's public API: a kind and a message that names the metric or function,
@@ -52,7 +54,7 @@ pub type Result<T> = std::result::Result<T, Error>;
 impl Error {
     /// An error of `kind` with `message` (which names the metric, the option or column, and the
     /// row where one is to blame).
-    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+    pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Error {
             kind,
             message: message.into(),
@@ -67,6 +69,17 @@ impl Error {
     /// An [`ErrorKind::InvalidInput`] error.
     pub fn input(message: impl Into<String>) -> Self {
         Error::new(ErrorKind::InvalidInput, message)
+    }
+
+    /// An [`ErrorKind::Engine`] error.
+    #[cfg(feature = "judge")]
+    pub(crate) fn engine(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Engine, message)
+    }
+
+    /// An [`ErrorKind::InvalidReply`] error.
+    pub(crate) fn reply(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::InvalidReply, message)
     }
 
     /// The kind of problem.
@@ -96,7 +109,7 @@ impl From<Error> for polars::prelude::PolarsError {
             ErrorKind::UnknownMetric | ErrorKind::InvalidOptions => {
                 PolarsError::InvalidOperation(e.message.into())
             }
-            ErrorKind::InvalidInput | ErrorKind::Engine => {
+            ErrorKind::InvalidInput | ErrorKind::Engine | ErrorKind::InvalidReply => {
                 PolarsError::ComputeError(e.message.into())
             }
         }

@@ -36,6 +36,7 @@ pub mod compare;
 pub mod engines;
 pub mod metrics;
 pub mod registry;
+pub mod settings;
 pub mod text;
 
 #[cfg(feature = "polars")]

@@ -81,8 +81,6 @@ from polars_rag._compare import (
     summary,
 )
 from polars_rag._embed import (
-    Embedder,
-    default_model_dir,
     embed,
     embed_cache_clear,
     embed_cache_stats,
@@ -100,7 +98,6 @@ from polars_rag._internal import metric_ids as _metric_ids
 from polars_rag._judge import (
     CitationSupportOptions,
     CustomJudge,
-    Judge,
     JudgeAgreement,
     answer_match,
     citation_precision,
@@ -157,6 +154,7 @@ from polars_rag._retrieval import (
     span_recall,
 )
 from polars_rag._score import ScoreResult, score
+from polars_rag._settings import Embedder, Judge, default_model_dir
 
 __all__ = [
     "Alternative",

@@ -16,6 +16,7 @@ from polars_rag._internal import metric_ids as _metric_ids
 from polars_rag._internal import option_defaults as _option_defaults
 from polars_rag._internal import reads_whole_column as _reads_whole_column
 from polars_rag._internal import signature_of as _signature_of
+from polars_rag._settings import Embedder, Judge
 
 #: A column name or an expression.
 IntoExprColumn = Union[pl.Expr, str]
@@ -191,8 +192,6 @@ def _plugin(
     left at ``None`` take the library's defaults (:func:`option_defaults`); with ``accepted``
     (the function's options ``TypedDict``) every keyword it declares is sent and no other is
     allowed. A :class:`~polars_rag.Judge` option travels as its settings."""
-    from polars_rag._judge import Judge
-
     options = dict(kwargs or {})
     if accepted is not None:
         _accepted_options(name, options, accepted)
@@ -232,9 +231,6 @@ def signature(metric: str, **options: Any) -> str:
         >>> pr.signature("rouge", use_stemmer=True)
         'rouge|tok:rouge_score|stem:porter|version:rouge-score-0.1.2'
     """
-    from polars_rag._embed import Embedder
-    from polars_rag._judge import Judge
-
     # A judge or an embedder is given as an object; its settings are what the signature records.
     options = {
         key: value.settings() if isinstance(value, (Judge, Embedder)) else value for key, value in options.items()

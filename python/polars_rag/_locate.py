@@ -20,11 +20,11 @@ from polars_rag._common import (
     _with_defaults,
     _write_atomically,
 )
-from polars_rag._embed import Embedder
 from polars_rag._embed import embed as _embed_expr
 from polars_rag._internal import locate_stats as _locate_stats
 from polars_rag._internal import locate_table as _locate_table
 from polars_rag._internal import write_locate_workbook as _write_locate_workbook
+from polars_rag._settings import Embedder
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

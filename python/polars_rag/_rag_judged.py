@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal, TypedDict
 
 from polars_rag._common import IntoExprColumn, _plugin
-from polars_rag._embed import Embedder, _embedder
-from polars_rag._judge import Judge
+from polars_rag._embed import _embedder
+from polars_rag._settings import Embedder, Judge
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

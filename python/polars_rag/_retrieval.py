@@ -12,7 +12,7 @@ from polars_rag._common import IntoExprColumn, _plugin
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from polars_rag._embed import Embedder
+    from polars_rag._settings import Embedder
 
 #: How a retrieved item is judged relevant: ``"auto"`` (from the column shapes), ``"text"``
 #: (exact text), ``"id"``, ``"span"`` (character overlap in the same file) or ``"embedding"``

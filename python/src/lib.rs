@@ -1,7 +1,7 @@
-//! Python Polars plugin: `#[polars_expr]` shims generated from the library's metric table
-//! (`polars_rag::metric_table!`). No metric logic lives here: each shim decodes its keyword
-//! arguments into the metric's options section and evaluates it through `polars_rag::polars::dispatch`,
-//! the path the Rust API and the CLI also take.
+//! Python Polars plugin: one `#[polars_expr]` shim per metric id of the library's table
+//! (`plugin_shims!` below lists them; a missing one does not compile). No metric logic lives
+//! here: each shim decodes its keyword arguments into the metric's options section and evaluates
+//! it through `polars_rag::polars::dispatch`, the path the Rust API and the job also take.
 
 use polars::prelude::*;
 use polars_rag::compare::tables as comparison;
@@ -9,13 +9,13 @@ use polars_rag::compare::CompareOptions;
 use polars_rag::engines::embed::EmbedSettings;
 use polars_rag::metrics::judged::custom::CustomJudgeOptions;
 use polars_rag::metrics::locate::LocateOptions;
-use polars_rag::metrics::{MetricOptions, SectionReader};
 use polars_rag::polars::corpus::{self, Corpus, SpanUnit};
 use polars_rag::polars::driver;
 use polars_rag::polars::embedded;
 use polars_rag::polars::golden;
 use polars_rag::polars::locate;
 use polars_rag::polars::{dispatch, join};
+use polars_rag::registry::{MetricId, MetricOptions, SectionReader};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3_polars::derive::{polars_expr, CallerContext, DefaultKwargs};
@@ -90,71 +90,80 @@ fn readable_inputs(metric: &str, series: &[Series]) -> PolarsResult<Vec<Series>>
 
 /// The output field of a call, after the input dtypes are checked (at planning time, before
 /// Polars hands over any data).
-fn checked_output(metric: &str, fields: &[Field]) -> PolarsResult<Field> {
-    guarded(metric, || {
+fn checked_output(metric: MetricId, fields: &[Field]) -> PolarsResult<Field> {
+    guarded(metric.as_str(), || {
         for field in fields {
-            driver::check_input_field(metric, field)?;
+            driver::check_input_field(metric.as_str(), field)?;
         }
-        dispatch::output_field(metric)
+        Ok(dispatch::output_field(metric))
     })
 }
 
 /// Reads a metric's options section from its pickled keyword arguments, blaming one argument
 /// when one is to blame.
-struct PickledKwargs<'a> {
-    metric: &'a str,
+struct PickledKwargs {
+    metric: MetricId,
     kwargs: DefaultKwargs,
 }
 
-impl SectionReader for PickledKwargs<'_> {
-    fn read<T: DeserializeOwned>(self) -> Result<T, String> {
-        options(self.metric, self.kwargs).map_err(|e| {
+impl SectionReader for PickledKwargs {
+    fn read<T: DeserializeOwned>(self) -> polars_rag::Result<T> {
+        options(self.metric.as_str(), self.kwargs).map_err(|e| {
             // `options` already names the metric; `with_section` names it again.
             let message = e.to_string();
             let prefix = format!("{}: invalid options: ", self.metric);
-            message
-                .strip_prefix(&prefix)
-                .map_or(message.clone(), str::to_string)
+            polars_rag::Error::options(
+                message
+                    .strip_prefix(&prefix)
+                    .map_or(message.clone(), str::to_string),
+            )
         })
     }
 }
 
-/// One shim per id of the library's metric table: check the input dtypes at planning time,
-/// decode the options section, read the inputs, evaluate through the table. `parallel` is false
-/// when Polars already runs the call in parallel (streaming morsels, group_by), so the library
-/// does not nest a second level of parallelism.
+/// The plugin's symbols: one `#[polars_expr]` shim per metric id (the Python functions call them
+/// by name), each checking the input dtypes at planning time, decoding the options section and
+/// evaluating through `dispatch::evaluate`. `parallel` is false when Polars already runs the
+/// call in parallel (streaming morsels, group_by), so the library does not nest a second level
+/// of parallelism. The lists name every [`MetricId`]: a metric without a shim does not compile
+/// (`every_metric_has_a_shim`).
 macro_rules! plugin_shims {
     (
-        sections { $($sections:tt)* }
-        metrics { $(
-            $id:ident {
-                kind: $kind:ident, inputs: $inputs:ident, options: $options:ident,
-                $($rest:tt)*
-            }
-        )* }
+        with_options { $($id:ident: $metric:ident,)* }
+        without_options { $($bare_id:ident: $bare_metric:ident,)* }
     ) => {
-        $( plugin_shim!($id, $options); )*
+        $( plugin_shim!($id, $metric, options); )*
+        $( plugin_shim!($bare_id, $bare_metric); )*
+
+        /// Never called: its `match` is exhaustive only while both lists name every metric.
+        #[allow(dead_code)]
+        fn every_metric_has_a_shim(metric: MetricId) {
+            match metric {
+                $( MetricId::$metric => {} )*
+                $( MetricId::$bare_metric => {} )*
+            }
+        }
     };
 }
 
 macro_rules! plugin_shim {
     // Metrics without options take no keyword arguments (Polars sends none for an empty dict).
-    ($id:ident, none) => {
+    ($id:ident, $metric:ident) => {
         paste::paste! {
             fn [<$id _output_field>](fields: &[Field]) -> PolarsResult<Field> {
-                checked_output(stringify!($id), fields)
+                checked_output(MetricId::$metric, fields)
             }
 
             #[polars_expr(output_type_func = [<$id _output_field>])]
             fn $id(series: &[Series], context: CallerContext) -> PolarsResult<Series> {
-                evaluate(stringify!($id), series, context, MetricOptions::default())
+                evaluate(MetricId::$metric, series, context, MetricOptions::default())
             }
         }
     };
-    ($id:ident, $section:ident) => {
+    ($id:ident, $metric:ident, options) => {
         paste::paste! {
             fn [<$id _output_field>](fields: &[Field]) -> PolarsResult<Field> {
-                checked_output(stringify!($id), fields)
+                checked_output(MetricId::$metric, fields)
             }
 
             #[polars_expr(output_type_func = [<$id _output_field>])]
@@ -163,8 +172,8 @@ macro_rules! plugin_shim {
                 context: CallerContext,
                 kwargs: DefaultKwargs,
             ) -> PolarsResult<Series> {
-                let metric = stringify!($id);
-                guarded(metric, || {
+                let metric = MetricId::$metric;
+                guarded(metric.as_str(), || {
                     let options = MetricOptions::with_section(metric, PickledKwargs { metric, kwargs })?;
                     evaluate(metric, series, context, options)
                 })
@@ -173,20 +182,67 @@ macro_rules! plugin_shim {
     };
 }
 
+plugin_shims! {
+    with_options {
+        quoted_spans: QuotedSpans,
+        citation_alignment: CitationAlignment,
+        bleu: Bleu,
+        corpus_bleu: CorpusBleu,
+        chrf: Chrf,
+        corpus_chrf: CorpusChrf,
+        rouge: Rouge,
+        exact_match: ExactMatch,
+        string_similarity: StringSimilarity,
+        semantic_similarity: SemanticSimilarity,
+        citation_indicators: CitationIndicators,
+        precision_at_k: PrecisionAtK,
+        recall_at_k: RecallAtK,
+        f1_at_k: F1AtK,
+        hybrid_log_rank: HybridLogRank,
+        hit_rate_at_k: HitRateAtK,
+        mrr: Mrr,
+        average_precision: AveragePrecision,
+        ndcg_at_k: NdcgAtK,
+        r_precision: RPrecision,
+        span_precision: SpanPrecision,
+        span_recall: SpanRecall,
+        span_iou: SpanIou,
+        span_precision_omega: SpanPrecisionOmega,
+        citation_support: CitationSupport,
+        citation_precision: CitationPrecision,
+        answer_match: AnswerMatch,
+        g_eval: GEval,
+        faithfulness: Faithfulness,
+        answer_relevancy: AnswerRelevancy,
+        context_precision: ContextPrecision,
+        context_utilization: ContextUtilization,
+        context_recall: ContextRecall,
+        split_claims: SplitClaims,
+        locate_quotes: LocateQuotes,
+        extract_quotes: ExtractQuotes,
+    }
+    without_options {
+        string_presence: StringPresence,
+        keyword_coverage: KeywordCoverage,
+        number_match: NumberMatch,
+        answer_completeness: AnswerCompleteness,
+        checks: Checks,
+        embedding_cosine: EmbeddingCosine,
+    }
+}
+
 /// A shim's body: the inputs as the library reads them, evaluated through the metric table.
 fn evaluate(
-    metric: &str,
+    metric: MetricId,
     series: &[Series],
     context: CallerContext,
     options: MetricOptions,
 ) -> PolarsResult<Series> {
-    guarded(metric, || {
-        let inputs = readable_inputs(metric, series)?;
+    guarded(metric.as_str(), || {
+        let inputs = readable_inputs(metric.as_str(), series)?;
         dispatch::evaluate(metric, &inputs, &options, !context.parallel())
     })
 }
-
-polars_rag::metric_table!(plugin_shims);
 
 /// Decodes `embed`'s pickled keyword arguments (the embedder's settings).
 fn embed_settings(kwargs: DefaultKwargs) -> PolarsResult<EmbedSettings> {
@@ -449,13 +505,10 @@ fn metric_ids() -> Vec<&'static str> {
 #[pyfunction]
 fn option_defaults(metric: &str) -> PyResult<String> {
     py_guarded("option_defaults", move || {
+        let metric: MetricId = metric.parse().map_err(py_err_in("option_defaults"))?;
         let mut text = Vec::new();
-        let written =
-            MetricOptions::defaults_of(metric, &mut serde_json::Serializer::new(&mut text))
-                .map_err(py_err_in("option_defaults"))?;
-        if written.is_none() {
-            polars_rag::registry::require(metric).map_err(py_err_in("option_defaults"))?;
-        }
+        MetricOptions::defaults_of(metric, &mut serde_json::Serializer::new(&mut text))
+            .map_err(py_err_in("option_defaults"))?;
         String::from_utf8(text).map_err(py_err_in("option_defaults"))
     })
 }
@@ -472,10 +525,10 @@ fn signature_of(metric: &str, options: &[u8]) -> PyResult<String> {
     py_guarded("signature", move || {
         let mut decoder =
             serde_pickle::Deserializer::new(options, serde_pickle::DeOptions::default());
+        let metric: MetricId = metric.parse().map_err(py_err_in("signature"))?;
         let opts =
             MetricOptions::for_metric(metric, &mut decoder).map_err(py_err_in("signature"))?;
-        opts.signature(metric)
-            .ok_or_else(|| PyValueError::new_err(format!("unknown metric '{metric}'")))
+        Ok(opts.signature(metric))
     })
 }
 
@@ -487,6 +540,9 @@ fn reads_whole_column(metric: &str, options: &[u8]) -> bool {
     std::panic::catch_unwind(|| {
         let mut decoder =
             serde_pickle::Deserializer::new(options, serde_pickle::DeOptions::default());
+        let Ok(metric) = metric.parse::<MetricId>() else {
+            return false;
+        };
         MetricOptions::for_metric(metric, &mut decoder)
             .is_ok_and(|o| dispatch::reads_whole_column(metric, &o))
     })

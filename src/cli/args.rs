@@ -5,14 +5,18 @@ use crate::job::progress::ProgressMode;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
+use crate::job::config::ConfigOverride;
 use crate::job::corpus::SpanUnit;
+use crate::job::InvalidSpans;
+use crate::metrics::locate::{align::Trim, LocateCompat, QuoteTokenizer};
+use crate::registry::SharedOptions;
 
 pub(crate) const EXAMPLES: &str = "\
 Examples:
   polars-rag                                   score the bundled demo (datasets/demo), compare its runs
   polars-rag score --run run.parquet --out scores.parquet
   polars-rag score --golden golden.parquet --run run.parquet --metrics rouge,quoted_spans
-  polars-rag score --run run.parquet --sources-col retrieved --quotes ragas --min-len 2
+  polars-rag score --run run.parquet --sources-col retrieved --set quoted_spans.quotes=ragas --set quoted_spans.min_len=2
   polars-rag score --config job.toml           settings from TOML (flags override them)
   polars-rag score --run run.parquet --locate-quotes
                                                also locate each quote of the answers in its sources
@@ -216,8 +220,8 @@ pub(crate) struct LocateArgs {
     pub(crate) quote_col: String,
     /// `none` (corrected algorithm, the default) or `soak` (soak 9c164e87 VerifyQuotes, bit for
     /// bit).
-    #[arg(long, value_parser = ["none", "soak"])]
-    pub(crate) compat: Option<String>,
+    #[arg(long)]
+    pub(crate) compat: Option<LocateCompat>,
     /// Window size in code points (default: 400; soak: 1.1 x the longest quote, capped at 500).
     #[arg(long)]
     pub(crate) window_size: Option<usize>,
@@ -234,8 +238,8 @@ pub(crate) struct LocateArgs {
     #[arg(long)]
     pub(crate) ellipsis_max_gap: Option<usize>,
     /// How the best window is trimmed to the quote (default: fuzzy).
-    #[arg(long, value_parser = ["fuzzy", "sliding_bm25", "hybrid", "off"])]
-    pub(crate) trim: Option<String>,
+    #[arg(long)]
+    pub(crate) trim: Option<Trim>,
     /// Below this match ratio a quote is not found (default: the library's, 0.6).
     #[arg(long)]
     pub(crate) min_match_ratio: Option<f64>,
@@ -246,8 +250,8 @@ pub(crate) struct LocateArgs {
     #[arg(long)]
     pub(crate) context_chars: Option<usize>,
     /// BM25 words (default: unicode_words; soak: nltk).
-    #[arg(long, value_parser = ["unicode_words", "nltk"])]
-    pub(crate) tokenizer: Option<String>,
+    #[arg(long)]
+    pub(crate) tokenizer: Option<QuoteTokenizer>,
     /// Fill `cosine` with a hashed bag-of-words embedding of this dimension (no model).
     #[arg(long, conflicts_with_all = ["embed_model", "embed_base_url"])]
     pub(crate) hash_embedding: Option<usize>,
@@ -320,15 +324,6 @@ pub(crate) struct ScoreArgs {
     /// Negative answers column: str or list[str] (default negative_answers).
     #[arg(long)]
     pub(crate) negatives_col: Option<String>,
-    /// Collapse whitespace and lowercase before matching quoted spans.
-    #[arg(long)]
-    pub(crate) casefold: Option<bool>,
-    /// Minimum words for a quoted span to count.
-    #[arg(long)]
-    pub(crate) min_len: Option<usize>,
-    /// Quotation marks: standard (paired typographic quotes) or ragas (Ragas 0.4.3 exactly).
-    #[arg(long, value_parser = ["standard", "ragas"])]
-    pub(crate) quotes: Option<String>,
     /// Retrieved items column, in rank order (default retrieved). A run with one row per item
     /// (query_id, doc_id, optional rank, score, text, file, start, end) is collapsed into it.
     #[arg(long)]
@@ -336,13 +331,14 @@ pub(crate) struct ScoreArgs {
     /// Ground truth of the ranked metrics (default relevant_spans, relevant_ids, relevant_chunks).
     #[arg(long)]
     pub(crate) relevant_col: Option<String>,
-    /// Cutoff of every ranked metric (overrides the config's sections).
-    #[arg(long)]
-    pub(crate) k: Option<i64>,
-    /// Least grade of a relevant ground-truth item for every ranked metric (trec_eval's -l;
-    /// default: any grade above 0).
-    #[arg(long)]
-    pub(crate) relevance_level: Option<f64>,
+    /// The options every ranked metric shares (--k, --relevance-level).
+    #[command(flatten)]
+    pub(crate) shared: SharedOptions,
+    /// Set one key of the configuration, over the config file: SECTION.KEY=VALUE with a TOML
+    /// value (--set rouge.use_stemmer=true --set quoted_spans.quotes=ragas
+    /// --set judge.max_concurrency=4; a bare word is a string). Repeatable.
+    #[arg(long = "set", value_name = "SECTION.KEY=VALUE")]
+    pub(crate) set: Vec<ConfigOverride>,
     /// The chunking (Parquet with file, start, end in code points): every chunk of the corpus,
     /// for span_precision_omega (the precision the chunking allows each question).
     #[arg(long)]
@@ -356,8 +352,8 @@ pub(crate) struct ScoreArgs {
     pub(crate) unit: Option<SpanUnit>,
     /// A span that does not fit the corpus: error (default) or null (that query's span metrics
     /// are null, the reason in span_issues).
-    #[arg(long, value_parser = ["error", "null"])]
-    pub(crate) invalid_spans: Option<String>,
+    #[arg(long)]
+    pub(crate) invalid_spans: Option<InvalidSpans>,
     /// Break the summary down by this column (e.g. segment).
     #[arg(long)]
     pub(crate) by: Option<String>,
@@ -480,4 +476,32 @@ pub(crate) struct JudgeArgs {
     /// past it the run stops with an error (replies received are cached; run again to resume).
     #[arg(long)]
     pub(crate) judge_max_seconds: Option<f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A flag's values are the names a config file uses: clap's name of every variant is its
+    /// serde name, and parses back to it through `FromStr` (serde), the one parser of settings.
+    fn flag_names_are_setting_names<T>()
+    where
+        T: clap::ValueEnum + serde::Serialize + std::str::FromStr + PartialEq + std::fmt::Debug,
+    {
+        for variant in T::value_variants() {
+            let flag = variant.to_possible_value().unwrap().get_name().to_string();
+            let setting = serde_json::to_value(variant).unwrap();
+            assert_eq!(setting.as_str(), Some(flag.as_str()), "{variant:?}");
+            assert_eq!(flag.parse::<T>().ok().as_ref(), Some(variant), "{flag}");
+        }
+    }
+
+    #[test]
+    fn every_setting_flag_reads_the_config_spelling() {
+        flag_names_are_setting_names::<SpanUnit>();
+        flag_names_are_setting_names::<InvalidSpans>();
+        flag_names_are_setting_names::<LocateCompat>();
+        flag_names_are_setting_names::<Trim>();
+        flag_names_are_setting_names::<QuoteTokenizer>();
+    }
 }

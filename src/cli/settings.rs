@@ -3,16 +3,16 @@
 use super::args::*;
 use crate::compare::CompareOptions;
 use crate::engines::embed::EmbedSettings;
+use crate::engines::endpoint::EndpointOverrides;
 use crate::engines::judge::JudgeSettings;
 use crate::job::config::Columns;
 use crate::job::config::ScoreConfig;
 use crate::job::locate::LocateJob;
 use crate::job::progress::ProgressMode;
-use crate::job::{self as score, InvalidSpans, ScoreJob};
+use crate::job::{self as score, ScoreJob};
 use crate::metrics::judged::custom::CustomJudgeOptions;
-use crate::metrics::locate::{parse_choice, LocateOptions};
+use crate::metrics::locate::LocateOptions;
 use crate::registry;
-use crate::text::quotes::QuoteStyle;
 use std::path::PathBuf;
 
 /// The comparison settings: the flags given, the defaults of `CompareOptions` for the others.
@@ -44,15 +44,12 @@ pub(crate) fn locate_job(a: LocateArgs) -> Result<LocateJob, String> {
         k1: a.k1.unwrap_or(defaults.k1),
         b: a.b.unwrap_or(defaults.b),
         ellipsis_max_gap: a.ellipsis_max_gap,
-        trim: a.trim.as_deref().map_or(Ok(defaults.trim), parse_choice)?,
+        trim: a.trim.unwrap_or(defaults.trim),
         min_match_ratio: a.min_match_ratio.unwrap_or(defaults.min_match_ratio),
         expand_neighbors: a.expand_neighbors.unwrap_or(defaults.expand_neighbors),
         context_chars: a.context_chars.unwrap_or(defaults.context_chars),
-        tokenizer: a.tokenizer.as_deref().map(parse_choice).transpose()?,
-        compat: a
-            .compat
-            .as_deref()
-            .map_or(Ok(defaults.compat), parse_choice)?,
+        tokenizer: a.tokenizer,
+        compat: a.compat.unwrap_or(defaults.compat),
         ..defaults
     };
     Ok(LocateJob {
@@ -80,36 +77,22 @@ pub(crate) fn embedder_from(
     configured: Option<EmbedSettings>,
     env_asks: bool,
 ) -> Option<EmbedSettings> {
-    let flagged = args.embed_model.is_some()
-        || args.embed_base_url.is_some()
-        || args.embed_api_key_env.is_some()
-        || args.embed_cache.is_some()
-        || args.no_embed_cache
-        || args.embed_batch_size.is_some();
+    let endpoint = EndpointOverrides {
+        base_url: args.embed_base_url.clone(),
+        model: args.embed_model.clone(),
+        api_key_env: args.embed_api_key_env.clone(),
+        cache: cache_flag(&args.embed_cache, args.no_embed_cache),
+        ..EndpointOverrides::default()
+    };
+    let flagged = !endpoint.is_empty() || args.embed_batch_size.is_some();
     let from_env =
         env_asks && std::env::var("POLARS_RAG_EMBED_MODEL").is_ok_and(|m| !m.trim().is_empty());
     if configured.is_none() && !flagged && !from_env {
         return None;
     }
     let mut settings = configured.unwrap_or_default();
-    if let Some(model) = &args.embed_model {
-        settings.model = Some(model.clone());
-    }
-    if let Some(url) = &args.embed_base_url {
-        settings.base_url = Some(url.clone());
-    }
-    if let Some(name) = &args.embed_api_key_env {
-        settings.api_key_env = Some(name.clone());
-    }
-    if let Some(dir) = &args.embed_cache {
-        settings.cache = Some(dir.display().to_string());
-    }
-    if args.no_embed_cache {
-        settings.cache = None;
-    }
-    if let Some(n) = args.embed_batch_size {
-        settings.batch_size = n;
-    }
+    settings.endpoint.merge(&endpoint);
+    settings.batch_size = args.embed_batch_size.unwrap_or(settings.batch_size);
     Some(settings)
 }
 
@@ -119,59 +102,46 @@ pub(crate) fn judge_from(
     args: &JudgeArgs,
     configured: Option<JudgeSettings>,
 ) -> Option<JudgeSettings> {
-    let flagged = args.judge_base_url.is_some()
-        || args.judge_model.is_some()
-        || args.judge_api_key_env.is_some()
-        || args.judge_cache.is_some()
-        || args.no_judge_cache
-        || args.judge_max_concurrency.is_some()
-        || args.judge_max_calls.is_some()
-        || args.judge_timeout.is_some()
-        || args.judge_max_retry_wait.is_some()
-        || args.judge_max_seconds.is_some();
+    let endpoint = EndpointOverrides {
+        base_url: args.judge_base_url.clone(),
+        model: args.judge_model.clone(),
+        api_key_env: args.judge_api_key_env.clone(),
+        cache: cache_flag(&args.judge_cache, args.no_judge_cache),
+        timeout: args.judge_timeout,
+        max_concurrency: args.judge_max_concurrency,
+        max_retry_wait: args.judge_max_retry_wait,
+        ..EndpointOverrides::default()
+    };
+    let flagged =
+        !endpoint.is_empty() || args.judge_max_calls.is_some() || args.judge_max_seconds.is_some();
     let from_env = std::env::var("POLARS_RAG_JUDGE_MODEL").is_ok_and(|m| !m.trim().is_empty());
     if configured.is_none() && !flagged && !from_env {
         return None;
     }
     let mut judge = configured.unwrap_or_default();
-    if let Some(url) = &args.judge_base_url {
-        judge.base_url = Some(url.clone());
-    }
-    if let Some(model) = &args.judge_model {
-        judge.model = Some(model.clone());
-    }
-    if let Some(name) = &args.judge_api_key_env {
-        judge.api_key_env = Some(name.clone());
-    }
-    if let Some(dir) = &args.judge_cache {
-        judge.cache = Some(dir.display().to_string());
-    }
-    if args.no_judge_cache {
-        judge.cache = None;
-    }
-    if let Some(n) = args.judge_max_concurrency {
-        judge.max_concurrency = n;
-    }
-    if let Some(n) = args.judge_max_calls {
-        judge.max_calls = Some(n);
-    }
-    if let Some(seconds) = args.judge_timeout {
-        judge.timeout = seconds;
-    }
-    if let Some(seconds) = args.judge_max_retry_wait {
-        judge.max_retry_wait = seconds;
-    }
-    if let Some(seconds) = args.judge_max_seconds {
-        judge.max_seconds = Some(seconds);
-    }
+    judge.endpoint.merge(&endpoint);
+    judge.max_calls = args.judge_max_calls.or(judge.max_calls);
+    judge.max_seconds = args.judge_max_seconds.or(judge.max_seconds);
     Some(judge)
 }
 
+/// A cache flag pair (`--X-cache DIR`, `--no-X-cache`) as an override of the cache setting.
+fn cache_flag(dir: &Option<std::path::PathBuf>, off: bool) -> Option<Option<String>> {
+    if off {
+        Some(None)
+    } else {
+        dir.as_ref().map(|d| Some(d.display().to_string()))
+    }
+}
+
 pub(crate) fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
+    // Layers, each over the one before: the options types' defaults, the config file, --set,
+    // then the flags below.
     let mut cfg = match &args.config {
-        Some(path) => ScoreConfig::from_file(path).map_err(|e| e.to_string())?,
-        None => ScoreConfig::default(),
-    };
+        Some(path) => ScoreConfig::from_file_with(path, &args.set),
+        None => ScoreConfig::parse_with("", &args.set),
+    }
+    .map_err(|e| e.to_string())?;
     let judge = judge_from(&args.judge, cfg.judge.take());
     let embedder = embedder_from(&args.embed, cfg.embed.take(), true);
     let run = args
@@ -185,44 +155,9 @@ pub(crate) fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
     // The job gives the judge and the embedding model to every metric's section that sets
     // none of its own (ScoreJob::with_engines).
     let mut options = cfg.options;
-    let quoted = &mut options.quoted_spans;
-    if let Some(c) = args.casefold {
-        quoted.casefold = c;
-    }
-    if let Some(n) = args.min_len {
-        quoted.min_len = n;
-    }
-    if let Some(q) = args.quotes {
-        quoted.quotes = if q == "ragas" {
-            QuoteStyle::Ragas
-        } else {
-            QuoteStyle::Standard
-        };
-    }
-    for id in registry::ids() {
-        if let Some(o) = options.retrieval_mut(id) {
-            if let Some(k) = args.k {
-                o.k = Some(k);
-            }
-            if let Some(level) = args.relevance_level {
-                o.relevance_level = Some(level);
-            }
-        }
-    }
+    options.apply_shared(&args.shared);
     let unit = args.unit.or(cfg.unit).unwrap_or_default();
-    let invalid_spans = match args
-        .invalid_spans
-        .as_deref()
-        .or(cfg.invalid_spans.as_deref())
-    {
-        Some("null") => InvalidSpans::Null,
-        Some("error") | None => InvalidSpans::Error,
-        Some(other) => {
-            return Err(format!(
-                "invalid_spans must be error or null, got '{other}'"
-            ))
-        }
-    };
+    let invalid_spans = args.invalid_spans.or(cfg.invalid_spans).unwrap_or_default();
     let custom_judges = custom_judges_from(
         std::mem::take(&mut cfg.judges),
         &args.judge_cards,

@@ -5,10 +5,12 @@
 //!   persistent reply cache, bounded concurrency, retries, a budget and per-template accounting.
 //! * [`embed`]: sentence embeddings from a local model (feature `embed`) or an OpenAI-compatible
 //!   `/embeddings` server, with a persistent vector cache.
+//! * [`endpoint`]: how both reach their server and how hard they try, declared once.
 //! * [`progress`]: live counters of both engines' work, for a progress display.
 //! * [`redact_url`]: a server URL as it may be shown (without its credentials).
 
 pub mod embed;
+pub mod endpoint;
 #[cfg(feature = "judge")]
 pub mod interrupt;
 pub mod judge;

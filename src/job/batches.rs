@@ -300,7 +300,7 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Batched> 
         PlRefPath::new(out_path.display().to_string()),
         ScanArgsParquet::default(),
     )?;
-    let ids: Vec<&str> = chosen.iter().map(|(m, _)| m.id).collect();
+    let ids: Vec<crate::registry::MetricId> = chosen.iter().map(|(m, _)| m.metric).collect();
     let tally = summarise(job, written, &ids)?;
     stages.lap("summary");
     let outcome = Outcome {

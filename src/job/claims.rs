@@ -16,7 +16,7 @@ use super::plan::Resolved;
 use super::ScoreJob;
 use crate::metrics::judged::citation_support::{describe_sums, precision_of_sums};
 use crate::metrics::judged::claims::cited_span_of_claim;
-use crate::metrics::MetricOptions;
+use crate::registry::MetricOptions;
 
 /// The per-answer column of the audit.
 pub const CLAIM_AUDIT: &str = "claim_audit";

@@ -70,9 +70,10 @@ use serde::Deserialize;
 use crate::engines::embed::EmbedSettings;
 use crate::engines::judge::template::JudgeTemplate;
 use crate::engines::judge::JudgeSettings;
+use crate::job::InvalidSpans;
 use crate::metrics::judged::custom::CardSource;
-use crate::metrics::MetricOptions;
 use crate::polars::corpus::SpanUnit;
+use crate::registry::MetricOptions;
 
 /// Column names of the run and golden tables; `None` picks the documented default.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -129,7 +130,7 @@ pub struct ScoreConfig {
     /// `codepoints` or `bytes`.
     pub unit: Option<SpanUnit>,
     /// `error` or `null`.
-    pub invalid_spans: Option<String>,
+    pub invalid_spans: Option<InvalidSpans>,
     /// The column to break the summary down by.
     pub by: Option<String>,
     /// `[judge]`: the judge of every judged metric whose section sets none of its own.
@@ -196,7 +197,7 @@ struct JobKeys {
     corpus: Option<PathBuf>,
     chunks: Option<PathBuf>,
     unit: Option<SpanUnit>,
-    invalid_spans: Option<String>,
+    invalid_spans: Option<InvalidSpans>,
     by: Option<String>,
 }
 
@@ -204,11 +205,33 @@ impl ScoreConfig {
     /// Parses TOML text. Unknown keys, in the job or in a metric section, are errors, so typos
     /// do not pass silently.
     pub fn parse(text: &str) -> PolarsResult<Self> {
-        Self::parse_text(text).map_err(|e| PolarsError::ComputeError(e.into()))
+        Self::parse_with(text, &[])
     }
 
-    fn parse_text(text: &str) -> Result<Self, String> {
+    /// Parses TOML text with `overrides` applied over it (the command's `--set`): a key they
+    /// set is read, checked and reported exactly as if the file said it.
+    ///
+    /// ```
+    /// use polars_rag::job::config::{ConfigOverride, ScoreConfig};
+    /// use polars_rag::text::quotes::QuoteStyle;
+    /// let sets: Vec<ConfigOverride> = ["quoted_spans.quotes=ragas", "rouge.use_stemmer=true"]
+    ///     .iter().map(|s| s.parse().unwrap()).collect();
+    /// let cfg = ScoreConfig::parse_with("[quoted_spans]\nmin_len = 2", &sets).unwrap();
+    /// assert_eq!(cfg.options.quoted_spans.quotes, QuoteStyle::Ragas);
+    /// assert_eq!(cfg.options.quoted_spans.min_len, 2);
+    /// assert!(cfg.options.rouge.use_stemmer);
+    /// let typo: ConfigOverride = "rouge.stemmer=true".parse().unwrap();
+    /// assert!(ScoreConfig::parse_with("", &[typo]).unwrap_err().to_string().contains("stemmer"));
+    /// ```
+    pub fn parse_with(text: &str, overrides: &[ConfigOverride]) -> PolarsResult<Self> {
+        Self::parse_text(text, overrides).map_err(|e| PolarsError::ComputeError(e.into()))
+    }
+
+    fn parse_text(text: &str, overrides: &[ConfigOverride]) -> Result<Self, String> {
         let mut table: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
+        for o in overrides {
+            o.apply(&mut table)?;
+        }
         let mut job = toml::Table::new();
         for key in [
             "run",
@@ -272,19 +295,99 @@ impl ScoreConfig {
 
     /// Reads a TOML config file.
     pub fn from_file(path: &Path) -> PolarsResult<Self> {
-        Self::read_file(path).map_err(|e| PolarsError::ComputeError(e.into()))
+        Self::from_file_with(path, &[])
     }
 
-    fn read_file(path: &Path) -> Result<Self, String> {
+    /// Reads a TOML config file with `overrides` applied over it (see [`ScoreConfig::parse_with`]).
+    pub fn from_file_with(path: &Path, overrides: &[ConfigOverride]) -> PolarsResult<Self> {
+        Self::read_file(path, overrides).map_err(|e| PolarsError::ComputeError(e.into()))
+    }
+
+    fn read_file(path: &Path, overrides: &[ConfigOverride]) -> Result<Self, String> {
         let text = crate::files::read_text(path, "config", crate::files::CONFIG_LIMIT)
             .map_err(|e| e.to_string())?;
-        Self::parse(&text).map_err(|e| format!("invalid config {}: {e}", path.display()))
+        Self::parse_with(&text, overrides)
+            .map_err(|e| format!("invalid config {}: {e}", path.display()))
+    }
+}
+
+/// One configuration key set from outside the file (the command's repeatable
+/// `--set SECTION.KEY=VALUE`): a dotted path (`rouge.use_stemmer`, `judge.model`, `unit`) and a
+/// TOML value (`true`, `2`, `0.5`, `"text"`, `[1, 2]`; a bare word that is no TOML value, as in
+/// `quoted_spans.quotes=ragas`, is a string).
+///
+/// ```
+/// use polars_rag::job::config::ConfigOverride;
+/// let set: ConfigOverride = "judge.max_concurrency=4".parse().unwrap();
+/// assert_eq!(set.path(), ["judge", "max_concurrency"]);
+/// assert_eq!(set.value(), &toml::Value::Integer(4));
+/// assert!("judge.model".parse::<ConfigOverride>().is_err()); // no value
+/// assert!("judge..model=x".parse::<ConfigOverride>().is_err()); // an empty key
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConfigOverride {
+    path: Vec<String>,
+    value: toml::Value,
+}
+
+impl ConfigOverride {
+    /// The keys from the top of the configuration down.
+    pub fn path(&self) -> &[String] {
+        &self.path
+    }
+
+    /// The value set.
+    pub fn value(&self) -> &toml::Value {
+        &self.value
+    }
+
+    /// Sets the key in `table`, creating the sections on its path.
+    fn apply(&self, table: &mut toml::Table) -> Result<(), String> {
+        let (last, sections) = self.path.split_last().expect("a parsed override has a key");
+        let mut current = table;
+        for (depth, key) in sections.iter().enumerate() {
+            let entry = current
+                .entry(key.clone())
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            current = entry.as_table_mut().ok_or_else(|| {
+                format!(
+                    "--set {}: `{}` is a value, not a section",
+                    self.path.join("."),
+                    self.path[..=depth].join(".")
+                )
+            })?;
+        }
+        current.insert(last.clone(), self.value.clone());
+        Ok(())
+    }
+}
+
+impl std::str::FromStr for ConfigOverride {
+    type Err = crate::Error;
+
+    fn from_str(text: &str) -> crate::Result<Self> {
+        let bad = |what: &str| crate::Error::options(format!("--set {text}: {what}"));
+        let (key, value) = text
+            .split_once('=')
+            .ok_or_else(|| bad("expected SECTION.KEY=VALUE"))?;
+        let path: Vec<String> = key.split('.').map(|k| k.trim().to_string()).collect();
+        if path.iter().any(String::is_empty) {
+            return Err(bad("a key of the path is empty"));
+        }
+        let value = value.trim();
+        // Read as the right-hand side of a TOML assignment; only that one key is kept.
+        let parsed = toml::from_str::<toml::Table>(&format!("value = {value}"))
+            .ok()
+            .and_then(|mut t| t.remove("value"));
+        let value = parsed.unwrap_or_else(|| toml::Value::String(value.to_string()));
+        Ok(ConfigOverride { path, value })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry::MetricId;
     use crate::text::quotes::QuoteStyle;
 
     #[test]
@@ -328,8 +431,7 @@ mod tests {
         assert!(cfg.options.bleu.lowercase && cfg.options.bleu.effective_order);
         assert!(ScoreConfig::default()
             .options
-            .signature("corpus_bleu")
-            .unwrap()
+            .signature(MetricId::CorpusBleu)
             .contains("eff:no"));
     }
 

@@ -21,10 +21,10 @@ use super::{err, validate_metric_ids, CustomJudgeJob, Parts, ScoreJob, ScoreRepo
 use crate::job::corpus::Corpus;
 use crate::job::Input;
 use crate::metrics::retrieval::RankedMetric;
-use crate::metrics::MetricOptions;
 use crate::polars::dispatch;
 use crate::polars::expr;
 use crate::registry::{self, MetricKind};
+use crate::registry::{MetricId, MetricOptions};
 
 /// Wall time per named step, for `--timings`.
 pub(crate) struct Stages {
@@ -170,7 +170,7 @@ pub(crate) fn run_job(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         write_review(path, &frame, &id, &resolved, &scores, &mut notes)?;
     }
     stages.lap("aggregates and write");
-    let ids: Vec<&str> = chosen.iter().map(|(m, _)| m.id).collect();
+    let ids: Vec<MetricId> = chosen.iter().map(|(m, _)| m.metric).collect();
     let tally = summarise(job, scores.clone().lazy(), &ids)?;
     let kept = job.out.is_none().then_some(scores);
     let outcome = Outcome {
@@ -188,7 +188,7 @@ pub(crate) fn run_job(job: &ScoreJob) -> PolarsResult<ScoreReport> {
 /// What a whole job found, before its report is made.
 pub(crate) struct Outcome {
     /// The metrics scored.
-    pub(crate) ids: Vec<&'static str>,
+    pub(crate) ids: Vec<MetricId>,
     /// The summary's numbers.
     pub(crate) tally: SummaryTally,
     pub(crate) aggregates: Vec<Aggregate>,
@@ -221,14 +221,14 @@ pub(crate) fn finish_report(
     } = outcome;
     let audited = tally.labels.iter().any(|l| l.starts_with(CLAIM_AUDIT));
     let mut summary = render_summary(job, options, &tally, &ids, &aggregates, &notes);
-    let mut ids: Vec<&str> = ids;
+    let mut ids: Vec<MetricId> = ids;
     if job.locate_quotes {
         // Located quotes may embed (cosine): their model's work is counted with the rest.
-        ids.push("locate_quotes");
+        ids.push(MetricId::LocateQuotes);
     }
     if audited {
         // The claim audit's judges: the splitter's and the support judge's calls.
-        ids.extend(["split_claims", "citation_support"]);
+        ids.extend([MetricId::SplitClaims, MetricId::CitationSupport]);
     }
     let custom_settings: Vec<_> = job
         .scored_judges()
@@ -311,7 +311,7 @@ pub(crate) fn why_not_streamed(
         .iter()
         .filter(|(info, _)| {
             (info.kind == MetricKind::Aggregate && info.corpus.is_none())
-                || dispatch::reads_whole_column(info.id, options)
+                || dispatch::reads_whole_column(info.metric, options)
         })
         .map(|(info, _)| info.id)
         .collect();
@@ -383,7 +383,7 @@ pub(crate) fn compute_scores(
                     info.id
                 ))
             })?;
-            let settings = options.retrieval(info.id).ok_or_else(|| {
+            let settings = options.retrieval(info.metric).ok_or_else(|| {
                 err(format!(
                     "{}: reads a ranked list but has no retrieval options",
                     info.id
@@ -406,7 +406,7 @@ pub(crate) fn compute_scores(
             continue;
         }
         let inputs: Vec<Expr> = inputs.iter().map(|c| resolved.input_expr(c)).collect();
-        select.push(expr::metric(info.id, inputs, options)?);
+        select.push(expr::metric(info.metric, inputs, options));
     }
     // Judges defined as data, each into a column named after its card.
     for custom in job.scored_judges() {
@@ -427,7 +427,7 @@ pub(crate) fn compute_scores(
             continue;
         }
         let inputs: Vec<Expr> = inputs.iter().map(|c| col(c.as_str())).collect();
-        if let Some(e) = expr::metric_stats(info.id, inputs, options)? {
+        if let Some(e) = expr::metric_stats(info.metric, inputs, options) {
             select.push(e);
             stats_columns.push(stats.column);
         }
@@ -479,7 +479,7 @@ pub(crate) fn compute_aggregates(
         let value = frame
             .clone()
             .lazy()
-            .select([expr::metric(info.id, inputs, options)?])
+            .select([expr::metric(info.metric, inputs, options)])
             .collect()?;
         let first = crate::polars::dispatch::metric_values(&value, info.id)?
             .first()

@@ -9,11 +9,11 @@ use crate::atomic::AtomicFile;
 use crate::engines::judge::JudgeSettings;
 use crate::job::{inputs::scan, summary::judge_accounting};
 use crate::metrics::judged::citation_support::CitationSupportOptions;
-use crate::metrics::MetricOptions;
 use crate::polars::driver::readable_frame;
 use crate::polars::{dispatch, judged};
+use crate::registry::{MetricId, MetricOptions};
 
-const METRIC: &str = "citation_support";
+const METRIC: MetricId = MetricId::CitationSupport;
 
 /// A `judge-eval` job.
 pub struct JudgeEvalJob {
@@ -76,8 +76,8 @@ pub fn run(job: &JudgeEvalJob) -> PolarsResult<String> {
         "judge-eval: {} ({} items) judged by {}\nsignature: {}\nitems judged {}, failed {}\naccuracy {}\ncohen_kappa {}\n",
         job.set.display(),
         set.height(),
-        job.judge.model.as_deref().unwrap_or("?"),
-        options.signature(METRIC).unwrap_or_default(),
+        job.judge.endpoint.model.as_deref().unwrap_or("?"),
+        options.signature(METRIC),
         row.0[0],
         row.0[1],
         number(&row.0[2]),
@@ -107,10 +107,10 @@ pub fn run(job: &JudgeEvalJob) -> PolarsResult<String> {
     text.push_str(&judge_accounting(&options, &[METRIC], &[])?.0);
     if let Some(out) = &job.out {
         let mut items = set.clone();
-        items.with_column(judged_rows.with_name(METRIC.into()).into_column())?;
+        items.with_column(judged_rows.with_name(METRIC.as_str().into()).into_column())?;
         let failed = |e: std::io::Error| polars_err!(ComputeError: "judge-eval: cannot write {}: {e}", out.display());
         let mut file = AtomicFile::create(out).map_err(failed)?;
-        let signature = options.signature(METRIC).unwrap_or_default();
+        let signature = options.signature(METRIC);
         ParquetWriter::new(file.file()?)
             .with_key_value_metadata(Some(KeyValueMetadata::from_static(vec![(
                 format!("{}{METRIC}", crate::job::SIGNATURE_KEY),

@@ -56,8 +56,8 @@ use polars::prelude::*;
 use crate::job::config::Columns;
 use crate::job::corpus::SpanUnit;
 use crate::metrics::judged::custom::CustomJudgeOptions;
-use crate::metrics::MetricOptions;
 use crate::registry::{self, MetricKind};
+use crate::registry::{MetricId, MetricOptions};
 
 pub use execute::run;
 pub use inputs::Input;
@@ -181,8 +181,21 @@ impl CustomJudgeJob {
     }
 }
 
-/// What `score` does with a span that does not fit its corpus.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// What `score` does with a span that does not fit its corpus (`invalid_spans = "error"` or
+/// `"null"`).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+#[value(rename_all = "lower")]
 pub enum InvalidSpans {
     /// Stop with an error naming the query and the span (the default).
     #[default]
@@ -190,6 +203,8 @@ pub enum InvalidSpans {
     /// Score that query's span-based metrics as null and say why in `span_issues`.
     Null,
 }
+
+crate::settings::from_str_by_serde!(InvalidSpans);
 
 /// What a job produced: the summary as the command prints it, and the same facts as data.
 #[derive(Clone, Debug, Default)]
@@ -341,11 +356,11 @@ impl ScoreJob {
     /// command's `[judge]` / `[embed]` sections and flags do.
     pub fn with_engines(&self) -> ScoreJob {
         let mut job = self.clone();
-        for id in registry::ids() {
+        for &metric in MetricId::ALL {
             if let Some(embedder) = &self.embedder
                 && let Some(own) = job
                     .options
-                    .embedder_mut(id)
+                    .embedder_mut(metric)
                     .filter(|own| **own == crate::engines::embed::EmbedSettings::default())
             {
                 *own = embedder.clone();
@@ -353,7 +368,7 @@ impl ScoreJob {
             if let Some(judge) = &self.judge
                 && let Some(own) = job
                     .options
-                    .judge_mut(id)
+                    .judge_mut(metric)
                     .filter(|own| **own == crate::engines::judge::JudgeSettings::default())
             {
                 *own = judge.clone();

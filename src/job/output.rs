@@ -8,7 +8,7 @@ use super::plan::{Chosen, Resolved};
 use super::{err, ScoreJob};
 use crate::atomic::AtomicFile;
 use crate::job::Input;
-use crate::metrics::MetricOptions;
+use crate::registry::MetricOptions;
 
 /// The review workbook of `score --review`: the judged rows to check by hand with their id,
 /// claim and cited span, most suspicious first.
@@ -105,9 +105,9 @@ pub(crate) fn signatures(
 ) -> Vec<(String, String)> {
     chosen
         .iter()
-        .filter_map(|(m, _)| {
-            let sig = options.signature(m.id)?;
-            Some((format!("{}{}", crate::job::SIGNATURE_KEY, m.id), sig))
+        .map(|(m, _)| {
+            let sig = options.signature(m.metric);
+            (format!("{}{}", crate::job::SIGNATURE_KEY, m.id), sig)
         })
         .chain(job.scored_judges().map(|c| {
             (

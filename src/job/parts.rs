@@ -135,7 +135,7 @@ pub(crate) fn write_block_tally(
     mut scores: LazyFrame,
 ) -> PolarsResult<()> {
     let schema = scores.collect_schema()?;
-    let ids: Vec<&str> = chosen.iter().map(|(m, _)| m.id).collect();
+    let ids: Vec<crate::registry::MetricId> = chosen.iter().map(|(m, _)| m.metric).collect();
     let values = summary_values(&schema, &ids, job);
     let tally = tally_of_scores(job, chosen, &values, scores)?;
     let path = SummaryTally::path_beside(job.out_path()?);
@@ -227,7 +227,7 @@ pub(crate) fn summarise_parts(
         .map(id_hash)
         .collect();
     stages.lap("read the parts' ids");
-    let ids: Vec<&str> = chosen.iter().map(|(m, _)| m.id).collect();
+    let ids: Vec<crate::registry::MetricId> = chosen.iter().map(|(m, _)| m.metric).collect();
     let values = summary_values(&scan_parts()?.collect_schema()?.clone(), &ids, job);
     // Each part's tally: the one its block wrote beside it, else from its rows.
     let mut tally: Option<SummaryTally> = None;

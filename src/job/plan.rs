@@ -9,8 +9,8 @@ use super::inputs::{pick, require, scan};
 use super::CustomJudgeJob;
 use super::{err, ScoreJob};
 use crate::metrics::retrieval::Relevance;
-use crate::metrics::MetricOptions;
 use crate::polars::driver::readable_frame;
+use crate::registry::MetricOptions;
 use crate::registry::{self, MetricInputs};
 
 /// A metric to compute and the columns it reads, in the order of its inputs.
@@ -266,7 +266,7 @@ pub(crate) fn resolve_columns(job: &ScoreJob, schema: &Schema) -> PolarsResult<R
 pub(crate) fn options_with_relevance(job: &ScoreJob, resolved: &Resolved) -> MetricOptions {
     let mut options = job.options.clone();
     for info in registry::METRICS {
-        if let Some(o) = options.retrieval_mut(info.id)
+        if let Some(o) = options.retrieval_mut(info.metric)
             && o.relevance == Relevance::Auto
         {
             o.relevance = resolved.relevance_hint();
@@ -297,10 +297,10 @@ pub(crate) fn choose_metrics(
         }
         // A metric's own section may name its judge or model.
         let own_judge = sections
-            .judge_mut(info.id)
+            .judge_mut(info.metric)
             .is_some_and(|j| *j != crate::engines::judge::JudgeSettings::default());
         let own_embedder = sections
-            .embedder_mut(info.id)
+            .embedder_mut(info.metric)
             .is_some_and(|e| *e != crate::engines::embed::EmbedSettings::default());
         let needs_judge =
             info.engine.is_some_and(registry::Engine::judges) && job.judge.is_none() && !own_judge;
@@ -311,7 +311,7 @@ pub(crate) fn choose_metrics(
             Err("a judge ([judge] section, --judge-model / --judge-base-url, or POLARS_RAG_JUDGE_MODEL)")
         } else if needs_embedder {
             Err("an embedding model ([embed] section, --embed-model / --embed-base-url, or POLARS_RAG_EMBED_MODEL)")
-        } else if let Some(what) = job.options.unconfigured(info.id) {
+        } else if let Some(what) = job.options.unconfigured(info.metric) {
             Err(what)
         } else {
             resolved.inputs_for(info.inputs)

@@ -7,8 +7,8 @@ use polars::prelude::*;
 use super::execute::Aggregate;
 use super::{Parts, ScoreJob};
 use crate::job::tally::SummaryTally;
-use crate::metrics::MetricOptions;
 use crate::registry::{self, MetricKind};
+use crate::registry::{MetricId, MetricOptions};
 
 pub(crate) fn line(out: &mut String, name: &str, rows: usize, scored: &str, value: &str) {
     out.push_str(&format!("{name:<26} {rows:>8} {scored:>8} {value:>10}\n"));
@@ -31,7 +31,7 @@ pub(crate) fn dtype_at<'a>(dtype: &'a DataType, path: &str) -> Option<&'a DataTy
 /// fields of the custom judges (booleans as 0/1). Only numeric values present in `schema`.
 pub(crate) fn summary_values(
     schema: &Schema,
-    metrics: &[&str],
+    metrics: &[MetricId],
     job: &ScoreJob,
 ) -> Vec<(String, Expr)> {
     let numeric = |d: &DataType| d.is_primitive_numeric() || d == &DataType::Boolean;
@@ -72,7 +72,7 @@ pub(crate) fn summary_values(
 pub(crate) fn summarise(
     job: &ScoreJob,
     mut scores: LazyFrame,
-    metrics: &[&str],
+    metrics: &[MetricId],
 ) -> PolarsResult<SummaryTally> {
     let schema = scores.collect_schema()?;
     let values = summary_values(&schema, metrics, job);
@@ -84,7 +84,7 @@ pub(crate) fn render_summary(
     job: &ScoreJob,
     options: &MetricOptions,
     tally: &SummaryTally,
-    metrics: &[&str],
+    metrics: &[MetricId],
     aggregates: &[Aggregate],
     notes: &[String],
 ) -> String {
@@ -141,10 +141,9 @@ pub(crate) fn render_summary(
         ));
     }
     out.push_str("signatures:\n");
-    for id in metrics {
-        if let Some(sig) = options.signature(id) {
-            out.push_str(&format!("  {id:<22} {sig}\n"));
-        }
+    for &metric in metrics {
+        let sig = options.signature(metric);
+        out.push_str(&format!("  {:<22} {sig}\n", metric.as_str()));
     }
     if tally
         .labels
@@ -173,17 +172,15 @@ pub fn default_out(run: &Path, dir: &Path) -> PathBuf {
 /// The metrics whose per-row values a summary shows: those scored, and the row-wise metrics
 /// whose output holds a scored corpus-level metric's statistics (`quoted_spans` for
 /// `citation_alignment`), in table order.
-pub(crate) fn summarised(schema: &Schema, metrics: &[&str]) -> Vec<&'static str> {
+pub(crate) fn summarised(schema: &Schema, metrics: &[MetricId]) -> Vec<&'static str> {
     registry::METRICS
         .iter()
         .filter(|m| m.kind == MetricKind::RowWise && schema.contains(m.id))
         .filter(|m| {
-            metrics.contains(&m.id)
-                || metrics.iter().any(|id| {
-                    registry::find(id)
-                        .and_then(|a| a.corpus)
-                        .is_some_and(|c| c.column == m.id)
-                })
+            metrics.contains(&m.metric)
+                || metrics
+                    .iter()
+                    .any(|a| a.info().corpus.is_some_and(|c| c.column == m.id))
         })
         .map(|m| m.id)
         .collect()
@@ -225,16 +222,16 @@ pub(crate) fn by_segment(tally: &SummaryTally, by: &str) -> String {
     out
 }
 
-/// The distinct engine settings (`section` of each metric's options) of the metrics `ids`.
+/// The distinct engine settings (`section` of each metric's options) of `metrics`.
 pub(crate) fn distinct_settings<T: Clone + PartialEq>(
     options: &MetricOptions,
-    ids: &[&str],
-    section: for<'o> fn(&'o mut MetricOptions, &str) -> Option<&'o mut T>,
+    metrics: &[MetricId],
+    section: for<'o> fn(&'o mut MetricOptions, MetricId) -> Option<&'o mut T>,
 ) -> Vec<T> {
     let mut options = options.clone();
     let mut found: Vec<T> = Vec::new();
-    for id in ids {
-        if let Some(settings) = section(&mut options, id)
+    for &metric in metrics {
+        if let Some(settings) = section(&mut options, metric)
             && !found.contains(settings)
         {
             found.push(settings.clone());
@@ -247,12 +244,12 @@ pub(crate) fn distinct_settings<T: Clone + PartialEq>(
 /// retries, failures, tokens and wall time.
 pub(crate) fn judge_accounting(
     options: &MetricOptions,
-    ids: &[&str],
+    metrics: &[MetricId],
     more: &[crate::engines::judge::JudgeSettings],
 ) -> PolarsResult<(String, Vec<Usage>)> {
     let mut text = String::new();
     let mut usage = Vec::new();
-    let mut judges = distinct_settings(options, ids, MetricOptions::judge_mut);
+    let mut judges = distinct_settings(options, metrics, MetricOptions::judge_mut);
     for settings in more {
         if !judges.contains(settings) {
             judges.push(settings.clone());
@@ -284,11 +281,11 @@ pub(crate) fn judge_accounting(
 /// model's token limit, calls and wall time.
 pub(crate) fn embed_accounting(
     options: &MetricOptions,
-    ids: &[&str],
+    metrics: &[MetricId],
 ) -> PolarsResult<(String, Vec<Usage>)> {
     let mut text = String::new();
     let mut usage = Vec::new();
-    for settings in &distinct_settings(options, ids, MetricOptions::embedder_mut) {
+    for settings in &distinct_settings(options, metrics, MetricOptions::embedder_mut) {
         // Only models that were used: a ranked metric judged by embeddings may have been given
         // vectors, and then no model was loaded.
         let Some(embedder) = crate::engines::embed::Embedder::existing(settings) else {

@@ -54,6 +54,8 @@ pub enum SmoothMethod {
     AddK,
 }
 
+crate::settings::from_str_by_serde!(SmoothMethod);
+
 impl SmoothMethod {
     /// sacrebleu's name of the method.
     pub fn name(&self) -> &'static str {
@@ -107,6 +109,8 @@ pub enum BleuCompat {
     /// ([`datapizza_corpus_bleu_score`]).
     Datapizza,
 }
+
+crate::settings::from_str_by_serde!(BleuCompat);
 
 impl Default for BleuOptions {
     fn default() -> Self {

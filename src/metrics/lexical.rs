@@ -560,6 +560,8 @@ pub enum CheckKind {
     ListItems,
 }
 
+crate::settings::from_str_by_serde!(CheckKind);
+
 impl CheckKind {
     fn name(self) -> &'static str {
         match self {

@@ -61,6 +61,8 @@ pub enum RougeCompat {
     Datapizza,
 }
 
+crate::settings::from_str_by_serde!(RougeCompat);
+
 /// Precision, recall and f-measure of one ROUGE type.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Prf {
@@ -708,6 +710,8 @@ pub enum RagasRougeType {
     RougeL,
 }
 
+crate::settings::from_str_by_serde!(RagasRougeType);
+
 /// Ragas `RougeScore.mode`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -720,6 +724,8 @@ pub enum RagasRougeMode {
     /// The recall.
     Recall,
 }
+
+crate::settings::from_str_by_serde!(RagasRougeMode);
 
 /// Ragas 0.4.3 `RougeScore(rouge_type, mode)` on one sample: rouge-score with the stemmer,
 /// `score(reference, response)`.

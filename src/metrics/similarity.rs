@@ -39,6 +39,8 @@ pub enum StringDistance {
     JaroWinkler,
 }
 
+crate::settings::from_str_by_serde!(StringDistance);
+
 impl StringDistance {
     /// The name used in options and signatures.
     pub fn name(&self) -> &'static str {
@@ -225,6 +227,8 @@ pub enum ExactMatchCompat {
     /// Ragas 0.4.3's `ExactMatch`: the raw strings, code point for code point.
     Ragas,
 }
+
+crate::settings::from_str_by_serde!(ExactMatchCompat);
 
 /// Options of `exact_match`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -39,6 +39,8 @@ pub enum SpanCompat {
     Chroma,
 }
 
+crate::settings::from_str_by_serde!(SpanCompat);
+
 /// Options of the span metrics.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

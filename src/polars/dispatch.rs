@@ -1,133 +1,444 @@
-//! The metric table over Polars columns: for every id, the columnar call and the output dtype,
-//! expanded from [`metric_table!`](crate::metric_table). The `Expr` builders, the CLI's `score`
-//! and the Python plugin's shims all evaluate a metric through [`evaluate`], so no face holds a
-//! per-metric branch of its own.
+//! The metric table over Polars columns: for every [`MetricId`], the columnar call, the output
+//! dtype and the corpus statistics, as exhaustive `match`es (a metric without an arm does not
+//! compile). The `Expr` builders, the job and the Python plugin's shims all evaluate a metric
+//! through [`evaluate`], so no face holds a per-metric branch of its own.
 //!
 //! ```
 //! use polars::prelude::*;
-//! use polars_rag::metrics::MetricOptions;
 //! use polars_rag::polars::dispatch;
+//! use polars_rag::registry::{MetricId, MetricOptions};
 //! let answer = Series::new("answer".into(), ["the cat sat on the mat"]);
 //! let reference = Series::new("reference".into(), ["the cat sat on the mat"]);
 //! let options = MetricOptions::default();
-//! let out = dispatch::evaluate("exact_match", &[answer, reference], &options, false).unwrap();
+//! let out = dispatch::evaluate(MetricId::ExactMatch, &[answer, reference], &options, false).unwrap();
 //! assert_eq!(out.f64().unwrap().get(0), Some(1.0));
-//! assert_eq!(dispatch::output_dtype("exact_match").unwrap(), DataType::Float64);
-//! assert!(dispatch::evaluate("nope", &[], &options, false).is_err());
+//! assert_eq!(dispatch::output_dtype(MetricId::ExactMatch), DataType::Float64);
+//! assert!(dispatch::evaluate(MetricId::ExactMatch, &[], &options, false).is_err());
 //! ```
 
 use polars::prelude::*;
 
-use crate::metrics::locate::LocateOptions;
-use crate::metrics::MetricOptions;
+use crate::polars::columns;
+use crate::registry::{MetricId, MetricOptions};
 
-/// Whether metric `id`, row-wise otherwise, must see its whole input column at once under
+/// Whether `metric`, row-wise otherwise, must see its whole input column at once under
 /// `options`, so that streaming batches cannot change its rows: quote localisation with soak's
 /// automatic window size (1.1 × the longest quote of the column). The `Expr` builders and the
 /// plugin then declare it non-elementwise (computed per group in `group_by`).
 ///
 /// ```
 /// use polars_rag::metrics::locate::LocateOptions;
-/// use polars_rag::metrics::MetricOptions;
 /// use polars_rag::polars::dispatch::reads_whole_column;
+/// use polars_rag::registry::{MetricId, MetricOptions};
 /// let mut options = MetricOptions::default();
-/// assert!(!reads_whole_column("locate_quotes", &options));
-/// *options.section_mut::<LocateOptions>("locate_quotes").unwrap() = LocateOptions::soak();
-/// assert!(reads_whole_column("locate_quotes", &options));
-/// assert!(!reads_whole_column("bleu", &options));
+/// assert!(!reads_whole_column(MetricId::LocateQuotes, &options));
+/// options.locate_quotes = LocateOptions::soak();
+/// assert!(reads_whole_column(MetricId::LocateQuotes, &options));
+/// assert!(!reads_whole_column(MetricId::Bleu, &options));
 /// ```
-pub fn reads_whole_column(id: &str, options: &MetricOptions) -> bool {
+pub fn reads_whole_column(metric: MetricId, options: &MetricOptions) -> bool {
     options
-        .section::<LocateOptions>(id)
-        .is_some_and(LocateOptions::window_from_batch)
+        .locate(metric)
+        .is_some_and(crate::metrics::locate::LocateOptions::window_from_batch)
 }
 
-/// Expands the table into [`evaluate`], [`output_dtype`] and [`evaluate_stats`].
-macro_rules! metric_columns {
-    (
-        sections { $($sections:tt)* }
-        metrics { $(
-            $id:ident {
-                kind: $kind:ident, inputs: $inputs:ident, options: $options:ident,
-                $(engine: $engine:ident,)?
-                values: [$($value:literal),*], corpus: $corpus:expr_2021,
-                summary: $summary:literal, reference: $reference:literal,
-                signature: |$so:ident| $signature:expr_2021,
-                output: $dtype:expr_2021,
-                column: |$o:ident, [$($arg:ident),+], $parallel:ident| $call:expr_2021,
-                $( stats: |$stats_o:ident, [$($stats_arg:ident),+], $stats_parallel:ident| $stats_call:expr_2021, )?
-            }
-        )* }
-    ) => {
-        /// Evaluates metric `id` over its input columns (in the order of its inputs) with its
-        /// section of `options`. `parallel` is false when the caller already runs calls in
-        /// parallel (Polars' streaming engine, `group_by`).
-        pub fn evaluate(id: &str, inputs: &[Series], options: &MetricOptions, parallel: bool) -> PolarsResult<Series> {
-            match id {
-                $( stringify!($id) => {
-                    let [$($arg),+] = inputs else {
-                        return Err(input_count(id, [$(stringify!($arg)),+].len(), inputs.len()));
-                    };
-                    let $o = options_of!(options, $options);
-                    let $parallel = parallel;
-                    $call
-                } )*
-                _ => Err(unknown(id)),
-            }
+/// Evaluates `metric` over its input columns (in the order of its
+/// [`inputs`](crate::registry::MetricInfo::inputs)) with its section of `options`. `parallel` is
+/// false when the caller already runs calls in parallel (Polars' streaming engine, `group_by`).
+pub fn evaluate(
+    metric: MetricId,
+    inputs: &[Series],
+    options: &MetricOptions,
+    parallel: bool,
+) -> PolarsResult<Series> {
+    use MetricId::*;
+    match metric {
+        QuotedSpans => {
+            let [answer, sources] = columns_of::<2>(metric, inputs)?;
+            columns::quoted_spans(answer, sources, &options.quoted_spans, parallel)
         }
-
-        /// The dtype of metric `id`'s output.
-        pub fn output_dtype(id: &str) -> PolarsResult<DataType> {
-            match id {
-                $( stringify!($id) => Ok($dtype), )*
-                _ => Err(unknown(id)),
-            }
+        CitationAlignment => {
+            let [answer, sources] = columns_of::<2>(metric, inputs)?;
+            columns::citation_alignment_series(answer, sources, &options.quoted_spans, parallel)
         }
-
-        /// The per-row statistics of a corpus-level metric (the column its
-        /// [`CorpusStats`](crate::registry::CorpusStats) names), `None` for other metrics.
-        pub fn evaluate_stats(id: &str, inputs: &[Series], options: &MetricOptions, parallel: bool) -> PolarsResult<Option<Series>> {
-            match id {
-                $( $( stringify!($id) => {
-                    let [$($stats_arg),+] = inputs else {
-                        return Err(input_count(id, [$(stringify!($stats_arg)),+].len(), inputs.len()));
-                    };
-                    let $stats_o = options_of!(options, $options);
-                    let $stats_parallel = parallel;
-                    $stats_call.map(Some)
-                } )? )*
-                _ => Ok(None),
-            }
+        Bleu => {
+            let [answer, references] = columns_of::<2>(metric, inputs)?;
+            columns::bleu(answer, references, &options.bleu, parallel)
         }
-    };
-}
-
-/// The options section a metric reads (`none`: nothing).
-macro_rules! options_of {
-    ($options:ident, none) => {
-        ()
-    };
-    ($options:ident, $section:ident) => {
-        &$options.$section
-    };
-}
-
-crate::metric_table!(metric_columns);
-
-fn unknown(id: &str) -> PolarsError {
-    match crate::registry::require(id) {
-        Err(e) => e.into(),
-        Ok(_) => polars_err!(InvalidOperation: "{id}: not in the metric table's columnar calls"),
+        CorpusBleu => {
+            let [answer, references] = columns_of::<2>(metric, inputs)?;
+            columns::corpus_bleu(answer, references, &options.corpus_bleu.0, parallel)
+        }
+        Chrf => {
+            let [answer, references] = columns_of::<2>(metric, inputs)?;
+            columns::chrf(answer, references, &options.chrf, parallel)
+        }
+        CorpusChrf => {
+            let [answer, references] = columns_of::<2>(metric, inputs)?;
+            columns::corpus_chrf(answer, references, &options.corpus_chrf, parallel)
+        }
+        Rouge => {
+            let [answer, references] = columns_of::<2>(metric, inputs)?;
+            columns::rouge(answer, references, &options.rouge, parallel)
+        }
+        ExactMatch => {
+            let [answer, references] = columns_of::<2>(metric, inputs)?;
+            columns::exact_match(answer, references, &options.exact_match, parallel)
+        }
+        StringSimilarity => {
+            let [answer, references] = columns_of::<2>(metric, inputs)?;
+            columns::string_similarity(answer, references, &options.string_similarity, parallel)
+        }
+        SemanticSimilarity => {
+            let [answer, references] = columns_of::<2>(metric, inputs)?;
+            crate::polars::embedded::semantic_similarity(
+                answer,
+                references,
+                &options.semantic_similarity,
+            )
+        }
+        StringPresence => {
+            let [answer, references] = columns_of::<2>(metric, inputs)?;
+            columns::string_presence(answer, references, parallel)
+        }
+        KeywordCoverage => {
+            let [answer, references] = columns_of::<2>(metric, inputs)?;
+            columns::keyword_coverage(answer, references, parallel)
+        }
+        NumberMatch => {
+            let [answer, references] = columns_of::<2>(metric, inputs)?;
+            columns::number_match(answer, references, parallel)
+        }
+        AnswerCompleteness => {
+            let [answer, references] = columns_of::<2>(metric, inputs)?;
+            columns::answer_completeness(answer, references, parallel)
+        }
+        CitationIndicators => {
+            let [answer] = columns_of::<1>(metric, inputs)?;
+            columns::citation_indicators(answer, &options.citation_indicators, parallel)
+        }
+        Checks => {
+            let [answer, checks] = columns_of::<2>(metric, inputs)?;
+            columns::checks(answer, checks, parallel)
+        }
+        PrecisionAtK => {
+            let [retrieved, ground_truth] = columns_of::<2>(metric, inputs)?;
+            crate::polars::retrieval::ranked_metric(
+                crate::metrics::retrieval::RankedMetric::PrecisionAtK,
+                retrieved,
+                ground_truth,
+                &options.precision_at_k,
+                parallel,
+            )
+        }
+        RecallAtK => {
+            let [retrieved, ground_truth] = columns_of::<2>(metric, inputs)?;
+            crate::polars::retrieval::ranked_metric(
+                crate::metrics::retrieval::RankedMetric::RecallAtK,
+                retrieved,
+                ground_truth,
+                &options.recall_at_k,
+                parallel,
+            )
+        }
+        F1AtK => {
+            let [retrieved, ground_truth] = columns_of::<2>(metric, inputs)?;
+            crate::polars::retrieval::ranked_metric(
+                crate::metrics::retrieval::RankedMetric::F1AtK,
+                retrieved,
+                ground_truth,
+                &options.f1_at_k,
+                parallel,
+            )
+        }
+        HybridLogRank => {
+            let [retrieved, ground_truth] = columns_of::<2>(metric, inputs)?;
+            crate::polars::retrieval::ranked_metric(
+                crate::metrics::retrieval::RankedMetric::HybridLogRank,
+                retrieved,
+                ground_truth,
+                &options.hybrid_log_rank,
+                parallel,
+            )
+        }
+        HitRateAtK => {
+            let [retrieved, ground_truth] = columns_of::<2>(metric, inputs)?;
+            crate::polars::retrieval::ranked_metric(
+                crate::metrics::retrieval::RankedMetric::HitRateAtK,
+                retrieved,
+                ground_truth,
+                &options.hit_rate_at_k,
+                parallel,
+            )
+        }
+        Mrr => {
+            let [retrieved, ground_truth] = columns_of::<2>(metric, inputs)?;
+            crate::polars::retrieval::ranked_metric(
+                crate::metrics::retrieval::RankedMetric::Mrr,
+                retrieved,
+                ground_truth,
+                &options.mrr,
+                parallel,
+            )
+        }
+        AveragePrecision => {
+            let [retrieved, ground_truth] = columns_of::<2>(metric, inputs)?;
+            crate::polars::retrieval::ranked_metric(
+                crate::metrics::retrieval::RankedMetric::AveragePrecision,
+                retrieved,
+                ground_truth,
+                &options.average_precision,
+                parallel,
+            )
+        }
+        NdcgAtK => {
+            let [retrieved, ground_truth] = columns_of::<2>(metric, inputs)?;
+            crate::polars::retrieval::ranked_metric(
+                crate::metrics::retrieval::RankedMetric::NdcgAtK,
+                retrieved,
+                ground_truth,
+                &options.ndcg_at_k,
+                parallel,
+            )
+        }
+        RPrecision => {
+            let [retrieved, ground_truth] = columns_of::<2>(metric, inputs)?;
+            crate::polars::retrieval::ranked_metric(
+                crate::metrics::retrieval::RankedMetric::RPrecision,
+                retrieved,
+                ground_truth,
+                &options.r_precision,
+                parallel,
+            )
+        }
+        SpanPrecision => {
+            let [retrieved, golden] = columns_of::<2>(metric, inputs)?;
+            crate::polars::retrieval::span_metric(
+                crate::polars::retrieval::SpanMetric::Precision,
+                retrieved,
+                golden,
+                &options.span_precision,
+                parallel,
+            )
+        }
+        SpanRecall => {
+            let [retrieved, golden] = columns_of::<2>(metric, inputs)?;
+            crate::polars::retrieval::span_metric(
+                crate::polars::retrieval::SpanMetric::Recall,
+                retrieved,
+                golden,
+                &options.span_recall,
+                parallel,
+            )
+        }
+        SpanIou => {
+            let [retrieved, golden] = columns_of::<2>(metric, inputs)?;
+            crate::polars::retrieval::span_metric(
+                crate::polars::retrieval::SpanMetric::Iou,
+                retrieved,
+                golden,
+                &options.span_iou,
+                parallel,
+            )
+        }
+        SpanPrecisionOmega => {
+            let [chunks, golden] = columns_of::<2>(metric, inputs)?;
+            crate::polars::retrieval::span_metric(
+                crate::polars::retrieval::SpanMetric::PrecisionOmega,
+                chunks,
+                golden,
+                &options.span_precision_omega,
+                parallel,
+            )
+        }
+        CitationSupport => {
+            let [claim, cited_span] = columns_of::<2>(metric, inputs)?;
+            crate::polars::judged::citation_support(claim, cited_span, &options.citation_support)
+        }
+        CitationPrecision => {
+            let [claim, cited_span] = columns_of::<2>(metric, inputs)?;
+            crate::polars::judged::citation_precision(
+                claim,
+                cited_span,
+                &options.citation_precision,
+            )
+        }
+        AnswerMatch => {
+            let [question, answer, reference] = columns_of::<3>(metric, inputs)?;
+            crate::polars::judged::answer_match(question, answer, reference, &options.answer_match)
+        }
+        GEval => {
+            let [question, answer, reference] = columns_of::<3>(metric, inputs)?;
+            crate::polars::judged::g_eval(question, answer, reference, &options.g_eval)
+        }
+        Faithfulness => {
+            let [question, answer, contexts] = columns_of::<3>(metric, inputs)?;
+            crate::polars::judged_rag::faithfulness(
+                question,
+                answer,
+                contexts,
+                &options.faithfulness,
+            )
+        }
+        AnswerRelevancy => {
+            let [question, answer] = columns_of::<2>(metric, inputs)?;
+            crate::polars::judged_rag::answer_relevancy(question, answer, &options.answer_relevancy)
+        }
+        ContextPrecision => {
+            let [question, contexts, reference] = columns_of::<3>(metric, inputs)?;
+            crate::polars::judged_rag::context_precision(
+                crate::metrics::judged::rag::RagMetric::ContextPrecision,
+                question,
+                contexts,
+                reference,
+                &options.context_precision,
+            )
+        }
+        ContextUtilization => {
+            let [question, contexts, answer] = columns_of::<3>(metric, inputs)?;
+            crate::polars::judged_rag::context_precision(
+                crate::metrics::judged::rag::RagMetric::ContextUtilization,
+                question,
+                contexts,
+                answer,
+                &options.context_utilization,
+            )
+        }
+        ContextRecall => {
+            let [question, contexts, reference] = columns_of::<3>(metric, inputs)?;
+            crate::polars::judged_rag::context_recall(
+                question,
+                contexts,
+                reference,
+                &options.context_recall,
+            )
+        }
+        SplitClaims => {
+            let [answer] = columns_of::<1>(metric, inputs)?;
+            crate::polars::judged::split_claims(answer, &options.split_claims)
+        }
+        LocateQuotes => {
+            let [quotes, sources] = columns_of::<2>(metric, inputs)?;
+            crate::polars::locate::locate_quotes(quotes, sources, &options.locate_quotes, parallel)
+        }
+        ExtractQuotes => {
+            let [answer] = columns_of::<1>(metric, inputs)?;
+            crate::polars::locate::extract_quotes(answer, &options.quoted_spans)
+        }
+        EmbeddingCosine => {
+            let [a, b] = columns_of::<2>(metric, inputs)?;
+            crate::polars::locate::embedding_cosine(a, b)
+        }
     }
 }
 
-fn input_count(id: &str, expected: usize, got: usize) -> PolarsError {
-    polars_err!(InvalidOperation: "{id}: expected {expected} input columns, got {got}")
+/// The dtype of `metric`'s output.
+pub fn output_dtype(metric: MetricId) -> DataType {
+    use MetricId::*;
+    match metric {
+        QuotedSpans => columns::quoted_spans_dtype(),
+        CitationAlignment => columns::citation_alignment_dtype(),
+        Bleu => DataType::Float64,
+        CorpusBleu => DataType::Float64,
+        Chrf => DataType::Float64,
+        CorpusChrf => DataType::Float64,
+        Rouge => columns::rouge_dtype(),
+        ExactMatch => DataType::Float64,
+        StringSimilarity => DataType::Float64,
+        SemanticSimilarity => DataType::Float64,
+        StringPresence => DataType::Float64,
+        KeywordCoverage => DataType::Float64,
+        NumberMatch => DataType::Float64,
+        AnswerCompleteness => DataType::Float64,
+        CitationIndicators => DataType::Float64,
+        Checks => columns::checks_dtype(),
+        PrecisionAtK => DataType::Float64,
+        RecallAtK => DataType::Float64,
+        F1AtK => DataType::Float64,
+        HybridLogRank => DataType::Float64,
+        HitRateAtK => DataType::Float64,
+        Mrr => DataType::Float64,
+        AveragePrecision => DataType::Float64,
+        NdcgAtK => DataType::Float64,
+        RPrecision => DataType::Float64,
+        SpanPrecision => DataType::Float64,
+        SpanRecall => DataType::Float64,
+        SpanIou => DataType::Float64,
+        SpanPrecisionOmega => DataType::Float64,
+        CitationSupport => crate::polars::judged::citation_support_dtype(),
+        CitationPrecision => crate::polars::judged::citation_precision_dtype(),
+        AnswerMatch => crate::polars::judged::answer_match_dtype(),
+        GEval => crate::polars::judged::g_eval_dtype(),
+        Faithfulness => crate::polars::judged_rag::rag_dtype(
+            crate::metrics::judged::rag::RagMetric::Faithfulness,
+        ),
+        AnswerRelevancy => crate::polars::judged_rag::rag_dtype(
+            crate::metrics::judged::rag::RagMetric::AnswerRelevancy,
+        ),
+        ContextPrecision => crate::polars::judged_rag::rag_dtype(
+            crate::metrics::judged::rag::RagMetric::ContextPrecision,
+        ),
+        ContextUtilization => crate::polars::judged_rag::rag_dtype(
+            crate::metrics::judged::rag::RagMetric::ContextUtilization,
+        ),
+        ContextRecall => crate::polars::judged_rag::rag_dtype(
+            crate::metrics::judged::rag::RagMetric::ContextRecall,
+        ),
+        SplitClaims => crate::polars::judged::split_claims_dtype(),
+        LocateQuotes => crate::polars::locate::locate_quotes_dtype(),
+        ExtractQuotes => DataType::List(Box::new(DataType::String)),
+        EmbeddingCosine => DataType::Float64,
+    }
 }
 
-/// The output field of metric `id`, named after it.
-pub fn output_field(id: &str) -> PolarsResult<Field> {
-    Ok(Field::new(id.into(), output_dtype(id)?))
+/// The per-row statistics of a corpus-level metric (the column its
+/// [`CorpusStats`](crate::registry::CorpusStats) names), `None` for other metrics.
+pub fn evaluate_stats(
+    metric: MetricId,
+    inputs: &[Series],
+    options: &MetricOptions,
+    parallel: bool,
+) -> PolarsResult<Option<Series>> {
+    use MetricId::*;
+    match metric {
+        CitationAlignment => {
+            let [answer, sources] = columns_of::<2>(metric, inputs)?;
+            columns::quoted_spans(answer, sources, &options.quoted_spans, parallel).map(Some)
+        }
+        CorpusBleu => {
+            let [answer, references] = columns_of::<2>(metric, inputs)?;
+            columns::corpus_bleu_stats(answer, references, &options.corpus_bleu.0, parallel)
+                .map(Some)
+        }
+        CorpusChrf => {
+            let [answer, references] = columns_of::<2>(metric, inputs)?;
+            columns::corpus_chrf_stats(answer, references, &options.corpus_chrf, parallel).map(Some)
+        }
+        CitationPrecision => {
+            let [claim, cited_span] = columns_of::<2>(metric, inputs)?;
+            crate::polars::judged::citation_support(claim, cited_span, &options.citation_precision)
+                .map(Some)
+        }
+        QuotedSpans | Bleu | Chrf | Rouge | ExactMatch | StringSimilarity | SemanticSimilarity
+        | StringPresence | KeywordCoverage | NumberMatch | AnswerCompleteness
+        | CitationIndicators | Checks | PrecisionAtK | RecallAtK | F1AtK | HybridLogRank
+        | HitRateAtK | Mrr | AveragePrecision | NdcgAtK | RPrecision | SpanPrecision
+        | SpanRecall | SpanIou | SpanPrecisionOmega | CitationSupport | AnswerMatch | GEval
+        | Faithfulness | AnswerRelevancy | ContextPrecision | ContextUtilization
+        | ContextRecall | SplitClaims | LocateQuotes | ExtractQuotes | EmbeddingCosine => Ok(None),
+    }
+}
+
+/// The `N` input columns of `metric`, or an error naming it and the count it got.
+fn columns_of<const N: usize>(metric: MetricId, inputs: &[Series]) -> PolarsResult<&[Series; N]> {
+    inputs.try_into().map_err(
+        |_| polars_err!(InvalidOperation: "{metric}: expected {N} input columns, got {}", inputs.len()),
+    )
+}
+
+/// The output field of `metric`, named after it.
+pub fn output_field(metric: MetricId) -> Field {
+    Field::new(metric.as_str().into(), output_dtype(metric))
 }
 
 /// A scores table's per-row values of metric `id` (its [`MetricInfo::values`]), as

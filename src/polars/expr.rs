@@ -42,7 +42,7 @@ use crate::metrics::rouge::RougeOptions;
 use crate::metrics::semantic::SemanticSimilarityOptions;
 use crate::metrics::similarity::{ExactMatchOptions, StringSimilarityOptions};
 use crate::metrics::spans::SpanOptions;
-use crate::metrics::MetricOptions;
+use crate::registry::{MetricId, MetricOptions};
 
 /// Per-row `struct{matched: u32, total: u32, score: f64}`, named `quoted_spans`. Elementwise, so
 /// it runs in streaming queries. `sources` may be `list[str]`, `str`, or a list of structs with
@@ -457,52 +457,48 @@ pub fn span_precision_omega(chunks: Expr, golden: Expr, options: SpanOptions) ->
     span(SpanMetric::PrecisionOmega, chunks, golden, options)
 }
 
-/// Metric `id` of the metric table over its input expressions (in the order of its inputs), with
-/// its section of `options`, named after it: elementwise for row-wise metrics, one row per
-/// column or group for aggregates. This is the builder `score` uses for every metric.
+/// `metric` over its input expressions (in the order of its inputs), with its section of
+/// `options`, named after it: elementwise for row-wise metrics, one row per column or group for
+/// aggregates. This is the builder `score` uses for every metric.
 ///
 /// ```
 /// use polars::prelude::*;
-/// use polars_rag::metrics::MetricOptions;
 /// use polars_rag::polars::expr;
+/// use polars_rag::registry::{MetricId, MetricOptions};
 /// let df = df!("answer" => ["the cat sat"], "ref" => ["the cat sat"]).unwrap();
 /// let options = MetricOptions::default();
 /// let out = df.lazy()
-///     .select([expr::metric("exact_match", [col("answer"), col("ref")], &options).unwrap()])
+///     .select([expr::metric(MetricId::ExactMatch, [col("answer"), col("ref")], &options)])
 ///     .collect().unwrap();
 /// assert_eq!(out.column("exact_match").unwrap().f64().unwrap().get(0), Some(1.0));
-/// assert!(expr::metric("nope", [col("answer")], &options).is_err());
 /// ```
-pub fn metric(id: &str, inputs: impl AsRef<[Expr]>, options: &MetricOptions) -> PolarsResult<Expr> {
-    let info = crate::registry::require(id)?;
-    let dtype = dispatch::output_dtype(info.id)?;
-    let evaluate = table_call(info.id, options, dispatch::evaluate);
+pub fn metric(metric: MetricId, inputs: impl AsRef<[Expr]>, options: &MetricOptions) -> Expr {
+    let info = metric.info();
+    let dtype = dispatch::output_dtype(metric);
+    let evaluate = table_call(metric, options, dispatch::evaluate);
     let output = move |_: &Schema, _: &[Field]| Ok(Field::new(info.id.into(), dtype.clone()));
-    Ok(match info.kind {
+    match info.kind {
         crate::registry::MetricKind::Aggregate => apply_multiple(evaluate, inputs, output, true),
-        _ if dispatch::reads_whole_column(info.id, options) => {
+        _ if dispatch::reads_whole_column(metric, options) => {
             apply_multiple(evaluate, inputs, output, false)
         }
         _ => map_multiple(evaluate, inputs, output),
     }
-    .alias(info.id))
+    .alias(info.id)
 }
 
-/// The per-row statistics of corpus-level metric `id` (named as its
-/// [`CorpusStats::column`](crate::registry::CorpusStats::column)), or `None` when `id` is not
+/// The per-row statistics of corpus-level `metric` (named as its
+/// [`CorpusStats::column`](crate::registry::CorpusStats::column)), or `None` when it is not
 /// corpus-level. `compare` resamples the metric from them.
 pub fn metric_stats(
-    id: &str,
+    metric: MetricId,
     inputs: impl AsRef<[Expr]>,
     options: &MetricOptions,
-) -> PolarsResult<Option<Expr>> {
-    let info = crate::registry::require(id)?;
-    let Some(stats) = info.corpus else {
-        return Ok(None);
-    };
-    let evaluate = table_call(info.id, options, |id, inputs, options, parallel| {
-        dispatch::evaluate_stats(id, inputs, options, parallel)?
-            .ok_or_else(|| polars_err!(InvalidOperation: "{id}: no per-row statistics"))
+) -> Option<Expr> {
+    let stats = metric.info().corpus?;
+    let evaluate = table_call(metric, options, |metric, inputs, options, parallel| {
+        dispatch::evaluate_stats(metric, inputs, options, parallel)?
+            .ok_or_else(|| polars_err!(InvalidOperation: "{metric}: no per-row statistics"))
     });
     // The statistics dtype is known only from a call: ask the columnar function on empty input.
     let output = move |_: &Schema, fields: &[Field]| {
@@ -511,20 +507,18 @@ pub fn metric_stats(
             .map(|f| Series::new_empty(f.name().clone(), f.dtype()))
             .collect();
         let options = MetricOptions::default();
-        let out = dispatch::evaluate_stats(info.id, &empty, &options, false)?
-            .ok_or_else(|| polars_err!(InvalidOperation: "{}: no per-row statistics", info.id))?;
+        let out = dispatch::evaluate_stats(metric, &empty, &options, false)?
+            .ok_or_else(|| polars_err!(InvalidOperation: "{metric}: no per-row statistics"))?;
         Ok(Field::new(stats.column.into(), out.dtype().clone()))
     };
-    Ok(Some(
-        map_multiple(evaluate, inputs, output).alias(stats.column),
-    ))
+    Some(map_multiple(evaluate, inputs, output).alias(stats.column))
 }
 
-/// A closure calling `call(id, series, options, parallel)` on the input columns of a UDF.
+/// A closure calling `call(metric, series, options, parallel)` on the input columns of a UDF.
 fn table_call(
-    id: &'static str,
+    metric: MetricId,
     options: &MetricOptions,
-    call: fn(&str, &[Series], &MetricOptions, bool) -> PolarsResult<Series>,
+    call: fn(MetricId, &[Series], &MetricOptions, bool) -> PolarsResult<Series>,
 ) -> impl Fn(&mut [Column]) -> PolarsResult<Column> + Send + Sync + 'static + use<> {
     let options = std::sync::Arc::new(options.clone());
     move |cols: &mut [Column]| {
@@ -532,7 +526,7 @@ fn table_call(
             .iter()
             .map(|c| c.as_materialized_series().clone())
             .collect();
-        call(id, &series, &options, true).map(Column::from)
+        call(metric, &series, &options, true).map(Column::from)
     }
 }
 

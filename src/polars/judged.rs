@@ -7,6 +7,17 @@ use rayon::prelude::*;
 
 use crate::engines::judge::template::JudgeTemplate;
 use crate::engines::judge::{Judge, RowReply};
+
+/// A row's judgement as the output columns carry it: `None` for a null row, the reply, or the
+/// reason there is none (its `judge_error`).
+pub(crate) type Reply = Option<Result<serde_json::Value, String>>;
+
+/// The judge's row replies with their reasons as text.
+fn as_replies(rows: Vec<RowReply>) -> Vec<Reply> {
+    rows.into_iter()
+        .map(|row| row.map(|r| r.map_err(String::from)))
+        .collect()
+}
 use crate::metrics::judged::agreement::agreement;
 use crate::metrics::judged::answer_match::{self, AnswerMatchOptions};
 use crate::metrics::judged::citation_support::{
@@ -51,7 +62,7 @@ fn judge_rows(
     settings: &crate::engines::judge::JudgeSettings,
     rows: &[Option<Vec<&str>>],
     samples: u32,
-) -> PolarsResult<Vec<Vec<RowReply>>> {
+) -> PolarsResult<Vec<Vec<Reply>>> {
     if rows.is_empty() {
         // Nothing to judge (also how output types are found): no judge needed.
         return Ok(vec![Vec::new(); samples as usize]);
@@ -59,7 +70,11 @@ fn judge_rows(
     let judge = Judge::shared(settings, metric)?;
     let template = JudgeTemplate::builtin(card)?;
     (0..samples)
-        .map(|sample| Ok(judge.judge_rows(metric, template, rows, sample)?))
+        .map(|sample| {
+            Ok(as_replies(
+                judge.judge_rows(metric, template, rows, sample)?,
+            ))
+        })
         .collect()
 }
 
@@ -71,7 +86,7 @@ pub(crate) fn judge_sample(
     settings: &crate::engines::judge::JudgeSettings,
     rows: &[Option<Vec<&str>>],
     sample: u32,
-) -> PolarsResult<Vec<RowReply>> {
+) -> PolarsResult<Vec<Reply>> {
     judge_with(
         metric,
         JudgeTemplate::builtin(card)?,
@@ -89,12 +104,14 @@ fn judge_with(
     settings: &crate::engines::judge::JudgeSettings,
     rows: &[Option<Vec<&str>>],
     sample: u32,
-) -> PolarsResult<Vec<RowReply>> {
+) -> PolarsResult<Vec<Reply>> {
     if rows.iter().all(Option::is_none) {
         return Ok(vec![None; rows.len()]);
     }
     let judge = Judge::shared(settings, metric)?;
-    Ok(judge.judge_rows(metric, template, rows, sample)?)
+    Ok(as_replies(
+        judge.judge_rows(metric, template, rows, sample)?,
+    ))
 }
 
 /// Output dtype of `citation_support`.
@@ -156,6 +173,7 @@ fn support_rows(
             let mut judged = samples.iter().map(|sample| match &sample[i] {
                 Some(Ok(reply)) => {
                     citation_support::score_reply(values[0], values[1], reply, options)
+                        .map_err(String::from)
                 }
                 Some(Err(reason)) => Err(reason.clone()),
                 None => Err("not judged".to_string()),
@@ -426,9 +444,7 @@ pub fn g_eval(
                     .get(SCORE_FIELD)
                     .and_then(serde_json::Value::as_i64)
                     .ok_or("the reply's score is not an integer")?;
-                let weighted = r
-                    .get(crate::engines::judge::template::WEIGHTED_SCORE)
-                    .and_then(serde_json::Value::as_f64);
+                let weighted = crate::metrics::judged::g_eval::weighted_of_reply(&r, &card);
                 let reason = r.get("reason").and_then(|v| v.as_str()).unwrap_or("");
                 Ok((raw, weighted, reason.to_string()))
             })
@@ -800,8 +816,7 @@ pub fn custom_judge(inputs: &[Series], options: &CustomJudgeOptions) -> PolarsRe
             Float64Chunked::from_iter_options(
                 "weighted_score".into(),
                 ok.iter().map(|r| {
-                    r.and_then(|r| r.get(crate::engines::judge::template::WEIGHTED_SCORE))
-                        .and_then(serde_json::Value::as_f64)
+                    r.and_then(|r| crate::metrics::judged::g_eval::weighted_of_reply(r, &card))
                 }),
             )
             .into_series(),

@@ -13,7 +13,7 @@ use crate::metrics::judged::rag::{
 
 use super::driver::{output_len, struct_series, StrColumn, TextListColumn};
 use super::judged::judge_sample;
-use crate::engines::judge::RowReply;
+use crate::polars::judged::Reply as RowReply;
 
 /// What one sample of one row gave: its score (`None`: nothing to score, Ragas' NaN), the
 /// judged statements, contexts or questions, and per-item numbers (answer relevancy's cosines).
@@ -592,7 +592,7 @@ pub fn answer_relevancy(
         generated.push(
             replies
                 .into_iter()
-                .map(|reply| reply.map(|r| rag::generated_questions(&r?, options.strictness)))
+                .map(|reply| reply.map(|r| Ok(rag::generated_questions(&r?, options.strictness)?)))
                 .collect(),
         );
     }

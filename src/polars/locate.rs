@@ -15,8 +15,9 @@ use polars::prelude::*;
 
 use super::corpus::frame_documents;
 use super::driver::{output_len, struct_series, StrColumn};
+use crate::engines::embed::TextEmbedder;
 use crate::metrics::citation::QuotedSpansOptions;
-use crate::metrics::locate::embed::{self, Embedder};
+use crate::metrics::locate::embed;
 use crate::metrics::locate::stats::{quote_stats, QuoteFigures};
 use crate::metrics::locate::{LocateOptions, QuoteIndex, QuoteMatch};
 use crate::metrics::retrieval::cosine;
@@ -582,7 +583,7 @@ pub fn stats_frame(stats: &[(&str, Option<f64>)]) -> PolarsResult<DataFrame> {
 
 /// Fills the `cosine` column of a located table with the similarity of each quote and its
 /// span under `embedder` (rows without a match keep a null).
-pub fn fill_cosine(df: &mut DataFrame, embedder: &dyn Embedder) -> PolarsResult<()> {
+pub fn fill_cosine(df: &mut DataFrame, embedder: &dyn TextEmbedder) -> PolarsResult<()> {
     let (quotes, mut matches) = matches_from_frame(df)?;
     let quotes: Vec<&str> = quotes.iter().map(|q| q.as_str()).collect();
     embed::fill_cosine(&mut matches, &quotes, embedder)

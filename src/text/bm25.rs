@@ -45,7 +45,7 @@
 //! ```
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::Hasher;
 
 /// A fast multiplicative hasher for short token strings (the vocabulary is looked up once per
 /// corpus token and once per query token; SipHash's DoS resistance buys nothing here).
@@ -76,8 +76,9 @@ impl Hasher for TokenHasher {
     }
 }
 
-/// A `HashMap` keyed by tokens, with [`TokenHasher`].
-pub type TokenMap<K, V> = HashMap<K, V, BuildHasherDefault<TokenHasher>>;
+/// A `HashMap` keyed by tokens, with [`TokenHasher`] (the reference term counts of the tests).
+#[cfg(test)]
+pub(crate) type TokenMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<TokenHasher>>;
 
 fn hash_term(term: &str) -> u64 {
     let mut h = TokenHasher::default();
@@ -248,7 +249,7 @@ impl DocInterner {
     }
 
     /// Adds a token to the open document (documents open implicitly).
-    pub fn add_token(&mut self, token: &str) {
+    pub(crate) fn add_token(&mut self, token: &str) {
         let id = self.vocab.id_or_insert(token);
         if id as usize == self.counts.len() {
             self.counts.push(0);
@@ -262,7 +263,7 @@ impl DocInterner {
     }
 
     /// Closes the open document (an empty one when no token was added).
-    pub fn end_doc(&mut self) {
+    pub(crate) fn end_doc(&mut self) {
         for &id in &self.seen {
             self.entries.push((id, self.counts[id as usize]));
             self.counts[id as usize] = 0;
@@ -580,7 +581,8 @@ impl Bm25Okapi {
     }
 
     /// The length in tokens of each document, in corpus order.
-    pub fn doc_lens(&self) -> &[usize] {
+    #[cfg(test)]
+    pub(crate) fn doc_lens(&self) -> &[usize] {
         &self.doc_len
     }
 

@@ -21,6 +21,8 @@ pub enum Whitespace {
     Python,
 }
 
+crate::settings::from_str_by_serde!(Whitespace);
+
 impl Whitespace {
     /// Whether `c` is whitespace in this class.
     ///
@@ -289,7 +291,7 @@ fn lowercase_is_itself(c: char) -> bool {
 
 /// Writes into `out` the text with whitespace runs collapsed to one space and stripped, case
 /// kept. Used as a search key on raw text (see `metrics::citation`).
-pub fn collapse_into(out: &mut String, text: &str, ws: Whitespace) {
+pub(crate) fn collapse_into(out: &mut String, text: &str, ws: Whitespace) {
     out.clear();
     let mut pending_space = false;
     push_collapsed(out, text, ws, &mut pending_space);

@@ -65,6 +65,8 @@ pub enum QuoteStyle {
     Ragas,
 }
 
+crate::settings::from_str_by_serde!(QuoteStyle);
+
 impl QuoteStyle {
     /// The whitespace class the style splits, strips and collapses with: Python's for `ragas`
     /// (bit-for-bit compatibility), Unicode's for `standard`.
@@ -77,7 +79,7 @@ impl QuoteStyle {
 }
 
 /// Calls `emit` with the raw text between each pair of quotation marks, in order, unstripped.
-pub fn for_each_quoted<'a>(answer: &'a str, style: QuoteStyle, emit: impl FnMut(&'a str)) {
+pub(crate) fn for_each_quoted<'a>(answer: &'a str, style: QuoteStyle, emit: impl FnMut(&'a str)) {
     match style {
         QuoteStyle::Ragas => scan_ragas(answer, emit),
         QuoteStyle::Standard => scan_standard(answer, emit),

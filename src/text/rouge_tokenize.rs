@@ -46,6 +46,8 @@ pub enum RougeTokenizer {
     Unicode,
 }
 
+crate::settings::from_str_by_serde!(RougeTokenizer);
+
 impl RougeTokenizer {
     /// The name used in options and signatures: `"rouge_score"` or `"unicode"`.
     pub fn name(self) -> &'static str {
@@ -74,7 +76,7 @@ pub fn tokenize(text: &str, tokenizer: RougeTokenizer, use_stemmer: bool) -> Vec
 /// Buffers reused between calls to [`for_each_token`], and a cache of stems (a column's
 /// vocabulary repeats, and stemming is the costliest step of tokenization).
 #[derive(Default, Clone, Debug)]
-pub struct TokenScratch {
+pub(crate) struct TokenScratch {
     token: Vec<u8>,
     stemmed: Vec<u8>,
     stemmer: PorterStemmer,
@@ -112,7 +114,7 @@ impl Hasher for FxHasher {
 }
 
 /// Calls `emit` with the UTF-8 bytes of every token of `text`, in order.
-pub fn for_each_token(
+pub(crate) fn for_each_token(
     text: &str,
     tokenizer: RougeTokenizer,
     use_stemmer: bool,

@@ -49,6 +49,8 @@ pub enum BleuTokenizer {
     Intl,
 }
 
+crate::settings::from_str_by_serde!(BleuTokenizer);
+
 impl BleuTokenizer {
     /// The name sacrebleu prints in signatures (`13a`, `none`, `char`, `intl`).
     ///

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 use fake_judge::FakeJudge;
 use polars::prelude::*;
+use polars_rag::engines::endpoint::JudgeEndpoint;
 use polars_rag::engines::judge::JudgeSettings;
 use polars_rag::metrics::judged::custom::CustomJudgeOptions;
 use polars_rag::polars::{expr, judged};
@@ -49,12 +50,15 @@ fn scratch(name: &str) -> PathBuf {
 fn options(server: &FakeJudge, cache: Option<&PathBuf>) -> CustomJudgeOptions {
     let mut options = CustomJudgeOptions::from_toml_card(CARD).unwrap();
     options.judge = JudgeSettings {
-        base_url: Some(server.base_url.clone()),
-        model: Some("fake-judge".into()),
-        cache: cache.map(|c| c.display().to_string()),
-        retry_base_delay: 0.01,
-        timeout: 0.5,
-        max_retries: 1,
+        endpoint: JudgeEndpoint {
+            base_url: Some(server.base_url.clone()),
+            model: Some("fake-judge".into()),
+            cache: cache.map(|c| c.display().to_string()),
+            retry_base_delay: 0.01,
+            timeout: 0.5,
+            max_retries: 1,
+            ..Default::default()
+        },
         ..JudgeSettings::default()
     };
     options

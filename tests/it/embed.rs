@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 use polars_rag::engines::embed::local::LocalModel;
 use polars_rag::engines::embed::{EmbedSettings, Embedder};
+use polars_rag::engines::endpoint::EmbedEndpoint;
 use serde_json::Value;
 
 fn model_dir() -> Option<PathBuf> {
@@ -121,8 +122,11 @@ fn the_engine_caches_dedupes_and_keeps_nulls() {
     let dir = model_or_skip!("the_engine_caches_dedupes_and_keeps_nulls");
     let cache = common::scratch_dir("embed-test");
     let settings = EmbedSettings {
-        model: Some(dir.display().to_string()),
-        cache: Some(cache.display().to_string()),
+        endpoint: EmbedEndpoint {
+            model: Some(dir.display().to_string()),
+            cache: Some(cache.display().to_string()),
+            ..Default::default()
+        },
         batch_size: 2,
         ..EmbedSettings::default()
     };
@@ -235,8 +239,11 @@ fn semantic_similarity_equals_ragas() {
         );
         let options = SemanticSimilarityOptions {
             embedder: EmbedSettings {
-                model: Some(dir.display().to_string()),
-                cache: Some(cache.display().to_string()),
+                endpoint: EmbedEndpoint {
+                    model: Some(dir.display().to_string()),
+                    cache: Some(cache.display().to_string()),
+                    ..Default::default()
+                },
                 ..EmbedSettings::default()
             },
             threshold,
@@ -279,8 +286,11 @@ fn ranked_metrics_embed_texts_as_the_vector_path_scores_them() {
     let dir = model_or_skip!("ranked_metrics_embed_texts_as_the_vector_path_scores_them");
     let cache = common::scratch_dir("embed-ranked");
     let settings = EmbedSettings {
-        model: Some(dir.display().to_string()),
-        cache: Some(cache.display().to_string()),
+        endpoint: EmbedEndpoint {
+            model: Some(dir.display().to_string()),
+            cache: Some(cache.display().to_string()),
+            ..Default::default()
+        },
         ..EmbedSettings::default()
     };
     let text_lists = |name: &str, rows: Vec<Option<Vec<Option<&str>>>>| {
@@ -403,7 +413,10 @@ fn ranked_metrics_embed_texts_as_the_vector_path_scores_them() {
     // second setting of the same model, so the numbers agree).
     let other = RetrievalOptions {
         embedder: Some(EmbedSettings {
-            cache: None,
+            endpoint: EmbedEndpoint {
+                cache: None,
+                ..settings.endpoint.clone()
+            },
             ..settings.clone()
         }),
         ..by_embedding.clone()
@@ -638,8 +651,11 @@ fn locate_quotes_fills_cosine_on_every_face() {
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).unwrap();
     let settings = EmbedSettings {
-        model: Some(dir.display().to_string()),
-        cache: Some(work.join("cache").display().to_string()),
+        endpoint: EmbedEndpoint {
+            model: Some(dir.display().to_string()),
+            cache: Some(work.join("cache").display().to_string()),
+            ..Default::default()
+        },
         ..EmbedSettings::default()
     };
     let quotes = Series::new(

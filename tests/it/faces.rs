@@ -6,8 +6,8 @@ use crate::fake_judge;
 
 use polars::prelude::*;
 use polars_rag::metrics::citation::{quoted_spans as kernel, QuotedSpansOptions};
-use polars_rag::metrics::MetricOptions;
 use polars_rag::polars::{columns, expr};
+use polars_rag::registry::MetricOptions;
 use polars_rag::registry::{self, MetricInputs};
 use polars_rag::text::quotes::QuoteStyle;
 
@@ -424,16 +424,16 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
     let mut options = MetricOptions::default();
     for info in registry::METRICS {
         options.g_eval.criteria = "Is the answer right?".into();
-        if let Some(judge) = options.judge_mut(info.id) {
-            judge.base_url = Some(judge_server.base_url.clone());
-            judge.model = Some("fake-judge".into());
-            judge.cache = None;
+        if let Some(judge) = options.judge_mut(info.metric) {
+            judge.endpoint.base_url = Some(judge_server.base_url.clone());
+            judge.endpoint.model = Some("fake-judge".into());
+            judge.endpoint.cache = None;
         }
         // Metrics that embed are asked of the same server's /embeddings.
-        if let Some(embedder) = options.embedder_mut(info.id) {
-            embedder.base_url = Some(judge_server.base_url.clone());
-            embedder.model = Some("fake-embed".into());
-            embedder.cache = None;
+        if let Some(embedder) = options.embedder_mut(info.metric) {
+            embedder.endpoint.base_url = Some(judge_server.base_url.clone());
+            embedder.endpoint.model = Some("fake-embed".into());
+            embedder.endpoint.cache = None;
         }
     }
     for info in registry::METRICS {
@@ -463,7 +463,7 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
                 vec![col("answer"), col("sources"), col("answer")]
             }
         };
-        let generic = expr::metric(id, inputs, &options).unwrap();
+        let generic = expr::metric(info.metric, inputs, &options);
         let e = match id {
             "quoted_spans" => expr::quoted_spans(col("answer"), col("sources"), Default::default()),
             "citation_alignment" => {

@@ -6,6 +6,8 @@
 
 use crate::common;
 use crate::fake_judge;
+use polars_rag::engines::endpoint::JudgeEndpoint;
+use polars_rag::registry::MetricId;
 
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -14,8 +16,8 @@ use fake_judge::FakeJudge;
 use polars::prelude::*;
 use polars_rag::engines::judge::{cache, Judge, JudgeSettings};
 use polars_rag::metrics::judged::citation_support::CitationSupportOptions;
-use polars_rag::metrics::MetricOptions;
 use polars_rag::polars::dispatch;
+use polars_rag::registry::MetricOptions;
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch_dir(&format!("judge-{name}"))
@@ -23,12 +25,15 @@ fn scratch(name: &str) -> PathBuf {
 
 fn settings(server: &FakeJudge, cache: Option<&PathBuf>) -> JudgeSettings {
     JudgeSettings {
-        base_url: Some(server.base_url.clone()),
-        model: Some("fake-judge".into()),
-        cache: cache.map(|c| c.display().to_string()),
-        retry_base_delay: 0.01,
-        timeout: 0.5,
-        max_retries: 3,
+        endpoint: JudgeEndpoint {
+            base_url: Some(server.base_url.clone()),
+            model: Some("fake-judge".into()),
+            cache: cache.map(|c| c.display().to_string()),
+            retry_base_delay: 0.01,
+            timeout: 0.5,
+            max_retries: 3,
+            ..Default::default()
+        },
         ..JudgeSettings::default()
     }
 }
@@ -50,7 +55,7 @@ fn support(
     };
     let claim = Series::new("claim".into(), claims);
     let span = Series::new("cited_span".into(), spans);
-    dispatch::evaluate("citation_support", &[claim, span], &options, true)
+    dispatch::evaluate(MetricId::CitationSupport, &[claim, span], &options, true)
 }
 
 fn field(out: &Series, name: &str) -> Series {
@@ -223,7 +228,10 @@ fn every_fault_ends_in_a_retry_or_a_reason() {
 fn retries_run_out_with_the_last_reason() {
     let server = FakeJudge::start();
     let judge = JudgeSettings {
-        max_retries: 1,
+        endpoint: JudgeEndpoint {
+            max_retries: 1,
+            ..settings(&server, None).endpoint.clone()
+        },
         ..settings(&server, None)
     };
     let out = support(&[Some("x #500x2")], &[Some("x")], &judge, false).unwrap();
@@ -264,8 +272,11 @@ fn concurrency_is_bounded_and_used() {
     let server = FakeJudge::start();
     server.state.delay_ms.store(150, Ordering::SeqCst);
     let judge = JudgeSettings {
-        max_concurrency: 4,
-        timeout: 5.0,
+        endpoint: JudgeEndpoint {
+            max_concurrency: 4,
+            timeout: 5.0,
+            ..settings(&server, None).endpoint.clone()
+        },
         ..settings(&server, None)
     };
     let claims: Vec<String> = (0..16).map(|i| format!("c{i}")).collect();
@@ -283,8 +294,11 @@ fn a_spent_budget_stops_cleanly_and_a_rerun_resumes() {
     let server = FakeJudge::start();
     let dir = scratch("budget");
     let judge = JudgeSettings {
+        endpoint: JudgeEndpoint {
+            max_concurrency: 1,
+            ..settings(&server, Some(&dir)).endpoint.clone()
+        },
         max_calls: Some(3),
-        max_concurrency: 1,
         ..settings(&server, Some(&dir))
     };
     let claims: Vec<String> = (0..6).map(|i| format!("c{i}")).collect();
@@ -315,7 +329,10 @@ fn the_api_key_is_read_from_the_named_variable_and_never_shown() {
     // meanwhile, a risk these tests accept (Rust 2021 took it without the marker).
     unsafe { std::env::set_var("POLARS_RAG_TEST_JUDGE_KEY", "sk-test-secret-123") };
     let judge = JudgeSettings {
-        api_key_env: Some("POLARS_RAG_TEST_JUDGE_KEY".into()),
+        endpoint: JudgeEndpoint {
+            api_key_env: Some("POLARS_RAG_TEST_JUDGE_KEY".into()),
+            ..settings(&server, None).endpoint.clone()
+        },
         ..settings(&server, None)
     };
     let out = support(&[Some("x #400"), Some("x")], &[Some("x")], &judge, false).unwrap();
@@ -326,7 +343,10 @@ fn the_api_key_is_read_from_the_named_variable_and_never_shown() {
     let shown = format!("{out:?} {:?}", strings(&out, "judge_error"));
     assert!(!shown.contains("sk-test-secret"));
     let missing = JudgeSettings {
-        api_key_env: Some("POLARS_RAG_TEST_NO_SUCH_KEY".into()),
+        endpoint: JudgeEndpoint {
+            api_key_env: Some("POLARS_RAG_TEST_NO_SUCH_KEY".into()),
+            ..settings(&server, None).endpoint.clone()
+        },
         ..settings(&server, None)
     };
     let e = support(&[Some("x")], &[Some("x")], &missing, false)
@@ -368,13 +388,17 @@ fn precision_answer_match_and_claims_through_the_table() {
     let server = FakeJudge::start();
     let judge = settings(&server, None);
     let mut options = MetricOptions::default();
-    for id in ["citation_precision", "answer_match", "split_claims"] {
+    for id in [
+        MetricId::CitationPrecision,
+        MetricId::AnswerMatch,
+        MetricId::SplitClaims,
+    ] {
         *options.judge_mut(id).unwrap() = judge.clone();
     }
     let claim = Series::new("claim".into(), ["a", "b", "c", "d #400"]);
     let span = Series::new("cited_span".into(), ["a", "a", "c", "d"]);
     let precision =
-        dispatch::evaluate("citation_precision", &[claim, span], &options, true).unwrap();
+        dispatch::evaluate(MetricId::CitationPrecision, &[claim, span], &options, true).unwrap();
     let p = precision.struct_().unwrap();
     assert_eq!(
         p.field_by_name("citation_precision")
@@ -393,7 +417,7 @@ fn precision_answer_match_and_claims_through_the_table() {
     let answer = Series::new("answer".into(), ["It is Paris.", "Three."]);
     let reference = Series::new("reference".into(), ["Paris", "4"]);
     let matched = dispatch::evaluate(
-        "answer_match",
+        MetricId::AnswerMatch,
         &[question, answer, reference],
         &options,
         true,
@@ -411,7 +435,7 @@ fn precision_answer_match_and_claims_through_the_table() {
 
     let answers = Series::new("answer".into(), ["A is b. C is d."]);
     let claims = dispatch::evaluate(
-        "split_claims",
+        MetricId::SplitClaims,
         std::slice::from_ref(&answers),
         &options,
         true,
@@ -421,14 +445,14 @@ fn precision_answer_match_and_claims_through_the_table() {
     assert_eq!(listed.list().unwrap().get_as_series(0).unwrap().len(), 2);
     options.split_claims.method = polars_rag::metrics::judged::claims::ClaimSplitter::Rules;
     let before = server.requests();
-    let _ = dispatch::evaluate("split_claims", &[answers], &options, true).unwrap();
+    let _ = dispatch::evaluate(MetricId::SplitClaims, &[answers], &options, true).unwrap();
     assert_eq!(
         server.requests(),
         before,
         "the rule-based splitter asks no judge"
     );
 
-    let signature = options.signature("citation_precision").unwrap();
+    let signature = options.signature(MetricId::CitationPrecision);
     assert!(
         signature.contains("model:fake-judge")
             && signature.contains("prompt:citation_support@1#")
@@ -446,7 +470,10 @@ fn missing_settings_are_named() {
         &[Some("a")],
         &[Some("a")],
         &JudgeSettings {
-            model: Some("m".into()),
+            endpoint: JudgeEndpoint {
+                model: Some("m".into()),
+                ..Default::default()
+            },
             ..JudgeSettings::default()
         },
         false,
@@ -458,8 +485,11 @@ fn missing_settings_are_named() {
         "{e}"
     );
     let bad = JudgeSettings {
-        base_url: Some("ftp://x".into()),
-        model: Some("m".into()),
+        endpoint: JudgeEndpoint {
+            base_url: Some("ftp://x".into()),
+            model: Some("m".into()),
+            ..Default::default()
+        },
         ..JudgeSettings::default()
     };
     assert!(support(&[Some("a")], &[Some("a")], &bad, false)
@@ -510,7 +540,7 @@ fn judged_rag_metrics_batch_their_calls_and_cache_them() {
         ],
     );
     let faithfulness = dispatch::evaluate(
-        "faithfulness",
+        MetricId::Faithfulness,
         &[question.clone(), answer.clone(), contexts.clone()],
         &options,
         true,
@@ -529,7 +559,7 @@ fn judged_rag_metrics_batch_their_calls_and_cache_them() {
 
     let reference = Series::new("reference".into(), ["It opened in 1932", "Nobody", "z"]);
     let precision = dispatch::evaluate(
-        "context_precision",
+        MetricId::ContextPrecision,
         &[question.clone(), contexts.clone(), reference.clone()],
         &options,
         true,
@@ -544,7 +574,7 @@ fn judged_rag_metrics_batch_their_calls_and_cache_them() {
     // One call per context of the two judged rows.
     assert_eq!(server.requests(), 2 + 3);
     let recall = dispatch::evaluate(
-        "context_recall",
+        MetricId::ContextRecall,
         &[question.clone(), contexts.clone(), reference.clone()],
         &options,
         true,
@@ -561,7 +591,7 @@ fn judged_rag_metrics_batch_their_calls_and_cache_them() {
     assert_eq!(server.requests(), 2 + 3 + 2);
     // A re-run is answered by the cache, byte for byte.
     let again = dispatch::evaluate(
-        "faithfulness",
+        MetricId::Faithfulness,
         &[question, answer, contexts],
         &options,
         true,
@@ -597,7 +627,7 @@ fn g_eval_weights_the_score_by_token_probabilities() {
             ..MetricOptions::default()
         };
         dispatch::evaluate(
-            "g_eval",
+            MetricId::GEval,
             &[question.clone(), answer.clone(), reference.clone()],
             &options,
             true,
@@ -634,9 +664,14 @@ fn g_eval_weights_the_score_by_token_probabilities() {
         },
         ..MetricOptions::default()
     };
-    let e = dispatch::evaluate("g_eval", &[question, answer, reference], &options, true)
-        .unwrap_err()
-        .to_string();
+    let e = dispatch::evaluate(
+        MetricId::GEval,
+        &[question, answer, reference],
+        &options,
+        true,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("g_eval: criteria is required"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -665,7 +700,10 @@ fn retry_after_is_honoured_in_seconds_and_as_an_http_date() {
 fn a_retry_after_past_the_limit_fails_at_once_naming_the_server_and_the_wait() {
     let server = FakeJudge::start();
     let judge = JudgeSettings {
-        max_retry_wait: 5.0,
+        endpoint: JudgeEndpoint {
+            max_retry_wait: 5.0,
+            ..settings(&server, None).endpoint.clone()
+        },
         ..settings(&server, None)
     };
     let started = std::time::Instant::now();
@@ -683,7 +721,10 @@ fn a_retry_after_past_the_limit_fails_at_once_naming_the_server_and_the_wait() {
         &[Some("x")],
         &[Some("x")],
         &JudgeSettings {
-            max_retry_wait: f64::INFINITY,
+            endpoint: JudgeEndpoint {
+                max_retry_wait: f64::INFINITY,
+                ..judge.endpoint.clone()
+            },
             ..judge
         },
         false,
@@ -700,8 +741,11 @@ fn a_server_echoing_the_key_gets_it_redacted_and_a_redirect_is_named() {
     // meanwhile, a risk these tests accept (Rust 2021 took it without the marker).
     unsafe { std::env::set_var("POLARS_RAG_TEST_ECHO_KEY", "sk-echo-secret-456") };
     let judge = JudgeSettings {
-        api_key_env: Some("POLARS_RAG_TEST_ECHO_KEY".into()),
-        max_retries: 1,
+        endpoint: JudgeEndpoint {
+            api_key_env: Some("POLARS_RAG_TEST_ECHO_KEY".into()),
+            max_retries: 1,
+            ..settings(&server, None).endpoint.clone()
+        },
         ..settings(&server, None)
     };
     let out = support(
@@ -731,7 +775,10 @@ fn a_server_echoing_the_key_gets_it_redacted_and_a_redirect_is_named() {
         &[Some("x")],
         &[Some("x")],
         &JudgeSettings {
-            api_key_env: Some("POLARS_RAG_TEST_NEWLINE_KEY".into()),
+            endpoint: JudgeEndpoint {
+                api_key_env: Some("POLARS_RAG_TEST_NEWLINE_KEY".into()),
+                ..settings(&server, None).endpoint.clone()
+            },
             ..settings(&server, None)
         },
         false,
@@ -751,8 +798,11 @@ fn a_spent_token_budget_stops_cleanly_like_max_calls() {
     let dir = scratch("token-budget");
     // Each fake reply costs 120 tokens: after three calls (360 ≥ 250) no further call is made.
     let judge = JudgeSettings {
+        endpoint: JudgeEndpoint {
+            max_concurrency: 1,
+            ..settings(&server, Some(&dir)).endpoint.clone()
+        },
         max_total_tokens: Some(250),
-        max_concurrency: 1,
         ..settings(&server, Some(&dir))
     };
     let claims: Vec<String> = (0..6).map(|i| format!("t{i}")).collect();

@@ -7,7 +7,7 @@ use polars_rag::metrics::locate::align::{
     align_fuzzy_soak, align_sliding_bm25, snap_to_sentences, snap_to_words, touches_edge,
     trim_soak, windows, Trim,
 };
-use polars_rag::metrics::locate::embed::{fill_cosine, Embedder, HashEmbedder};
+use polars_rag::metrics::locate::embed::{fill_cosine, HashEmbedder, TextEmbedder};
 use polars_rag::metrics::locate::stats::{
     figures_of, least_confident_first, melted_csv, quote_stats,
 };

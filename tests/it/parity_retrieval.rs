@@ -9,9 +9,9 @@ use serde_json::Value;
 
 /// Asserts a datapizza result against a recorded case: an `output` (equal within 1e-12, exact
 /// sign included) or an `error` (our message names the same exception).
-fn check(section: &str, case: &Value, got: Result<f64, String>) {
+fn check(section: &str, case: &Value, got: polars_rag::Result<f64>) {
     let what = format!("{section}: {}", case["description"]);
-    match (&case.get("output"), got) {
+    match (&case.get("output"), got.map_err(String::from)) {
         (Some(Value::Number(want)), Ok(got)) => {
             let want = want.as_f64().unwrap();
             assert!(
@@ -61,7 +61,7 @@ fn slices(v: &[Vec<f64>]) -> Vec<&[f64]> {
     v.iter().map(Vec::as_slice).collect()
 }
 
-type ExactFn = fn(&[&str], &[&str], i64) -> Result<f64, String>;
+type ExactFn = fn(&[&str], &[&str], i64) -> polars_rag::Result<f64>;
 
 #[test]
 fn exact_precision_recall_f1() {
@@ -87,7 +87,7 @@ fn exact_precision_recall_f1() {
     assert_eq!(compared, 3 * 19);
 }
 
-type SimilarityFn = fn(&[&[f64]], &[&[f64]], i64, f64) -> Result<f64, String>;
+type SimilarityFn = fn(&[&[f64]], &[&[f64]], i64, f64) -> polars_rag::Result<f64>;
 
 #[test]
 fn similarity_precision_recall_f1() {

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
+use polars_rag::engines::endpoint::JudgeEndpoint;
 use polars_rag::job::{self, Parts, ScoreJob};
 
 use crate::common::{cli, scratch_dir};
@@ -387,8 +388,11 @@ fn raw_answers_are_audited_claim_by_claim_against_what_they_cite() {
     let settings = ScoreJob {
         metrics: Some(vec!["citation_precision".into()]),
         judge: Some(polars_rag::engines::judge::JudgeSettings {
-            base_url: Some(server.base_url.clone()),
-            model: Some("fake-judge".into()),
+            endpoint: JudgeEndpoint {
+                base_url: Some(server.base_url.clone()),
+                model: Some("fake-judge".into()),
+                ..Default::default()
+            },
             ..Default::default()
         }),
         ..ScoreJob::default()
@@ -405,4 +409,76 @@ fn raw_answers_are_audited_claim_by_claim_against_what_they_cite() {
         "{detail}"
     );
     assert!(report.signatures.iter().any(|(id, _)| id == "claim_audit"));
+}
+
+/// `--set SECTION.KEY=VALUE` is read as the config file's keys are, over the file: the same
+/// scores and signatures as the file saying it, a typo named, and the file's own value replaced.
+#[test]
+fn set_overrides_are_config_keys_over_the_file() {
+    let dir = scratch_dir("set-overrides");
+    let run = demo("run_a.parquet");
+    let golden = demo("golden.parquet");
+    let base = [
+        "--run",
+        run.to_str().unwrap(),
+        "--golden",
+        golden.to_str().unwrap(),
+        "--metrics",
+        "quoted_spans,rouge,ndcg_at_k",
+    ];
+    let config = dir.join("job.toml");
+    std::fs::write(
+        &config,
+        "[quoted_spans]\nquotes = \"ragas\"\nmin_len = 3\n[rouge]\nuse_stemmer = true\n",
+    )
+    .unwrap();
+    let from_file = dir.join("file.parquet");
+    let mut args = base.to_vec();
+    args.extend(["--config", config.to_str().unwrap()]);
+    let filed = cli::score(&args, &from_file);
+    let from_sets = dir.join("sets.parquet");
+    let mut args = base.to_vec();
+    args.extend([
+        "--set",
+        "quoted_spans.quotes=ragas",
+        "--set",
+        "quoted_spans.min_len=3",
+        "--set",
+        "rouge.use_stemmer=true",
+    ]);
+    let set = cli::score(&args, &from_sets);
+    assert!(filed.equals_missing(&set));
+    assert_eq!(
+        cli::key_value_metadata(&from_file),
+        cli::key_value_metadata(&from_sets)
+    );
+    let rouge_signature = &cli::key_value_metadata(&from_sets)["polars-rag:signature:rouge"];
+    assert!(rouge_signature.contains("stem:porter"), "{rouge_signature}");
+    // Over the file: --set wins, and the signature shows the value used.
+    let over = dir.join("over.parquet");
+    let mut args = base.to_vec();
+    args.extend([
+        "--config",
+        config.to_str().unwrap(),
+        "--set",
+        "quoted_spans.min_len=1",
+    ]);
+    cli::score(&args, &over);
+    let signature = &cli::key_value_metadata(&over)["polars-rag:signature:quoted_spans"];
+    assert!(signature.contains("min_len:1"), "{signature}");
+    // A typo is an error naming the key, as in a file.
+    let mut args = vec!["score"];
+    args.extend(base);
+    args.extend(["--set", "rouge.stemmer=true", "--out", "unused.parquet"]);
+    let (ok, _, stderr) = cli::run(&args);
+    assert!(!ok && stderr.contains("stemmer"), "{stderr}");
+    let (ok, _, stderr) = cli::run(&["score", "--run", run.to_str().unwrap(), "--set", "rouge"]);
+    assert!(!ok && stderr.contains("SECTION.KEY=VALUE"), "{stderr}");
+    // The ranked metrics' shared cutoff is one flag.
+    let cut = dir.join("cut.parquet");
+    let mut args = base.to_vec();
+    args.extend(["--k", "1"]);
+    cli::score(&args, &cut);
+    let signature = &cli::key_value_metadata(&cut)["polars-rag:signature:ndcg_at_k"];
+    assert!(signature.contains("k:1|"), "{signature}");
 }

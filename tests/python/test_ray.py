@@ -180,7 +180,7 @@ def test_a_dataset_with_options_of_the_command_line(cluster: str, tmp_path: Path
     golden = DEMO / "golden.parquet"
     dataset = ray.data.from_arrow(run.to_arrow()).repartition(3)
     metrics = ["bleu", "rouge", "quoted_spans", "citation_alignment", "corpus_bleu", "mrr"]
-    flags = ["--by", "segment", "--quotes", "ragas"]
+    flags = ["--by", "segment", "--set", "quoted_spans.quotes=ragas"]
     report = prr.score(dataset, out=tmp_path / "scores", golden=golden, metrics=metrics, cli_args=flags)
     one = subprocess.run(
         [str(COMMAND), "score", "--quiet", "--run", str(tmp_path / "run.parquet"), "--golden", str(golden),

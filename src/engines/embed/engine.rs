@@ -295,7 +295,12 @@ impl Embedder {
                 let next = AtomicUsize::new(0);
                 let results: Mutex<Vec<Option<Result<super::remote::RemoteBatch, String>>>> =
                     Mutex::new((0..batches.len()).map(|_| None).collect());
-                let workers = self.resolved.settings.max_concurrency.min(batches.len());
+                let workers = self
+                    .resolved
+                    .settings
+                    .endpoint
+                    .max_concurrency
+                    .min(batches.len());
                 std::thread::scope(|scope| {
                     for _ in 0..workers {
                         scope.spawn(|| loop {
@@ -337,10 +342,10 @@ impl Embedder {
 }
 
 /// The model as the quote locator's embedding stage (`cosine` of each quote and its span).
-impl crate::metrics::locate::embed::Embedder for Embedder {
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f64>>, String> {
+impl super::TextEmbedder for Embedder {
+    fn embed(&self, texts: &[&str]) -> crate::Result<Vec<Vec<f64>>> {
         let rows: Vec<Option<&str>> = texts.iter().map(|t| Some(*t)).collect();
-        let vectors = Embedder::embed(self, "locate_quotes", &rows).map_err(|e| e.to_string())?;
+        let vectors = Embedder::embed(self, "locate_quotes", &rows)?;
         Ok(vectors
             .into_iter()
             .map(|v| v.unwrap_or_default().into_iter().map(f64::from).collect())

@@ -47,6 +47,17 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::engines::endpoint::{self, EmbedEndpoint};
+
+/// Turns texts into vectors, all of the same dimension: the seam through which a kernel that
+/// compares texts by meaning (the quote locator's `cosine`) is given a model. The engine's
+/// [`Embedder`] implements it (with the `judge` feature), as do model-free stand-ins for tests
+/// (`metrics::locate::embed::HashEmbedder`).
+pub trait TextEmbedder {
+    /// One vector per text, in order.
+    fn embed(&self, texts: &[&str]) -> crate::Result<Vec<Vec<f64>>>;
+}
+
 /// The version of the embedding engine, part of every embedding signature.
 pub const ENGINE_VERSION: &str = "1";
 
@@ -56,48 +67,24 @@ pub const ENGINE_VERSION: &str = "1";
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EmbedSettings {
-    /// Local backend: the model directory. Remote backend (when `base_url` is set): the model
-    /// name sent with every request. Unset: `POLARS_RAG_EMBED_MODEL`.
-    pub model: Option<String>,
-    /// An OpenAI-compatible server's base URL, up to and including `/v1`; unset (and no
-    /// `POLARS_RAG_EMBED_BASE_URL`): the local model.
-    pub base_url: Option<String>,
-    /// The *name* of the environment variable holding the server's API key.
-    pub api_key_env: Option<String>,
-    /// The cache directory; `None` for no cache.
-    pub cache: Option<String>,
+    /// The model (local: its directory; remote: the name sent with every request), the server
+    /// (unset, and no `POLARS_RAG_EMBED_BASE_URL`: the local model), the key's variable, the
+    /// cache and the request settings (remote only; written flat: `[embed] model = ...`).
+    #[serde(flatten)]
+    pub endpoint: EmbedEndpoint,
     /// Texts per forward pass or per request.
     pub batch_size: usize,
     /// Whether to sort texts by length before batching: less padding on a remote server; the
     /// local model packs its batches, so there it changes little. The vectors are the same.
     pub sort_by_length: bool,
-    /// Remote: seconds one request may take.
-    pub timeout: f64,
-    /// Remote: the most requests in flight at once.
-    pub max_concurrency: usize,
-    /// Remote: retries after a 429, 5xx, timeout or dropped connection.
-    pub max_retries: u32,
-    /// Remote: the first retry's backoff in seconds (doubling, with jitter; `Retry-After` wins).
-    pub retry_base_delay: f64,
-    /// Remote: the longest `Retry-After` (seconds) obeyed; a server asking for longer fails the
-    /// batch at once, with an error naming the server and the wait.
-    pub max_retry_wait: f64,
 }
 
 impl Default for EmbedSettings {
     fn default() -> Self {
         EmbedSettings {
-            model: None,
-            base_url: None,
-            api_key_env: None,
-            cache: Some(default_cache_dir().display().to_string()),
+            endpoint: EmbedEndpoint::default(),
             batch_size: 32,
             sort_by_length: true,
-            timeout: 120.0,
-            max_concurrency: 4,
-            max_retries: 5,
-            retry_base_delay: 0.5,
-            max_retry_wait: 60.0,
         }
     }
 }
@@ -143,62 +130,17 @@ impl EmbedSettings {
     /// `POLARS_RAG_EMBED_API_KEY_ENV` where a setting is unset, and checks every value. Errors
     /// name `metric` and the setting.
     pub fn resolve(&self, metric: &str) -> crate::Result<ResolvedEmbedSettings> {
-        let bad = |what: String| {
-            Err(crate::Error::options(format!(
-                "{metric}: embedding setting {what}"
-            )))
-        };
-        let from_env = |value: &Option<String>, name: &str| {
-            value
-                .clone()
-                .filter(|v| !v.trim().is_empty())
-                .or_else(|| std::env::var(name).ok().filter(|v| !v.trim().is_empty()))
-        };
+        let bad = |what: String| Err(endpoint::bad::<endpoint::Embed>(metric, what));
         if self.batch_size == 0 || self.batch_size > 4096 {
             return bad(format!(
                 "`batch_size` must be in 1..=4096, got {}",
                 self.batch_size
             ));
         }
-        if !(self.timeout.is_finite() && self.timeout > 0.0 && self.timeout <= 86_400.0) {
-            return bad(format!(
-                "`timeout` must be a number of seconds in (0, 86400], got {}",
-                self.timeout
-            ));
-        }
-        if self.max_concurrency == 0 || self.max_concurrency > 1024 {
-            return bad(format!(
-                "`max_concurrency` must be in 1..=1024, got {}",
-                self.max_concurrency
-            ));
-        }
-        if self.max_retries > 100 {
-            return bad(format!(
-                "`max_retries` must be at most 100, got {}",
-                self.max_retries
-            ));
-        }
-        if !(self.retry_base_delay.is_finite() && (0.0..=600.0).contains(&self.retry_base_delay)) {
-            return bad(format!(
-                "`retry_base_delay` must be in [0, 600] seconds, got {}",
-                self.retry_base_delay
-            ));
-        }
-        if !(self.max_retry_wait.is_finite() && (0.0..=3600.0).contains(&self.max_retry_wait)) {
-            return bad(format!(
-                "`max_retry_wait` must be in [0, 3600] seconds, got {}",
-                self.max_retry_wait
-            ));
-        }
-        let model = from_env(&self.model, "POLARS_RAG_EMBED_MODEL");
-        let backend = match from_env(&self.base_url, "POLARS_RAG_EMBED_BASE_URL") {
+        self.endpoint.check(metric)?;
+        let model = self.endpoint.model();
+        let backend = match self.endpoint.base_url(metric)? {
             Some(base_url) => {
-                if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-                    return bad(format!(
-                        "`base_url` must start with http:// or https://, got {:?}",
-                        crate::engines::redact_url(&base_url)
-                    ));
-                }
                 let Some(model) = model else {
                     return bad(
                         "`model` is not set (the server's model name; or set POLARS_RAG_EMBED_MODEL)"
@@ -206,9 +148,9 @@ impl EmbedSettings {
                     );
                 };
                 Backend::Remote {
-                    base_url: base_url.trim_end_matches('/').to_string(),
+                    base_url,
                     model,
-                    api_key_env: from_env(&self.api_key_env, "POLARS_RAG_EMBED_API_KEY_ENV"),
+                    api_key_env: self.endpoint.api_key_env(),
                 }
             }
             None => {
@@ -225,11 +167,7 @@ impl EmbedSettings {
         };
         Ok(ResolvedEmbedSettings {
             backend,
-            cache: self
-                .cache
-                .as_deref()
-                .filter(|c| !c.is_empty())
-                .map(PathBuf::from),
+            cache: self.endpoint.cache_dir(),
             settings: self.clone(),
         })
     }
@@ -243,11 +181,12 @@ pub fn signature_of(settings: &EmbedSettings) -> String {
         return embedder.signature();
     }
     let model = settings
+        .endpoint
         .model
         .clone()
         .or_else(|| std::env::var("POLARS_RAG_EMBED_MODEL").ok())
         .unwrap_or_else(|| "?".into());
-    match &settings.base_url {
+    match &settings.endpoint.base_url {
         Some(url) => {
             format!("embed|remote:{url}|model:{model}|engine:polars-rag-embed-{ENGINE_VERSION}")
         }

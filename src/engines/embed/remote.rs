@@ -45,14 +45,14 @@ impl RemoteModel {
             transport: Transport::endpoint(
                 base_url,
                 "embeddings",
-                Duration::from_secs_f64(settings.timeout),
+                Duration::from_secs_f64(settings.endpoint.timeout),
                 api_key,
             ),
             base_url: base_url.to_string(),
             model: model.to_string(),
-            max_retries: settings.max_retries,
-            retry_base_delay: settings.retry_base_delay,
-            max_retry_wait: settings.max_retry_wait,
+            max_retries: settings.endpoint.max_retries,
+            retry_base_delay: settings.endpoint.retry_base_delay,
+            max_retry_wait: settings.endpoint.max_retry_wait,
         })
     }
 

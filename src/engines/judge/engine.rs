@@ -14,11 +14,11 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use super::cache::{CachedReply, ReplyCache};
+use super::logprobs::{self, TokenChoice, SCORE_CANDIDATES};
 use super::schema::validate;
-use super::template::{as_judged, JudgeTemplate, Message, WEIGHTED_SCORE};
+use super::template::{as_judged, JudgeTemplate, Message};
 use super::transport::{read_api_key, Attempt, Retry, Transport};
 use super::{JudgeSettings, ResolvedSettings, Usage, UsageByTemplate};
-use crate::metrics::judged::g_eval::{weighted_score, TokenChoice};
 
 /// The SHA-256 of one request, as the key of the map that finds identical rows. Its bytes are
 /// already uniformly distributed, so hashing it again (SipHash, by default) would be wasted work:
@@ -56,8 +56,9 @@ impl Hasher for DigestHasher {
 }
 
 /// The judgement of one row: `None` for a row with a null input, `Some(Ok(reply))` with the
-/// validated JSON reply, `Some(Err(reason))` when no valid reply could be had.
-pub type RowReply = Option<Result<Value, String>>;
+/// validated JSON reply, `Some(Err(reason))` when no valid reply could be had (the reason is an
+/// [`ErrorKind::Engine`](crate::ErrorKind::Engine) error).
+pub type RowReply = Option<crate::Result<Value>>;
 
 /// An LLM judge: settings, HTTP client, cache, concurrency bound, budget and accounting.
 pub struct Judge {
@@ -142,7 +143,7 @@ impl Judge {
         let api_key = read_api_key(metric, "judge", resolved.api_key_env.as_deref())?;
         let transport = Transport::new(
             &resolved.base_url,
-            Duration::from_secs_f64(settings.timeout),
+            Duration::from_secs_f64(settings.endpoint.timeout),
             api_key,
         );
         let cache = match &resolved.cache {
@@ -153,7 +154,7 @@ impl Judge {
             transport,
             cache,
             in_flight: Slots {
-                free: Mutex::new(settings.max_concurrency),
+                free: Mutex::new(settings.endpoint.max_concurrency),
                 released: Condvar::new(),
             },
             calls_made: AtomicU64::new(0),
@@ -331,7 +332,12 @@ impl Judge {
         if !missing.is_empty() {
             let next = AtomicU64::new(0);
             let results: Mutex<Vec<Finished>> = Mutex::new(Vec::new());
-            let workers = self.resolved.settings.max_concurrency.min(missing.len());
+            let workers = self
+                .resolved
+                .settings
+                .endpoint
+                .max_concurrency
+                .min(missing.len());
             std::thread::scope(|scope| {
                 for _ in 0..workers {
                     scope.spawn(|| loop {
@@ -439,9 +445,9 @@ impl Judge {
                     };
                     match outcome {
                         Some(Ok(value)) => Ok(value),
-                        Some(Err(Failure::Row(reason))) => Err(reason),
+                        Some(Err(Failure::Row(reason))) => Err(crate::Error::engine(reason)),
                         Some(Err(Failure::Budget | Failure::Interrupted)) | None => {
-                            Err("not judged".to_string())
+                            Err(crate::Error::engine("not judged"))
                         }
                     }
                 })
@@ -493,9 +499,10 @@ impl Judge {
             match read_reply(&content, template) {
                 Ok(mut value) => {
                     if let (Some(field), Some(tokens)) = (&template.weighted_score, &tokens)
-                        && let Some(weighted) = weighted_value(&content, tokens, field, template)
+                        && let Some(candidates) =
+                            logprobs::field_candidates(&content, tokens, field)
                     {
-                        value[WEIGHTED_SCORE] = json!(weighted);
+                        value[SCORE_CANDIDATES] = logprobs::record(candidates);
                     }
                     outcome = Ok(value);
                     break;
@@ -595,7 +602,7 @@ impl Judge {
                     retry_after,
                 } => (reason, retry_after),
             };
-            if attempt >= settings.max_retries {
+            if attempt >= settings.endpoint.max_retries {
                 return Err(Failure::Row(format!(
                     "{reason} (after {} attempts)",
                     attempt + 1
@@ -605,9 +612,9 @@ impl Judge {
             self.transport
                 .wait_before_retry(
                     retry_after,
-                    settings.retry_base_delay,
+                    settings.endpoint.retry_base_delay,
                     attempt,
-                    settings.max_retry_wait,
+                    settings.endpoint.max_retry_wait,
                     deadline,
                 )
                 .map_err(|stopped| match stopped {
@@ -682,37 +689,12 @@ impl Judge {
             .and_then(Value::as_str)
             .map(str::to_string)
             .ok_or("the server's reply has no message content")?;
-        Ok((
-            content,
-            crate::metrics::judged::g_eval::tokens_of_reply(&reply),
-        ))
+        Ok((content, logprobs::tokens_of_reply(&reply)))
     }
 }
 
 /// A reply's message content, and its tokens with their top candidates when it has them.
 type Completion = (String, Option<Vec<(String, Vec<TokenChoice>)>>);
-
-/// The probability-weighted value of integer field `field` of a reply, over the integers its
-/// schema allows (its `enum`, else `minimum..=maximum`).
-fn weighted_value(
-    content: &str,
-    tokens: &[(String, Vec<TokenChoice>)],
-    field: &str,
-    template: &JudgeTemplate,
-) -> Option<f64> {
-    let spec = template.schema.pointer(&format!("/properties/{field}"))?;
-    let (min, max) = match spec.get("enum").and_then(Value::as_array) {
-        Some(values) => {
-            let ints: Vec<i64> = values.iter().filter_map(Value::as_i64).collect();
-            (*ints.iter().min()?, *ints.iter().max()?)
-        }
-        None => (
-            spec.get("minimum")?.as_i64()?,
-            spec.get("maximum")?.as_i64()?,
-        ),
-    };
-    weighted_score(content, tokens, field, min, max)
-}
 
 /// The JSON object of a reply's content (a Markdown code fence around it is tolerated),
 /// validated against the template's schema.
@@ -729,7 +711,7 @@ fn read_reply(content: &str, template: &JudgeTemplate) -> Result<Value, String> 
     })?;
     validate(&value, &template.schema)
         .map_err(|e| format!("the reply does not match the schema: {e}"))?;
-    // Keys starting with `_` belong to the engine (`_weighted_score`): whatever a server puts
+    // Keys starting with `_` belong to the engine (`_score_candidates`): whatever a server puts
     // there is dropped, so a reply cannot spoof them.
     let mut value = value;
     if let Some(object) = value.as_object_mut() {
@@ -766,9 +748,11 @@ mod tests {
              [schema.properties.score]\ntype = \"integer\"\n",
         )
         .unwrap();
-        let spoof = "{\"score\": 3, \"_weighted_score\": 99}";
+        let spoof =
+            "{\"score\": 3, \"_weighted_score\": 99, \"_score_candidates\": [[\"9\", 1.0]]}";
         let value = read_reply(spoof, &card).unwrap();
-        assert!(value.get(WEIGHTED_SCORE).is_none(), "{value}");
+        assert!(value.get("_weighted_score").is_none(), "{value}");
+        assert!(value.get(SCORE_CANDIDATES).is_none(), "{value}");
         assert_eq!(value["score"], 3);
     }
 

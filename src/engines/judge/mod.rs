@@ -32,6 +32,7 @@
 //! assert!(e.to_string().contains("citation_support") && e.to_string().contains("base_url"));
 //! ```
 
+pub mod logprobs;
 pub mod schema;
 pub mod template;
 
@@ -52,6 +53,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::engines::endpoint::{self, JudgeEndpoint};
 use template::JudgeTemplate;
 
 /// The version of the judge engine, part of every judge signature: a change in how requests are
@@ -64,15 +66,10 @@ pub const ENGINE_VERSION: &str = "1";
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct JudgeSettings {
-    /// The server's base URL, up to and including `/v1` (e.g. `http://127.0.0.1:8080/v1`).
-    pub base_url: Option<String>,
-    /// The model name sent with every request.
-    pub model: Option<String>,
-    /// The *name* of the environment variable holding the API key (never the key itself). No
-    /// `Authorization` header is sent when it is unset.
-    pub api_key_env: Option<String>,
-    /// The cache directory; `None` for no cache.
-    pub cache: Option<String>,
+    /// The server, the model, the key's variable, the cache and the request settings (written
+    /// flat: `[judge] model = ...`).
+    #[serde(flatten)]
+    pub endpoint: JudgeEndpoint,
     /// Sampling temperature.
     pub temperature: f64,
     /// The sampling seed sent to the server (`None`: none is sent). Sample `k` of a repeated
@@ -80,18 +77,6 @@ pub struct JudgeSettings {
     pub seed: Option<u64>,
     /// The most tokens a reply may have.
     pub max_tokens: u32,
-    /// Seconds one HTTP request may take, connection included.
-    pub timeout: f64,
-    /// The most requests in flight at once, for this judge across all calls.
-    pub max_concurrency: usize,
-    /// Retries of a request after a 429, 5xx, timeout or dropped connection.
-    pub max_retries: u32,
-    /// The first retry's backoff in seconds; each further retry doubles it (with jitter), up to
-    /// a minute. A `Retry-After` from the server takes precedence.
-    pub retry_base_delay: f64,
-    /// The longest `Retry-After` (seconds) the judge obeys: a server asking for longer fails
-    /// the request at once, with an error naming the server and the wait.
-    pub max_retry_wait: f64,
     /// The most HTTP requests this judge may make in the process (`None`: no limit).
     pub max_calls: Option<u64>,
     /// The most prompt + completion tokens this judge may spend in the process.
@@ -107,18 +92,10 @@ pub struct JudgeSettings {
 impl Default for JudgeSettings {
     fn default() -> Self {
         JudgeSettings {
-            base_url: None,
-            model: None,
-            api_key_env: None,
-            cache: Some(default_cache_dir().display().to_string()),
+            endpoint: JudgeEndpoint::default(),
             temperature: 0.0,
             seed: Some(0),
             max_tokens: 1024,
-            timeout: 120.0,
-            max_concurrency: 8,
-            max_retries: 5,
-            retry_base_delay: 0.5,
-            max_retry_wait: 60.0,
             max_calls: None,
             max_total_tokens: None,
             max_seconds: None,
@@ -163,27 +140,11 @@ impl JudgeSettings {
     /// (and the key's variable name from `POLARS_RAG_JUDGE_API_KEY_ENV`) when unset, and checks
     /// every value. Errors name `metric` and the setting.
     pub fn resolve(&self, metric: &str) -> crate::Result<ResolvedSettings> {
-        let bad = |what: String| {
-            Err(crate::Error::options(format!(
-                "{metric}: judge setting {what}"
-            )))
-        };
-        let from_env = |value: &Option<String>, name: &str| {
-            value
-                .clone()
-                .filter(|v| !v.trim().is_empty())
-                .or_else(|| std::env::var(name).ok().filter(|v| !v.trim().is_empty()))
-        };
-        let Some(base_url) = from_env(&self.base_url, "POLARS_RAG_JUDGE_BASE_URL") else {
+        let bad = |what: String| Err(endpoint::bad::<endpoint::Judge>(metric, what));
+        let Some(base_url) = self.endpoint.base_url(metric)? else {
             return bad("`base_url` is not set (give it, or set POLARS_RAG_JUDGE_BASE_URL)".into());
         };
-        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-            return bad(format!(
-                "`base_url` must start with http:// or https://, got {:?}",
-                crate::engines::redact_url(&base_url)
-            ));
-        }
-        let Some(model) = from_env(&self.model, "POLARS_RAG_JUDGE_MODEL") else {
+        let Some(model) = self.endpoint.model() else {
             return bad("`model` is not set (give it, or set POLARS_RAG_JUDGE_MODEL)".into());
         };
         if !(self.temperature.is_finite() && (0.0..=2.0).contains(&self.temperature)) {
@@ -192,24 +153,7 @@ impl JudgeSettings {
                 self.temperature
             ));
         }
-        if !(self.timeout.is_finite() && self.timeout > 0.0 && self.timeout <= 86_400.0) {
-            return bad(format!(
-                "`timeout` must be a number of seconds in (0, 86400], got {}",
-                self.timeout
-            ));
-        }
-        if !(self.retry_base_delay.is_finite() && (0.0..=600.0).contains(&self.retry_base_delay)) {
-            return bad(format!(
-                "`retry_base_delay` must be in [0, 600] seconds, got {}",
-                self.retry_base_delay
-            ));
-        }
-        if !(self.max_retry_wait.is_finite() && (0.0..=3600.0).contains(&self.max_retry_wait)) {
-            return bad(format!(
-                "`max_retry_wait` must be in [0, 3600] seconds, got {}",
-                self.max_retry_wait
-            ));
-        }
+        self.endpoint.check(metric)?;
         if let Some(seconds) = self.max_seconds
             && !(seconds.is_finite() && seconds > 0.0 && seconds <= 30.0 * 86_400.0)
         {
@@ -217,31 +161,14 @@ impl JudgeSettings {
                 "`max_seconds` must be a number of seconds in (0, 2592000] (30 days), got {seconds}"
             ));
         }
-        if self.max_concurrency == 0 || self.max_concurrency > 1024 {
-            return bad(format!(
-                "`max_concurrency` must be in 1..=1024, got {}",
-                self.max_concurrency
-            ));
-        }
         if self.max_tokens == 0 {
             return bad("`max_tokens` must be at least 1".into());
         }
-        if self.max_retries > 100 {
-            return bad(format!(
-                "`max_retries` must be at most 100, got {}",
-                self.max_retries
-            ));
-        }
-        let api_key_env = from_env(&self.api_key_env, "POLARS_RAG_JUDGE_API_KEY_ENV");
         Ok(ResolvedSettings {
-            base_url: base_url.trim_end_matches('/').to_string(),
+            base_url,
             model,
-            api_key_env,
-            cache: self
-                .cache
-                .as_deref()
-                .filter(|c| !c.is_empty())
-                .map(PathBuf::from),
+            api_key_env: self.endpoint.api_key_env(),
+            cache: self.endpoint.cache_dir(),
             settings: self.clone(),
         })
     }
@@ -256,11 +183,7 @@ impl JudgeSettings {
     /// [`JudgeSettings::signature`] of a metric that asks several prompts in turn (e.g.
     /// statements, then verdicts): each card's id, version and hash, joined by `+`.
     pub fn signature_of_cards(&self, templates: &[&JudgeTemplate], samples: u32) -> String {
-        let model = self
-            .model
-            .clone()
-            .or_else(|| std::env::var("POLARS_RAG_JUDGE_MODEL").ok())
-            .unwrap_or_else(|| "?".into());
+        let model = self.endpoint.model().unwrap_or_else(|| "?".into());
         let prompts = templates
             .iter()
             .map(|t| format!("{}@{}#{}", t.id, t.version, t.prompt_hash()))

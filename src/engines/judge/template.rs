@@ -39,16 +39,12 @@ pub struct JudgeTemplate {
     /// The JSON schema of the reply (an object schema).
     pub schema: Value,
     /// An integer field of the reply to weight by the judge's token probabilities (G-Eval):
-    /// the request asks for log-probabilities, and when the server returns them the engine adds
-    /// the probability-weighted value to the reply as [`WEIGHTED_SCORE`].
+    /// the request asks for log-probabilities, and when the server returns them the engine
+    /// records the candidates it weighed for the field's value beside the reply (see
+    /// [`SCORE_CANDIDATES`](super::logprobs::SCORE_CANDIDATES)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weighted_score: Option<String>,
 }
-
-/// The key under which the engine adds a probability-weighted score to a reply (see
-/// [`JudgeTemplate::weighted_score`]). Keys the engine adds start with `_` and are not part of
-/// the schema.
-pub const WEIGHTED_SCORE: &str = "_weighted_score";
 
 /// A reply without the keys the engine added (those starting with `_`), as the judge gave it.
 pub fn as_judged(reply: &Value) -> std::borrow::Cow<'_, Value> {

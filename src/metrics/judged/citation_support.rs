@@ -181,7 +181,7 @@ pub fn score_reply(
     cited_span: &str,
     reply: &Value,
     options: &CitationSupportOptions,
-) -> Result<CitationSupport, String> {
+) -> crate::Result<CitationSupport> {
     let text = |name: &str| {
         reply
             .get(name)
@@ -194,10 +194,10 @@ pub fn score_reply(
         .and_then(Value::as_str)
         .and_then(Verdict::parse)
         .ok_or_else(|| {
-            format!(
+            crate::Error::reply(format!(
                 "the reply's verdict is not one of the three: {}",
                 reply.get("verdict").unwrap_or(&Value::Null)
-            )
+            ))
         })?;
     let supporting_phrase = text("supporting_phrase");
     let phrase_span = find_normalised(cited_span, &supporting_phrase);

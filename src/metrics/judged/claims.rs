@@ -42,6 +42,8 @@ pub enum ClaimSplitter {
     Rules,
 }
 
+crate::settings::from_str_by_serde!(ClaimSplitter);
+
 /// Options of `split_claims`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

@@ -13,6 +13,7 @@
 //! prompt hash, so a changed rubric never reuses cached replies.
 //!
 //! ```
+//! use polars_rag::engines::judge::logprobs::field_candidates;
 //! use polars_rag::metrics::judged::g_eval::{weighted_score, GEvalOptions, TokenChoice};
 //! let options = GEvalOptions { criteria: "Is the answer correct?".into(), ..GEvalOptions::default() };
 //! let card = options.card().unwrap();
@@ -24,7 +25,8 @@
 //!     ("4".to_string(), vec![TokenChoice::new("4", 0.6), TokenChoice::new("3", 0.3), TokenChoice::new("5", 0.1)]),
 //!     ("}".to_string(), vec![]),
 //! ];
-//! let weighted = weighted_score(content, &tokens, "score", 1, 5).unwrap();
+//! let candidates = field_candidates(content, &tokens, "score").unwrap();
+//! let weighted = weighted_score(candidates, 1, 5).unwrap();
 //! assert!((weighted - 3.8).abs() < 1e-12);
 //! assert!((options.normalised(weighted) - 0.7).abs() < 1e-12);
 //! ```
@@ -32,6 +34,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::engines::judge::logprobs;
+pub use crate::engines::judge::logprobs::TokenChoice;
 use crate::engines::judge::template::JudgeTemplate;
 use crate::engines::judge::JudgeSettings;
 
@@ -159,73 +163,10 @@ pub fn signature(options: &GEvalOptions) -> String {
     }
 }
 
-/// One candidate for a generated token: its text and probability.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TokenChoice {
-    /// The token's text.
-    pub token: String,
-    /// Its probability (`exp` of the log-probability).
-    pub probability: f64,
-}
-
-impl TokenChoice {
-    /// A candidate.
-    pub fn new(token: &str, probability: f64) -> Self {
-        TokenChoice {
-            token: token.to_string(),
-            probability,
-        }
-    }
-}
-
-/// The generated tokens of a reply with their top candidates, as an OpenAI-compatible server
-/// returns them (`choices[0].logprobs.content[*].token` and `.top_logprobs`); `None` when the
-/// reply has none.
-pub fn tokens_of_reply(reply: &Value) -> Option<Vec<(String, Vec<TokenChoice>)>> {
-    let content = reply.pointer("/choices/0/logprobs/content")?.as_array()?;
-    let tokens: Vec<(String, Vec<TokenChoice>)> = content
-        .iter()
-        .filter_map(|entry| {
-            let token = entry.get("token")?.as_str()?.to_string();
-            let top = entry
-                .get("top_logprobs")
-                .and_then(Value::as_array)
-                .map(|top| {
-                    top.iter()
-                        .filter_map(|c| {
-                            // A log-probability above 0 (a probability above 1) or not finite
-                            // is not one: such a candidate is left out rather than weighted.
-                            let logprob = c.get("logprob")?.as_f64()?;
-                            (logprob.is_finite() && logprob <= 0.0).then_some(())?;
-                            Some(TokenChoice::new(c.get("token")?.as_str()?, logprob.exp()))
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            Some((token, top))
-        })
-        .collect();
-    (!tokens.is_empty()).then_some(tokens)
-}
-
-/// The probability-weighted score of `field` in a reply's `content`, from its `tokens`: the
-/// token that starts the field's value (the concatenated token texts must spell `content`), and
-/// among its candidates those that are integers in `min..=max` with a probability of at least
-/// [`MIN_TOKEN_PROBABILITY`]. `None` when the value or the candidates cannot be found.
-pub fn weighted_score(
-    content: &str,
-    tokens: &[(String, Vec<TokenChoice>)],
-    field: &str,
-    min: i64,
-    max: i64,
-) -> Option<f64> {
-    let at = value_offset(content, field)?;
-    let mut offset = 0;
-    let (_, candidates) = tokens.iter().find(|(token, _)| {
-        let start = offset;
-        offset += token.len();
-        start <= at && at < offset
-    })?;
+/// G-Eval's probability-weighted score over the `candidates` the judge weighed where it wrote
+/// its score: those that are integers in `min..=max` with a probability of at least
+/// [`MIN_TOKEN_PROBABILITY`], weighted by their probability. `None` when no candidate counts.
+pub fn weighted_score(candidates: &[TokenChoice], min: i64, max: i64) -> Option<f64> {
     let (mut weighted, mut total) = (0.0, 0.0);
     for choice in candidates {
         let Ok(value) = choice.token.trim().parse::<i64>() else {
@@ -239,42 +180,41 @@ pub fn weighted_score(
     (total > 0.0).then(|| weighted / total)
 }
 
-/// The byte offset in `content` (a JSON object's text) where the value of top-level key
-/// `field` starts.
-fn value_offset(content: &str, field: &str) -> Option<usize> {
-    let key = format!("\"{field}\"");
-    let mut from = 0;
-    while let Some(found) = content[from..].find(&key) {
-        let after = from + found + key.len();
-        let rest = &content[after..];
-        let trimmed = rest.trim_start();
-        if let Some(value) = trimmed.strip_prefix(':') {
-            let value_start = value.len() - value.trim_start().len();
-            return Some(after + (rest.len() - trimmed.len()) + 1 + value_start);
-        }
-        from = after;
+/// The probability-weighted value of the template's weighted field in a judged `reply`, from
+/// the candidates the engine recorded beside it, over the integers the field's schema allows
+/// (its `enum`, else `minimum..=maximum`). `None` without candidates (the server gave no
+/// log-probabilities) or when none counts.
+pub fn weighted_of_reply(reply: &Value, template: &JudgeTemplate) -> Option<f64> {
+    let field = template.weighted_score.as_deref()?;
+    let (min, max) = score_range(template, field)?;
+    match logprobs::recorded(reply) {
+        Some(candidates) => weighted_score(&candidates, min, max),
+        // A reply cached before the candidates were recorded carries its weighted value.
+        None => reply.get(LEGACY_WEIGHTED_SCORE).and_then(Value::as_f64),
     }
-    None
+}
+
+/// Where replies cached by earlier versions of the engine kept their weighted value.
+const LEGACY_WEIGHTED_SCORE: &str = "_weighted_score";
+
+/// The integers integer field `field` of the template's schema allows: its `enum`'s least and
+/// greatest, else `minimum..=maximum`.
+fn score_range(template: &JudgeTemplate, field: &str) -> Option<(i64, i64)> {
+    let spec = template.schema.pointer(&format!("/properties/{field}"))?;
+    match spec.get("enum").and_then(Value::as_array) {
+        Some(values) => {
+            let ints: Vec<i64> = values.iter().filter_map(Value::as_i64).collect();
+            Some((*ints.iter().min()?, *ints.iter().max()?))
+        }
+        None => Some((
+            spec.get("minimum")?.as_i64()?,
+            spec.get("maximum")?.as_i64()?,
+        )),
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
-    #[test]
-    fn candidates_with_a_probability_above_one_are_left_out() {
-        let reply = json!({"choices": [{"logprobs": {"content": [{
-            "token": "4",
-            "top_logprobs": [
-                {"token": "4", "logprob": -0.1},
-                {"token": "5", "logprob": 3.0}
-            ]
-        }]}}]});
-        let tokens = tokens_of_reply(&reply).unwrap();
-        let kept: Vec<&str> = tokens[0].1.iter().map(|c| c.token.as_str()).collect();
-        assert_eq!(kept, ["4"]);
-    }
-
     use super::*;
 
     #[test]
@@ -309,25 +249,16 @@ mod tests {
     }
 
     #[test]
-    fn the_score_token_is_found_by_its_offset() {
-        let content = "{\"score\": 10, \"reason\": \"score 3 of 10\"}";
-        assert_eq!(value_offset(content, "score"), Some(10));
-        let tokens = vec![
-            ("{\"score\": ".to_string(), vec![]),
-            (
-                "10".to_string(),
-                vec![
-                    TokenChoice::new("10", 0.5),
-                    TokenChoice::new("9", 0.495),
-                    TokenChoice::new(" 8", 0.004),
-                    TokenChoice::new("x", 0.001),
-                ],
-            ),
-            (", \"reason\": \"score 3 of 10\"}".to_string(), vec![]),
+    fn candidates_under_the_cut_or_not_scores_do_not_count() {
+        let candidates = vec![
+            TokenChoice::new("10", 0.5),
+            TokenChoice::new("9", 0.495),
+            TokenChoice::new(" 8", 0.004),
+            TokenChoice::new("x", 0.001),
         ];
         // 8 is under the 1 % cut; "x" is no score.
-        let w = weighted_score(content, &tokens, "score", 0, 10).unwrap();
+        let w = weighted_score(&candidates, 0, 10).unwrap();
         assert!((w - (10.0 * 0.5 + 9.0 * 0.495) / 0.995).abs() < 1e-12);
-        assert_eq!(weighted_score(content, &tokens[..1], "score", 0, 10), None);
+        assert_eq!(weighted_score(&[], 0, 10), None);
     }
 }

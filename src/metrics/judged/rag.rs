@@ -142,6 +142,8 @@ pub enum RagCompat {
     Deepeval,
 }
 
+crate::settings::from_str_by_serde!(RagCompat);
+
 impl JudgedRagOptions {
     /// Checks the options; errors name `metric`.
     pub fn validate(&self, metric: &str) -> crate::Result<()> {
@@ -275,22 +277,22 @@ fn text_field<'a>(item: &'a Value, name: &str) -> &'a str {
 }
 
 /// A 0/1 field read as Ragas reads it (`1 if verdict else 0`: any non-zero number counts).
-fn flag_field(item: &Value, name: &str) -> Result<bool, String> {
+fn flag_field(item: &Value, name: &str) -> crate::Result<bool> {
     match item.get(name) {
         Some(Value::Number(n)) => Ok(n.as_f64().is_some_and(|x| x != 0.0)),
         Some(Value::Bool(b)) => Ok(*b),
-        other => Err(format!(
+        other => Err(crate::Error::reply(format!(
             "the reply's `{name}` is not 0 or 1: {}",
             other.map_or("missing".to_string(), Value::to_string)
-        )),
+        ))),
     }
 }
 
-fn array_field<'a>(reply: &'a Value, name: &str) -> Result<&'a Vec<Value>, String> {
+fn array_field<'a>(reply: &'a Value, name: &str) -> crate::Result<&'a Vec<Value>> {
     reply
         .get(name)
         .and_then(Value::as_array)
-        .ok_or_else(|| format!("the reply has no `{name}` list"))
+        .ok_or_else(|| crate::Error::reply(format!("the reply has no `{name}` list")))
 }
 
 /// The statements of a `faithfulness_statements` reply: trimmed, empty ones dropped.
@@ -341,15 +343,15 @@ pub fn faithfulness_verdicts(
     statements: &[String],
     reply: &Value,
     ragas: bool,
-) -> Result<Vec<Judgement>, String> {
+) -> crate::Result<Vec<Judgement>> {
     let items = array_field(reply, "verdicts")?;
     if !ragas && items.len() != statements.len() {
         let counted = |n: usize, noun: &str| format!("{n} {noun}{}", if n == 1 { "" } else { "s" });
-        return Err(format!(
+        return Err(crate::Error::reply(format!(
             "the judge returned {} for {}",
             counted(items.len(), "verdict"),
             counted(statements.len(), "statement")
-        ));
+        )));
     }
     items
         .iter()
@@ -372,16 +374,16 @@ pub fn faithfulness_verdicts(
 /// `claims` by position (DeepEval does not check their number; neither does this). A claim
 /// passes unless the judge says it is contradicted: `"yes"` and `"borderline"` count as
 /// faithful, as DeepEval counts them.
-pub fn deepeval_verdicts(claims: &[String], reply: &Value) -> Result<Vec<Judgement>, String> {
+pub fn deepeval_verdicts(claims: &[String], reply: &Value) -> crate::Result<Vec<Judgement>> {
     array_field(reply, "verdicts")?
         .iter()
         .enumerate()
         .map(|(i, item)| {
             let verdict = text_field(item, "verdict");
             if !matches!(verdict, "yes" | "no" | "borderline") {
-                return Err(format!(
+                return Err(crate::Error::reply(format!(
                     "the reply's verdict {verdict:?} is not yes, no or borderline"
-                ));
+                )));
             }
             Ok(Judgement {
                 statement: claims.get(i).cloned().unwrap_or_default(),
@@ -409,14 +411,13 @@ pub fn share_positive(judgements: &[Judgement]) -> Option<f64> {
 }
 
 /// The verdict of one `context_precision` / `context_utilization` reply; a reply without a
-/// readable verdict is an [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) error
+/// readable verdict is an [`ErrorKind::InvalidReply`](crate::ErrorKind::InvalidReply) error
 /// saying why.
 pub fn context_verdict(reply: &Value) -> crate::Result<Judgement> {
     Ok(Judgement {
         statement: String::new(),
         reason: text_field(reply, "reason").to_string(),
-        verdict: flag_field(reply, "verdict")
-            .map_err(|e| crate::Error::new(crate::ErrorKind::InvalidInput, e))?,
+        verdict: flag_field(reply, "verdict")?,
     })
 }
 
@@ -439,7 +440,7 @@ pub fn average_precision(verdicts: &[bool]) -> Option<f64> {
 }
 
 /// The classified statements of a `context_recall` reply.
-pub fn recall_classifications(reply: &Value) -> Result<Vec<Judgement>, String> {
+pub fn recall_classifications(reply: &Value) -> crate::Result<Vec<Judgement>> {
     array_field(reply, "classifications")?
         .iter()
         .map(|item| {
@@ -468,10 +469,10 @@ pub struct GeneratedQuestion {
 pub fn generated_questions(
     reply: &Value,
     strictness: u32,
-) -> Result<Vec<GeneratedQuestion>, String> {
+) -> crate::Result<Vec<GeneratedQuestion>> {
     let items = array_field(reply, "questions")?;
     if items.is_empty() {
-        return Err("the judge wrote no question".into());
+        return Err(crate::Error::reply("the judge wrote no question"));
     }
     let mut questions = Vec::new();
     for item in items.iter().take(strictness as usize) {
@@ -583,13 +584,19 @@ mod tests {
         let statements = vec!["a".to_string(), "b".to_string()];
         let short = json!({"verdicts": [{"statement": "a", "reason": "", "verdict": 1}]});
         let e = faithfulness_verdicts(&statements, &short, false).unwrap_err();
-        assert!(e.contains("returned 1 verdict for 2 statements"), "{e}");
+        assert!(
+            e.message().contains("returned 1 verdict for 2 statements"),
+            "{e}"
+        );
         let long = json!({"verdicts": [
             {"statement": "a", "reason": "", "verdict": 1},
             {"statement": "b", "reason": "", "verdict": 0},
         ]});
         let e = faithfulness_verdicts(&statements[..1], &long, false).unwrap_err();
-        assert!(e.contains("returned 2 verdicts for 1 statement"), "{e}");
+        assert!(
+            e.message().contains("returned 2 verdicts for 1 statement"),
+            "{e}"
+        );
         let taken = faithfulness_verdicts(&statements, &short, true).unwrap();
         assert_eq!(share_positive(&taken), Some(1.0));
         assert_eq!(share_positive(&[]), None);

@@ -380,6 +380,11 @@ pub fn bm25_ratio(values: &[f64]) -> f64 {
 
 /// How a located window is narrowed down to the quote.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(
+    feature = "job",
+    derive(clap::ValueEnum),
+    value(rename_all = "snake_case")
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Trim {
     /// difflib alignment (exact substring first).
@@ -391,6 +396,8 @@ pub enum Trim {
     /// Keep the whole window.
     Off,
 }
+
+crate::settings::from_str_by_serde!(Trim);
 
 impl Trim {
     /// The option's spelling: `fuzzy`, `sliding_bm25`, `hybrid`, `off`.

@@ -1,23 +1,19 @@
 //! Embedding cosine between a quote and the span found for it.
 //!
-//! The seam is the [`Embedder`] trait: anything that turns a batch of texts into vectors. A
-//! local model, a remote service or precomputed vectors all fit it; [`HashEmbedder`] is a
-//! deterministic model-free stand-in (bag of hashed words) for tests and smoke runs.
+//! The seam is the embedding engine's [`TextEmbedder`] trait: anything that turns a batch of
+//! texts into vectors. A local model, a remote service or precomputed vectors all fit it;
+//! [`HashEmbedder`] is a deterministic model-free stand-in (bag of hashed words) for tests and
+//! smoke runs.
 
 use super::QuoteMatch;
+pub use crate::engines::embed::TextEmbedder;
 use crate::metrics::retrieval::cosine;
-
-/// Turns texts into vectors, all of the same dimension.
-pub trait Embedder {
-    /// One vector per text, in order.
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f64>>, String>;
-}
 
 /// Bag of hashed words: each lowercase `\w+` word adds 1.0 at `FNV-1a-32(word) mod dim`.
 /// No model, no meaning beyond shared words; deterministic everywhere.
 ///
 /// ```
-/// use polars_rag::metrics::locate::embed::{Embedder, HashEmbedder};
+/// use polars_rag::metrics::locate::embed::{HashEmbedder, TextEmbedder};
 /// let v = HashEmbedder { dim: 16 }.embed(&["Hello hello world"]).unwrap();
 /// assert_eq!(v[0].iter().sum::<f64>(), 3.0);
 /// ```
@@ -33,10 +29,12 @@ fn fnv1a32(bytes: &[u8]) -> u32 {
     })
 }
 
-impl Embedder for HashEmbedder {
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f64>>, String> {
+impl TextEmbedder for HashEmbedder {
+    fn embed(&self, texts: &[&str]) -> crate::Result<Vec<Vec<f64>>> {
         if self.dim == 0 {
-            return Err("HashEmbedder: dim must be at least 1".into());
+            return Err(crate::Error::options(
+                "HashEmbedder: dim must be at least 1",
+            ));
         }
         Ok(texts
             .iter()
@@ -73,26 +71,23 @@ pub(crate) fn checked_cosine(a: &[f64], b: &[f64], what: &str) -> crate::Result<
 pub fn fill_cosine(
     matches: &mut [QuoteMatch],
     quotes: &[&str],
-    embedder: &dyn Embedder,
+    embedder: &dyn TextEmbedder,
 ) -> crate::Result<()> {
-    // Problems are found as messages; their kind is given once, here.
-    let mut checked = || -> Result<(), String> {
-        if matches.len() != quotes.len() {
-            return Err("locate_quotes: cosine needs one quote per match".into());
-        }
-        let spans: Vec<&str> = matches.iter().map(|m| m.span_text.as_str()).collect();
-        let q = embedder.embed(quotes)?;
-        let s = embedder.embed(&spans)?;
-        if q.len() != quotes.len() || s.len() != spans.len() {
-            return Err(
-                "locate_quotes: the embedder returned a different number of vectors than texts"
-                    .into(),
-            );
-        }
-        for (i, m) in matches.iter_mut().enumerate() {
-            m.cosine = Some(checked_cosine(&q[i], &s[i], &format!("quote {i}"))?);
-        }
-        Ok(())
-    };
-    checked().map_err(crate::Error::input)
+    if matches.len() != quotes.len() {
+        return Err(crate::Error::input(
+            "locate_quotes: cosine needs one quote per match",
+        ));
+    }
+    let spans: Vec<&str> = matches.iter().map(|m| m.span_text.as_str()).collect();
+    let q = embedder.embed(quotes)?;
+    let s = embedder.embed(&spans)?;
+    if q.len() != quotes.len() || s.len() != spans.len() {
+        return Err(crate::Error::input(
+            "locate_quotes: the embedder returned a different number of vectors than texts",
+        ));
+    }
+    for (i, m) in matches.iter_mut().enumerate() {
+        m.cosine = Some(checked_cosine(&q[i], &s[i], &format!("quote {i}"))?);
+    }
+    Ok(())
 }

@@ -58,6 +58,7 @@ use crate::text::sequence_matcher::SequenceMatcher;
 
 /// Which behaviour to reproduce.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "job", derive(clap::ValueEnum), value(rename_all = "lower"))]
 #[serde(rename_all = "lowercase")]
 pub enum LocateCompat {
     /// The corrected algorithm (see the module documentation).
@@ -67,8 +68,15 @@ pub enum LocateCompat {
     Soak,
 }
 
+crate::settings::from_str_by_serde!(LocateCompat);
+
 /// How windows and quotes are cut into words for BM25.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "job",
+    derive(clap::ValueEnum),
+    value(rename_all = "snake_case")
+)]
 #[serde(rename_all = "snake_case")]
 pub enum QuoteTokenizer {
     /// Lowercase runs of Unicode letters and digits (and `_`).
@@ -76,6 +84,8 @@ pub enum QuoteTokenizer {
     /// NLTK's `word_tokenize` on the lowercased text, as soak tokenizes.
     Nltk,
 }
+
+crate::settings::from_str_by_serde!(QuoteTokenizer);
 
 impl QuoteTokenizer {
     /// The tokens of `text` (which the caller has lowercased).
@@ -198,21 +208,6 @@ impl Default for LocateOptions {
             embedder: None,
         }
     }
-}
-
-/// An option value spelled as in the TOML and Python options (`"sliding_bm25"`, `"soak"`,
-/// `"nltk"`), so that the command line reads the same spellings.
-///
-/// ```
-/// use polars_rag::metrics::locate::{align::Trim, parse_choice, LocateCompat};
-/// assert_eq!(parse_choice::<Trim>("sliding_bm25"), Ok(Trim::SlidingBm25));
-/// assert_eq!(parse_choice::<LocateCompat>("soak"), Ok(LocateCompat::Soak));
-/// assert!(parse_choice::<Trim>("exact").is_err());
-/// ```
-pub fn parse_choice<T: serde::de::DeserializeOwned>(name: &str) -> crate::Result<T> {
-    use serde::de::IntoDeserializer;
-    T::deserialize(name.into_deserializer())
-        .map_err(|e: serde::de::value::Error| crate::Error::options(e.to_string()))
 }
 
 /// The default window size of the default mode.

@@ -25,7 +25,7 @@
 //! ```
 
 /// A datapizza error: the message datapizza raises with.
-pub type DatapizzaResult = Result<f64, String>;
+pub type DatapizzaResult = crate::Result<f64>;
 
 const EMPTY_CHUNKS: &str = "ValueError: Ground truth chunks cannot be empty";
 const EMPTY_EMBEDDINGS: &str = "ValueError: Ground truth embeddings cannot be empty";
@@ -65,7 +65,7 @@ pub fn precision_at_k_exact(retrieved: &[&str], ground_truth: &[&str], k: i64) -
         return Ok(0.0);
     }
     if ground_truth.is_empty() {
-        return Err(EMPTY_CHUNKS.into());
+        return Err(crate::Error::input(EMPTY_CHUNKS));
     }
     Ok(shared(head(retrieved, k), ground_truth) as f64 / k as f64)
 }
@@ -76,7 +76,7 @@ pub fn recall_at_k_exact(retrieved: &[&str], ground_truth: &[&str], k: i64) -> D
         return Ok(0.0);
     }
     if ground_truth.is_empty() {
-        return Err(EMPTY_CHUNKS.into());
+        return Err(crate::Error::input(EMPTY_CHUNKS));
     }
     let truth = distinct(ground_truth);
     Ok(shared(head(retrieved, k), &truth) as f64 / truth.len() as f64)
@@ -106,11 +106,11 @@ pub fn log_rank_score(rank: i64, n: i64, gamma: f64) -> DatapizzaResult {
     let num = 1.0 + gamma * (rank - 1) as f64;
     let den = 1.0 + gamma * (n - 1) as f64;
     if num <= 0.0 || den <= 0.0 {
-        return Err(MATH_DOMAIN.into());
+        return Err(crate::Error::input(MATH_DOMAIN));
     }
     let den = den.ln();
     if den == 0.0 {
-        return Err(ZERO_DIVISION.into());
+        return Err(crate::Error::input(ZERO_DIVISION));
     }
     Ok(1.0 - num.ln() / den)
 }
@@ -123,10 +123,9 @@ pub fn hybrid_log_rank_exact(
     alpha: f64,
 ) -> DatapizzaResult {
     if ground_truth.is_empty() {
-        return Err(
-            "ValueError: Ground truth chunks cannot be empty for hybrid_log_rank_score_exact."
-                .into(),
-        );
+        return Err(crate::Error::input(
+            "ValueError: Ground truth chunks cannot be empty for hybrid_log_rank_score_exact.",
+        ));
     }
     let n = retrieved.len();
     if n == 0 {
@@ -146,7 +145,7 @@ pub fn hybrid_log_rank_exact(
         match log_rank_score(rank as i64 + 1, n as i64, gamma) {
             Ok(s) => total += s,
             // The `except ValueError` around the rank lookup also swallows this one.
-            Err(e) if e == MATH_DOMAIN => {}
+            Err(e) if e.message() == MATH_DOMAIN => {}
             Err(e) => return Err(e),
         }
     }
@@ -427,7 +426,7 @@ fn openblas_gemv_t(a: &[f64], x: &[f64], kernel: GemvKernel) -> f64 {
 pub fn cosine_matrix(
     retrieved: &[&[f64]],
     ground_truth: &[&[f64]],
-) -> Result<Vec<Vec<f64>>, String> {
+) -> crate::Result<Vec<Vec<f64>>> {
     cosine_matrix_with(retrieved, ground_truth, BlasKernels::detect())
 }
 
@@ -436,13 +435,13 @@ pub fn cosine_matrix_with(
     retrieved: &[&[f64]],
     ground_truth: &[&[f64]],
     kernels: BlasKernels,
-) -> Result<Vec<Vec<f64>>, String> {
+) -> crate::Result<Vec<Vec<f64>>> {
     let dims = retrieved.iter().chain(ground_truth).map(|v| v.len());
     let (lo, hi) = dims.fold((usize::MAX, 0), |(lo, hi), d| (lo.min(d), hi.max(d)));
     if lo != usize::MAX && lo != hi {
-        return Err(format!(
+        return Err(crate::Error::input(format!(
             "ValueError: Incompatible dimension for X and Y matrices ({lo} and {hi} features)"
-        ));
+        )));
     }
     let g: Vec<Vec<f64>> = ground_truth.iter().map(|v| sklearn_normalized(v)).collect();
     let r: Vec<Vec<f64>> = retrieved.iter().map(|v| sklearn_normalized(v)).collect();
@@ -468,7 +467,7 @@ pub fn cosine_matrix_with(
         .collect())
 }
 
-fn similarities(retrieved: &[&[f64]], ground_truth: &[&[f64]]) -> Result<Vec<Vec<f64>>, String> {
+fn similarities(retrieved: &[&[f64]], ground_truth: &[&[f64]]) -> crate::Result<Vec<Vec<f64>>> {
     cosine_matrix(retrieved, ground_truth)
 }
 
@@ -484,11 +483,11 @@ pub fn precision_at_k_similarity(
         return Ok(0.0);
     }
     if ground_truth.is_empty() {
-        return Err(EMPTY_EMBEDDINGS.into());
+        return Err(crate::Error::input(EMPTY_EMBEDDINGS));
     }
     let top = head(retrieved, k);
     if top.is_empty() {
-        return Err(EMPTY_MATRIX.into());
+        return Err(crate::Error::input(EMPTY_MATRIX));
     }
     let sims = similarities(top, ground_truth)?;
     let hits = sims
@@ -507,14 +506,14 @@ pub fn recall_at_k_similarity(
     threshold: f64,
 ) -> DatapizzaResult {
     if ground_truth.is_empty() {
-        return Err(EMPTY_EMBEDDINGS.into());
+        return Err(crate::Error::input(EMPTY_EMBEDDINGS));
     }
     if retrieved.is_empty() || k == 0 {
         return Ok(0.0);
     }
     let top = head(retrieved, k);
     if top.is_empty() {
-        return Err(EMPTY_MATRIX.into());
+        return Err(crate::Error::input(EMPTY_MATRIX));
     }
     let sims = similarities(top, ground_truth)?;
     let found = (0..ground_truth.len())
@@ -545,10 +544,9 @@ pub fn hybrid_log_rank_similarity(
     alpha: f64,
 ) -> DatapizzaResult {
     if ground_truth.is_empty() {
-        return Err(
-            "ValueError: Ground truth embeddings cannot be empty for hybrid_log_rank_score_similarity."
-                .into(),
-        );
+        return Err(crate::Error::input(
+            "ValueError: Ground truth embeddings cannot be empty for hybrid_log_rank_score_similarity.",
+        ));
     }
     let n = retrieved.len();
     if n == 0 {

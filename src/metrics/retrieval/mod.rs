@@ -143,6 +143,8 @@ pub enum Relevance {
     Similarity,
 }
 
+crate::settings::from_str_by_serde!(Relevance);
+
 impl Relevance {
     /// The name used in options and signatures.
     pub fn name(self) -> &'static str {
@@ -170,6 +172,8 @@ pub enum RankBy {
     Trec,
 }
 
+crate::settings::from_str_by_serde!(RankBy);
+
 /// Which definitions to use.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -182,6 +186,8 @@ pub enum RetrievalCompat {
     /// Ragas 0.4.3's context precision and recall without an LLM (see [`ragas`]).
     Ragas,
 }
+
+crate::settings::from_str_by_serde!(RetrievalCompat);
 
 /// Options of the ranked-list metrics (one section per metric in a CLI config).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -240,6 +246,13 @@ impl Default for RetrievalOptions {
 }
 
 impl RetrievalOptions {
+    /// The embedding settings when relevance is judged by embeddings (created with defaults on
+    /// first use), `None` otherwise: only then does the metric embed.
+    pub fn embedder_mut(&mut self) -> Option<&mut EmbedSettings> {
+        (self.relevance == Relevance::Embedding)
+            .then(|| self.embedder.get_or_insert_with(Default::default))
+    }
+
     /// Checks the options for `metric`; the message names the metric and the option.
     ///
     /// ```

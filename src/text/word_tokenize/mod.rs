@@ -71,7 +71,7 @@ pub fn nltk_word_tokenize(text: &str) -> Vec<String> {
 }
 
 /// Appends the tokens of `nltk.word_tokenize(text)` to `tokens` (which is not cleared).
-pub fn nltk_word_tokenize_into(text: &str, tokens: &mut Vec<String>) {
+pub(crate) fn nltk_word_tokenize_into(text: &str, tokens: &mut Vec<String>) {
     nltk_word_tokenize_for_each(text, |token| tokens.push(token.to_owned()));
 }
 

@@ -563,27 +563,27 @@ pub(super) fn is_second_final_period_closer(c: char) -> bool {
 
 /// Groups of bytes whose presence in a sentence decides which passes can fire (one bit each).
 pub(super) mod trigger {
-    pub const DOUBLE_QUOTE: u32 = 1 << 0;
-    pub const BACKTICK: u32 = 1 << 1;
-    pub const APOSTROPHE: u32 = 1 << 2;
-    pub const PERIOD: u32 = 1 << 3;
-    pub const COLON_OR_COMMA: u32 = 1 << 4;
+    pub(crate) const DOUBLE_QUOTE: u32 = 1 << 0;
+    pub(crate) const BACKTICK: u32 = 1 << 1;
+    pub(crate) const APOSTROPHE: u32 = 1 << 2;
+    pub(crate) const PERIOD: u32 = 1 << 3;
+    pub(crate) const COLON_OR_COMMA: u32 = 1 << 4;
     /// `;@#$%&`
-    pub const SYMBOL: u32 = 1 << 5;
-    pub const QUESTION_OR_EXCLAMATION: u32 = 1 << 6;
-    pub const ASTERISK: u32 = 1 << 7;
+    pub(crate) const SYMBOL: u32 = 1 << 5;
+    pub(crate) const QUESTION_OR_EXCLAMATION: u32 = 1 << 6;
+    pub(crate) const ASTERISK: u32 = 1 << 7;
     /// `[](){}<>`
-    pub const BRACKET: u32 = 1 << 8;
-    pub const HYPHEN: u32 = 1 << 9;
-    pub const NEWLINE: u32 = 1 << 10;
+    pub(crate) const BRACKET: u32 = 1 << 8;
+    pub(crate) const HYPHEN: u32 = 1 << 9;
+    pub(crate) const NEWLINE: u32 = 1 << 10;
     /// `\t`, `\x0b`, `\x0c`, `\r`: the ASCII whitespace other than space and newline.
-    pub const OTHER_CONTROL_SPACE: u32 = 1 << 11;
+    pub(crate) const OTHER_CONTROL_SPACE: u32 = 1 << 11;
     /// U+001C..U+001F, which `str.split` also splits on.
-    pub const INFORMATION_SEPARATOR: u32 = 1 << 12;
-    pub const NON_ASCII: u32 = 1 << 13;
+    pub(crate) const INFORMATION_SEPARATOR: u32 = 1 << 12;
+    pub(crate) const NON_ASCII: u32 = 1 << 13;
 
     /// The group of every byte value.
-    pub const OF_BYTE: [u32; 256] = {
+    pub(crate) const OF_BYTE: [u32; 256] = {
         let mut table = [0u32; 256];
         let mut b = 0;
         while b < 256 {

@@ -7,10 +7,12 @@
 //! * [`text`]: normalisation and quote extraction (no Polars types).
 //! * [`metrics`]: one module per metric family; each metric is a pure function over borrowed
 //!   inputs plus a serde `Options` struct shared by every face.
-//! * [`registry`]: the metric ids, identical on every face.
-//! * [`engines`]: the LLM judge (HTTP client, reply cache, concurrency, retries, accounting).
-//! * `polars` (feature `polars`): the columnar driver, the only code that touches Polars series;
-//!   with feature `lazy` also native [`Expr`](::polars::prelude::Expr) builders.
+//! * [`registry`]: the metric table: [`registry::MetricId`], each metric's entry and options.
+//! * [`engines`]: the LLM judge (HTTP client, reply cache, concurrency, retries, accounting) and
+//!   the embedding model.
+//! * `columnar` (feature `polars`): the columnar layer, the only code that touches Polars
+//!   series (the driver, the dispatch of every metric over columns, joins); with feature `lazy`
+//!   also native [`Expr`](::polars::prelude::Expr) builders.
 //!
 //! Offsets everywhere are Unicode code points, end exclusive, unless an option says otherwise.
 //!
@@ -40,7 +42,7 @@ pub mod settings;
 pub mod text;
 
 #[cfg(feature = "polars")]
-pub mod polars;
+pub mod columnar;
 
 #[cfg(feature = "job")]
 pub mod job;

@@ -1,20 +1,20 @@
 //! Python Polars plugin: one `#[polars_expr]` shim per metric id of the library's table
 //! (`plugin_shims!` below lists them; a missing one does not compile). No metric logic lives
 //! here: each shim decodes its keyword arguments into the metric's options section and evaluates
-//! it through `polars_rag::polars::dispatch`, the path the Rust API and the job also take.
+//! it through `polars_rag::columnar::dispatch`, the path the Rust API and the job also take.
 
 use polars::prelude::*;
+use polars_rag::columnar::corpus::{self, Corpus, SpanUnit};
+use polars_rag::columnar::driver;
+use polars_rag::columnar::embedded;
+use polars_rag::columnar::golden;
+use polars_rag::columnar::locate;
+use polars_rag::columnar::{dispatch, join};
 use polars_rag::compare::tables as comparison;
 use polars_rag::compare::CompareOptions;
 use polars_rag::engines::embed::EmbedSettings;
 use polars_rag::metrics::judged::custom::CustomJudgeOptions;
 use polars_rag::metrics::locate::LocateOptions;
-use polars_rag::polars::corpus::{self, Corpus, SpanUnit};
-use polars_rag::polars::driver;
-use polars_rag::polars::embedded;
-use polars_rag::polars::golden;
-use polars_rag::polars::locate;
-use polars_rag::polars::{dispatch, join};
 use polars_rag::registry::{MetricId, MetricOptions, SectionReader};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -310,7 +310,7 @@ fn custom_judge_output_field(fields: &[Field], kwargs: DefaultKwargs) -> PolarsR
         }
         Ok(Field::new(
             card.id.as_str().into(),
-            polars_rag::polars::judged::custom_judge_dtype(&options)?,
+            polars_rag::columnar::judged::custom_judge_dtype(&options)?,
         ))
     })
     .map_err(naming_custom_judge)
@@ -322,7 +322,7 @@ fn custom_judge(series: &[Series], kwargs: DefaultKwargs) -> PolarsResult<Series
     guarded("custom_judge", || {
         let options = custom_judge_options(kwargs)?;
         let inputs = readable_inputs(&options.card()?.id, series)?;
-        polars_rag::polars::judged::custom_judge(&inputs, &options)
+        polars_rag::columnar::judged::custom_judge(&inputs, &options)
     })
     .map_err(naming_custom_judge)
 }
@@ -342,7 +342,7 @@ fn custom_judge_card(options: &[u8], function: &str) -> PyResult<String> {
             serde_pickle::from_slice(options, serde_pickle::DeOptions::default())
                 .map_err(|e| PyValueError::new_err(format!("{function}: invalid options: {e}")))?;
         let card = options.card().map_err(py_err_in(function))?;
-        let dtype = polars_rag::polars::judged::custom_judge_dtype(&options)
+        let dtype = polars_rag::columnar::judged::custom_judge_dtype(&options)
             .map_err(py_err_in(function))?;
         // `[name, dtype]` pairs, in the output's order (a JSON object would sort them).
         let fields: Vec<(String, String)> = match dtype {
@@ -484,11 +484,14 @@ fn write_locate_workbook(located: PyDataFrame, path: &str, options: &[u8]) -> Py
 fn citation_review(frame: PyDataFrame, support: &str, xlsx: Option<&str>) -> PyResult<PyDataFrame> {
     py_guarded("citation_review", move || {
         let frame = readable("citation_review", &frame.0)?;
-        let review = polars_rag::polars::judged::citation_review(&frame, support)
+        let review = polars_rag::columnar::judged::citation_review(&frame, support)
             .map_err(py_err_in("citation_review"))?;
         if let Some(path) = xlsx {
-            polars_rag::polars::judged::write_citation_review(&review, std::path::Path::new(path))
-                .map_err(py_err_in("citation_review"))?;
+            polars_rag::columnar::judged::write_citation_review(
+                &review,
+                std::path::Path::new(path),
+            )
+            .map_err(py_err_in("citation_review"))?;
         }
         Ok(PyDataFrame(review))
     })
@@ -555,7 +558,7 @@ fn reads_whole_column(metric: &str, options: &[u8]) -> bool {
 fn judge_agreement(predicted: PySeries, labels: PySeries) -> PyResult<(PyDataFrame, PyDataFrame)> {
     py_guarded("judge_agreement", move || {
         let (summary, confusion) =
-            polars_rag::polars::judged::judge_agreement(&predicted.0, &labels.0)
+            polars_rag::columnar::judged::judge_agreement(&predicted.0, &labels.0)
                 .map_err(py_err_in("judge_agreement"))?;
         Ok((PyDataFrame(summary), PyDataFrame(confusion)))
     })

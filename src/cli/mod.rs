@@ -1,7 +1,7 @@
 //! The `polars-rag` command line: Parquet in, metrics, Parquet out, and a summary on stdout.
 //!
 //! The CLI plans a lazy query from the same `Expr` builders Rust users call
-//! ([`crate::polars::expr`]); it holds no metric logic.
+//! ([`crate::columnar::expr`]); it holds no metric logic.
 
 pub mod app;
 mod args;

@@ -98,23 +98,23 @@ fn table_metrics(df: &DataFrame) -> PolarsResult<TableMetrics> {
     let mut judge_spreads = Vec::new();
     let mut corpus = Vec::new();
     for info in registry::METRICS {
-        let spread = crate::polars::dispatch::judge_spread(df, info.id)?;
-        for (label, series) in crate::polars::dispatch::metric_values(df, info.id)? {
+        let spread = crate::columnar::dispatch::judge_spread(df, info.id)?;
+        for (label, series) in crate::columnar::dispatch::metric_values(df, info.id)? {
             if let Some(spread) = &spread {
                 judge_spreads.push((label.clone(), f64_values(spread)?));
             }
             values.push((label, f64_values(&series)?));
         }
         if let Some(stats) = &info.corpus
-            && let Some(columns) = crate::polars::dispatch::corpus_stats(df, stats)?
+            && let Some(columns) = crate::columnar::dispatch::corpus_stats(df, stats)?
         {
             corpus.push((info.id.to_string(), columns, stats.of_sums));
         }
     }
     // Judges defined as data are metrics of the table too, under their card's id.
     for (name, dtype) in df.schema().iter() {
-        if crate::polars::dispatch::is_judge_card_column(name, dtype) {
-            for (label, series) in crate::polars::dispatch::judge_card_values(df, name)? {
+        if crate::columnar::dispatch::is_judge_card_column(name, dtype) {
+            for (label, series) in crate::columnar::dispatch::judge_card_values(df, name)? {
                 values.push((label, f64_values(&series)?));
             }
         }

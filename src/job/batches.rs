@@ -12,8 +12,8 @@ use super::parts::{add_corpus_sums, aggregates_of_sums, block_report, write_bloc
 use super::plan::{choose_metrics, options_with_relevance, resolve_columns};
 use super::summary::summarise;
 use super::{err, Parts, ScoreJob, ScoreReport};
-use crate::polars::driver::readable_frame;
-use crate::polars::join;
+use crate::columnar::driver::readable_frame;
+use crate::columnar::join;
 
 /// The run's id hashes seen so far, to find ids that occur twice across batches without
 /// keeping the ids themselves.

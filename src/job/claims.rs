@@ -152,9 +152,9 @@ pub(crate) fn audit_claims(
     let answers = frame.column(answer_name)?.as_materialized_series().clone();
     let sources = frame.column(sources_name)?.as_materialized_series().clone();
     // Texts, a list of texts, or retrieved items with a `text` field, as every metric reads them.
-    let sources = crate::polars::driver::TextListColumn::new(CLAIM_AUDIT, "sources", &sources)?;
+    let sources = crate::columnar::driver::TextListColumn::new(CLAIM_AUDIT, "sources", &sources)?;
     let sources = sources.rows(0..frame.height());
-    let split = crate::polars::judged::split_claims(&answers, &options.split_claims)?;
+    let split = crate::columnar::judged::split_claims(&answers, &options.split_claims)?;
     let split = split.struct_()?;
     let claim_lists = split.field_by_name("claims")?;
     let split_errors = split.field_by_name("judge_error")?;
@@ -187,7 +187,7 @@ pub(crate) fn audit_claims(
     let cited_series =
         StringChunked::from_iter_options("cited_span".into(), cited.iter().map(|c| c.as_deref()))
             .into_series();
-    let support = crate::polars::judged::citation_support(
+    let support = crate::columnar::judged::citation_support(
         &claim_series,
         &cited_series,
         &options.citation_support,

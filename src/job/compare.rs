@@ -93,7 +93,7 @@ pub fn read_scores(
         schema
             .iter()
             .filter(|(name, field)| {
-                crate::polars::dispatch::is_judge_card_column(
+                crate::columnar::dispatch::is_judge_card_column(
                     name,
                     &DataType::from_arrow_field(field),
                 )

@@ -67,12 +67,12 @@ use std::path::{Path, PathBuf};
 use polars::prelude::{PolarsError, PolarsResult};
 use serde::Deserialize;
 
+use crate::columnar::corpus::SpanUnit;
 use crate::engines::embed::EmbedSettings;
 use crate::engines::judge::template::JudgeTemplate;
 use crate::engines::judge::JudgeSettings;
 use crate::job::InvalidSpans;
 use crate::metrics::judged::custom::CardSource;
-use crate::polars::corpus::SpanUnit;
 use crate::registry::MetricOptions;
 
 /// Column names of the run and golden tables; `None` picks the documented default.

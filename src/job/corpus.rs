@@ -8,7 +8,7 @@ use polars::prelude::*;
 use super::plan::{holds_spans, Resolved};
 use super::{err, InvalidSpans, ScoreJob};
 
-pub use crate::polars::corpus::{check_spans, Corpus, SpanUnit};
+pub use crate::columnar::corpus::{check_spans, Corpus, SpanUnit};
 
 /// Reads a corpus: a Parquet file with `file` and `text` columns, or a directory whose files
 /// (recursively) are the documents.

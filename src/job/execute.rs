@@ -18,11 +18,11 @@ use super::summary::{embed_accounting, judge_accounting, render_summary, summari
 use super::tally::SummaryTally;
 use super::SIGNATURE_KEY;
 use super::{err, validate_metric_ids, CustomJudgeJob, Parts, ScoreJob, ScoreReport};
+use crate::columnar::dispatch;
+use crate::columnar::expr;
 use crate::job::corpus::Corpus;
 use crate::job::Input;
 use crate::metrics::retrieval::RankedMetric;
-use crate::polars::dispatch;
-use crate::polars::expr;
 use crate::registry::{self, MetricKind};
 use crate::registry::{MetricId, MetricOptions};
 
@@ -481,7 +481,7 @@ pub(crate) fn compute_aggregates(
             .lazy()
             .select([expr::metric(info.metric, inputs, options)])
             .collect()?;
-        let first = crate::polars::dispatch::metric_values(&value, info.id)?
+        let first = crate::columnar::dispatch::metric_values(&value, info.id)?
             .first()
             .and_then(|(_, v)| v.f64().ok()?.get(0));
         aggregates.push((info.id.to_string(), first.unwrap_or(f64::NAN)));

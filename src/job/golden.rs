@@ -2,8 +2,8 @@
 
 use polars::prelude::*;
 
-use crate::polars::driver::readable_frame;
-use crate::polars::join;
+use crate::columnar::driver::readable_frame;
+use crate::columnar::join;
 
 /// The golden table of a streamed job. Only its ids stay in memory, with an index from an id's
 /// hash to its rows (16 bytes a question); a batch's golden rows are read from the Parquet file

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use polars::prelude::*;
 
 use super::{err, Parts, ScoreJob};
-use crate::polars::driver::readable_frame;
-use crate::polars::join;
+use crate::columnar::driver::readable_frame;
+use crate::columnar::join;
 
 /// A table a job reads: a Parquet file, or a frame of the caller's (a Rust `LazyFrame`; what
 /// [`score`](super::score) takes). A frame is read lazily, as a file is.

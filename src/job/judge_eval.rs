@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 use polars::prelude::*;
 
 use crate::atomic::AtomicFile;
+use crate::columnar::driver::readable_frame;
+use crate::columnar::{dispatch, judged};
 use crate::engines::judge::JudgeSettings;
 use crate::job::{inputs::scan, summary::judge_accounting};
 use crate::metrics::judged::citation_support::CitationSupportOptions;
-use crate::polars::driver::readable_frame;
-use crate::polars::{dispatch, judged};
 use crate::registry::{MetricId, MetricOptions};
 
 const METRIC: MetricId = MetricId::CitationSupport;

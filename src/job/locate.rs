@@ -6,6 +6,10 @@ use std::path::{Path, PathBuf};
 use polars::prelude::*;
 
 use crate::atomic::AtomicFile;
+use crate::columnar::driver::readable_frame;
+use crate::columnar::locate::{
+    corpus_documents, figures_of_frame, fill_cosine, locate_in_index, located_rows,
+};
 use crate::engines::progress::{Progress, Work};
 use crate::metrics::locate::embed::HashEmbedder;
 use crate::metrics::locate::export::{ReviewSheet, SHEET_ROWS};
@@ -13,10 +17,6 @@ use crate::metrics::locate::stats::{
     least_confident_first, melted_csv, stats_of_figures, QuoteFigures,
 };
 use crate::metrics::locate::{LocateOptions, QuoteIndex};
-use crate::polars::driver::readable_frame;
-use crate::polars::locate::{
-    corpus_documents, figures_of_frame, fill_cosine, locate_in_index, located_rows,
-};
 
 /// A `locate` job.
 #[derive(Clone, Debug)]

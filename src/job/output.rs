@@ -39,8 +39,8 @@ pub(crate) fn write_review(
     }
     columns.push(support.clone());
     let judged = DataFrame::new(frame.height(), columns)?;
-    let review = crate::polars::judged::citation_review(&judged, "citation_support")?;
-    crate::polars::judged::write_citation_review(&review, path)?;
+    let review = crate::columnar::judged::citation_review(&judged, "citation_support")?;
+    crate::columnar::judged::write_citation_review(&review, path)?;
     notes.push(format!(
         "review: {} of {} judged rows to check by hand, most suspicious first, in {}",
         review.height(),

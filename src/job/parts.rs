@@ -15,9 +15,9 @@ use std::path::Path;
 
 use super::execute::Outcome;
 use super::{err, ScoreJob, ScoreReport};
+use crate::columnar::driver::readable_frame;
+use crate::columnar::{dispatch, join};
 use crate::job::tally::SummaryTally;
-use crate::polars::driver::readable_frame;
-use crate::polars::{dispatch, join};
 use crate::registry::MetricKind;
 
 /// The corpus-level aggregates of `chosen` from their per-row statistics summed over the rows

@@ -8,8 +8,8 @@ use polars::prelude::*;
 use super::inputs::{pick, require, scan};
 use super::CustomJudgeJob;
 use super::{err, ScoreJob};
+use crate::columnar::driver::readable_frame;
 use crate::metrics::retrieval::Relevance;
-use crate::polars::driver::readable_frame;
 use crate::registry::MetricOptions;
 use crate::registry::{self, MetricInputs};
 

@@ -1,12 +1,12 @@
-//! `polars-rag validate`: the golden-dataset checks of [`crate::polars::golden`] on a Parquet
+//! `polars-rag validate`: the golden-dataset checks of [`crate::columnar::golden`] on a Parquet
 //! table and a corpus on disk, reported as counts with examples.
 
 use std::path::PathBuf;
 
 use polars::prelude::*;
 
+use crate::columnar::golden::{validate_golden, Problem};
 use crate::job::corpus::SpanUnit;
-use crate::polars::golden::{validate_golden, Problem};
 
 /// A `validate` job.
 #[derive(Clone, Debug)]
@@ -36,7 +36,7 @@ pub fn run(job: &ValidateJob) -> PolarsResult<ValidateReport> {
     if !job.golden.is_file() {
         polars_bail!(ComputeError: "golden table not found: {name}");
     }
-    let golden = crate::polars::driver::readable_frame(
+    let golden = crate::columnar::driver::readable_frame(
         "validate",
         &ParquetReader::new(crate::job::parquet::parquet_file(
             &job.golden,

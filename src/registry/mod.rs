@@ -8,7 +8,7 @@
 //! * [`MetricOptions`] holds one options section per metric; its methods (reading a section,
 //!   signatures, the engines' settings) are exhaustive `match`es on [`MetricId`] in
 //!   `registry/options.rs`.
-//! * `polars::dispatch` (feature `polars`): the columnar call, output dtype and corpus statistics
+//! * `columnar::dispatch` (feature `polars`): the columnar call, output dtype and corpus statistics
 //!   of every id, exhaustive `match`es again, which the `Expr` builders, the job and the Python
 //!   plugin's shims all go through.
 //!

@@ -1,5 +1,5 @@
 //! The metric table itself: one entry per [`MetricId`], featureless metadata only (no Polars,
-//! no engines). The columnar calls are in `polars::dispatch`, the options in
+//! no engines). The columnar calls are in `columnar::dispatch`, the options in
 //! `registry/options.rs`.
 
 use super::Engine;

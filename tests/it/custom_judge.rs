@@ -11,10 +11,10 @@ use std::path::PathBuf;
 
 use fake_judge::FakeJudge;
 use polars::prelude::*;
+use polars_rag::columnar::{expr, judged};
 use polars_rag::engines::endpoint::JudgeEndpoint;
 use polars_rag::engines::judge::JudgeSettings;
 use polars_rag::metrics::judged::custom::CustomJudgeOptions;
-use polars_rag::polars::{expr, judged};
 
 /// The card of these tests; the fake judge answers it by counting the term in the passage.
 const CARD: &str = r#"

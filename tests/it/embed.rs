@@ -249,7 +249,7 @@ fn semantic_similarity_equals_ragas() {
             threshold,
         };
         let got =
-            polars_rag::polars::embedded::semantic_similarity(&answers, &references, &options)
+            polars_rag::columnar::embedded::semantic_similarity(&answers, &references, &options)
                 .unwrap();
         for (case, value) in chosen.iter().zip(got.f64().unwrap().iter()) {
             let value = value.unwrap();
@@ -277,11 +277,11 @@ fn semantic_similarity_equals_ragas() {
 #[test]
 fn ranked_metrics_embed_texts_as_the_vector_path_scores_them() {
     use polars::prelude::*;
+    use polars_rag::columnar::embedded::embed;
+    use polars_rag::columnar::retrieval::{ranked_metric, ranked_metrics};
     use polars_rag::metrics::retrieval::{
         RankedMetric, Relevance, RetrievalCompat, RetrievalOptions,
     };
-    use polars_rag::polars::embedded::embed;
-    use polars_rag::polars::retrieval::{ranked_metric, ranked_metrics};
 
     let dir = model_or_skip!("ranked_metrics_embed_texts_as_the_vector_path_scores_them");
     let cache = common::scratch_dir("embed-ranked");
@@ -678,7 +678,7 @@ fn locate_quotes_fills_cosine_on_every_face() {
         ..Default::default()
     };
     let located =
-        polars_rag::polars::locate::locate_quotes(&quotes, &sources, &options, true).unwrap();
+        polars_rag::columnar::locate::locate_quotes(&quotes, &sources, &options, true).unwrap();
     let fields = located.struct_().unwrap().clone().unnest();
     let cosine: Vec<Option<f64>> = fields
         .column("cosine")
@@ -698,7 +698,7 @@ fn locate_quotes_fills_cosine_on_every_face() {
     assert!(cosine[0].unwrap() > 0.99, "{cosine:?}");
     assert_eq!(cosine[2], None);
     assert!(signature(&options).contains("|cosine:[embed|local:"));
-    let plain = polars_rag::polars::locate::locate_quotes(
+    let plain = polars_rag::columnar::locate::locate_quotes(
         &quotes,
         &sources,
         &LocateOptions::default(),

@@ -5,8 +5,8 @@ use crate::common;
 use crate::fake_judge;
 
 use polars::prelude::*;
+use polars_rag::columnar::{columns, expr};
 use polars_rag::metrics::citation::{quoted_spans as kernel, QuotedSpansOptions};
-use polars_rag::polars::{columns, expr};
 use polars_rag::registry::MetricOptions;
 use polars_rag::registry::{self, MetricInputs};
 use polars_rag::text::quotes::QuoteStyle;

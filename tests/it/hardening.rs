@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use polars::prelude::*;
+use polars_rag::columnar::driver::readable_input;
+use polars_rag::columnar::{locate, retrieval};
 use polars_rag::metrics::locate::LocateOptions;
 use polars_rag::metrics::retrieval::{RankedMetric, RetrievalOptions};
 use polars_rag::metrics::spans::SpanOptions;
-use polars_rag::polars::driver::readable_input;
-use polars_rag::polars::{locate, retrieval};
 
 fn temp_dir(tag: &str) -> PathBuf {
     common::scratch_dir(&format!("hardening-{tag}"))
@@ -125,7 +125,7 @@ fn offsets_that_are_not_exact_integers_are_errors_naming_the_value() {
         );
     }
     let too_big = Series::new("start".into(), [u64::MAX]);
-    let e = polars_rag::polars::driver::offsets("span_iou", "golden", "start", &too_big)
+    let e = polars_rag::columnar::driver::offsets("span_iou", "golden", "start", &too_big)
         .unwrap_err()
         .to_string();
     assert!(e.contains("outside the 64-bit integer range"), "{e}");
@@ -262,7 +262,7 @@ fn a_corpus_table_with_a_file_name_twice_is_refused_by_locate_as_by_validate() {
         e.contains("locate_quotes") && e.contains("'a.txt' twice"),
         "{e}"
     );
-    let e = polars_rag::polars::corpus::Corpus::from_frame(&corpus)
+    let e = polars_rag::columnar::corpus::Corpus::from_frame(&corpus)
         .err()
         .unwrap();
     assert!(e.to_string().contains("a.txt"), "{e}");

@@ -14,9 +14,9 @@ use std::sync::atomic::Ordering;
 
 use fake_judge::FakeJudge;
 use polars::prelude::*;
+use polars_rag::columnar::dispatch;
 use polars_rag::engines::judge::{cache, Judge, JudgeSettings};
 use polars_rag::metrics::judged::citation_support::CitationSupportOptions;
-use polars_rag::polars::dispatch;
 use polars_rag::registry::MetricOptions;
 
 fn scratch(name: &str) -> PathBuf {

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use polars::prelude::*;
+use polars_rag::columnar::expr;
 use polars_rag::metrics::locate::LocateOptions;
-use polars_rag::polars::expr;
 
 use crate::common;
 

@@ -5,12 +5,12 @@
 use crate::common;
 use common::span_columns::spans;
 use polars::prelude::*;
+use polars_rag::columnar::expr;
+use polars_rag::columnar::retrieval::{ranked_metric, span_metric, SpanMetric};
 use polars_rag::metrics::retrieval::{
     score, Judgments, RankBy, RankedMetric, Relevance, RetrievalCompat, RetrievalOptions, Span,
 };
 use polars_rag::metrics::spans::{span_scores, SpanCompat, SpanOptions};
-use polars_rag::polars::expr;
-use polars_rag::polars::retrieval::{ranked_metric, span_metric, SpanMetric};
 
 fn strings(name: &str, rows: &[Option<Vec<&str>>]) -> Series {
     let items: Vec<Option<Series>> = rows
@@ -98,7 +98,7 @@ fn ranked_columns_equal_the_kernel_in_parallel_and_sequentially() {
         })
         .collect();
     let together =
-        polars_rag::polars::retrieval::ranked_metrics(&plan, &run_s, &truth_s, true).unwrap();
+        polars_rag::columnar::retrieval::ranked_metrics(&plan, &run_s, &truth_s, true).unwrap();
     for ((metric, options), got) in plan.iter().zip(&together) {
         let alone = ranked_metric(*metric, &run_s, &truth_s, options, false).unwrap();
         assert!(got.equals_missing(&alone), "{metric:?}");

@@ -1,9 +1,9 @@
-//! The table layer (`polars::join`): long-run collapse and the golden ⋈ run join, the one
+//! The table layer (`columnar::join`): long-run collapse and the golden ⋈ run join, the one
 //! implementation behind the CLI's `score` and Python's `collapse_run` / `join_golden`.
 #![cfg(feature = "polars")]
 
 use polars::prelude::*;
-use polars_rag::polars::join::{collapse_run, duplicate_ids, join_golden};
+use polars_rag::columnar::join::{collapse_run, duplicate_ids, join_golden};
 
 fn strings(s: &Series) -> Vec<Option<String>> {
     s.cast(&DataType::String)

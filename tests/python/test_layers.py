@@ -6,7 +6,7 @@ so the import map has no arrow back up and no cycle. The layers, from the ground
     engines                      the judge and the embedding model (clients, caches)
     metrics                      the kernels and their options types (may hold engine settings)
     registry                     the metric table: MetricId, MetricInfo, MetricOptions
-    polars                       the columnar layer: dispatch, Expr builders, joins
+    columnar                     the columnar layer: dispatch, Expr builders, joins
     compare                      paired comparison of scores tables
     job                          the scoring job every face calls
     cli                          the command's argument parsing and printing
@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src"
-LAYERS = ["error", "settings", "atomic", "text", "files", "engines", "metrics", "registry", "polars", "compare", "job", "cli"]
+LAYERS = ["error", "settings", "atomic", "text", "files", "engines", "metrics", "registry", "columnar", "compare", "job", "cli"]
 RANK = {name: rank for rank, name in enumerate(LAYERS)}
 
 
@@ -72,5 +72,5 @@ def test_no_module_uses_one_above_it() -> None:
 
 def test_the_scan_sees_an_arrow_back_up() -> None:
     """The check itself: grouped imports are read; comments and strings are not code."""
-    code = _code('use crate::{polars::dispatch, text};\n// crate::job in a comment\nlet s = "crate::cli";')
-    assert _uses(code) == {"polars", "text"}
+    code = _code('use crate::{columnar::dispatch, text};\n// crate::job in a comment\nlet s = "crate::cli";')
+    assert _uses(code) == {"columnar", "text"}

@@ -45,7 +45,7 @@ pub fn output_len(metric: &str, inputs: &[(&str, usize)]) -> PolarsResult<usize>
 /// row order. With `parallel`, batches run on Polars' thread pool.
 ///
 /// ```
-/// use polars_rag::polars::driver::map_row_batches;
+/// use polars_rag::columnar::driver::map_row_batches;
 /// let seq = map_row_batches(10_000, false, |r| r.map(|i| i * 2).collect());
 /// let par = map_row_batches(10_000, true, |r| r.map(|i| i * 2).collect());
 /// assert_eq!(seq, par);
@@ -118,7 +118,7 @@ fn source_range(len: usize, range: &Range<usize>) -> Range<usize> {
 ///
 /// ```
 /// use polars::prelude::*;
-/// use polars_rag::polars::driver::readable_dtype;
+/// use polars_rag::columnar::driver::readable_dtype;
 /// assert_eq!(readable_dtype(&DataType::UInt8), Some(DataType::Int64));
 /// assert_eq!(
 ///     readable_dtype(&DataType::List(Box::new(DataType::Int16))),
@@ -211,7 +211,7 @@ pub fn check_input_field(metric: &str, field: &Field) -> PolarsResult<()> {
 ///
 /// ```
 /// use polars::prelude::*;
-/// use polars_rag::polars::driver::offsets;
+/// use polars_rag::columnar::driver::offsets;
 /// let ok = Series::new("start".into(), [Some(3.0f64), None]);
 /// assert_eq!(offsets("span_recall", "golden", "start", &ok).unwrap(), vec![Some(3), None]);
 /// let bad = Series::new("start".into(), [-0.5f64]);

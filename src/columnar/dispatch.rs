@@ -5,7 +5,7 @@
 //!
 //! ```
 //! use polars::prelude::*;
-//! use polars_rag::polars::dispatch;
+//! use polars_rag::columnar::dispatch;
 //! use polars_rag::registry::{MetricId, MetricOptions};
 //! let answer = Series::new("answer".into(), ["the cat sat on the mat"]);
 //! let reference = Series::new("reference".into(), ["the cat sat on the mat"]);
@@ -18,7 +18,7 @@
 
 use polars::prelude::*;
 
-use crate::polars::columns;
+use crate::columnar::columns;
 use crate::registry::{MetricId, MetricOptions};
 
 /// Whether `metric`, row-wise otherwise, must see its whole input column at once under
@@ -28,7 +28,7 @@ use crate::registry::{MetricId, MetricOptions};
 ///
 /// ```
 /// use polars_rag::metrics::locate::LocateOptions;
-/// use polars_rag::polars::dispatch::reads_whole_column;
+/// use polars_rag::columnar::dispatch::reads_whole_column;
 /// use polars_rag::registry::{MetricId, MetricOptions};
 /// let mut options = MetricOptions::default();
 /// assert!(!reads_whole_column(MetricId::LocateQuotes, &options));
@@ -91,7 +91,7 @@ pub fn evaluate(
         }
         SemanticSimilarity => {
             let [answer, references] = columns_of::<2>(metric, inputs)?;
-            crate::polars::embedded::semantic_similarity(
+            crate::columnar::embedded::semantic_similarity(
                 answer,
                 references,
                 &options.semantic_similarity,
@@ -123,7 +123,7 @@ pub fn evaluate(
         }
         PrecisionAtK => {
             let [retrieved, ground_truth] = columns_of::<2>(metric, inputs)?;
-            crate::polars::retrieval::ranked_metric(
+            crate::columnar::retrieval::ranked_metric(
                 crate::metrics::retrieval::RankedMetric::PrecisionAtK,
                 retrieved,
                 ground_truth,
@@ -133,7 +133,7 @@ pub fn evaluate(
         }
         RecallAtK => {
             let [retrieved, ground_truth] = columns_of::<2>(metric, inputs)?;
-            crate::polars::retrieval::ranked_metric(
+            crate::columnar::retrieval::ranked_metric(
                 crate::metrics::retrieval::RankedMetric::RecallAtK,
                 retrieved,
                 ground_truth,
@@ -143,7 +143,7 @@ pub fn evaluate(
         }
         F1AtK => {
             let [retrieved, ground_truth] = columns_of::<2>(metric, inputs)?;
-            crate::polars::retrieval::ranked_metric(
+            crate::columnar::retrieval::ranked_metric(
                 crate::metrics::retrieval::RankedMetric::F1AtK,
                 retrieved,
                 ground_truth,
@@ -153,7 +153,7 @@ pub fn evaluate(
         }
         HybridLogRank => {
             let [retrieved, ground_truth] = columns_of::<2>(metric, inputs)?;
-            crate::polars::retrieval::ranked_metric(
+            crate::columnar::retrieval::ranked_metric(
                 crate::metrics::retrieval::RankedMetric::HybridLogRank,
                 retrieved,
                 ground_truth,
@@ -163,7 +163,7 @@ pub fn evaluate(
         }
         HitRateAtK => {
             let [retrieved, ground_truth] = columns_of::<2>(metric, inputs)?;
-            crate::polars::retrieval::ranked_metric(
+            crate::columnar::retrieval::ranked_metric(
                 crate::metrics::retrieval::RankedMetric::HitRateAtK,
                 retrieved,
                 ground_truth,
@@ -173,7 +173,7 @@ pub fn evaluate(
         }
         Mrr => {
             let [retrieved, ground_truth] = columns_of::<2>(metric, inputs)?;
-            crate::polars::retrieval::ranked_metric(
+            crate::columnar::retrieval::ranked_metric(
                 crate::metrics::retrieval::RankedMetric::Mrr,
                 retrieved,
                 ground_truth,
@@ -183,7 +183,7 @@ pub fn evaluate(
         }
         AveragePrecision => {
             let [retrieved, ground_truth] = columns_of::<2>(metric, inputs)?;
-            crate::polars::retrieval::ranked_metric(
+            crate::columnar::retrieval::ranked_metric(
                 crate::metrics::retrieval::RankedMetric::AveragePrecision,
                 retrieved,
                 ground_truth,
@@ -193,7 +193,7 @@ pub fn evaluate(
         }
         NdcgAtK => {
             let [retrieved, ground_truth] = columns_of::<2>(metric, inputs)?;
-            crate::polars::retrieval::ranked_metric(
+            crate::columnar::retrieval::ranked_metric(
                 crate::metrics::retrieval::RankedMetric::NdcgAtK,
                 retrieved,
                 ground_truth,
@@ -203,7 +203,7 @@ pub fn evaluate(
         }
         RPrecision => {
             let [retrieved, ground_truth] = columns_of::<2>(metric, inputs)?;
-            crate::polars::retrieval::ranked_metric(
+            crate::columnar::retrieval::ranked_metric(
                 crate::metrics::retrieval::RankedMetric::RPrecision,
                 retrieved,
                 ground_truth,
@@ -213,8 +213,8 @@ pub fn evaluate(
         }
         SpanPrecision => {
             let [retrieved, golden] = columns_of::<2>(metric, inputs)?;
-            crate::polars::retrieval::span_metric(
-                crate::polars::retrieval::SpanMetric::Precision,
+            crate::columnar::retrieval::span_metric(
+                crate::columnar::retrieval::SpanMetric::Precision,
                 retrieved,
                 golden,
                 &options.span_precision,
@@ -223,8 +223,8 @@ pub fn evaluate(
         }
         SpanRecall => {
             let [retrieved, golden] = columns_of::<2>(metric, inputs)?;
-            crate::polars::retrieval::span_metric(
-                crate::polars::retrieval::SpanMetric::Recall,
+            crate::columnar::retrieval::span_metric(
+                crate::columnar::retrieval::SpanMetric::Recall,
                 retrieved,
                 golden,
                 &options.span_recall,
@@ -233,8 +233,8 @@ pub fn evaluate(
         }
         SpanIou => {
             let [retrieved, golden] = columns_of::<2>(metric, inputs)?;
-            crate::polars::retrieval::span_metric(
-                crate::polars::retrieval::SpanMetric::Iou,
+            crate::columnar::retrieval::span_metric(
+                crate::columnar::retrieval::SpanMetric::Iou,
                 retrieved,
                 golden,
                 &options.span_iou,
@@ -243,8 +243,8 @@ pub fn evaluate(
         }
         SpanPrecisionOmega => {
             let [chunks, golden] = columns_of::<2>(metric, inputs)?;
-            crate::polars::retrieval::span_metric(
-                crate::polars::retrieval::SpanMetric::PrecisionOmega,
+            crate::columnar::retrieval::span_metric(
+                crate::columnar::retrieval::SpanMetric::PrecisionOmega,
                 chunks,
                 golden,
                 &options.span_precision_omega,
@@ -253,11 +253,11 @@ pub fn evaluate(
         }
         CitationSupport => {
             let [claim, cited_span] = columns_of::<2>(metric, inputs)?;
-            crate::polars::judged::citation_support(claim, cited_span, &options.citation_support)
+            crate::columnar::judged::citation_support(claim, cited_span, &options.citation_support)
         }
         CitationPrecision => {
             let [claim, cited_span] = columns_of::<2>(metric, inputs)?;
-            crate::polars::judged::citation_precision(
+            crate::columnar::judged::citation_precision(
                 claim,
                 cited_span,
                 &options.citation_precision,
@@ -265,15 +265,20 @@ pub fn evaluate(
         }
         AnswerMatch => {
             let [question, answer, reference] = columns_of::<3>(metric, inputs)?;
-            crate::polars::judged::answer_match(question, answer, reference, &options.answer_match)
+            crate::columnar::judged::answer_match(
+                question,
+                answer,
+                reference,
+                &options.answer_match,
+            )
         }
         GEval => {
             let [question, answer, reference] = columns_of::<3>(metric, inputs)?;
-            crate::polars::judged::g_eval(question, answer, reference, &options.g_eval)
+            crate::columnar::judged::g_eval(question, answer, reference, &options.g_eval)
         }
         Faithfulness => {
             let [question, answer, contexts] = columns_of::<3>(metric, inputs)?;
-            crate::polars::judged_rag::faithfulness(
+            crate::columnar::judged_rag::faithfulness(
                 question,
                 answer,
                 contexts,
@@ -282,11 +287,15 @@ pub fn evaluate(
         }
         AnswerRelevancy => {
             let [question, answer] = columns_of::<2>(metric, inputs)?;
-            crate::polars::judged_rag::answer_relevancy(question, answer, &options.answer_relevancy)
+            crate::columnar::judged_rag::answer_relevancy(
+                question,
+                answer,
+                &options.answer_relevancy,
+            )
         }
         ContextPrecision => {
             let [question, contexts, reference] = columns_of::<3>(metric, inputs)?;
-            crate::polars::judged_rag::context_precision(
+            crate::columnar::judged_rag::context_precision(
                 crate::metrics::judged::rag::RagMetric::ContextPrecision,
                 question,
                 contexts,
@@ -296,7 +305,7 @@ pub fn evaluate(
         }
         ContextUtilization => {
             let [question, contexts, answer] = columns_of::<3>(metric, inputs)?;
-            crate::polars::judged_rag::context_precision(
+            crate::columnar::judged_rag::context_precision(
                 crate::metrics::judged::rag::RagMetric::ContextUtilization,
                 question,
                 contexts,
@@ -306,7 +315,7 @@ pub fn evaluate(
         }
         ContextRecall => {
             let [question, contexts, reference] = columns_of::<3>(metric, inputs)?;
-            crate::polars::judged_rag::context_recall(
+            crate::columnar::judged_rag::context_recall(
                 question,
                 contexts,
                 reference,
@@ -315,19 +324,24 @@ pub fn evaluate(
         }
         SplitClaims => {
             let [answer] = columns_of::<1>(metric, inputs)?;
-            crate::polars::judged::split_claims(answer, &options.split_claims)
+            crate::columnar::judged::split_claims(answer, &options.split_claims)
         }
         LocateQuotes => {
             let [quotes, sources] = columns_of::<2>(metric, inputs)?;
-            crate::polars::locate::locate_quotes(quotes, sources, &options.locate_quotes, parallel)
+            crate::columnar::locate::locate_quotes(
+                quotes,
+                sources,
+                &options.locate_quotes,
+                parallel,
+            )
         }
         ExtractQuotes => {
             let [answer] = columns_of::<1>(metric, inputs)?;
-            crate::polars::locate::extract_quotes(answer, &options.quoted_spans)
+            crate::columnar::locate::extract_quotes(answer, &options.quoted_spans)
         }
         EmbeddingCosine => {
             let [a, b] = columns_of::<2>(metric, inputs)?;
-            crate::polars::locate::embedding_cosine(a, b)
+            crate::columnar::locate::embedding_cosine(a, b)
         }
     }
 }
@@ -365,27 +379,27 @@ pub fn output_dtype(metric: MetricId) -> DataType {
         SpanRecall => DataType::Float64,
         SpanIou => DataType::Float64,
         SpanPrecisionOmega => DataType::Float64,
-        CitationSupport => crate::polars::judged::citation_support_dtype(),
-        CitationPrecision => crate::polars::judged::citation_precision_dtype(),
-        AnswerMatch => crate::polars::judged::answer_match_dtype(),
-        GEval => crate::polars::judged::g_eval_dtype(),
-        Faithfulness => crate::polars::judged_rag::rag_dtype(
+        CitationSupport => crate::columnar::judged::citation_support_dtype(),
+        CitationPrecision => crate::columnar::judged::citation_precision_dtype(),
+        AnswerMatch => crate::columnar::judged::answer_match_dtype(),
+        GEval => crate::columnar::judged::g_eval_dtype(),
+        Faithfulness => crate::columnar::judged_rag::rag_dtype(
             crate::metrics::judged::rag::RagMetric::Faithfulness,
         ),
-        AnswerRelevancy => crate::polars::judged_rag::rag_dtype(
+        AnswerRelevancy => crate::columnar::judged_rag::rag_dtype(
             crate::metrics::judged::rag::RagMetric::AnswerRelevancy,
         ),
-        ContextPrecision => crate::polars::judged_rag::rag_dtype(
+        ContextPrecision => crate::columnar::judged_rag::rag_dtype(
             crate::metrics::judged::rag::RagMetric::ContextPrecision,
         ),
-        ContextUtilization => crate::polars::judged_rag::rag_dtype(
+        ContextUtilization => crate::columnar::judged_rag::rag_dtype(
             crate::metrics::judged::rag::RagMetric::ContextUtilization,
         ),
-        ContextRecall => crate::polars::judged_rag::rag_dtype(
+        ContextRecall => crate::columnar::judged_rag::rag_dtype(
             crate::metrics::judged::rag::RagMetric::ContextRecall,
         ),
-        SplitClaims => crate::polars::judged::split_claims_dtype(),
-        LocateQuotes => crate::polars::locate::locate_quotes_dtype(),
+        SplitClaims => crate::columnar::judged::split_claims_dtype(),
+        LocateQuotes => crate::columnar::locate::locate_quotes_dtype(),
         ExtractQuotes => DataType::List(Box::new(DataType::String)),
         EmbeddingCosine => DataType::Float64,
     }
@@ -416,8 +430,12 @@ pub fn evaluate_stats(
         }
         CitationPrecision => {
             let [claim, cited_span] = columns_of::<2>(metric, inputs)?;
-            crate::polars::judged::citation_support(claim, cited_span, &options.citation_precision)
-                .map(Some)
+            crate::columnar::judged::citation_support(
+                claim,
+                cited_span,
+                &options.citation_precision,
+            )
+            .map(Some)
         }
         QuotedSpans | Bleu | Chrf | Rouge | ExactMatch | StringSimilarity | SemanticSimilarity
         | StringPresence | KeywordCoverage | NumberMatch | AnswerCompleteness
@@ -479,7 +497,7 @@ pub fn judge_spread(scores: &DataFrame, id: &str) -> PolarsResult<Option<Series>
 ///
 /// ```
 /// use polars::prelude::*;
-/// use polars_rag::polars::dispatch::is_judge_card_column;
+/// use polars_rag::columnar::dispatch::is_judge_card_column;
 /// let card = DataType::Struct(vec![
 ///     Field::new("score".into(), DataType::Int64),
 ///     Field::new("judge_error".into(), DataType::String),

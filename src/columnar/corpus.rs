@@ -179,7 +179,7 @@ pub fn frame_documents(df: &DataFrame) -> crate::Result<Vec<(String, String)>> {
 /// the command line, Python): parsed here once.
 ///
 /// ```
-/// use polars_rag::polars::corpus::SpanUnit;
+/// use polars_rag::columnar::corpus::SpanUnit;
 /// assert_eq!("bytes".parse::<SpanUnit>().unwrap(), SpanUnit::Bytes);
 /// assert_eq!(SpanUnit::CodePoints.to_string(), "codepoints");
 /// let e = "chars".parse::<SpanUnit>().unwrap_err().to_string();

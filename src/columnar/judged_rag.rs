@@ -13,7 +13,7 @@ use crate::metrics::judged::rag::{
 
 use super::driver::{output_len, struct_series, StrColumn, TextListColumn};
 use super::judged::judge_sample;
-use crate::polars::judged::Reply as RowReply;
+use crate::columnar::judged::Reply as RowReply;
 
 /// What one sample of one row gave: its score (`None`: nothing to score, Ragas' NaN), the
 /// judged statements, contexts or questions, and per-item numbers (answer relevancy's cosines).

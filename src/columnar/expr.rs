@@ -4,7 +4,7 @@
 //! ```
 //! use polars::prelude::*;
 //! use polars_rag::metrics::citation::QuotedSpansOptions;
-//! use polars_rag::polars::expr;
+//! use polars_rag::columnar::expr;
 //!
 //! let df = df!(
 //!     "answer" => ["It is “the capital of France”.", "No quotes."],
@@ -63,7 +63,7 @@ pub fn quoted_spans(answer: Expr, sources: Expr, options: QuotedSpansOptions) ->
 /// ```
 /// use polars::prelude::*;
 /// use polars_rag::metrics::locate::LocateOptions;
-/// use polars_rag::polars::expr;
+/// use polars_rag::columnar::expr;
 /// let df = df!("quote" => ["barely manage a mile"],
 ///              "source" => ["At first I could barely manage a mile."]).unwrap();
 /// let out = df.lazy()
@@ -125,7 +125,7 @@ pub fn citation_alignment(answer: Expr, sources: Expr, options: QuotedSpansOptio
 /// use polars::prelude::*;
 /// use polars_rag::metrics::bleu::BleuOptions;
 /// let df = df!("answer" => ["the cat sat on the mat"], "ref" => ["the cat sat on the mat"]).unwrap();
-/// let out = df.lazy().select([polars_rag::polars::expr::bleu(col("answer"), col("ref"), BleuOptions::default())])
+/// let out = df.lazy().select([polars_rag::columnar::expr::bleu(col("answer"), col("ref"), BleuOptions::default())])
 ///     .collect().unwrap();
 /// assert!((out.column("bleu").unwrap().f64().unwrap().get(0).unwrap() - 1.0).abs() < 1e-12);
 /// ```
@@ -155,7 +155,7 @@ pub fn embed(text: Expr, settings: EmbedSettings) -> PolarsResult<Expr> {
 /// ```no_run
 /// use polars::prelude::*;
 /// use polars_rag::metrics::judged::custom::CustomJudgeOptions;
-/// use polars_rag::polars::expr;
+/// use polars_rag::columnar::expr;
 /// let mut options = CustomJudgeOptions::from_toml_card(&std::fs::read_to_string("tone.toml").unwrap()).unwrap();
 /// options.judge.base_url = Some("http://127.0.0.1:8080/v1".into());
 /// options.judge.model = Some("my-model".into());
@@ -233,7 +233,7 @@ pub fn chrf(answer: Expr, references: Expr, options: ChrfOptions) -> Expr {
 /// ```
 /// use polars::prelude::*;
 /// use polars_rag::metrics::rouge::RougeOptions;
-/// use polars_rag::polars::expr;
+/// use polars_rag::columnar::expr;
 /// let df = df!("answer" => ["the cat sat"], "reference" => ["the cat sat down"]).unwrap();
 /// let recall = expr::rouge(col("answer"), col("reference"), RougeOptions::default())
 ///     .struct_().field_by_name("rouge1").struct_().field_by_name("recall");
@@ -276,7 +276,7 @@ pub fn string_presence(answer: Expr, references: Expr) -> Expr {
 ///
 /// ```
 /// use polars::prelude::*;
-/// use polars_rag::polars::expr;
+/// use polars_rag::columnar::expr;
 /// let df = df!("answer" => ["  PARIS "], "reference" => ["paris"]).unwrap();
 /// let out = df.lazy().select([expr::exact_match(col("answer"), col("reference"), Default::default())]).collect().unwrap();
 /// assert_eq!(out.column("exact_match").unwrap().f64().unwrap().get(0), Some(1.0));
@@ -343,7 +343,7 @@ lexical_expr!(
 /// ```
 /// use polars::prelude::*;
 /// use polars_rag::metrics::retrieval::{RankedMetric, RetrievalOptions};
-/// use polars_rag::polars::expr;
+/// use polars_rag::columnar::expr;
 /// let retrieved = Series::new("retrieved".into(), [Series::new("".into(), ["a", "b", "c"])]);
 /// let relevant = Series::new("relevant".into(), [Series::new("".into(), ["c", "z"])]);
 /// let df = DataFrame::new_infer_height(vec![retrieved.into(), relevant.into()]).unwrap();
@@ -463,7 +463,7 @@ pub fn span_precision_omega(chunks: Expr, golden: Expr, options: SpanOptions) ->
 ///
 /// ```
 /// use polars::prelude::*;
-/// use polars_rag::polars::expr;
+/// use polars_rag::columnar::expr;
 /// use polars_rag::registry::{MetricId, MetricOptions};
 /// let df = df!("answer" => ["the cat sat"], "ref" => ["the cat sat"]).unwrap();
 /// let options = MetricOptions::default();

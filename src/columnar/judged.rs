@@ -538,7 +538,7 @@ pub fn split_claims(answer: &Series, options: &SplitClaimsOptions) -> PolarsResu
 ///
 /// ```
 /// use polars::prelude::*;
-/// use polars_rag::polars::judged::judge_agreement;
+/// use polars_rag::columnar::judged::judge_agreement;
 /// let verdicts = Series::new("verdict".into(), [Some("yes"), Some("no"), None]);
 /// let labels = Series::new("label".into(), ["yes", "yes", "no"]);
 /// let (summary, confusion) = judge_agreement(&verdicts, &labels).unwrap();
@@ -586,7 +586,7 @@ pub fn judge_agreement(
 ///
 /// ```
 /// use polars::prelude::*;
-/// use polars_rag::polars::judged::{citation_review, citation_support_dtype};
+/// use polars_rag::columnar::judged::{citation_review, citation_support_dtype};
 /// let support = Series::full_null("citation_support".into(), 2, &citation_support_dtype());
 /// let frame = DataFrame::new(2, vec![support.into_column()]).unwrap();
 /// // Null judgements (null inputs) have nothing to review.

@@ -16,7 +16,7 @@
 //!
 //! ```
 //! use polars::prelude::*;
-//! use polars_rag::polars::join::{collapse_run, join_golden};
+//! use polars_rag::columnar::join::{collapse_run, join_golden};
 //! let golden = df!("query_id" => ["q1", "q2"]).unwrap();
 //! let run = df!("query_id" => ["q1", "q1", "zz"], "doc_id" => ["c", "a", "b"], "rank" => [2, 1, 1]).unwrap();
 //! let collapsed = collapse_run(&run, "query_id").unwrap();

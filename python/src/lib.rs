@@ -503,6 +503,14 @@ fn metric_ids() -> Vec<&'static str> {
     polars_rag::registry::ids().collect()
 }
 
+/// The metric table as JSON text: every entry with its output dtype, its options' defaults,
+/// formula, example and reference (`polars_rag::columnar::catalogue`).
+#[pyfunction]
+fn metric_catalogue() -> PyResult<String> {
+    serde_json::to_string(&polars_rag::columnar::catalogue::catalogue())
+        .map_err(py_err_in("metric_catalogue"))
+}
+
 /// The default options of `metric` as JSON text: an object from option name to value (empty for
 /// a metric without options), read from the library's options types.
 #[pyfunction]
@@ -900,6 +908,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compare_tables, m)?)?;
     m.add_function(wrap_pyfunction!(summarize_table, m)?)?;
     m.add_function(wrap_pyfunction!(metric_ids, m)?)?;
+    m.add_function(wrap_pyfunction!(metric_catalogue, m)?)?;
     m.add_function(wrap_pyfunction!(validate_golden, m)?)?;
     m.add_function(wrap_pyfunction!(check_spans, m)?)?;
     m.add_function(wrap_pyfunction!(collapse_run, m)?)?;

@@ -394,7 +394,13 @@ where
         Some(Command::JudgeCache(args)) => judge_cache(args),
         Some(Command::Cache(args)) => cache(args),
         Some(Command::JudgeEval(args)) => judge_eval(args),
-        Some(Command::Metrics) => {
+        Some(Command::Metrics(args)) if args.json => {
+            let catalogue = crate::columnar::catalogue::catalogue();
+            serde_json::to_string_pretty(&catalogue)
+                .map_err(|e| e.to_string())
+                .and_then(|text| emit(&format!("{text}\n")))
+        }
+        Some(Command::Metrics(_)) => {
             let listing: String = registry::METRICS
                 .iter()
                 .map(|m| format!("{:<20} {:?}  {}\n", m.id, m.kind, m.summary))

@@ -46,8 +46,9 @@ pub(crate) enum Command {
     Score(Box<ScoreArgs>),
     /// Score the bundled demo runs and compare them (what running with no arguments does).
     Demo,
-    /// List the metric ids.
-    Metrics,
+    /// List the metrics: id, kind and summary (--json: the whole catalogue, as the reference
+    /// pages are generated from it).
+    Metrics(MetricsArgs),
     /// Compare a candidate with a baseline: per-metric deltas with bootstrap confidence intervals,
     /// randomization and t-test p-values, effect sizes, per-segment breakdowns, regressed items,
     /// and a CI gate (exit status 1 when a significant regression crosses a threshold).
@@ -202,6 +203,14 @@ pub(crate) struct SummaryArgs {
     /// Write the summary table here (Parquet).
     #[arg(long)]
     pub(crate) out: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct MetricsArgs {
+    /// Every entry as JSON: inputs, output dtype, options with their defaults, formula,
+    /// reference, example, signature of the defaults.
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 #[derive(clap::Args)]

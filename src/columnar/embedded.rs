@@ -49,7 +49,8 @@ fn array_series(
 /// use polars::prelude::*;
 /// use polars_rag::engines::embed::EmbedSettings;
 /// let texts = Series::new("text".into(), [Some("a question"), None]);
-/// let settings = EmbedSettings { model: Some("models/all-MiniLM-L6-v2".into()), ..Default::default() };
+/// let mut settings = EmbedSettings::default();
+/// settings.endpoint.model = Some("models/all-MiniLM-L6-v2".into());
 /// let vectors = polars_rag::columnar::embedded::embed(&texts, &settings).unwrap();
 /// assert_eq!(vectors.dtype(), &DataType::Array(Box::new(DataType::Float32), 384));
 /// assert_eq!(vectors.null_count(), 1);

@@ -157,8 +157,8 @@ pub fn embed(text: Expr, settings: EmbedSettings) -> PolarsResult<Expr> {
 /// use polars_rag::metrics::judged::custom::CustomJudgeOptions;
 /// use polars_rag::columnar::expr;
 /// let mut options = CustomJudgeOptions::from_toml_card(&std::fs::read_to_string("tone.toml").unwrap()).unwrap();
-/// options.judge.base_url = Some("http://127.0.0.1:8080/v1".into());
-/// options.judge.model = Some("my-model".into());
+/// options.judge.endpoint.base_url = Some("http://127.0.0.1:8080/v1".into());
+/// options.judge.endpoint.model = Some("my-model".into());
 /// let judged = expr::custom_judge([col("answer")], options).unwrap();
 /// ```
 pub fn custom_judge(inputs: impl AsRef<[Expr]>, options: CustomJudgeOptions) -> PolarsResult<Expr> {

@@ -6,12 +6,14 @@
 //!   It calls the kernels in [`crate::metrics`] and holds no metric math.
 //! * [`dispatch`]: the metric table over columns: every id's columnar call and output dtype, the
 //!   one path every face evaluates a metric through.
+//! * [`catalogue`]: the metric table as data, for the reference pages.
 //! * [`join`]: table plumbing of the golden-dataset job (long-run collapse, golden ⋈ run
 //!   with its report), shared by the CLI, the Python functions and Rust users.
 //! * [`judged`]: the judged metrics over columns, through the shared judge engine.
 //! * [`embedded`]: text columns to embedding columns, and `semantic_similarity`.
 //! * [`expr`] (feature `lazy`): native `Expr` builders over [`columns`] and [`dispatch`].
 
+pub mod catalogue;
 pub mod columns;
 pub mod corpus;
 // Input reading shared with the binary and the plugin crate; not part of the library's API.

@@ -155,6 +155,13 @@ pub struct MetricInfo {
     /// The reference implementation reproduced in compatibility mode (empty when the metric is
     /// specified by its documented examples rather than by a library).
     pub reference: &'static str,
+    /// What it computes, as a formula in plain text (the reference pages show it).
+    pub formula: &'static str,
+    /// A call of its Python function, with one option set (`judge` names a `pr.Judge`).
+    pub example: &'static str,
+    /// A paragraph for its reference page: what it measures, how it reads its inputs, its
+    /// edge cases and its compatibility modes.
+    pub doc: &'static str,
 }
 
 /// Every metric, in catalogue order (the order of [`MetricId::ALL`]).

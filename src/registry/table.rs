@@ -23,6 +23,9 @@ impl MetricId {
                 engine: None,
                 summary: "quoted spans of the answer found verbatim in its sources: matched, total, score",
                 reference: "Ragas 0.4.3 quoted_spans_alignment (quotes=\"ragas\")",
+                formula: "matched / total, over the answer's quoted spans of at least min_len words (null when it quotes none)",
+                example: "pr.quoted_spans(\"answer\", \"sources\", quotes=\"ragas\")",
+                doc: "Finds every span the answer puts in quotation marks (paired typographic quotes by default; quotes=\"ragas\" reads them as Ragas 0.4.3 does) and checks each against the row's sources, after collapsing whitespace and lowercasing unless casefold=False. A quote is matched when it occurs verbatim in one source. The struct gives matched, total and score; citation_alignment sums the counts over rows.",
             },
             CitationAlignment => MetricInfo {
                 metric: CitationAlignment,
@@ -40,6 +43,9 @@ impl MetricId {
                 engine: None,
                 summary: "dataset citation alignment: Σ matched / Σ total quoted spans (0.0 when none)",
                 reference: "Ragas 0.4.3 quoted_spans_alignment (quotes=\"ragas\")",
+                formula: "Σ matched / Σ total over the rows' quoted spans (0.0 when no row quotes anything)",
+                example: "pr.citation_alignment(\"answer\", \"sources\", quotes=\"ragas\")",
+                doc: "The dataset-level form of quoted_spans, as Ragas' quoted_spans_alignment computes it: the counts are summed before dividing, so an answer with many quotes weighs more than one with a single quote. An aggregate: one value per column or group. The job keeps each row's counts, so summaries, blocks of a distributed job and compare's resampling combine them exactly.",
             },
             Bleu => MetricInfo {
                 metric: Bleu,
@@ -52,6 +58,9 @@ impl MetricId {
                 engine: None,
                 summary: "sentence BLEU in [0, 1] (13a tokens, exp smoothing, effective order)",
                 reference: "sacrebleu 2.6.0 sentence_bleu / 100",
+                formula: "BP · exp(Σₙ ¼ log pₙ), pₙ smoothed n-gram precisions (n = 1..4), BP = min(1, exp(1 − r/c)); in [0, 1]",
+                example: "pr.bleu(\"answer\", \"references\", tokenize=\"intl\")",
+                doc: "Sentence BLEU as sacrebleu 2.6.0 computes it, divided by 100: 13a tokenisation, exponential smoothing and effective order by default. The references may be one string or a list; the brevity penalty uses the closest reference length. For a corpus score use corpus_bleu: averaging sentence BLEU is not corpus BLEU.",
             },
             CorpusBleu => MetricInfo {
                 metric: CorpusBleu,
@@ -69,6 +78,9 @@ impl MetricId {
                 engine: None,
                 summary: "corpus BLEU in [0, 1] over a column or group",
                 reference: "sacrebleu 2.6.0 corpus_bleu / 100",
+                formula: "BLEU of the n-gram match and length statistics summed over the rows (sacrebleu's corpus_bleu / 100)",
+                example: "pr.corpus_bleu(\"answer\", \"references\", lowercase=True)",
+                doc: "Corpus BLEU over a column or a group: the per-row statistics (matches and totals per order, hypothesis and reference lengths) are summed, then one BLEU is computed, as sacrebleu's corpus_bleu does (no effective order by default). A variable number of references per row is supported.",
             },
             Chrf => MetricInfo {
                 metric: Chrf,
@@ -81,6 +93,9 @@ impl MetricId {
                 engine: None,
                 summary: "character n-gram F-score in [0, 1] (chrF; word_order=2 gives chrF++)",
                 reference: "sacrebleu 2.6.0 sentence_chrf / 100",
+                formula: "F_β of character n-gram (n ≤ char_order) and word n-gram (n ≤ word_order) precision and recall, β = 2; in [0, 1]",
+                example: "pr.chrf(\"answer\", \"references\", word_order=2)",
+                doc: "Sentence chrF as sacrebleu 2.6.0 computes it, divided by 100; word_order=2 gives chrF++. Whitespace is ignored unless whitespace=True. With several references the best-scoring one counts.",
             },
             CorpusChrf => MetricInfo {
                 metric: CorpusChrf,
@@ -98,6 +113,9 @@ impl MetricId {
                 engine: None,
                 summary: "corpus chrF in [0, 1] over a column or group (statistics summed, then one F-score)",
                 reference: "sacrebleu 2.6.0 corpus_chrf / 100",
+                formula: "chrF of the character and word n-gram statistics summed over the rows",
+                example: "pr.corpus_chrf(\"answer\", \"references\", word_order=2)",
+                doc: "Corpus chrF over a column or group: statistics summed, then one F-score, as sacrebleu's corpus_chrf.",
             },
             Rouge => MetricInfo {
                 metric: Rouge,
@@ -110,6 +128,9 @@ impl MetricId {
                 engine: None,
                 summary: "ROUGE-1, ROUGE-2, ROUGE-L, ROUGE-Lsum precision / recall / F",
                 reference: "rouge-score 0.1.2 RougeScorer (score_multi for several references)",
+                formula: "ROUGE-N: n-gram overlap precision, recall, F1; ROUGE-L: longest common subsequence; ROUGE-Lsum: union LCS over sentences",
+                example: "pr.rouge(\"answer\", \"references\", use_stemmer=True)",
+                doc: "ROUGE-1, ROUGE-2, ROUGE-L and ROUGE-Lsum (precision, recall, F-measure each) as rouge-score 0.1.2's RougeScorer computes them, its tokenizer and Porter stemmer included; several references are scored as score_multi does (the best F-measure per type). ROUGE-Lsum splits sentences on newlines, as rouge-score does.",
             },
             ExactMatch => MetricInfo {
                 metric: ExactMatch,
@@ -122,6 +143,9 @@ impl MetricId {
                 engine: None,
                 summary: "1.0 when the answer equals a reference after lowercasing and collapsing whitespace (compat=ragas: raw equality)",
                 reference: "Ragas 0.4.3 ExactMatch (compat=ragas)",
+                formula: "1.0 when normalise(answer) = normalise(reference) for some reference, else 0.0",
+                example: "pr.exact_match(\"answer\", \"references\")",
+                doc: "Lowercases and collapses whitespace on both sides before comparing; compat=\"ragas\" compares the raw strings as Ragas 0.4.3's ExactMatch does.",
             },
             StringSimilarity => MetricInfo {
                 metric: StringSimilarity,
@@ -134,6 +158,9 @@ impl MetricId {
                 engine: None,
                 summary: "1 − normalised edit distance to the closest reference (levenshtein, hamming, jaro, jaro_winkler)",
                 reference: "rapidfuzz 3.14.6; Ragas 0.4.3 NonLLMStringSimilarity",
+                formula: "max over references of 1 − distance(answer, reference) / normaliser (rapidfuzz's normalised similarity)",
+                example: "pr.string_similarity(\"answer\", \"references\", distance=\"jaro_winkler\")",
+                doc: "A character-level similarity in [0, 1]: Levenshtein by default, or Hamming, Jaro, Jaro-Winkler, each normalised as rapidfuzz 3.14.6 normalises it (Ragas' NonLLMStringSimilarity).",
             },
             SemanticSimilarity => MetricInfo {
                 metric: SemanticSimilarity,
@@ -146,6 +173,9 @@ impl MetricId {
                 engine: Some(Engine::Embedder),
                 summary: "cosine of the answer's and the closest reference's embeddings (1/0 with a threshold)",
                 reference: "Ragas 0.4.3 SemanticSimilarity",
+                formula: "max over references of cos(embed(answer), embed(reference)); with a threshold t, 1.0 when that cosine ≥ t else 0.0",
+                example: "pr.semantic_similarity(\"answer\", \"reference\", embedder=pr.Embedder())",
+                doc: "Ragas 0.4.3's SemanticSimilarity over sentence embeddings: the local all-MiniLM-L6-v2 model by default, or any OpenAI-compatible /embeddings server. Every text is embedded once and cached.",
             },
             StringPresence => MetricInfo {
                 metric: StringPresence,
@@ -158,6 +188,9 @@ impl MetricId {
                 engine: None,
                 summary: "1.0 when a reference occurs verbatim in the answer",
                 reference: "Ragas 0.4.3 StringPresence",
+                formula: "1.0 when some reference occurs verbatim in the answer, else 0.0",
+                example: "pr.string_presence(\"answer\", \"references\")",
+                doc: "Ragas 0.4.3's StringPresence: a plain substring test, case-sensitive.",
             },
             KeywordCoverage => MetricInfo {
                 metric: KeywordCoverage,
@@ -170,6 +203,9 @@ impl MetricId {
                 engine: None,
                 summary: "share of the reference's keywords (names, numbers, content words) found in the answer",
                 reference: "",
+                formula: "|keywords(reference) ∩ words(answer)| / |keywords(reference)|",
+                example: "pr.keyword_coverage(\"answer\", \"references\")",
+                doc: "The share of the reference's keywords (names, numbers and content words; stop words left out) that the answer contains, compared after lowercasing. Null when the reference has no keyword.",
             },
             NumberMatch => MetricInfo {
                 metric: NumberMatch,
@@ -182,6 +218,9 @@ impl MetricId {
                 engine: None,
                 summary: "share of the reference's numbers found in the answer, compared as numbers",
                 reference: "",
+                formula: "|numbers(reference) found in the answer| / |numbers(reference)|, numbers compared as values",
+                example: "pr.number_match(\"answer\", \"references\")",
+                doc: "Reads the numbers of both texts (thousands separators, decimals and signs included) and compares them as numbers, so 1,000 matches 1000. Null when the reference has no number.",
             },
             AnswerCompleteness => MetricInfo {
                 metric: AnswerCompleteness,
@@ -194,6 +233,9 @@ impl MetricId {
                 engine: None,
                 summary: "mean of the length ratio (capped at 1) and keyword coverage",
                 reference: "",
+                formula: "(min(1, len(answer) / len(reference)) + keyword_coverage) / 2",
+                example: "pr.answer_completeness(\"answer\", \"references\")",
+                doc: "A cheap proxy for whether the answer says as much as the reference: the length ratio capped at 1, averaged with keyword coverage.",
             },
             CitationIndicators => MetricInfo {
                 metric: CitationIndicators,
@@ -206,6 +248,9 @@ impl MetricId {
                 engine: None,
                 summary: "min(citation phrases found / 3, 1): does the answer say where it comes from",
                 reference: "",
+                formula: "min(phrases found / 3, 1), phrases from the indicators list",
+                example: "pr.citation_indicators(\"answer\", indicators=[\"according to\", \"source:\"])",
+                doc: "Whether an answer says where its content comes from: counts the citation phrases it contains (case-insensitive), three or more giving 1.0.",
             },
             Checks => MetricInfo {
                 metric: Checks,
@@ -218,6 +263,9 @@ impl MetricId {
                 engine: None,
                 summary: "weighted share of the question's declarative checks passed, and the names of those failed",
                 reference: "",
+                formula: "Σ weight of passed checks / Σ weight of all checks; the names of the failed checks beside",
+                example: "pr.checks(\"answer\", \"checks\")",
+                doc: "Scores an answer against the question's declarative checks (contains, not_contains, regex, any_of, number, ...), each with a weight and a name. The struct gives the score and the failed checks' names, so a regression names what broke.",
             },
             PrecisionAtK => MetricInfo {
                 metric: PrecisionAtK,
@@ -230,6 +278,9 @@ impl MetricId {
                 engine: None,
                 summary: "relevant items in the top k / k",
                 reference: "trec_eval P_k (pytrec_eval); datapizza precision_at_k (compat)",
+                formula: "|relevant ∩ top k| / k",
+                example: "pr.precision_at_k(\"retrieved\", \"relevant_ids\", k=5)",
+                doc: "trec_eval's P_k (pytrec_eval): the share of the first k retrieved items that are relevant, k counting even when fewer were retrieved. Relevance is by id, by span overlap, by string or embedding similarity, or as the ground truth's shape says (auto); compat=\"datapizza\" reproduces datapizza's definitions.",
             },
             RecallAtK => MetricInfo {
                 metric: RecallAtK,
@@ -242,6 +293,9 @@ impl MetricId {
                 engine: None,
                 summary: "relevant ground-truth items found in the top k / all relevant",
                 reference: "trec_eval recall_k; datapizza recall_at_k (compat)",
+                formula: "|relevant ∩ top k| / |relevant|",
+                example: "pr.recall_at_k(\"retrieved\", \"relevant_ids\", k=10)",
+                doc: "trec_eval's recall_k: the share of the relevant items found in the first k. Null for a query without ground truth (trec_eval leaves it out of its averages); a query whose ground truth holds nothing relevant scores 0, as in trec_eval.",
             },
             F1AtK => MetricInfo {
                 metric: F1AtK,
@@ -254,6 +308,9 @@ impl MetricId {
                 engine: None,
                 summary: "harmonic mean of precision_at_k and recall_at_k",
                 reference: "datapizza f1_at_k (compat)",
+                formula: "2 · P@k · R@k / (P@k + R@k)",
+                example: "pr.f1_at_k(\"retrieved\", \"relevant_ids\", k=5)",
+                doc: "The harmonic mean of precision_at_k and recall_at_k, as datapizza defines it.",
             },
             HybridLogRank => MetricInfo {
                 metric: HybridLogRank,
@@ -266,6 +323,9 @@ impl MetricId {
                 engine: None,
                 summary: "alpha * recall + (1 - alpha) * mean log-rank score of the ground truth",
                 reference: "datapizza hybrid_log_rank_score (compat)",
+                formula: "α · recall + (1 − α) · Σ over relevant items found at rank r of (1 − ln(1 + γ(r − 1)) / ln(1 + γ(n − 1))) / |relevant|, n = items retrieved",
+                example: "pr.hybrid_log_rank(\"retrieved\", \"relevant_ids\", alpha=0.5, gamma=1.0)",
+                doc: "datapizza's hybrid_log_rank_score: recall blended with a score that rewards relevant items near the top on a logarithmic scale.",
             },
             HitRateAtK => MetricInfo {
                 metric: HitRateAtK,
@@ -278,6 +338,9 @@ impl MetricId {
                 engine: None,
                 summary: "1 when a relevant item is in the top k",
                 reference: "trec_eval success_k",
+                formula: "1.0 when some relevant item is in the top k, else 0.0",
+                example: "pr.hit_rate_at_k(\"retrieved\", \"relevant_ids\", k=3)",
+                doc: "trec_eval's success_k.",
             },
             Mrr => MetricInfo {
                 metric: Mrr,
@@ -290,6 +353,9 @@ impl MetricId {
                 engine: None,
                 summary: "reciprocal rank of the first relevant item",
                 reference: "trec_eval recip_rank",
+                formula: "1 / rank of the first relevant item (0.0 when none is retrieved)",
+                example: "pr.mrr(\"retrieved\", \"relevant_ids\")",
+                doc: "trec_eval's recip_rank; its mean over queries is the mean reciprocal rank.",
             },
             AveragePrecision => MetricInfo {
                 metric: AveragePrecision,
@@ -302,6 +368,9 @@ impl MetricId {
                 engine: None,
                 summary: "mean of the precisions at each relevant item's rank (MAP per query)",
                 reference: "trec_eval map",
+                formula: "Σ over relevant items retrieved at rank r of P@r, divided by |relevant|",
+                example: "pr.average_precision(\"retrieved\", \"relevant_ids\")",
+                doc: "trec_eval's map for one query; its mean over queries is MAP. Graded ground truth counts as relevant from relevance_level up (trec_eval's -l).",
             },
             NdcgAtK => MetricInfo {
                 metric: NdcgAtK,
@@ -314,6 +383,9 @@ impl MetricId {
                 engine: None,
                 summary: "normalised discounted cumulative gain at k (graded, linear gains)",
                 reference: "trec_eval ndcg_cut_k",
+                formula: "DCG@k / IDCG@k, DCG@k = Σ_{r ≤ k} gain(r) / log₂(r + 1), linear gains",
+                example: "pr.ndcg_at_k(\"retrieved\", \"relevant_grades\", k=10)",
+                doc: "trec_eval's ndcg_cut_k with graded relevance (the grades are the gains); rank_by=\"trec\" ranks by score with trec_eval's tie-break (id descending).",
             },
             RPrecision => MetricInfo {
                 metric: RPrecision,
@@ -326,6 +398,9 @@ impl MetricId {
                 engine: None,
                 summary: "precision at R, R = number of relevant items",
                 reference: "trec_eval Rprec",
+                formula: "|relevant ∩ top R| / R, R = |relevant|",
+                example: "pr.r_precision(\"retrieved\", \"relevant_ids\")",
+                doc: "trec_eval's Rprec: precision at the number of relevant items.",
             },
             SpanPrecision => MetricInfo {
                 metric: SpanPrecision,
@@ -338,6 +413,9 @@ impl MetricId {
                 engine: None,
                 summary: "retrieved characters inside golden spans / retrieved characters (merged, nothing counted twice)",
                 reference: "Chroma chunking_evaluation precision (compat=\"chroma\")",
+                formula: "|retrieved chars ∩ golden chars| / |retrieved chars|, spans merged per file first",
+                example: "pr.span_precision(\"retrieved_spans\", \"relevant_spans\")",
+                doc: "Character-level precision of retrieved (file, start, end) spans against the golden spans, offsets in code points, end exclusive. Overlapping spans are merged so no character counts twice; compat=\"chroma\" reproduces Chroma's chunking_evaluation, double counting included.",
             },
             SpanRecall => MetricInfo {
                 metric: SpanRecall,
@@ -350,6 +428,9 @@ impl MetricId {
                 engine: None,
                 summary: "golden characters retrieved / golden characters",
                 reference: "Chroma chunking_evaluation recall (compat=\"chroma\")",
+                formula: "|retrieved chars ∩ golden chars| / |golden chars|",
+                example: "pr.span_recall(\"retrieved_spans\", \"relevant_spans\")",
+                doc: "The share of the golden characters the retrieved spans cover.",
             },
             SpanIou => MetricInfo {
                 metric: SpanIou,
@@ -362,6 +443,9 @@ impl MetricId {
                 engine: None,
                 summary: "retrieved ∩ golden characters / retrieved ∪ golden characters",
                 reference: "Chroma chunking_evaluation IoU (compat=\"chroma\")",
+                formula: "|retrieved ∩ golden| / |retrieved ∪ golden|, in characters",
+                example: "pr.span_iou(\"retrieved_spans\", \"relevant_spans\")",
+                doc: "Intersection over union of the retrieved and golden character sets.",
             },
             SpanPrecisionOmega => MetricInfo {
                 metric: SpanPrecisionOmega,
@@ -374,6 +458,9 @@ impl MetricId {
                 engine: None,
                 summary: "precision the chunking allows: golden characters / characters of the chunks overlapping the golden spans (∪ golden)",
                 reference: "Chroma chunking_evaluation precision Ω (compat=\"chroma\")",
+                formula: "|golden chars| / |chars of the chunks that overlap a golden span|",
+                example: "pr.span_precision_omega(\"chunks\", \"relevant_spans\")",
+                doc: "Chroma's precision Ω: the best precision the chunking allows each question, whatever the retriever does. Takes every chunk of the chunking (one list, usually shared by all rows).",
             },
             CitationSupport => MetricInfo {
                 metric: CitationSupport,
@@ -386,6 +473,9 @@ impl MetricId {
                 engine: Some(Engine::Judge),
                 summary: "LLM judge: is the claim fully, partially or not supported by its cited span; phrase verified, failure modes flagged",
                 reference: "",
+                formula: "the judge's verdict (fully / partially / not supported) on (claim, cited span), with its supporting phrase checked in the span",
+                example: "pr.citation_support(\"claim\", \"cited_span\", judge=judge, strict=True)",
+                doc: "An LLM judge reads one claim and the span the answer cited for it, and says whether the span fully, partially or does not support it, quoting the phrase that does. The phrase is verified in the span, and failure modes are flagged (an unverified phrase, a lenient verdict on a phrase that barely covers the claim, an echo of the claim, a compound claim); strict=True asks twice and keeps the stricter verdict.",
             },
             CitationPrecision => MetricInfo {
                 metric: CitationPrecision,
@@ -403,6 +493,9 @@ impl MetricId {
                 engine: Some(Engine::Judge),
                 summary: "share of judged (claim, cited_span) pairs fully supported (partial support counted separately)",
                 reference: "",
+                formula: "fully supported pairs / judged pairs (partial support counted separately)",
+                example: "pr.citation_precision(\"claim\", \"cited_span\", judge=judge)",
+                doc: "The aggregate of citation_support over a column or group; the job keeps each row's verdict counts so summaries and compare combine them.",
             },
             AnswerMatch => MetricInfo {
                 metric: AnswerMatch,
@@ -415,6 +508,9 @@ impl MetricId {
                 engine: Some(Engine::Judge),
                 summary: "LLM judge: does the answer match the reference answer to the question (match, reasoning)",
                 reference: "datapizza LLM-as-judge (is_matching, reasoning)",
+                formula: "1.0 when the judge says the answer matches the reference for the question, else 0.0",
+                example: "pr.answer_match(\"question\", \"answer\", \"reference\", judge=judge)",
+                doc: "datapizza's LLM-as-judge: a yes/no on whether the answer conveys the reference answer to the question, with the judge's reasoning.",
             },
             GEval => MetricInfo {
                 metric: GEval,
@@ -427,6 +523,9 @@ impl MetricId {
                 engine: Some(Engine::Judge),
                 summary: "LLM rubric judge (G-Eval) on your criteria: an integer score mapped to [0, 1], probability-weighted when the server gives log-probabilities",
                 reference: "G-Eval (Liu et al., 2023); DeepEval GEval",
+                formula: "(s − score_min) / (score_max − score_min), s the judge's integer score or, with log-probabilities, Σ v·p(v) / Σ p(v) over candidate score tokens with p ≥ 1 %",
+                example: "pr.g_eval(\"question\", \"answer\", \"reference\", criteria=\"Is the answer correct and complete?\", judge=judge)",
+                doc: "A rubric judge in the style of G-Eval and DeepEval's GEval on criteria you give (and optional evaluation steps). When the server returns token log-probabilities, the score is the probability-weighted mean of the candidate scores where the judge wrote its score.",
             },
             Faithfulness => MetricInfo {
                 metric: Faithfulness,
@@ -439,6 +538,9 @@ impl MetricId {
                 engine: Some(Engine::Judge),
                 summary: "LLM judge: share of the answer's statements that its contexts support (statements, verdicts, reasons)",
                 reference: "Ragas 0.4.3 Faithfulness",
+                formula: "statements supported by the contexts / statements of the answer",
+                example: "pr.faithfulness(\"question\", \"answer\", \"contexts\", judge=judge)",
+                doc: "Ragas 0.4.3's Faithfulness: the judge splits the answer into statements, then says of each whether the contexts support it. compat=\"deepeval\" asks DeepEval's claims-and-contradictions prompts instead. Null (Ragas' NaN) when the answer has no statement.",
             },
             AnswerRelevancy => MetricInfo {
                 metric: AnswerRelevancy,
@@ -451,6 +553,9 @@ impl MetricId {
                 engine: Some(Engine::JudgeAndEmbedder),
                 summary: "LLM judge + embeddings: mean cosine of questions the answer would answer with the question (0 when noncommittal)",
                 reference: "Ragas 0.4.3 AnswerRelevancy",
+                formula: "mean over n generated questions qᵢ of cos(embed(qᵢ), embed(question)); 0.0 when the judge finds the answer noncommittal",
+                example: "pr.answer_relevancy(\"question\", \"answer\", judge=judge, embedder=pr.Embedder())",
+                doc: "Ragas 0.4.3's AnswerRelevancy: the judge writes strictness questions the answer would answer; an embedding model compares them with the question asked.",
             },
             ContextPrecision => MetricInfo {
                 metric: ContextPrecision,
@@ -463,6 +568,9 @@ impl MetricId {
                 engine: Some(Engine::Judge),
                 summary: "LLM judge: average precision of the retrieved contexts judged useful for reaching the reference",
                 reference: "Ragas 0.4.3 ContextPrecision (with reference)",
+                formula: "Σ_k (Σ_{i≤k} vᵢ / k) · v_k / (Σ v + 1e-10), v_k = 1 when context k is judged useful for reaching the reference",
+                example: "pr.context_precision(\"question\", \"contexts\", \"reference\", judge=judge)",
+                doc: "Ragas 0.4.3's ContextPrecision with a reference: average precision of the retrieved contexts in rank order, usefulness judged one context at a time.",
             },
             ContextUtilization => MetricInfo {
                 metric: ContextUtilization,
@@ -475,6 +583,9 @@ impl MetricId {
                 engine: Some(Engine::Judge),
                 summary: "LLM judge: average precision of the retrieved contexts judged useful for the answer given (no reference)",
                 reference: "Ragas 0.4.3 ContextUtilization (context precision without reference)",
+                formula: "as context_precision, usefulness judged against the answer given instead of a reference",
+                example: "pr.context_utilization(\"question\", \"contexts\", \"answer\", judge=judge)",
+                doc: "Ragas 0.4.3's ContextUtilization: context precision without a reference answer.",
             },
             ContextRecall => MetricInfo {
                 metric: ContextRecall,
@@ -487,6 +598,9 @@ impl MetricId {
                 engine: Some(Engine::Judge),
                 summary: "LLM judge: share of the reference's statements attributable to the retrieved contexts",
                 reference: "Ragas 0.4.3 ContextRecall",
+                formula: "reference statements attributable to the contexts / statements of the reference",
+                example: "pr.context_recall(\"question\", \"contexts\", \"reference\", judge=judge)",
+                doc: "Ragas 0.4.3's ContextRecall: the judge splits the reference into statements and says of each whether the retrieved contexts support it.",
             },
             SplitClaims => MetricInfo {
                 metric: SplitClaims,
@@ -499,6 +613,9 @@ impl MetricId {
                 engine: Some(Engine::Judge),
                 summary: "the atomic claims of an answer, by the judge or by rules (explode, then citation_support)",
                 reference: "",
+                formula: "the answer as a list of atomic claims",
+                example: "pr.split_claims(\"answer\", method=\"rules\")",
+                doc: "The claims of an answer, by the judge or by rules (method=\"rules\": sentences, semicolons and coordinating conjunctions between clauses of three words or more), to explode into rows and judge with citation_support.",
             },
             LocateQuotes => MetricInfo {
                 metric: LocateQuotes,
@@ -511,6 +628,9 @@ impl MetricId {
                 engine: None,
                 summary: "where a quote is in its sources: file, offsets, BM25 and match ratios, context",
                 reference: "soak 9c164e87 VerifyQuotes; rank_bm25 0.2.2 (compat=\"soak\")",
+                formula: "BM25 over windows of the sources, then alignment of the quote in the best windows: file, code-point offsets, match ratio",
+                example: "pr.locate_quotes(\"quote\", \"sources\")",
+                doc: "Where a quote is in its sources: the best BM25 windows are aligned to the quote (difflib's matching, or sliding BM25), giving the file, start and end in code points, the BM25 score, the match ratio, whether it was found, and context; optional embedding cosine of quote and span. compat=\"soak\" reproduces soak's VerifyQuotes bit for bit.",
             },
             ExtractQuotes => MetricInfo {
                 metric: ExtractQuotes,
@@ -523,6 +643,9 @@ impl MetricId {
                 engine: None,
                 summary: "the quoted spans of an answer, as quoted_spans extracts them",
                 reference: "Ragas 0.4.3 quoted_spans_alignment (quotes=\"ragas\")",
+                formula: "the spans of the answer in quotation marks, of at least min_len words",
+                example: "pr.extract_quotes(\"answer\", quotes=\"ragas\")",
+                doc: "The quoted spans quoted_spans checks, as a list per row, for inspection or for locate_quotes.",
             },
             EmbeddingCosine => MetricInfo {
                 metric: EmbeddingCosine,
@@ -535,6 +658,9 @@ impl MetricId {
                 engine: None,
                 summary: "cosine similarity of two embedding columns (0.0 for a zero vector)",
                 reference: "",
+                formula: "a·b / (|a| |b|), 0.0 when either is a zero vector",
+                example: "pr.embedding_cosine(\"a_vectors\", \"b_vectors\")",
+                doc: "Cosine similarity of two embedding columns (list or array of floats), as scikit-learn's cosine_similarity.",
             },
         }
     }

@@ -1261,3 +1261,28 @@ fn judge_eval_measures_a_judge_on_the_bundled_set() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `polars-rag metrics --json` is the whole table, in catalogue order, each entry with its
+/// output dtype as the dispatch gives it and the signature of its defaults.
+#[cfg(feature = "cli")]
+#[test]
+fn the_catalogue_is_the_table_as_data() {
+    let (ok, stdout, stderr) = crate::common::cli::run(&["metrics", "--json"]);
+    assert!(ok, "{stderr}");
+    let catalogue: Vec<serde_json::Value> = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(catalogue.len(), polars_rag::registry::MetricId::ALL.len());
+    for (entry, metric) in catalogue.iter().zip(polars_rag::registry::MetricId::ALL) {
+        assert_eq!(entry["id"], metric.as_str());
+        assert_eq!(
+            entry["output"],
+            polars_rag::columnar::dispatch::output_dtype(*metric).to_string()
+        );
+        if metric.info().engine.is_none() {
+            assert_eq!(
+                entry["signature"],
+                MetricOptions::default().signature(*metric),
+                "{metric}"
+            );
+        }
+    }
+}

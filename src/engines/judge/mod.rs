@@ -25,7 +25,7 @@
 //! use polars_rag::engines::judge::JudgeSettings;
 //! let settings = JudgeSettings::default();
 //! assert_eq!(settings.temperature, 0.0);
-//! assert_eq!(settings.max_concurrency, 8);
+//! assert_eq!(settings.endpoint.max_concurrency, 8);
 //! // No server and no POLARS_RAG_JUDGE_BASE_URL: the error names the metric and the setting.
 //! # unsafe { std::env::remove_var("POLARS_RAG_JUDGE_BASE_URL") };
 //! let e = settings.resolve("citation_support").unwrap_err();

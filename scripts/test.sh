@@ -96,6 +96,7 @@ make_venv() { # dir requirements
 }
 make_venv .venv requirements-test.txt
 make_venv .venv-polars1 requirements-test-polars1.txt
+make_venv .venv-docs requirements-docs.txt
 # Ray for the test of polars_rag.ray (a local two-node cluster).
 .venv/bin/pip install --quiet --disable-pip-version-check -r requirements-ray.txt \
     || part_unavailable ray "pip install -r requirements-ray.txt" "pip failed (see above)"
@@ -174,6 +175,16 @@ for env in .venv .venv-polars1; do
     # Every >>> example of the package's docstrings, run against the installed wheel.
     (cd tests/python && "../../$env/bin/python" -m pytest -q -rs -p no:cacheprovider --doctest-modules --pyargs polars_rag)
 done
+
+# The reference pages are generated from the code (the metric table, the command's parser, the
+# options types) by the installed package: they must be current. Then the site must build with
+# no broken link, no page missing from the navigation and no missing snippet.
+step "Docs: generated references current, the site builds (mkdocs --strict)"
+.venv/bin/python scripts/gen_docs.py --check
+site_dir="$(mktemp -d)"
+.venv-docs/bin/mkdocs build --strict --quiet --site-dir "$site_dir/site"
+rm -rf "$site_dir"
+
 step "done"
 
 # One line per real part: ran, or why not.

@@ -7,10 +7,11 @@
 //! let rouge = catalogue.iter().find(|m| m["id"] == "rouge").unwrap();
 //! assert_eq!(rouge["kind"], "row_wise");
 //! assert_eq!(rouge["defaults"]["use_stemmer"], false);
-//! assert!(rouge["output"].as_str().unwrap().starts_with("struct"));
+//! assert!(rouge["output"].as_str().unwrap().starts_with("struct{rouge1: struct{precision: f64"));
 //! assert!(rouge["example"].as_str().unwrap().starts_with("pr.rouge("));
 //! ```
 
+use polars::prelude::DataType;
 use serde_json::{json, Value};
 
 use crate::columnar::dispatch;
@@ -42,7 +43,7 @@ pub fn entry(metric: MetricId) -> Value {
         "kind": kind_name(info.kind),
         "inputs": input_columns(info.inputs),
         "section": info.section,
-        "output": dispatch::output_dtype(metric).to_string(),
+        "output": dtype_name(&dispatch::output_dtype(metric)),
         "values": info.values,
         "corpus_statistics": info.corpus.map(|c| c.column),
         "engine": info.engine.map(engine_name),
@@ -54,6 +55,21 @@ pub fn entry(metric: MetricId) -> Value {
         "defaults": defaults,
         "signature": signature,
     })
+}
+
+/// A dtype written out whole, fields included: `struct{matched: u32, total: u32, score: f64}`.
+fn dtype_name(dtype: &DataType) -> String {
+    match dtype {
+        DataType::Struct(fields) => {
+            let fields: Vec<String> = fields
+                .iter()
+                .map(|f| format!("{}: {}", f.name(), dtype_name(f.dtype())))
+                .collect();
+            format!("struct{{{}}}", fields.join(", "))
+        }
+        DataType::List(inner) => format!("list[{}]", dtype_name(inner)),
+        other => other.to_string(),
+    }
 }
 
 fn kind_name(kind: MetricKind) -> &'static str {

@@ -182,7 +182,17 @@ done
 step "Docs: generated references current, the site builds (mkdocs --strict)"
 .venv/bin/python scripts/gen_docs.py --check
 site_dir="$(mktemp -d)"
-.venv-docs/bin/mkdocs build --strict --quiet --site-dir "$site_dir/site"
+NO_MKDOCS_2_WARNING=1 .venv-docs/bin/mkdocs build --strict --quiet --site-dir "$site_dir/site"
+# Every page opened in headless Chromium: no console error, the search finds a metric by id.
+if command -v chromium >/dev/null 2>&1 && command -v node >/dev/null 2>&1; then
+    node --experimental-websocket scripts/docs-browser/check_site.mjs "$site_dir/site" "$(command -v chromium)"
+    printf 'chromium\tran\tdocs site\t\n' >>"$POLARS_RAG_PARTS_LEDGER"
+elif [ "$required" = 1 ]; then
+    echo "FAILED: required part \`chromium\` (with node) is missing for the documentation check" >&2
+    exit 1
+else
+    printf 'chromium\tskipped\tdocs site\tno chromium or node on the PATH\n' >>"$POLARS_RAG_PARTS_LEDGER"
+fi
 rm -rf "$site_dir"
 
 step "done"

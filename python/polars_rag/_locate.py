@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Literal, NamedTuple, TypedDict
 
 import polars as pl
+
 from polars_rag._answer import QuoteStyle
 from polars_rag._common import (
     FrameLike,

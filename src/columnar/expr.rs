@@ -22,6 +22,21 @@
 //! assert_eq!(score.get(0), Some(1.0));
 //! assert_eq!(score.get(1), None);
 //! ```
+//!
+//! Any metric of the table by its id, with its options section (the README's Rust example):
+//!
+//! ```
+//! use polars::prelude::*;
+//! use polars_rag::columnar::expr;
+//! use polars_rag::registry::{MetricId, MetricOptions};
+//!
+//! let df = df!("answer" => ["the cat sat"], "reference" => ["the cat sat"])?;
+//! let rouge = expr::metric(MetricId::Rouge, [col("answer"), col("reference")], &MetricOptions::default());
+//! let scores = df.lazy().select([rouge]).collect()?;
+//! # let rouge_l = scores.column("rouge")?.as_materialized_series().struct_()?.field_by_name("rougeL")?;
+//! # assert_eq!(rouge_l.struct_()?.field_by_name("fmeasure")?.f64()?.get(0), Some(1.0));
+//! # Ok::<(), PolarsError>(())
+//! ```
 
 use polars::prelude::*;
 

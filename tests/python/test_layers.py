@@ -26,7 +26,7 @@ RANK = {name: rank for rank, name in enumerate(LAYERS)}
 
 def _code(text: str) -> str:
     """The text without comments and string literals (a message may say `crate::...`)."""
-    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.DOTALL)
     text = re.sub(r"//[^\n]*", "", text)
     return re.sub(r'"(?:[^"\\]|\\.)*"', '""', text)
 

@@ -77,10 +77,15 @@ def metric_pages() -> dict[str, str]:
             lines.append("The engine's settings only (`judge=pr.Judge(...)`, `embedder=pr.Embedder(...)`).\n")
         else:
             lines.append("None.\n")
-        if entry["section"]:
+        if entry["section"] and (entry["in_score_tables"] or entry["kind"] == "tool"):
             lines.append(
                 f"\nIn a `score` configuration these are the `[{entry['section']}]` section; on the command line, "
                 f"`--set {entry['section']}.<option>=<value>`.\n"
+            )
+        if not entry["in_score_tables"] and entry["kind"] != "tool":
+            lines.append(
+                "\n`score` does not compute it: its inputs are not columns of a run or a golden table "
+                "(human labels are joined to a scores table).\n"
             )
         lines.append("\n## Example\n\n```python\nimport polars_rag as pr\n\n")
         if "judge" in entry["example"]:

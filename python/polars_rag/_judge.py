@@ -76,6 +76,50 @@ def citation_precision(
     return _plugin("citation_precision", [claim, cited_span], options, accepted=CitationSupportOptions, aggregate=True)
 
 
+class PpiOptions(TypedDict, total=False):
+    """Keyword options of :func:`ppi_mean`; each left out (or ``None``) takes the library's
+    default (:func:`~polars_rag.option_defaults`).
+
+    ``alpha``: the error level (the interval covers the mean with probability 1 − ``alpha``).
+    ``alternative``: ``"two-sided"``, ``"greater"`` (a lower bound) or ``"less"`` (an upper
+    bound). ``lam``: the judge's weight (``None``: tuned, PPI++; 1: plain PPI; 0: the labels
+    alone). ``compat``: ``"standard"`` or ``"ppi_py"`` (ppi_python's tuned interval, two-sided
+    whatever ``alternative`` says).
+    """
+
+    alpha: float | None
+    alternative: str | None
+    lam: float | None
+    compat: str | None
+
+
+def ppi_mean(
+    judged: IntoExprColumn,
+    labels: IntoExprColumn,
+    **options: Unpack[PpiOptions],
+) -> pl.Expr:
+    """Prediction-powered inference of a mean: the mean of a judged quantity from the judge's
+    scores on every item (``judged``) and human labels on a few (``labels``, null where an item
+    is not labelled), with a confidence interval that stays valid however biased the judge is.
+    One struct per column or group: ``estimate``, ``ci_low``, ``ci_high``, ``lam``,
+    ``classical_estimate`` / ``classical_ci_low`` / ``classical_ci_high`` (the labels alone),
+    ``n_labelled``, ``n_unlabelled``, ``n_unjudged`` (items without a judge score, left out) and
+    ``reason`` (why there is no estimate, else null). The numbers of ``ppi_python``
+    (``ppi_mean_pointestimate``, ``ppi_mean_ci``, ``classical_mean_ci``). Use it in ``select``
+    or ``group_by().agg()``.
+
+    Example:
+        >>> import polars as pl
+        >>> import polars_rag as pr
+        >>> df = pl.DataFrame({"judge": [1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0, 1.0],
+        ...                    "label": [1.0, 0.0, 0.0, None, None, None, None, None]})
+        >>> row = df.select(pr.ppi_mean("judge", "label", lam=1.0)).item()
+        >>> round(row["estimate"], 4), row["n_labelled"], row["n_unlabelled"]
+        (0.4667, 3, 5)
+    """
+    return _plugin("ppi_mean", [judged, labels], options, accepted=PpiOptions, aggregate=True)
+
+
 @_names_its_errors
 def citation_review(
     frame: FrameLike,

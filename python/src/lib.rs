@@ -217,6 +217,7 @@ plugin_shims! {
         context_precision: ContextPrecision,
         context_utilization: ContextUtilization,
         context_recall: ContextRecall,
+        ppi_mean: PpiMean,
         split_claims: SplitClaims,
         locate_quotes: LocateQuotes,
         extract_quotes: ExtractQuotes,

@@ -759,3 +759,116 @@ pub fn checks(answer: &Series, checks: &Series, parallel: bool) -> PolarsResult<
     }
     struct_series(metric, &[score, failed.finish().into_series()], &valid)
 }
+
+// ------------------------------------------------------------------------- judged estimates
+
+/// Output dtype of `ppi_mean`.
+pub fn ppi_mean_dtype() -> DataType {
+    let mut fields: Vec<Field> = [
+        "estimate",
+        "ci_low",
+        "ci_high",
+        "lam",
+        "classical_estimate",
+        "classical_ci_low",
+        "classical_ci_high",
+    ]
+    .iter()
+    .map(|name| Field::new((*name).into(), DataType::Float64))
+    .collect();
+    for name in ["n_labelled", "n_unlabelled", "n_unjudged"] {
+        fields.push(Field::new(name.into(), DataType::UInt32));
+    }
+    fields.push(Field::new("reason".into(), DataType::String));
+    DataType::Struct(fields)
+}
+
+/// A numeric (or boolean) column as floats, nulls kept; any other dtype, or a NaN or infinite
+/// value, is an error naming the metric and the column's role.
+fn finite_numbers(metric: &str, role: &str, s: &Series) -> PolarsResult<Vec<Option<f64>>> {
+    let dtype = s.dtype();
+    if !(dtype.is_primitive_numeric()
+        || dtype.is_null()
+        || matches!(dtype, DataType::Decimal(..) | DataType::Boolean))
+    {
+        polars_bail!(SchemaMismatch: "{metric}: the {role} must be numbers, got dtype {dtype}");
+    }
+    let values: Vec<Option<f64>> = s.cast(&DataType::Float64)?.f64()?.iter().collect();
+    if let Some(bad) = values.iter().flatten().find(|v| !v.is_finite()) {
+        polars_bail!(ComputeError: "{metric}: the {role} hold {bad}, not a finite number");
+    }
+    Ok(values)
+}
+
+/// `ppi_mean` over a column of judge scores and a column of labels (null where an item is not
+/// labelled): one row. An item without a judge score is left out and counted in `n_unjudged`;
+/// where there is no estimate, the numbers are null and `reason` says why.
+pub fn ppi_mean(
+    judged: &Series,
+    labels: &Series,
+    options: &crate::metrics::ppi::PpiOptions,
+) -> PolarsResult<Series> {
+    const METRIC: &str = "ppi_mean";
+    options.validate(METRIC)?;
+    output_len(
+        METRIC,
+        &[("judged", judged.len()), ("labels", labels.len())],
+    )?;
+    let judged = finite_numbers(METRIC, "judge scores", judged)?;
+    let labels = finite_numbers(METRIC, "labels", labels)?;
+    let len = judged.len().max(labels.len());
+    let at = |values: &[Option<f64>], i: usize| {
+        if values.len() == 1 {
+            values[0]
+        } else {
+            values[i]
+        }
+    };
+    let (mut labelled, mut unlabelled, mut unjudged) = (Vec::new(), Vec::new(), 0u32);
+    for i in 0..len {
+        match (at(&judged, i), at(&labels, i)) {
+            (None, _) => unjudged += 1,
+            (Some(j), Some(y)) => labelled.push((y, j)),
+            (Some(j), None) => unlabelled.push(j),
+        }
+    }
+    let counts = |n: usize| Series::new("".into(), [n as u32]);
+    let (values, reason) = match crate::metrics::ppi::ppi_mean(&labelled, &unlabelled, options) {
+        Ok(p) => (
+            [
+                p.estimate,
+                p.ci_low,
+                p.ci_high,
+                p.lam,
+                p.classical_estimate,
+                p.classical_ci_low,
+                p.classical_ci_high,
+            ]
+            .map(Some),
+            None,
+        ),
+        Err(e) if e.kind() == crate::ErrorKind::InvalidInput => {
+            ([None; 7], Some(e.message().to_string()))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let names = [
+        "estimate",
+        "ci_low",
+        "ci_high",
+        "lam",
+        "classical_estimate",
+        "classical_ci_low",
+        "classical_ci_high",
+    ];
+    let mut fields: Vec<Series> = names
+        .iter()
+        .zip(values)
+        .map(|(name, v)| Series::new((*name).into(), [v]))
+        .collect();
+    fields.push(counts(labelled.len()).with_name("n_labelled".into()));
+    fields.push(counts(unlabelled.len()).with_name("n_unlabelled".into()));
+    fields.push(Series::new("n_unjudged".into(), [unjudged]));
+    fields.push(Series::new("reason".into(), [reason]));
+    struct_series(METRIC, &fields, &[true])
+}

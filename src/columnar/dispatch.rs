@@ -322,6 +322,10 @@ pub fn evaluate(
                 &options.context_recall,
             )
         }
+        PpiMean => {
+            let [judged, labels] = columns_of::<2>(metric, inputs)?;
+            columns::ppi_mean(judged, labels, &options.ppi_mean)
+        }
         SplitClaims => {
             let [answer] = columns_of::<1>(metric, inputs)?;
             crate::columnar::judged::split_claims(answer, &options.split_claims)
@@ -398,6 +402,7 @@ pub fn output_dtype(metric: MetricId) -> DataType {
         ContextRecall => crate::columnar::judged_rag::rag_dtype(
             crate::metrics::judged::rag::RagMetric::ContextRecall,
         ),
+        PpiMean => columns::ppi_mean_dtype(),
         SplitClaims => crate::columnar::judged::split_claims_dtype(),
         LocateQuotes => crate::columnar::locate::locate_quotes_dtype(),
         ExtractQuotes => DataType::List(Box::new(DataType::String)),
@@ -443,7 +448,8 @@ pub fn evaluate_stats(
         | HitRateAtK | Mrr | AveragePrecision | NdcgAtK | RPrecision | SpanPrecision
         | SpanRecall | SpanIou | SpanPrecisionOmega | CitationSupport | AnswerMatch | GEval
         | Faithfulness | AnswerRelevancy | ContextPrecision | ContextUtilization
-        | ContextRecall | SplitClaims | LocateQuotes | ExtractQuotes | EmbeddingCosine => Ok(None),
+        | ContextRecall | PpiMean | SplitClaims | LocateQuotes | ExtractQuotes
+        | EmbeddingCosine => Ok(None),
     }
 }
 

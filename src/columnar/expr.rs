@@ -472,6 +472,16 @@ pub fn span_precision_omega(chunks: Expr, golden: Expr, options: SpanOptions) ->
     span(SpanMetric::PrecisionOmega, chunks, golden, options)
 }
 
+/// `ppi_mean` of a column of judge scores and a column of labels (null where an item is not
+/// labelled): one row per column or group (see [`crate::metrics::ppi`]).
+pub fn ppi_mean(judged: Expr, labels: Expr, options: crate::metrics::ppi::PpiOptions) -> Expr {
+    let all = MetricOptions {
+        ppi_mean: options,
+        ..MetricOptions::default()
+    };
+    metric(MetricId::PpiMean, [judged, labels], &all)
+}
+
 /// `metric` over its input expressions (in the order of its inputs), with its section of
 /// `options`, named after it: elementwise for row-wise metrics, one row per column or group for
 /// aggregates. This is the builder `score` uses for every metric.

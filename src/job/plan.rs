@@ -99,7 +99,7 @@ impl Resolved {
                     .map(|(c, _)| c.as_str())
                     .ok_or("ground truth (relevant_ids, relevant_chunks or relevant_spans; --relevant-col)")?,
             ],
-            MetricInputs::QuoteSources | MetricInputs::Embeddings => {
+            MetricInputs::QuoteSources | MetricInputs::Embeddings | MetricInputs::JudgedLabels => {
                 return Err("its own option or command (it is not scored by id)")
             }
             MetricInputs::ClaimSpan => vec![

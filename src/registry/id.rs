@@ -96,6 +96,8 @@ pub enum MetricId {
     ContextUtilization,
     /// `context_recall`: LLM judge: share of the reference's statements attributable to the retrieved contexts
     ContextRecall,
+    /// `ppi_mean`: the mean of a judged quantity from the judge's scores on every item and human labels on a few: prediction-powered estimate and confidence interval (PPI++)
+    PpiMean,
     /// `split_claims`: the atomic claims of an answer, by the judge or by rules (explode, then citation_support)
     SplitClaims,
     /// `locate_quotes`: where a quote is in its sources: file, offsets, BM25 and match ratios, context

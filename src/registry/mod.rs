@@ -66,6 +66,8 @@ pub enum MetricInputs {
     QuoteSources,
     /// Two embedding columns.
     Embeddings,
+    /// A judge's score per item and a human label where there is one (null where not).
+    JudgedLabels,
     /// A `claim` and the `cited_span` the answer gave for it.
     ClaimSpan,
     /// The `question`, the `answer` and a `reference` answer.
@@ -202,9 +204,23 @@ pub fn ids() -> impl Iterator<Item = &'static str> {
     METRICS.iter().map(|m| m.id)
 }
 
-/// The metrics `score` computes when their inputs are there (row-wise and aggregate ones).
+/// The metrics `score` computes when their inputs are there (row-wise and aggregate ones whose
+/// inputs are columns of its tables).
 pub fn scored() -> impl Iterator<Item = &'static MetricInfo> {
-    METRICS.iter().filter(|m| m.kind != MetricKind::Tool)
+    METRICS
+        .iter()
+        .filter(|m| m.kind != MetricKind::Tool && m.inputs.in_score_tables())
+}
+
+impl MetricInputs {
+    /// Whether `score` finds these inputs in its tables. Human labels are not a column of a
+    /// run or a golden table: `ppi_mean` is computed over a scores table joined to labels.
+    pub fn in_score_tables(self) -> bool {
+        !matches!(
+            self,
+            MetricInputs::QuoteSources | MetricInputs::Embeddings | MetricInputs::JudgedLabels
+        )
+    }
 }
 
 /// The label of one of a metric's [`MetricInfo::values`]: the id, or `id.path`.

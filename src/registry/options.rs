@@ -107,6 +107,8 @@ pub struct MetricOptions {
     pub context_utilization: crate::metrics::judged::rag::JudgedRagOptions,
     /// `context_recall`.
     pub context_recall: crate::metrics::judged::rag::JudgedRagOptions,
+    /// `ppi_mean`.
+    pub ppi_mean: crate::metrics::ppi::PpiOptions,
 }
 
 impl MetricOptions {
@@ -156,6 +158,7 @@ impl MetricOptions {
             ContextPrecision => all.context_precision = reader.read().map_err(bad)?,
             ContextUtilization => all.context_utilization = reader.read().map_err(bad)?,
             ContextRecall => all.context_recall = reader.read().map_err(bad)?,
+            PpiMean => all.ppi_mean = reader.read().map_err(bad)?,
             SplitClaims => all.split_claims = reader.read().map_err(bad)?,
             LocateQuotes => all.locate_quotes = reader.read().map_err(bad)?,
         }
@@ -275,6 +278,7 @@ impl MetricOptions {
                 crate::metrics::judged::rag::RagMetric::ContextRecall,
                 &self.context_recall,
             ),
+            PpiMean => crate::metrics::ppi::signature(&self.ppi_mean),
             SplitClaims => crate::metrics::judged::claims::signature(&self.split_claims),
             LocateQuotes => crate::metrics::locate::signature(&self.locate_quotes),
             ExtractQuotes => crate::metrics::citation::signature(&self.quoted_spans),
@@ -320,6 +324,7 @@ impl MetricOptions {
             ContextPrecision => Some(&self.context_precision),
             ContextUtilization => Some(&self.context_utilization),
             ContextRecall => Some(&self.context_recall),
+            PpiMean => Some(&self.ppi_mean),
             SplitClaims => Some(&self.split_claims),
             LocateQuotes => Some(&self.locate_quotes),
         }
@@ -363,6 +368,7 @@ impl MetricOptions {
             ContextPrecision => Some(&mut self.context_precision),
             ContextUtilization => Some(&mut self.context_utilization),
             ContextRecall => Some(&mut self.context_recall),
+            PpiMean => Some(&mut self.ppi_mean),
             SplitClaims => Some(&mut self.split_claims),
             LocateQuotes => Some(&mut self.locate_quotes),
         }
@@ -398,7 +404,7 @@ impl MetricOptions {
             | KeywordCoverage | NumberMatch | AnswerCompleteness | CitationIndicators | Checks
             | PrecisionAtK | RecallAtK | F1AtK | HybridLogRank | HitRateAtK | Mrr
             | AveragePrecision | NdcgAtK | RPrecision | SpanPrecision | SpanRecall | SpanIou
-            | SpanPrecisionOmega | LocateQuotes | ExtractQuotes | EmbeddingCosine => None,
+            | SpanPrecisionOmega | PpiMean | LocateQuotes | ExtractQuotes | EmbeddingCosine => None,
         }
     }
 
@@ -438,7 +444,7 @@ impl MetricOptions {
             | AnswerCompleteness | CitationIndicators | Checks | SpanPrecision | SpanRecall
             | SpanIou | SpanPrecisionOmega | CitationSupport | CitationPrecision | AnswerMatch
             | GEval | Faithfulness | ContextPrecision | ContextUtilization | ContextRecall
-            | SplitClaims | ExtractQuotes | EmbeddingCosine => None,
+            | PpiMean | SplitClaims | ExtractQuotes | EmbeddingCosine => None,
         }
     }
 
@@ -488,6 +494,7 @@ impl MetricOptions {
             ContextPrecision => defaults.context_precision.serialize(serializer),
             ContextUtilization => defaults.context_utilization.serialize(serializer),
             ContextRecall => defaults.context_recall.serialize(serializer),
+            PpiMean => defaults.ppi_mean.serialize(serializer),
             SplitClaims => defaults.split_claims.serialize(serializer),
             LocateQuotes => defaults.locate_quotes.serialize(serializer),
         }

@@ -25,6 +25,7 @@ mod locate_faces;
 mod parity_bm25_difflib;
 mod parity_judged;
 mod parity_locate;
+mod parity_ppi;
 mod parity_quoted_spans;
 mod parity_retrieval;
 mod parity_rouge;

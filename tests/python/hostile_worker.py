@@ -184,6 +184,9 @@ def column(draw: Any, n: int, role: str) -> pl.Series:
         return pl.Series("c", [draw(maybe(st.lists(check, max_size=3))) for _ in range(n)], dtype=pl.List(check_dtype))
     if role == "vector":
         return draw(embedding_lists(n)).list.first()
+    if role == "numbers":  # scores or labels: small grades, floats, nulls, the odd extreme
+        values = st.one_of(st.sampled_from([0.0, 1.0, 2.0, 3.0]), st.floats(-10, 10), st.sampled_from([1e308, -0.0, math.nan]))
+        return pl.Series("c", draw(st.lists(maybe(values), min_size=n, max_size=n)), dtype=pl.Float64)
     raise AssertionError(role)
 
 
@@ -251,6 +254,7 @@ EXPRESSIONS: dict[str, tuple[list[str], bool]] = {
     "context_utilization": (["text", "texts", "text"], False),
     "context_recall": (["text", "texts", "texts"], False),
     "g_eval": (["text", "text", "texts"], False),
+    "ppi_mean": (["numbers", "numbers"], True),
 }
 # Functions that embed: given the local model with a throwaway cache (or a hostile embedder).
 EMBEDDED = {"embed", "semantic_similarity", "answer_relevancy"}
@@ -258,7 +262,7 @@ EMBEDDED = {"embed", "semantic_similarity", "answer_relevancy"}
 JUDGED = {"citation_support", "citation_precision", "answer_match", "split_claims", "faithfulness",
           "answer_relevancy", "context_precision", "context_utilization", "context_recall", "g_eval"}
 # Outputs documented in [0, 1] (struct outputs: the float fields named here).
-UNIT_RANGE = {name for name in EXPRESSIONS} - {"quoted_spans", "citation_alignment", "rouge", "checks", "locate_quotes", "extract_quotes", "embedding_cosine"} - JUDGED - EMBEDDED
+UNIT_RANGE = {name for name in EXPRESSIONS} - {"quoted_spans", "citation_alignment", "rouge", "checks", "locate_quotes", "extract_quotes", "embedding_cosine", "ppi_mean"} - JUDGED - EMBEDDED
 FRAME_FUNCTIONS = ["validate_golden", "check_spans", "collapse_run", "join_golden", "compare", "summary",
                    "locate_quotes_in_corpus", "signature", "metric_ids", "option_defaults", "compare_defaults",
                    "judge_cache_stats", "judge_cache_clear", "judge_agreement", "citation_review",

@@ -1,58 +1,8 @@
 //! The paired t-test, the effect size and the pairing of values.
 
-use serde::{Deserialize, Serialize};
-
 use super::*;
 
-/// The alternative hypothesis of a test on the deltas `candidate − baseline`, as scipy's
-/// `alternative`: `two-sided` (the runs differ), `greater` (the candidate scores higher),
-/// `less` (the candidate scores lower).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Alternative {
-    /// The mean delta is not 0.
-    #[default]
-    #[serde(rename = "two-sided")]
-    TwoSided,
-    /// The mean delta is above 0.
-    #[serde(rename = "greater")]
-    Greater,
-    /// The mean delta is below 0.
-    #[serde(rename = "less")]
-    Less,
-}
-
-impl Alternative {
-    /// The name, as scipy spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Alternative::TwoSided => "two-sided",
-            Alternative::Greater => "greater",
-            Alternative::Less => "less",
-        }
-    }
-}
-
-impl std::str::FromStr for Alternative {
-    type Err = String;
-
-    /// Parses scipy's names.
-    ///
-    /// ```
-    /// use polars_rag::compare::stats::Alternative;
-    /// assert_eq!("greater".parse::<Alternative>(), Ok(Alternative::Greater));
-    /// assert!("bigger".parse::<Alternative>().unwrap_err().contains("two-sided, greater or less"));
-    /// ```
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        [
-            Alternative::TwoSided,
-            Alternative::Greater,
-            Alternative::Less,
-        ]
-        .into_iter()
-        .find(|a| a.name() == s)
-        .ok_or_else(|| format!("alternative must be two-sided, greater or less, got '{s}'"))
-    }
-}
+pub use crate::metrics::stats::Alternative;
 
 /// The result of a paired t-test on the deltas `candidate − baseline`.
 #[derive(Clone, Copy, Debug, PartialEq)]

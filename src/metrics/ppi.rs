@@ -1,0 +1,256 @@
+//! Prediction-powered inference (PPI) of a mean: the mean of a judged quantity over many items,
+//! estimated from the judge's scores on all of them and human labels on a few, with a confidence
+//! interval that stays valid however wrong the judge is. The judge's mean is corrected by the
+//! labelled items' mean error, weighted by λ; PPI++ tunes λ to the variance it saves (λ = 1:
+//! plain PPI, λ = 0: the labels alone). The numbers are those of `ppi_python` 0.2.x
+//! (`ppi_mean_pointestimate`, `ppi_mean_ci`, `classical_mean_ci`), with one defect fixed
+//! unless `compat = "ppi_py"`: when it tunes λ, `ppi_mean_ci` forgets `alternative` and gives
+//! a two-sided interval.
+//!
+//! ```
+//! use polars_rag::metrics::ppi::{ppi_mean, PpiOptions};
+//! // Six labelled items (label, judge) and four the judge scored alone.
+//! let labelled = [(1.0, 1.0), (0.0, 1.0), (1.0, 1.0), (1.0, 0.0), (0.0, 0.0), (1.0, 1.0)];
+//! let unlabelled = [1.0, 0.0, 1.0, 1.0];
+//! let ppi = ppi_mean(&labelled, &unlabelled, &PpiOptions { lam: Some(1.0), ..PpiOptions::default() }).unwrap();
+//! // λ = 1: the judge's mean on the unlabelled items plus the mean error on the labelled ones.
+//! assert!((ppi.estimate - (0.75 + (4.0 - 4.0) / 6.0)).abs() < 1e-15);
+//! assert!(ppi.ci_low < ppi.estimate && ppi.estimate < ppi.ci_high);
+//! assert_eq!((ppi.n_labelled, ppi.n_unlabelled), (6, 4));
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+use super::numpy::numpy_sum;
+use super::stats::{normal_interval, Alternative};
+
+/// Options of `ppi_mean`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PpiOptions {
+    /// The error level: the interval covers the true mean with probability 1 − `alpha`.
+    pub alpha: f64,
+    /// Two-sided, or a one-sided interval (`greater`: a lower bound; `less`: an upper bound).
+    pub alternative: Alternative,
+    /// The weight of the judge. `None`: PPI++, tuned from the data and clipped to [0, 1];
+    /// 1: plain PPI; 0: the labels alone.
+    pub lam: Option<f64>,
+    /// `standard`, or `ppi_py` (its tuned interval is two-sided whatever `alternative` says).
+    pub compat: PpiCompat,
+}
+
+impl Default for PpiOptions {
+    fn default() -> Self {
+        PpiOptions {
+            alpha: 0.05,
+            alternative: Alternative::TwoSided,
+            lam: None,
+            compat: PpiCompat::Standard,
+        }
+    }
+}
+
+/// Which definitions to use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PpiCompat {
+    /// `alternative` honoured everywhere.
+    #[default]
+    Standard,
+    /// `ppi_python`'s numbers, its dropped `alternative` included.
+    PpiPy,
+}
+
+crate::settings::from_str_by_serde!(PpiCompat);
+
+impl PpiOptions {
+    /// Checks the options; the message names the metric and the option.
+    pub fn validate(&self, metric: &str) -> crate::Result<()> {
+        if !(self.alpha > 0.0 && self.alpha < 1.0) {
+            return Err(crate::Error::options(format!(
+                "{metric}: alpha must be in (0, 1), got {}",
+                self.alpha
+            )));
+        }
+        if let Some(lam) = self.lam
+            && !lam.is_finite()
+        {
+            return Err(crate::Error::options(format!(
+                "{metric}: lam must be a finite number, got {lam}"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The estimate and its interval, beside the labels-only (classical) ones.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PpiMean {
+    /// The prediction-powered estimate of the mean.
+    pub estimate: f64,
+    /// The interval's lower end (−∞ for `less`).
+    pub ci_low: f64,
+    /// The interval's upper end (+∞ for `greater`).
+    pub ci_high: f64,
+    /// The weight of the judge used.
+    pub lam: f64,
+    /// Items with a label (and a judge score).
+    pub n_labelled: usize,
+    /// Items with a judge score only.
+    pub n_unlabelled: usize,
+    /// The mean of the labels alone.
+    pub classical_estimate: f64,
+    /// The labels-only interval's lower end.
+    pub classical_ci_low: f64,
+    /// The labels-only interval's upper end.
+    pub classical_ci_high: f64,
+}
+
+/// numpy's `mean` (pairwise summation).
+fn mean(values: &[f64]) -> f64 {
+    numpy_sum(values) / values.len() as f64
+}
+
+/// numpy's `std` (ddof 0): the root of the mean squared deviation from the mean.
+fn std(values: &[f64]) -> f64 {
+    let m = mean(values);
+    let squared: Vec<f64> = values.iter().map(|v| (v - m) * (v - m)).collect();
+    (numpy_sum(&squared) / values.len() as f64).sqrt()
+}
+
+/// The estimate with weight `lam`: λ · mean(judge, unlabelled) + mean(label − λ · judge).
+fn point_estimate(labels: &[f64], judged: &[f64], unlabelled: &[f64], lam: f64) -> f64 {
+    let imputed: Vec<f64> = unlabelled.iter().map(|y| lam * y).collect();
+    let rectifier: Vec<f64> = labels
+        .iter()
+        .zip(judged)
+        .map(|(y, j)| y - lam * j)
+        .collect();
+    mean(&imputed) + mean(&rectifier)
+}
+
+/// PPI++'s λ: the covariance of labels and judge scores over the judge's variance (all items),
+/// scaled by 1 + n/N, clipped to [0, 1]; `None` when the judge's scores do not vary.
+fn tuned_lam(labels: &[f64], judged: &[f64], unlabelled: &[f64]) -> Option<f64> {
+    let (n, big_n) = (labels.len() as f64, unlabelled.len() as f64);
+    let theta = point_estimate(labels, judged, unlabelled, 1.0);
+    let grads: Vec<f64> = labels.iter().map(|y| y - theta).collect();
+    let grads_hat: Vec<f64> = judged.iter().map(|y| y - theta).collect();
+    let (g_mean, h_mean) = (mean(&grads), mean(&grads_hat));
+    let cross: f64 = grads
+        .iter()
+        .zip(&grads_hat)
+        .map(|(g, h)| (g - g_mean) * (h - h_mean))
+        .sum();
+    let cov_grads = (cross + cross) / n;
+    let all: Vec<f64> = grads_hat
+        .iter()
+        .copied()
+        .chain(unlabelled.iter().map(|y| y - theta))
+        .collect();
+    let all_mean = mean(&all);
+    let squared: Vec<f64> = all
+        .iter()
+        .map(|v| (v - all_mean) * (v - all_mean))
+        .collect();
+    let var_hat = numpy_sum(&squared) / (all.len() as f64 - 1.0);
+    let lam = cov_grads / (2.0 * (1.0 + n / big_n) * var_hat);
+    lam.is_finite().then(|| lam.clamp(0.0, 1.0))
+}
+
+/// The PPI estimate of the mean of the labels, from `labelled` (label, judge score) pairs and
+/// the judge's scores on `unlabelled` items. An error says why there is none: no labelled item,
+/// no unlabelled item, or (with λ tuned) judge scores that do not vary.
+pub fn ppi_mean(
+    labelled: &[(f64, f64)],
+    unlabelled: &[f64],
+    options: &PpiOptions,
+) -> crate::Result<PpiMean> {
+    options.validate("ppi_mean")?;
+    let why = |what: &str| Err(crate::Error::input(format!("ppi_mean: {what}")));
+    if labelled.is_empty() {
+        return why(
+            "no labelled item (a label and a judge score): nothing to correct the judge with",
+        );
+    }
+    if unlabelled.is_empty() {
+        return why("no item has a judge score without a label: use the labels' mean");
+    }
+    if labelled
+        .iter()
+        .any(|(y, j)| !y.is_finite() || !j.is_finite())
+        || unlabelled.iter().any(|y| !y.is_finite())
+    {
+        return why("a label or a judge score is not a finite number");
+    }
+    let labels: Vec<f64> = labelled.iter().map(|p| p.0).collect();
+    let judged: Vec<f64> = labelled.iter().map(|p| p.1).collect();
+    let (lam, alternative) = match options.lam {
+        Some(lam) => (lam, options.alternative),
+        None => {
+            let Some(lam) = tuned_lam(&labels, &judged, unlabelled) else {
+                return why(
+                    "the judge gave every item the same score, so its weight cannot be tuned: set lam",
+                );
+            };
+            let alternative = match options.compat {
+                PpiCompat::Standard => options.alternative,
+                PpiCompat::PpiPy => Alternative::TwoSided,
+            };
+            (lam, alternative)
+        }
+    };
+    let (n, big_n) = (labels.len() as f64, unlabelled.len() as f64);
+    let estimate = point_estimate(&labels, &judged, unlabelled, lam);
+    let imputed: Vec<f64> = unlabelled.iter().map(|y| lam * y).collect();
+    let rectifier: Vec<f64> = labels
+        .iter()
+        .zip(&judged)
+        .map(|(y, j)| y - lam * j)
+        .collect();
+    let imputed_se = std(&imputed) / big_n.sqrt();
+    let rectifier_se = std(&rectifier) / n.sqrt();
+    let se = (imputed_se * imputed_se + rectifier_se * rectifier_se).sqrt();
+    let classical_estimate = mean(&labels);
+    let classical_se = std(&labels) / n.sqrt();
+    if ![estimate, se, classical_estimate, classical_se]
+        .iter()
+        .all(|v| v.is_finite())
+    {
+        return why("the scores or labels are too large: their mean or variance overflows");
+    }
+    let (ci_low, ci_high) = normal_interval(estimate, se, options.alpha, alternative);
+    let (classical_ci_low, classical_ci_high) = normal_interval(
+        classical_estimate,
+        classical_se,
+        options.alpha,
+        options.alternative,
+    );
+    Ok(PpiMean {
+        estimate,
+        ci_low,
+        ci_high,
+        lam,
+        n_labelled: labels.len(),
+        n_unlabelled: unlabelled.len(),
+        classical_estimate,
+        classical_ci_low,
+        classical_ci_high,
+    })
+}
+
+/// The settings behind a `ppi_mean` number.
+pub fn signature(options: &PpiOptions) -> String {
+    let lam = options
+        .lam
+        .map_or_else(|| "tuned".to_string(), |l| l.to_string());
+    let compat = match options.compat {
+        PpiCompat::Standard => String::new(),
+        PpiCompat::PpiPy => "|compat:ppi_py".to_string(),
+    };
+    format!(
+        "ppi_mean|alpha:{}|alt:{}|lam:{lam}{compat}|version:ppi_python-0.2",
+        options.alpha,
+        options.alternative.name()
+    )
+}

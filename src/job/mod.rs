@@ -444,6 +444,12 @@ pub(crate) fn validate_metric_ids(ids: &[String], judges: &[String]) -> PolarsRe
                 "{id} is not a score metric; use its own option or command (polars-rag metrics lists them)"
             )));
         }
+        if !info.inputs.in_score_tables() {
+            let columns = crate::columnar::catalogue::input_columns(info.inputs).join(", ");
+            return Err(err(format!(
+                "{id} is not computed by score: its inputs ({columns}) are not columns of a run or a golden table; call it on a table that has them (its Python or Rust function)"
+            )));
+        }
     }
     Ok(())
 }

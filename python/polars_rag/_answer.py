@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, TypedDict
 
 import polars as pl
+
 from polars_rag._common import IntoExprColumn, _plugin
 
 if TYPE_CHECKING:

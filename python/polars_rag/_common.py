@@ -9,9 +9,9 @@ from functools import cache, wraps
 from pathlib import Path
 from typing import Any, Callable, TypeVar, Union
 
+import polars as pl
 from polars.plugins import register_plugin_function
 
-import polars as pl
 from polars_rag._internal import metric_ids as _metric_ids
 from polars_rag._internal import option_defaults as _option_defaults
 from polars_rag._internal import reads_whole_column as _reads_whole_column

@@ -7,6 +7,7 @@ from functools import cache
 from typing import Any, Literal, NamedTuple
 
 import polars as pl
+
 from polars_rag._common import (
     FrameLike,
     _as_float,

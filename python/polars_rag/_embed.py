@@ -9,9 +9,9 @@ import json
 import os
 from typing import Any
 
+import polars as pl
 from polars.plugins import register_plugin_function
 
-import polars as pl
 from polars_rag._common import _PLUGIN_PATH, IntoExprColumn, _names_its_errors, _plugin
 from polars_rag._internal import embed_cache as _embed_cache
 from polars_rag._settings import Embedder

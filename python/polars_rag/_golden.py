@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal, NamedTuple
 
 import polars as pl
+
 from polars_rag._common import (
     FrameLike,
     _corpus_frame,

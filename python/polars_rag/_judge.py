@@ -12,9 +12,9 @@ import stat
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
+import polars as pl
 from polars.plugins import register_plugin_function
 
-import polars as pl
 from polars_rag._common import _PLUGIN_PATH, FrameLike, IntoExprColumn, _frame, _names_its_errors, _plugin
 from polars_rag._internal import citation_review as _citation_review
 from polars_rag._internal import custom_judge_card as _custom_judge_card

@@ -13,9 +13,8 @@ from polars_rag._embed import _embedder
 from polars_rag._settings import Embedder, Judge
 
 if TYPE_CHECKING:
-    from typing_extensions import Unpack
-
     import polars as pl
+    from typing_extensions import Unpack
 
 RagCompat = Literal["ragas", "deepeval"]
 

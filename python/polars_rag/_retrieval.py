@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 import polars as pl
+
 from polars_rag._answer import Distance
 from polars_rag._common import IntoExprColumn, _plugin
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Union
 
 import polars as pl
+
 from polars_rag._internal import score_captured as _score_captured
 
 #: A table given to :func:`score`: a frame, a lazy frame (written to Parquet by streaming, never

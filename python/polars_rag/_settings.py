@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+
 from polars_rag._internal import embed_defaults as _embed_defaults
 from polars_rag._internal import embed_signature as _embed_signature
 from polars_rag._internal import embed_usage as _embed_usage

@@ -200,6 +200,10 @@ def test_every_metric_id_is_a_function_and_a_namespace_method():
             spans = pl.DataFrame({"retrieved": [span], "golden": [span]})
             out = spans.select(fn("retrieved", "golden"))
             via_ns = spans.select(getattr(pl.col("retrieved").rag, metric)(pl.col("golden")))
+        elif metric == "ppi_mean":  # judge scores, and labels where there are some
+            scores = pl.DataFrame({"judged": [1.0, 0.0, 1.0], "label": [1.0, None, None]})
+            out = scores.select(fn("judged", "label", lam=1.0))
+            via_ns = scores.select(getattr(pl.col("judged").rag, metric)(pl.col("label"), lam=1.0))
         else:  # the answer and a list of texts: sources, references, or ground truth
             out, via_ns = df.select(fn("answer", "sources")), df.select(ns(pl.col("sources")))
         assert out.columns == [metric]

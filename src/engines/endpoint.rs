@@ -31,11 +31,34 @@ pub trait EngineKind: Clone + Debug + Default + PartialEq + Send + Sync + 'stati
     const ENV_PREFIX: &'static str;
     /// The default number of requests in flight.
     const MAX_CONCURRENCY: usize;
-    /// The default cache directory.
-    fn default_cache_dir() -> PathBuf;
+    /// The engine's folder under the library's cache root.
+    const CACHE_FOLDER: &'static str;
+
+    /// The default cache directory: [`cache_root`]`/CACHE_FOLDER`.
+    fn default_cache_dir() -> PathBuf {
+        cache_root().join(Self::CACHE_FOLDER)
+    }
 }
 
-/// The LLM judge ([`crate::engines::judge`]).
+/// The library's cache root: `$POLARS_RAG_CACHE_DIR`, else `$XDG_CACHE_HOME/polars-rag`, else
+/// `~/.cache/polars-rag` (the system's temporary folder without a home). Each engine keeps its
+/// cache in a folder of its own under it (`judge`, `embed`).
+pub fn cache_root() -> PathBuf {
+    let env = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(root) = env("POLARS_RAG_CACHE_DIR") {
+        return root;
+    }
+    env("XDG_CACHE_HOME")
+        .or_else(|| env("HOME").map(|home| home.join(".cache")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("polars-rag")
+}
+
+/// The LLM judge (`engines::judge`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Judge;
 
@@ -43,12 +66,10 @@ impl EngineKind for Judge {
     const SETTING: &'static str = "judge setting";
     const ENV_PREFIX: &'static str = "POLARS_RAG_JUDGE";
     const MAX_CONCURRENCY: usize = 8;
-    fn default_cache_dir() -> PathBuf {
-        crate::engines::judge::default_cache_dir()
-    }
+    const CACHE_FOLDER: &'static str = "judge";
 }
 
-/// The embedding model ([`crate::engines::embed`]).
+/// The embedding model (`engines::embed`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Embed;
 
@@ -56,9 +77,7 @@ impl EngineKind for Embed {
     const SETTING: &'static str = "embedding setting";
     const ENV_PREFIX: &'static str = "POLARS_RAG_EMBED";
     const MAX_CONCURRENCY: usize = 4;
-    fn default_cache_dir() -> PathBuf {
-        crate::engines::embed::default_cache_dir()
-    }
+    const CACHE_FOLDER: &'static str = "embed";
 }
 
 /// The judge's endpoint.
@@ -262,31 +281,4 @@ fn from_env(value: &Option<String>, name: &str) -> Option<String> {
         .clone()
         .filter(|v| !v.trim().is_empty())
         .or_else(|| std::env::var(name).ok().filter(|v| !v.trim().is_empty()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The endpoint is written flat inside the engines' settings, and an unknown key is still
-    /// refused there.
-    #[test]
-    fn flattened_in_the_settings_with_unknown_keys_refused() {
-        let judge: crate::engines::judge::JudgeSettings =
-            toml::from_str("model = \"m\"\ntemperature = 0.5\ntimeout = 30").unwrap();
-        assert_eq!(judge.endpoint.model.as_deref(), Some("m"));
-        assert_eq!(judge.endpoint.timeout, 30.0);
-        assert_eq!(judge.endpoint.max_concurrency, Judge::MAX_CONCURRENCY);
-        assert_eq!(judge.temperature, 0.5);
-        let e = toml::from_str::<crate::engines::judge::JudgeSettings>("modle = \"m\"")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("modle"), "{e}");
-        let embed: crate::engines::embed::EmbedSettings = toml::from_str("batch_size = 8").unwrap();
-        assert_eq!(embed.endpoint.max_concurrency, Embed::MAX_CONCURRENCY);
-        assert_eq!(embed.batch_size, 8);
-        let json = serde_json::to_value(&judge).unwrap();
-        assert_eq!(json["model"], "m");
-        assert!(json.get("endpoint").is_none());
-    }
 }

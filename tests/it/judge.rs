@@ -6,7 +6,7 @@
 
 use crate::common;
 use crate::fake_judge;
-use polars_rag::engines::endpoint::JudgeEndpoint;
+use polars_rag::engines::endpoint::{EngineKind, JudgeEndpoint};
 use polars_rag::registry::MetricId;
 
 use std::path::PathBuf;
@@ -905,4 +905,33 @@ fn a_compressed_reply_is_named_not_retried() {
     let e = errors[0].as_deref().unwrap_or_default();
     assert!(e.contains("Content-Encoding: gzip"), "{e}");
     assert_eq!(server.requests(), 1, "not retried");
+}
+
+/// The endpoint is written flat inside the engines' settings, and an unknown key is still
+/// refused there.
+#[test]
+fn flattened_in_the_settings_with_unknown_keys_refused() {
+    let judge: polars_rag::engines::judge::JudgeSettings =
+        toml::from_str("model = \"m\"\ntemperature = 0.5\ntimeout = 30").unwrap();
+    assert_eq!(judge.endpoint.model.as_deref(), Some("m"));
+    assert_eq!(judge.endpoint.timeout, 30.0);
+    assert_eq!(
+        judge.endpoint.max_concurrency,
+        polars_rag::engines::endpoint::Judge::MAX_CONCURRENCY
+    );
+    assert_eq!(judge.temperature, 0.5);
+    let e = toml::from_str::<polars_rag::engines::judge::JudgeSettings>("modle = \"m\"")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("modle"), "{e}");
+    let embed: polars_rag::engines::embed::EmbedSettings =
+        toml::from_str("batch_size = 8").unwrap();
+    assert_eq!(
+        embed.endpoint.max_concurrency,
+        polars_rag::engines::endpoint::Embed::MAX_CONCURRENCY
+    );
+    assert_eq!(embed.batch_size, 8);
+    let json = serde_json::to_value(&judge).unwrap();
+    assert_eq!(json["model"], "m");
+    assert!(json.get("endpoint").is_none());
 }

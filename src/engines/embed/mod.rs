@@ -92,10 +92,8 @@ impl Default for EmbedSettings {
 /// The embedding cache's default directory: `$POLARS_RAG_CACHE_DIR/embed`, else
 /// `$XDG_CACHE_HOME/polars-rag/embed`, else `~/.cache/polars-rag/embed`.
 pub fn default_cache_dir() -> PathBuf {
-    crate::engines::judge::default_cache_dir()
-        .parent()
-        .map(|root| root.join("embed"))
-        .unwrap_or_else(|| PathBuf::from("embed"))
+    use endpoint::EngineKind;
+    endpoint::Embed::default_cache_dir()
 }
 
 /// Where the embeddings come from, once the settings are resolved.

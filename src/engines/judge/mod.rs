@@ -106,18 +106,8 @@ impl Default for JudgeSettings {
 /// The judge cache's default directory: `$POLARS_RAG_CACHE_DIR/judge`, else
 /// `$XDG_CACHE_HOME/polars-rag/judge`, else `~/.cache/polars-rag/judge`.
 pub fn default_cache_dir() -> PathBuf {
-    let env = |name: &str| {
-        std::env::var_os(name)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    if let Some(root) = env("POLARS_RAG_CACHE_DIR") {
-        return root.join("judge");
-    }
-    let base = env("XDG_CACHE_HOME")
-        .or_else(|| env("HOME").map(|home| home.join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
-    base.join("polars-rag").join("judge")
+    use endpoint::EngineKind;
+    endpoint::Judge::default_cache_dir()
 }
 
 /// Settings with the environment applied and checked: what a [`Judge`] runs with.

@@ -75,7 +75,9 @@ from polars_rag._common import (
 )
 from polars_rag._compare import (
     Alternative,
+    Calibration,
     Comparison,
+    calibrate,
     compare,
     compare_defaults,
     summary,
@@ -162,6 +164,7 @@ __all__ = [
     "Alternative",
     "BleuOptions",
     "BleuTokenizer",
+    "Calibration",
     "ChrfOptions",
     "CitationSupportOptions",
     "Comparison",
@@ -200,6 +203,7 @@ __all__ = [
     "answer_relevancy",
     "average_precision",
     "bleu",
+    "calibrate",
     "check_spans",
     "checks",
     "chrf",

@@ -138,3 +138,67 @@ def summary(
         _as_float("summary", "confidence", _setting("confidence", confidence)),
         _as_int("summary", "seed", _setting("seed", seed)),
     )
+
+
+class Calibration(NamedTuple):
+    """A judge's scores tables against labels (see :func:`calibrate`)."""
+
+    #: One row per scores table (``run``), judged value (``metric``) and segment (``all``
+    #: first): ``kind`` (``binary``, ``ordinal``, ``continuous``, ``categorical``), ``n_items``,
+    #: ``n_labelled``, ``n_compared`` (label and judge value both there), ``n_unjudged`` (a label
+    #: but no judge value), ``accuracy``, ``kappa``, ``kappa_weights``, ``mae``, ``bias``
+    #: (judge − label), ``spearman``, ``kendall``, ``judge_mean``, ``label_mean``,
+    #: ``ppi_estimate`` / ``ppi_ci_low`` / ``ppi_ci_high`` / ``ppi_lam``, ``classical_ci_low`` /
+    #: ``classical_ci_high`` (the labels alone), ``labels_to_halve`` and ``reason``.
+    table: pl.DataFrame
+    #: The confusion matrices of grades and verdicts: ``run``, ``metric``, ``segment``,
+    #: ``label``, ``predicted``, ``count``.
+    confusion: pl.DataFrame
+
+
+@_names_its_errors
+def calibrate(
+    scores: FrameLike | dict[str, FrameLike],
+    labels: FrameLike,
+    *,
+    id: str = "query_id",
+    by: str | None = None,
+    alpha: float = 0.05,
+    alternative: Alternative = "two-sided",
+    lam: float | None = None,
+) -> Calibration:
+    """How far a judge can be trusted, as ``polars-rag calibrate``: each judged value of the
+    scores tables (``faithfulness.score``, ``g_eval.raw_score``, ``citation_support.verdict``, a
+    judge card's fields) against the labels table's column of the same name (or the metric's id
+    when it has one value), items matched on ``id``, overall and per value of ``by``.
+
+    Per value: the judge's agreement with the labels (accuracy and Cohen's kappa for grades and
+    verdicts, quadratic-weighted for ordinal grades; MAE, bias, Spearman and Kendall for
+    numbers, as scipy and scikit-learn compute them), the judge-only and labels-only means, the
+    prediction-powered estimate of the mean over all items with its interval (as
+    :func:`ppi_mean`, ``alpha``, ``alternative`` and ``lam`` as there) and how many more labels
+    would halve that interval. ``scores`` is one table or ``{name: table}``. ``labels`` may be
+    another judge's scores table: then the figures measure judge drift.
+
+    Example:
+        >>> import polars as pl, polars_rag as pr
+        >>> scores = pl.DataFrame({"query_id": ["a", "b", "c", "d", "e", "f"],
+        ...                        "faithfulness": [{"score": s} for s in [1.0, 0.0, 1.0, 1.0, 0.0, 1.0]]})
+        >>> labels = pl.DataFrame({"query_id": ["a", "b", "c"], "faithfulness": [1.0, 0.0, 0.0]})
+        >>> row = pr.calibrate(scores, labels).table.row(0, named=True)
+        >>> row["metric"], row["kind"], row["n_labelled"], round(row["accuracy"], 3)
+        ('faithfulness.score', 'binary', 3, 0.667)
+    """
+    from polars_rag._internal import calibrate_tables as _calibrate
+
+    runs = scores.items() if isinstance(scores, dict) else [("scores", scores)]
+    table, confusion = _calibrate(
+        [(str(name), _frame(frame)) for name, frame in runs],
+        _frame(labels),
+        id,
+        by,
+        _as_float("calibrate", "alpha", alpha),
+        _alternative(alternative),
+        None if lam is None else _as_float("calibrate", "lam", lam),
+    )
+    return Calibration(table, confusion)

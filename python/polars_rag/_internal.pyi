@@ -23,6 +23,10 @@ def compare_tables(
     baseline: pl.DataFrame, candidate: pl.DataFrame, id: str, by: str | None,
     resamples: int, confidence: float, seed: int, top: int, alternative: str,
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]: ...
+def calibrate_tables(
+    runs: list[tuple[str, pl.DataFrame]], labels: pl.DataFrame, id: str, by: str | None,
+    alpha: float, alternative: str, lam: float | None,
+) -> tuple[pl.DataFrame, pl.DataFrame]: ...
 def summarize_table(
     scores: pl.DataFrame, by: str | None, resamples: int, confidence: float, seed: int
 ) -> pl.DataFrame: ...

@@ -661,7 +661,14 @@ fn readable(function: &'static str, df: &DataFrame) -> PyResult<DataFrame> {
 /// A `ValueError` whose message starts with the Python function it comes from.
 fn py_err_in<E: std::fmt::Display>(function: &'static str) -> impl Fn(E) -> PyErr {
     move |e| {
-        let message = e.to_string();
+        let mut message = e.to_string();
+        // Polars puts its error kind first ("not found: calibrate: ..."); the message that names
+        // the function says more on its own.
+        if let Some(at) = message.find(&format!("{function}: ")) {
+            if at > 0 && at < 40 && message[..at].ends_with(": ") {
+                message = message[at..].to_string();
+            }
+        }
         if message.starts_with(function) {
             PyValueError::new_err(message)
         } else {
@@ -867,6 +874,48 @@ fn summarize_table(
     })
 }
 
+/// Scores tables calibrated against labels: the calibration rows and the confusion cells
+/// (`polars-rag calibrate`).
+#[pyfunction]
+#[pyo3(signature = (runs, labels, id, by, alpha, alternative, lam))]
+fn calibrate_tables(
+    runs: Vec<(String, PyDataFrame)>,
+    labels: PyDataFrame,
+    id: &str,
+    by: Option<&str>,
+    alpha: f64,
+    alternative: &str,
+    lam: Option<f64>,
+) -> PyResult<(PyDataFrame, PyDataFrame)> {
+    use polars_rag::compare::calibrate;
+    py_guarded("calibrate", move || {
+        let options = calibrate::CalibrateOptions {
+            ppi: polars_rag::metrics::ppi::PpiOptions {
+                alpha,
+                alternative: alternative.parse().map_err(py_err_in("calibrate"))?,
+                lam,
+                ..Default::default()
+            },
+        };
+        let runs = runs
+            .into_iter()
+            .map(|(name, frame)| Ok((name, readable("calibrate", &frame.0)?)))
+            .collect::<PyResult<Vec<_>>>()?;
+        let c = calibrate::calibrate_tables(
+            &runs,
+            &readable("calibrate", &labels.0)?,
+            id,
+            by,
+            &options,
+        )
+        .map_err(py_err_in("calibrate"))?;
+        Ok((
+            PyDataFrame(calibrate::calibration_frame(&c.rows).map_err(py_err_in("calibrate"))?),
+            PyDataFrame(calibrate::confusion_frame(&c.confusion).map_err(py_err_in("calibrate"))?),
+        ))
+    })
+}
+
 /// The `polars-rag` command line, run in this process on `argv` (program name first, as
 /// `sys.argv`): the same parser and jobs as the cargo-built binary. Returns the exit status.
 /// The GIL is released while it runs (a job may take hours, and other Python threads, such as
@@ -908,6 +957,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(score_captured, m)?)?;
     m.add_function(wrap_pyfunction!(compare_tables, m)?)?;
     m.add_function(wrap_pyfunction!(summarize_table, m)?)?;
+    m.add_function(wrap_pyfunction!(calibrate_tables, m)?)?;
     m.add_function(wrap_pyfunction!(metric_ids, m)?)?;
     m.add_function(wrap_pyfunction!(metric_catalogue, m)?)?;
     m.add_function(wrap_pyfunction!(validate_golden, m)?)?;

@@ -364,6 +364,26 @@ where
             .map_err(|e| e.to_string())?;
             emit(&text)
         }),
+        Some(Command::Calibrate(args)) => {
+            let job = crate::job::calibrate::CalibrateJob {
+                scores: args.scores,
+                labels: args.labels,
+                id: args.id_col,
+                by: args.by,
+                options: crate::compare::calibrate::CalibrateOptions {
+                    ppi: crate::metrics::ppi::PpiOptions {
+                        alpha: args.alpha,
+                        alternative: args.alternative.unwrap_or_default(),
+                        lam: args.lam,
+                        ..Default::default()
+                    },
+                },
+                out: args.out,
+            };
+            crate::job::calibrate::run(&job)
+                .map_err(|e| e.to_string())
+                .and_then(|text| emit(&text))
+        }
         Some(Command::Validate(args)) => {
             let job = ValidateJob {
                 golden: args.golden,

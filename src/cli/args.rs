@@ -29,6 +29,8 @@ Examples:
                                                where each quote is in the corpus (Parquet, xlsx, stats CSV)
   polars-rag compare --baseline a.scores.parquet --candidate b.scores.parquet --html report.html
   polars-rag summary a.scores.parquet --by segment
+  polars-rag calibrate a.scores.parquet --labels labels.parquet
+                                               how far the judge agrees with labels; PPI estimates
   polars-rag metrics                           list the metric ids";
 
 #[derive(Parser)]
@@ -56,6 +58,12 @@ pub(crate) enum Command {
     Compare(CompareArgs),
     /// Per-metric (and per-segment) means of a scores table with bootstrap confidence intervals.
     Summary(SummaryArgs),
+    /// How far the judge can be trusted: per judged value and segment, its agreement with labels
+    /// (accuracy, Cohen's kappa, MAE, bias, Spearman, Kendall, confusion matrix), the judge-only
+    /// and labels-only means, the prediction-powered estimate with its interval, and how many more
+    /// labels would halve that interval. Labels from another judge's scores table measure drift.
+    #[command(after_help = CALIBRATE_EXAMPLES)]
+    Calibrate(CalibrateArgs),
     /// Locate quotes in a corpus: file and code-point offsets of each quote, BM25 score and
     /// ratio, match ratio, found or not; writes located.parquet, quote_verification.xlsx and
     /// stats.csv.
@@ -201,6 +209,44 @@ pub(crate) struct SummaryArgs {
     #[command(flatten)]
     pub(crate) stats: StatsArgs,
     /// Write the summary table here (Parquet).
+    #[arg(long)]
+    pub(crate) out: Option<PathBuf>,
+}
+
+pub(crate) const CALIBRATE_EXAMPLES: &str = "\
+Examples:
+  polars-rag calibrate a.scores.parquet --labels labels.parquet --by segment
+  polars-rag calibrate a.scores.parquet b.scores.parquet --labels labels.parquet --out calibration.parquet
+  polars-rag calibrate a.scores.parquet --labels a.stronger-judge.scores.parquet
+                                               judge drift: another judge's scores as the labels";
+
+#[derive(clap::Args)]
+pub(crate) struct CalibrateArgs {
+    /// Scores tables (as `polars-rag score` writes them), one or more.
+    #[arg(required = true)]
+    pub(crate) scores: Vec<PathBuf>,
+    /// The labels (Parquet): the id column and one column per labelled value, named as compare
+    /// names it (faithfulness.score, citation_support.verdict; or the metric's id when it has one
+    /// value), null where an item is unlabelled; or another judge's scores table.
+    #[arg(long)]
+    pub(crate) labels: PathBuf,
+    /// Row key column.
+    #[arg(long, default_value = "query_id")]
+    pub(crate) id_col: String,
+    /// Break the results down by this column of the scores tables.
+    #[arg(long)]
+    pub(crate) by: Option<String>,
+    /// Error level of the PPI interval (it covers the mean with probability 1 - alpha).
+    #[arg(long, default_value_t = 0.05)]
+    pub(crate) alpha: f64,
+    /// two-sided (default), greater (a lower bound) or less (an upper bound).
+    #[arg(long)]
+    pub(crate) alternative: Option<Alternative>,
+    /// The judge's weight: unset tunes it (PPI++), 1 is plain PPI, 0 the labels alone.
+    #[arg(long)]
+    pub(crate) lam: Option<f64>,
+    /// Write the calibration table here (Parquet), its confusion matrices beside it
+    /// (NAME.confusion.parquet).
     #[arg(long)]
     pub(crate) out: Option<PathBuf>,
 }

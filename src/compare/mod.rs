@@ -22,6 +22,8 @@
 
 use serde::Serialize;
 
+#[cfg(feature = "polars")]
+pub mod calibrate;
 #[cfg(feature = "job")]
 pub mod report;
 pub mod stats;

@@ -137,7 +137,7 @@ fn regressed_rows(path: &Path, comparison: &TableComparison) -> PolarsResult<Dat
         .map(|frame| frame.unwrap_single())
 }
 
-fn create_parent(path: &Path) -> PolarsResult<()> {
+pub(crate) fn create_parent(path: &Path) -> PolarsResult<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .map_err(|e| err(format!("cannot create {}: {e}", parent.display())))?;

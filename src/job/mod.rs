@@ -31,6 +31,7 @@
 //! [`summary`] and [`tally`] (the mergeable summary).
 
 pub mod batches;
+pub mod calibrate;
 pub mod claims;
 pub mod compare;
 pub mod config;

@@ -3,6 +3,7 @@
 //! [`crate::registry::MetricOptions`]).
 
 pub mod bleu;
+pub mod calibration;
 pub mod chrf;
 pub mod citation;
 pub mod judged;

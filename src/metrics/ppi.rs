@@ -158,6 +158,18 @@ fn tuned_lam(labels: &[f64], judged: &[f64], unlabelled: &[f64]) -> Option<f64> 
     lam.is_finite().then(|| lam.clamp(0.0, 1.0))
 }
 
+/// The spreads behind the interval: of λ · judge on the unlabelled items, and of
+/// label − λ · judge on the labelled ones (numpy's `std`).
+fn spreads(labels: &[f64], judged: &[f64], unlabelled: &[f64], lam: f64) -> (f64, f64) {
+    let imputed: Vec<f64> = unlabelled.iter().map(|y| lam * y).collect();
+    let rectifier: Vec<f64> = labels
+        .iter()
+        .zip(judged)
+        .map(|(y, j)| y - lam * j)
+        .collect();
+    (std(&imputed), std(&rectifier))
+}
+
 /// The PPI estimate of the mean of the labels, from `labelled` (label, judge score) pairs and
 /// the judge's scores on `unlabelled` items. An error says why there is none: no labelled item,
 /// no unlabelled item, or (with λ tuned) judge scores that do not vary.
@@ -202,14 +214,9 @@ pub fn ppi_mean(
     };
     let (n, big_n) = (labels.len() as f64, unlabelled.len() as f64);
     let estimate = point_estimate(&labels, &judged, unlabelled, lam);
-    let imputed: Vec<f64> = unlabelled.iter().map(|y| lam * y).collect();
-    let rectifier: Vec<f64> = labels
-        .iter()
-        .zip(&judged)
-        .map(|(y, j)| y - lam * j)
-        .collect();
-    let imputed_se = std(&imputed) / big_n.sqrt();
-    let rectifier_se = std(&rectifier) / n.sqrt();
+    let (imputed_std, rectifier_std) = spreads(&labels, &judged, unlabelled, lam);
+    let imputed_se = imputed_std / big_n.sqrt();
+    let rectifier_se = rectifier_std / n.sqrt();
     let se = (imputed_se * imputed_se + rectifier_se * rectifier_se).sqrt();
     let classical_estimate = mean(&labels);
     let classical_se = std(&labels) / n.sqrt();
@@ -237,6 +244,74 @@ pub fn ppi_mean(
         classical_ci_low,
         classical_ci_high,
     })
+}
+
+/// How many more of the unlabelled items would have to be labelled for [`ppi_mean`]'s interval
+/// to be half as wide: an estimate, from the spreads measured now (the labels' variance, the
+/// judge's variance over all items, their covariance over the labelled ones). Labelling an item
+/// moves it from the judge-only side to the labelled side; with λ tuned (PPI++) the judge's
+/// weight is re-tuned for each count, as `ppi_mean` would on the new labels, and with λ fixed it
+/// stays. `None` when labelling every item would not halve it (with few items the interval is
+/// bounded by their number: more items would); an error when `ppi_mean` has no interval.
+///
+/// ```
+/// use polars_rag::metrics::ppi::{labels_to_halve, PpiOptions};
+/// let labelled: Vec<(f64, f64)> = (0..40).map(|i| ((i % 2) as f64, ((i % 3) % 2) as f64)).collect();
+/// let unlabelled: Vec<f64> = (0..2000).map(|i| (i % 2) as f64).collect();
+/// let fixed = PpiOptions { lam: Some(0.0), ..PpiOptions::default() };
+/// // λ = 0 is the labels alone: four times the labels halve the width.
+/// assert_eq!(labels_to_halve(&labelled, &unlabelled, &fixed).unwrap(), Some(120));
+/// ```
+pub fn labels_to_halve(
+    labelled: &[(f64, f64)],
+    unlabelled: &[f64],
+    options: &PpiOptions,
+) -> crate::Result<Option<usize>> {
+    let lam_now = ppi_mean(labelled, unlabelled, options)?.lam;
+    let labels: Vec<f64> = labelled.iter().map(|p| p.0).collect();
+    let judged: Vec<f64> = labelled.iter().map(|p| p.1).collect();
+    let (imputed_std, rectifier_std) = spreads(&labels, &judged, unlabelled, lam_now);
+    let (n, big_n) = (labels.len(), unlabelled.len());
+    let now = imputed_std * imputed_std / big_n as f64 + rectifier_std * rectifier_std / n as f64;
+    let target = now / 4.0;
+    // Nothing to halve when the interval has no width (or its width is not a number).
+    if target.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+        return Ok(None);
+    }
+    // The moments the projection keeps (numpy's ddof 0).
+    let variance_of = |values: &[f64]| std(values).powi(2);
+    let label_variance = variance_of(&labels);
+    let all_judged: Vec<f64> = judged.iter().chain(unlabelled).copied().collect();
+    let judge_variance = variance_of(&all_judged);
+    let (label_mean, judge_mean) = (mean(&labels), mean(&judged));
+    let covariance = numpy_sum(
+        &labels
+            .iter()
+            .zip(&judged)
+            .map(|(y, j)| (y - label_mean) * (j - judge_mean))
+            .collect::<Vec<_>>(),
+    ) / n as f64;
+    for more in 1..=big_n {
+        let (labelled_now, judge_only) = ((n + more) as f64, (big_n - more) as f64);
+        let lam = match options.lam {
+            Some(_) if judge_only == 0.0 => continue, // a fixed λ needs judge-only items
+            Some(lam) => lam,
+            None if judge_only == 0.0 => 0.0,
+            None => {
+                (covariance / ((1.0 + labelled_now / judge_only) * judge_variance)).clamp(0.0, 1.0)
+            }
+        };
+        let rectifier = label_variance - 2.0 * lam * covariance + lam * lam * judge_variance;
+        let judge_part = if judge_only > 0.0 {
+            lam * lam * judge_variance / judge_only
+        } else {
+            0.0
+        };
+        if rectifier / labelled_now + judge_part <= target {
+            return Ok(Some(more));
+        }
+    }
+    Ok(None)
 }
 
 /// The settings behind a `ppi_mean` number.

@@ -12,6 +12,7 @@ mod fake_judge;
 mod parts;
 
 mod cache_merge;
+mod calibrate;
 mod compare_faces;
 mod custom_judge;
 mod embed;
@@ -22,6 +23,7 @@ mod judge;
 mod judge_cli;
 mod locate_default;
 mod locate_faces;
+mod parity_agreement;
 mod parity_bm25_difflib;
 mod parity_judged;
 mod parity_locate;

@@ -1,0 +1,693 @@
+//! How far a judge can be trusted, from scores tables and a labels table: per judged value
+//! (a metric's score, a verdict, a judge card's field) and per segment, the judge's agreement
+//! with the labels ([`crate::metrics::calibration`], [`crate::metrics::judged::agreement`]),
+//! the judge-only and labels-only means, the prediction-powered estimate of the mean with its
+//! interval ([`crate::metrics::ppi`]) and how many more labels would halve that interval.
+//!
+//! Labels are a table with the scores tables' id column and one column per judged value, named
+//! as `compare` names the value (`faithfulness.score`; a metric with one value may use its id,
+//! `faithfulness`), or the raw grade or verdict a person gives (`g_eval.raw_score`,
+//! `citation_support.verdict`), null where an item is unlabelled. The labels may
+//! come from people or from another judge: a scores table written with a different judge setting
+//! is a labels table as it is, so the same call measures judge drift.
+//!
+//! ```
+//! use polars::prelude::*;
+//! use polars_rag::compare::calibrate::{calibrate_tables, CalibrateOptions};
+//! let ids: Vec<String> = (0..8).map(|i| format!("q{i}")).collect();
+//! // A scores table's judged metric is a struct; `faithfulness.score` is the judge's value.
+//! let judged = Series::new("score".into(), [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0]);
+//! let faithfulness = StructChunked::from_series("faithfulness".into(), 8, [judged].iter()).unwrap();
+//! let mut scores = df!("query_id" => &ids).unwrap();
+//! scores.with_column(faithfulness.into_series().into_column()).unwrap();
+//! // A person labelled four items; the judge disagreed on one.
+//! let labels = df!(
+//!     "query_id" => ["q0", "q1", "q2", "q3"],
+//!     "faithfulness" => [1.0, 0.0, 0.0, 1.0],
+//! ).unwrap();
+//! let c = calibrate_tables(&[("run".into(), scores)], &labels, "query_id", None, &CalibrateOptions::default()).unwrap();
+//! let row = &c.rows[0];
+//! assert_eq!((row.metric.as_str(), row.kind, row.n_labelled, row.n_compared), ("faithfulness.score", "binary", 4, 4));
+//! assert_eq!(row.accuracy, Some(0.75));
+//! assert_eq!(row.judge_mean, Some(0.625));
+//! assert!(row.ppi_estimate.is_some());
+//! // Eight items are too few for more labels to halve the interval; the row says why.
+//! assert!(row.labels_to_halve.is_none() && row.reason.is_some());
+//! ```
+
+use std::collections::HashMap;
+
+use polars::prelude::*;
+
+use crate::metrics::calibration::{numeric_agreement, GradeKind, KappaWeights};
+use crate::metrics::judged::agreement::agreement;
+use crate::metrics::ppi::{labels_to_halve, ppi_mean, PpiOptions};
+use crate::registry;
+
+/// Settings of a calibration.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CalibrateOptions {
+    /// The prediction-powered estimate's settings (`alpha`, `alternative`, `lam`, `compat`).
+    pub ppi: PpiOptions,
+}
+
+/// One judged value of one scores table, over one segment.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct CalibrationRow {
+    /// The scores table's name.
+    pub run: String,
+    /// The value, named as `compare` names it.
+    pub metric: String,
+    /// The segment value (`all`: every item).
+    pub segment: String,
+    /// `binary`, `ordinal`, `continuous` or `categorical`.
+    pub kind: &'static str,
+    /// Items of the scores table in the segment.
+    pub n_items: usize,
+    /// Of those, items with a label.
+    pub n_labelled: usize,
+    /// Items with both a label and a judge value: what the agreement figures are over.
+    pub n_compared: usize,
+    /// Items with a label but no judge value (the judge failed): left out of the figures.
+    pub n_unjudged: usize,
+    /// Share of exact agreements (grades and verdicts).
+    pub accuracy: Option<f64>,
+    /// Cohen's kappa.
+    pub kappa: Option<f64>,
+    /// `unweighted` (binary grades, verdicts) or `quadratic` (ordinal grades).
+    pub kappa_weights: Option<&'static str>,
+    /// Mean |judge − label|.
+    pub mae: Option<f64>,
+    /// Mean (judge − label).
+    pub bias: Option<f64>,
+    /// Spearman's ρ of judge and label.
+    pub spearman: Option<f64>,
+    /// Kendall's τ-b of judge and label.
+    pub kendall: Option<f64>,
+    /// The judge's mean over every judged item.
+    pub judge_mean: Option<f64>,
+    /// The labels' mean over every labelled item.
+    pub label_mean: Option<f64>,
+    /// The prediction-powered estimate of the labels' mean over all items.
+    pub ppi_estimate: Option<f64>,
+    /// Its interval's lower end.
+    pub ppi_ci_low: Option<f64>,
+    /// Its interval's upper end.
+    pub ppi_ci_high: Option<f64>,
+    /// The judge's weight λ used.
+    pub ppi_lam: Option<f64>,
+    /// The labels-only interval's lower end.
+    pub classical_ci_low: Option<f64>,
+    /// The labels-only interval's upper end.
+    pub classical_ci_high: Option<f64>,
+    /// More labels (from the unlabelled items) that would halve the PPI interval's width.
+    pub labels_to_halve: Option<usize>,
+    /// Why a figure is missing (no PPI estimate, no way to halve the interval).
+    pub reason: Option<String>,
+}
+
+/// One cell of a confusion matrix.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ConfusionCell {
+    /// The scores table's name.
+    pub run: String,
+    /// The value.
+    pub metric: String,
+    /// The segment.
+    pub segment: String,
+    /// The label.
+    pub label: String,
+    /// The judge's value.
+    pub predicted: String,
+    /// Items.
+    pub count: usize,
+}
+
+/// Everything a calibration found.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Calibration {
+    /// The key columns items were matched on.
+    pub keys: Vec<String>,
+    /// One row per scores table, value and segment (`all` first).
+    pub rows: Vec<CalibrationRow>,
+    /// The confusion matrices of grades and verdicts.
+    pub confusion: Vec<ConfusionCell>,
+    /// Per scores table: labelled keys it does not have (how many, and up to 20 of them).
+    pub unmatched: Vec<(String, usize, Vec<String>)>,
+    /// Values of the scores tables that no labels column names.
+    pub unlabelled_values: Vec<String>,
+}
+
+/// A judged value's per-row values: numbers, or verdicts as text.
+enum Values {
+    Numbers(Vec<Option<f64>>),
+    Verdicts(Vec<Option<String>>),
+}
+
+/// The field at a dotted path into struct fields; `None` when the series has no such field.
+fn field_at(series: &Series, path: &str) -> PolarsResult<Option<Series>> {
+    let mut current = series.clone();
+    for field in path.split('.').filter(|f| !f.is_empty()) {
+        let DataType::Struct(_) = current.dtype() else {
+            return Ok(None);
+        };
+        match current.struct_()?.field_by_name(field) {
+            Ok(s) => current = s,
+            Err(_) => return Ok(None),
+        }
+    }
+    Ok(Some(current))
+}
+
+fn numbers(series: &Series) -> PolarsResult<Vec<Option<f64>>> {
+    Ok(series
+        .cast(&DataType::Float64)?
+        .f64()?
+        .iter()
+        .map(|v| v.filter(|x| !x.is_nan()))
+        .collect())
+}
+
+fn verdicts(series: &Series) -> PolarsResult<Vec<Option<String>>> {
+    Ok(series
+        .cast(&DataType::String)?
+        .str()?
+        .iter()
+        .map(|v| v.map(String::from))
+        .collect())
+}
+
+/// The judged values of a scores table: `(name, metric id or card column, path, values)`.
+fn judged_values(df: &DataFrame) -> PolarsResult<Vec<(String, String, String, Values)>> {
+    let mut out = Vec::new();
+    for info in registry::METRICS {
+        if !info.engine.is_some_and(|e| e.judges()) {
+            continue;
+        }
+        for (label, series) in crate::columnar::dispatch::metric_values(df, info.id)? {
+            let path = label
+                .strip_prefix(info.id)
+                .unwrap_or("")
+                .trim_start_matches('.')
+                .to_string();
+            out.push((
+                label,
+                info.id.to_string(),
+                path,
+                Values::Numbers(numbers(&series)?),
+            ));
+        }
+        let Ok(column) = df.column(info.id) else {
+            continue;
+        };
+        let series = column.as_materialized_series();
+        // Besides the values `compare` reads, what a person labels: a raw grade (g_eval's 1–5)
+        // and a verdict (citation_support's).
+        if let Some(grade) = field_at(series, "raw_score")?
+            && grade.dtype().is_integer()
+        {
+            let label = format!("{}.raw_score", info.id);
+            out.push((
+                label,
+                info.id.to_string(),
+                "raw_score".into(),
+                Values::Numbers(numbers(&grade)?),
+            ));
+        }
+        if let Some(verdict) = field_at(series, "verdict")?
+            && verdict.dtype() == &DataType::String
+        {
+            out.push((
+                format!("{}.verdict", info.id),
+                info.id.to_string(),
+                "verdict".into(),
+                Values::Verdicts(verdicts(&verdict)?),
+            ));
+        }
+    }
+    for (name, dtype) in df.schema().iter() {
+        if crate::columnar::dispatch::is_judge_card_column(name, dtype) {
+            for (label, series) in crate::columnar::dispatch::judge_card_values(df, name)? {
+                let path = label[name.len() + 1..].to_string();
+                out.push((
+                    label,
+                    name.to_string(),
+                    path,
+                    Values::Numbers(numbers(&series)?),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The labels of a judged value: the labels table's column named as the value, or (for a
+/// metric with one value) after the metric, or the value inside a scores table's struct column.
+fn label_series(
+    labels: &DataFrame,
+    name: &str,
+    owner: &str,
+    path: &str,
+    single: bool,
+) -> PolarsResult<Option<Series>> {
+    if let Ok(column) = labels.column(name) {
+        return Ok(Some(column.as_materialized_series().clone()));
+    }
+    let Ok(column) = labels.column(owner) else {
+        return Ok(None);
+    };
+    let series = column.as_materialized_series();
+    if !matches!(series.dtype(), DataType::Struct(_)) {
+        return Ok(single.then(|| series.clone()));
+    }
+    field_at(series, path)
+}
+
+/// Checks a labels column against its judged value's kind and reads it; an error names the
+/// column, the first bad row and its value.
+fn read_labels(series: &Series, numeric: bool, keys: &[String]) -> PolarsResult<Values> {
+    let name = series.name().to_string();
+    if !numeric {
+        return match series.dtype() {
+            DataType::String | DataType::Boolean | DataType::Null => {
+                Ok(Values::Verdicts(verdicts(series)?))
+            }
+            other => {
+                polars_bail!(SchemaMismatch: "calibrate: labels column '{name}' must hold verdicts (text), got {other}")
+            }
+        };
+    }
+    let is_number = series.dtype().is_primitive_numeric()
+        || matches!(series.dtype(), DataType::Boolean | DataType::Null);
+    let values: Vec<Option<f64>> = if is_number {
+        series.cast(&DataType::Float64)?.f64()?.iter().collect()
+    } else {
+        // Numbers typed into a sheet may arrive as text: read them, and name the first that
+        // is not a number.
+        let text = series.cast(&DataType::String)?;
+        let mut values = Vec::with_capacity(series.len());
+        for (row, value) in text.str()?.iter().enumerate() {
+            let value = value.map(str::trim).filter(|v| !v.is_empty());
+            match value.map(|v| (v, v.parse::<f64>())) {
+                None => values.push(None),
+                Some((_, Ok(number))) => values.push(Some(number)),
+                Some((v, Err(_))) => {
+                    polars_bail!(SchemaMismatch: "calibrate: labels column '{name}' must hold numbers (the judge's values are numbers); row {} ({}) has {v:?}", row + 1, keys[row])
+                }
+            }
+        }
+        values
+    };
+    if let Some(row) = values
+        .iter()
+        .position(|v| v.is_some_and(|x| !x.is_finite()))
+    {
+        polars_bail!(ComputeError: "calibrate: labels column '{name}' row {} ({}) has {}, not a finite number", row + 1, keys[row], values[row].unwrap_or(f64::NAN));
+    }
+    Ok(Values::Numbers(values))
+}
+
+/// The rows of each segment: `all` first, then each value of `by`, sorted.
+fn segments(df: &DataFrame, by: Option<&str>) -> PolarsResult<Vec<(String, Vec<usize>)>> {
+    let mut groups = vec![("all".to_string(), (0..df.height()).collect::<Vec<_>>())];
+    let Some(by) = by else {
+        return Ok(groups);
+    };
+    let values = df
+        .column(by)
+        .map_err(|_| polars_err!(ColumnNotFound: "calibrate: no segment column '{by}' in the scores table"))?
+        .cast(&DataType::String)?;
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut extra: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, v) in values.str()?.iter().enumerate() {
+        let v = v.unwrap_or("(null)").to_string();
+        let at = *index.entry(v.clone()).or_insert_with(|| {
+            extra.push((v, Vec::new()));
+            extra.len() - 1
+        });
+        extra[at].1.push(i);
+    }
+    extra.sort_by(|a, b| a.0.cmp(&b.0));
+    groups.extend(extra);
+    Ok(groups)
+}
+
+/// A grade as text for the confusion matrix: integers without a fraction.
+fn grade_text(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        v.to_string()
+    }
+}
+
+/// The scores tables' key columns and per-row keys (`id`, and `sample` / `repeat` when the
+/// labels table has them too).
+fn keys_of(df: &DataFrame, keys: &[String]) -> PolarsResult<Vec<String>> {
+    let columns: Vec<StringChunked> = keys
+        .iter()
+        .map(|k| Ok(df.column(k)?.cast(&DataType::String)?.str()?.clone()))
+        .collect::<PolarsResult<_>>()?;
+    Ok((0..df.height())
+        .map(|i| {
+            columns
+                .iter()
+                .map(|c| c.get(i).unwrap_or("null"))
+                .collect::<Vec<_>>()
+                .join("/")
+        })
+        .collect())
+}
+
+/// Calibrates the judged values of each `(name, scores table)` against `labels`, matched on
+/// `id` (and `sample` / `repeat` when both tables have them), overall and per value of `by`.
+pub fn calibrate_tables(
+    runs: &[(String, DataFrame)],
+    labels: &DataFrame,
+    id: &str,
+    by: Option<&str>,
+    options: &CalibrateOptions,
+) -> PolarsResult<Calibration> {
+    options.ppi.validate("calibrate")?;
+    if runs.is_empty() {
+        polars_bail!(ComputeError: "calibrate: no scores table given");
+    }
+    if labels.column(id).is_err() {
+        polars_bail!(ColumnNotFound: "calibrate: the labels table has no id column '{id}' (columns: {:?})", labels.get_column_names());
+    }
+    let mut calibration = Calibration::default();
+    let mut labelled_any = Vec::new();
+    for (run, scores) in runs {
+        if scores.column(id).is_err() {
+            polars_bail!(ColumnNotFound: "calibrate: scores table {run} has no id column '{id}' (columns: {:?})", scores.get_column_names());
+        }
+        let mut keys = vec![id.to_string()];
+        for extra in super::tables::REPEAT_COLUMNS {
+            if scores.column(extra).is_ok() && labels.column(extra).is_ok() {
+                keys.push(extra.to_string());
+            }
+        }
+        let label_keys = keys_of(labels, &keys)?;
+        let mut label_row: HashMap<&str, usize> = HashMap::with_capacity(label_keys.len());
+        for (i, key) in label_keys.iter().enumerate() {
+            if label_row.insert(key, i).is_some() {
+                polars_bail!(ComputeError: "calibrate: the labels table has key {key} twice (rows are matched on {keys:?}; label each item once)");
+            }
+        }
+        let score_keys = keys_of(scores, &keys)?;
+        let in_scores: std::collections::HashSet<&str> =
+            score_keys.iter().map(String::as_str).collect();
+        let missing: Vec<&String> = label_keys
+            .iter()
+            .filter(|k| !in_scores.contains(k.as_str()))
+            .collect();
+        calibration.unmatched.push((
+            run.clone(),
+            missing.len(),
+            missing.iter().take(20).map(|k| k.to_string()).collect(),
+        ));
+        let row_of: Vec<Option<usize>> = score_keys
+            .iter()
+            .map(|k| label_row.get(k.as_str()).copied())
+            .collect();
+        let groups = segments(scores, by)?;
+        let values = judged_values(scores)?;
+        for (name, owner, path, judged) in values {
+            let single = registry::find(&owner).is_some_and(|info| info.values.len() == 1);
+            let Some(series) = label_series(labels, &name, &owner, &path, single)? else {
+                if !calibration.unlabelled_values.contains(&name) {
+                    calibration.unlabelled_values.push(name);
+                }
+                continue;
+            };
+            let numeric = matches!(judged, Values::Numbers(_));
+            let label_values = read_labels(&series, numeric, &label_keys)?;
+            labelled_any.push(name.clone());
+            for (segment, items) in &groups {
+                let context = (run.as_str(), name.as_str(), segment.as_str());
+                let (row, cells) = match (&judged, &label_values) {
+                    (Values::Numbers(j), Values::Numbers(l)) => {
+                        numeric_row(context, items, j, l, &row_of, &options.ppi)
+                    }
+                    (Values::Verdicts(j), Values::Verdicts(l)) => {
+                        verdict_row(context, items, j, l, &row_of)
+                    }
+                    _ => unreachable!("labels are read as the judged value's kind"),
+                };
+                calibration.rows.push(row);
+                calibration.confusion.extend(cells);
+            }
+        }
+        calibration.keys = keys;
+    }
+    if labelled_any.is_empty() {
+        polars_bail!(ComputeError: "calibrate: no labels column names a judged value of the scores tables (judged values: {}; name a labels column as one of them, or after the metric when it has one value)", calibration.unlabelled_values.join(", "));
+    }
+    calibration
+        .unlabelled_values
+        .retain(|v| !labelled_any.contains(v));
+    Ok(calibration)
+}
+
+type Context<'a> = (&'a str, &'a str, &'a str);
+
+fn empty_row(context: Context, kind: GradeKind, n_items: usize) -> CalibrationRow {
+    CalibrationRow {
+        run: context.0.to_string(),
+        metric: context.1.to_string(),
+        segment: context.2.to_string(),
+        kind: kind.name(),
+        n_items,
+        n_labelled: 0,
+        n_compared: 0,
+        n_unjudged: 0,
+        accuracy: None,
+        kappa: None,
+        kappa_weights: None,
+        mae: None,
+        bias: None,
+        spearman: None,
+        kendall: None,
+        judge_mean: None,
+        label_mean: None,
+        ppi_estimate: None,
+        ppi_ci_low: None,
+        ppi_ci_high: None,
+        ppi_lam: None,
+        classical_ci_low: None,
+        classical_ci_high: None,
+        labels_to_halve: None,
+        reason: None,
+    }
+}
+
+fn mean(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| crate::metrics::numpy::numpy_sum(values) / values.len() as f64)
+}
+
+fn numeric_row(
+    context: Context,
+    items: &[usize],
+    judged: &[Option<f64>],
+    labels: &[Option<f64>],
+    row_of: &[Option<usize>],
+    ppi: &PpiOptions,
+) -> (CalibrationRow, Vec<ConfusionCell>) {
+    let (mut pairs, mut unlabelled, mut all_judged, mut all_labels) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut unjudged = 0;
+    for &i in items {
+        let label = row_of[i].and_then(|r| labels[r]);
+        let judge = judged[i];
+        if let Some(j) = judge {
+            all_judged.push(j);
+        }
+        if let Some(l) = label {
+            all_labels.push(l);
+        }
+        match (label, judge) {
+            (Some(l), Some(j)) => pairs.push((l, j)),
+            (Some(_), None) => unjudged += 1,
+            (None, Some(j)) => unlabelled.push(j),
+            (None, None) => {}
+        }
+    }
+    let a = numeric_agreement(&pairs);
+    let mut row = empty_row(context, a.kind, items.len());
+    row.n_labelled = all_labels.len();
+    row.n_compared = a.n;
+    row.n_unjudged = unjudged;
+    row.accuracy = a.accuracy;
+    row.kappa = a.kappa;
+    row.kappa_weights = a.kappa_weights.map(|w| match w {
+        KappaWeights::Unweighted => "unweighted",
+        KappaWeights::Linear => "linear",
+        KappaWeights::Quadratic => "quadratic",
+    });
+    row.mae = a.mae;
+    row.bias = a.bias;
+    row.spearman = a.spearman;
+    row.kendall = a.kendall;
+    row.judge_mean = mean(&all_judged);
+    row.label_mean = mean(&all_labels);
+    match ppi_mean(&pairs, &unlabelled, ppi) {
+        Ok(p) => {
+            row.ppi_estimate = Some(p.estimate);
+            row.ppi_ci_low = Some(p.ci_low);
+            row.ppi_ci_high = Some(p.ci_high);
+            row.ppi_lam = Some(p.lam);
+            row.classical_ci_low = Some(p.classical_ci_low);
+            row.classical_ci_high = Some(p.classical_ci_high);
+            match labels_to_halve(&pairs, &unlabelled, ppi) {
+                Ok(Some(m)) => row.labels_to_halve = Some(m),
+                Ok(None) => {
+                    row.reason = Some(format!(
+                        "labelling more of the {} unlabelled items would not halve the interval: the number of items bounds it, so more items (judged, and some labelled) would",
+                        unlabelled.len()
+                    ))
+                }
+                Err(e) => row.reason = Some(e.to_string()),
+            }
+        }
+        Err(e) => row.reason = Some(e.to_string()),
+    }
+    let mut cells = Vec::new();
+    if matches!(a.kind, GradeKind::Binary | GradeKind::Ordinal) {
+        let mut counts: Vec<((f64, f64), usize)> = Vec::new();
+        let mut sorted = pairs.clone();
+        sorted.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.total_cmp(&y.1)));
+        for pair in sorted {
+            match counts.last_mut() {
+                Some((last, n)) if *last == pair => *n += 1,
+                _ => counts.push((pair, 1)),
+            }
+        }
+        cells = counts
+            .into_iter()
+            .map(|((l, j), count)| ConfusionCell {
+                run: context.0.to_string(),
+                metric: context.1.to_string(),
+                segment: context.2.to_string(),
+                label: grade_text(l),
+                predicted: grade_text(j),
+                count,
+            })
+            .collect();
+    }
+    (row, cells)
+}
+
+fn verdict_row(
+    context: Context,
+    items: &[usize],
+    judged: &[Option<String>],
+    labels: &[Option<String>],
+    row_of: &[Option<usize>],
+) -> (CalibrationRow, Vec<ConfusionCell>) {
+    let pairs: Vec<(Option<&str>, Option<&str>)> = items
+        .iter()
+        .map(|&i| {
+            let label = row_of[i].and_then(|r| labels[r].as_deref());
+            (judged[i].as_deref(), label)
+        })
+        .collect();
+    let a = agreement(pairs.iter().copied());
+    let mut row = empty_row(context, GradeKind::Categorical, items.len());
+    row.n_labelled = pairs.iter().filter(|p| p.1.is_some()).count();
+    row.n_compared = a.n;
+    row.n_unjudged = a.failed;
+    row.accuracy = a.accuracy;
+    row.kappa = a.kappa;
+    row.kappa_weights = Some("unweighted");
+    row.reason = Some("verdicts have no mean: label the value's number to estimate one".into());
+    let cells = a
+        .confusion
+        .into_iter()
+        .map(|(label, predicted, count)| ConfusionCell {
+            run: context.0.to_string(),
+            metric: context.1.to_string(),
+            segment: context.2.to_string(),
+            label,
+            predicted,
+            count,
+        })
+        .collect();
+    (row, cells)
+}
+
+/// The calibration rows as a table, one column per field of [`CalibrationRow`].
+pub fn calibration_frame(rows: &[CalibrationRow]) -> PolarsResult<DataFrame> {
+    let text = |name: &str, f: &dyn Fn(&CalibrationRow) -> &str| {
+        Series::new(name.into(), rows.iter().map(f).collect::<Vec<_>>()).into_column()
+    };
+    let count = |name: &str, f: &dyn Fn(&CalibrationRow) -> usize| {
+        Series::new(
+            name.into(),
+            rows.iter().map(|r| f(r) as u64).collect::<Vec<_>>(),
+        )
+        .into_column()
+    };
+    let number = |name: &str, f: &dyn Fn(&CalibrationRow) -> Option<f64>| {
+        Series::new(name.into(), rows.iter().map(f).collect::<Vec<_>>()).into_column()
+    };
+    DataFrame::new_infer_height(vec![
+        text("run", &|r| &r.run),
+        text("metric", &|r| &r.metric),
+        text("segment", &|r| &r.segment),
+        text("kind", &|r| r.kind),
+        count("n_items", &|r| r.n_items),
+        count("n_labelled", &|r| r.n_labelled),
+        count("n_compared", &|r| r.n_compared),
+        count("n_unjudged", &|r| r.n_unjudged),
+        number("accuracy", &|r| r.accuracy),
+        number("kappa", &|r| r.kappa),
+        Series::new(
+            "kappa_weights".into(),
+            rows.iter().map(|r| r.kappa_weights).collect::<Vec<_>>(),
+        )
+        .into_column(),
+        number("mae", &|r| r.mae),
+        number("bias", &|r| r.bias),
+        number("spearman", &|r| r.spearman),
+        number("kendall", &|r| r.kendall),
+        number("judge_mean", &|r| r.judge_mean),
+        number("label_mean", &|r| r.label_mean),
+        number("ppi_estimate", &|r| r.ppi_estimate),
+        number("ppi_ci_low", &|r| r.ppi_ci_low),
+        number("ppi_ci_high", &|r| r.ppi_ci_high),
+        number("ppi_lam", &|r| r.ppi_lam),
+        number("classical_ci_low", &|r| r.classical_ci_low),
+        number("classical_ci_high", &|r| r.classical_ci_high),
+        Series::new(
+            "labels_to_halve".into(),
+            rows.iter()
+                .map(|r| r.labels_to_halve.map(|m| m as u64))
+                .collect::<Vec<_>>(),
+        )
+        .into_column(),
+        Series::new(
+            "reason".into(),
+            rows.iter().map(|r| r.reason.as_deref()).collect::<Vec<_>>(),
+        )
+        .into_column(),
+    ])
+}
+
+/// The confusion cells as a table: `run`, `metric`, `segment`, `label`, `predicted`, `count`.
+pub fn confusion_frame(cells: &[ConfusionCell]) -> PolarsResult<DataFrame> {
+    let text = |name: &str, f: &dyn Fn(&ConfusionCell) -> &str| {
+        Series::new(name.into(), cells.iter().map(f).collect::<Vec<_>>()).into_column()
+    };
+    DataFrame::new_infer_height(vec![
+        text("run", &|c| &c.run),
+        text("metric", &|c| &c.metric),
+        text("segment", &|c| &c.segment),
+        text("label", &|c| &c.label),
+        text("predicted", &|c| &c.predicted),
+        Series::new(
+            "count".into(),
+            cells.iter().map(|c| c.count as u64).collect::<Vec<_>>(),
+        )
+        .into_column(),
+    ])
+}

@@ -1,0 +1,455 @@
+//! `calibrate`: a judge's scores tables against labels, per judged value and segment, on every
+//! face (the library's tables, the command line).
+#![cfg(feature = "cli")]
+
+use polars::prelude::*;
+use polars_rag::compare::calibrate::{calibrate_tables, CalibrateOptions, CalibrationRow};
+use polars_rag::metrics::calibration::{kendall_tau_b, numeric_agreement};
+use polars_rag::metrics::ppi::{ppi_mean, PpiOptions};
+
+use crate::common::cli;
+use crate::common::scratch_dir;
+
+const N: usize = 300;
+/// Every tenth item is labelled.
+const EVERY: usize = 10;
+
+fn ids() -> Vec<String> {
+    (0..N).map(|i| format!("q{i:02}")).collect()
+}
+
+/// A struct column `name` of the given fields, as a scores table holds a judged metric.
+fn judged_struct(name: &str, fields: Vec<Series>) -> Series {
+    StructChunked::from_series(name.into(), N, fields.iter())
+        .unwrap()
+        .into_series()
+}
+
+/// The judge's g_eval grade of item `i`, 1–5.
+fn grade(i: usize) -> i64 {
+    1 + ((i * 7 + i / 10) % 5) as i64
+}
+
+/// The judge's values: faithfulness in [0, 1], g_eval grades 1–5, citation_support verdicts.
+fn scores() -> DataFrame {
+    let faithfulness: Vec<f64> = (0..N).map(|i| ((i * 37) % 11) as f64 / 10.0).collect();
+    let grades: Vec<i64> = (0..N).map(grade).collect();
+    let verdicts: Vec<&str> = (0..N)
+        .map(|i| ["fully_supported", "partially_supported", "not_supported"][i % 3])
+        .collect();
+    let segment: Vec<&str> = (0..N)
+        .map(|i| if i % 2 == 0 { "even" } else { "odd" })
+        .collect();
+    let mut frame = df!("query_id" => ids(), "segment" => segment).unwrap();
+    for column in [
+        judged_struct(
+            "faithfulness",
+            vec![Series::new("score".into(), faithfulness)],
+        ),
+        judged_struct(
+            "g_eval",
+            vec![
+                Series::new(
+                    "score".into(),
+                    grades
+                        .iter()
+                        .map(|g| (g - 1) as f64 / 4.0)
+                        .collect::<Vec<_>>(),
+                ),
+                Series::new("raw_score".into(), grades.clone()),
+            ],
+        ),
+        judged_struct(
+            "citation_support",
+            vec![
+                Series::new("verdict".into(), verdicts.clone()),
+                Series::new(
+                    "fully_supported".into(),
+                    verdicts
+                        .iter()
+                        .map(|v| *v == "fully_supported")
+                        .collect::<Vec<_>>(),
+                ),
+            ],
+        ),
+    ] {
+        frame.with_column(column.into_column()).unwrap();
+    }
+    frame
+}
+
+/// A person's labels on every tenth item: faithfulness within 0.3 of the judge's, grades one off on some,
+/// verdicts that disagree on a few.
+fn labels() -> DataFrame {
+    let labelled: Vec<usize> = (0..N).filter(|i| i % EVERY == 0).collect();
+    let key: Vec<String> = labelled.iter().map(|i| format!("q{i:02}")).collect();
+    let faithfulness: Vec<Option<f64>> = labelled
+        .iter()
+        .map(|&i| {
+            (i != 30).then(|| {
+                (((i * 37) % 11) as f64 / 10.0 + ((i * 13) % 7) as f64 / 10.0 - 0.3).clamp(0.0, 1.0)
+            })
+        })
+        .collect();
+    let grades: Vec<i64> = labelled
+        .iter()
+        .map(|&i| (grade(i) + (i % 4 == 0) as i64).min(5))
+        .collect();
+    let verdicts: Vec<&str> = labelled
+        .iter()
+        .map(|&i| {
+            if i % 9 == 0 {
+                "not_supported"
+            } else {
+                "fully_supported"
+            }
+        })
+        .collect();
+    df!(
+        "query_id" => key,
+        "faithfulness" => faithfulness,
+        "g_eval.raw_score" => grades,
+        "citation_support.verdict" => verdicts,
+    )
+    .unwrap()
+}
+
+fn row<'a>(rows: &'a [CalibrationRow], metric: &str, segment: &str) -> &'a CalibrationRow {
+    rows.iter()
+        .find(|r| r.metric == metric && r.segment == segment)
+        .unwrap_or_else(|| panic!("no row {metric} / {segment}"))
+}
+
+#[test]
+fn each_judged_value_is_calibrated_against_its_labels() {
+    let c = calibrate_tables(
+        &[("run".into(), scores())],
+        &labels(),
+        "query_id",
+        Some("segment"),
+        &CalibrateOptions::default(),
+    )
+    .unwrap();
+    // Three labelled values, each overall and in two segments.
+    assert_eq!(
+        c.rows.len(),
+        9,
+        "{:?}",
+        c.rows.iter().map(|r| &r.metric).collect::<Vec<_>>()
+    );
+    assert!(c.unlabelled_values.contains(&"g_eval.score".to_string()));
+
+    // faithfulness: continuous scores; one label is null (unlabelled), so 29 of 30 compared.
+    let f = row(&c.rows, "faithfulness.score", "all");
+    assert_eq!(
+        (f.kind, f.n_items, f.n_labelled, f.n_compared),
+        ("continuous", 300, 29, 29)
+    );
+    assert_eq!((f.accuracy, f.kappa), (None, None));
+    let judge: Vec<f64> = (0..N).map(|i| ((i * 37) % 11) as f64 / 10.0).collect();
+    let labelled = labels();
+    let label_values: Vec<Option<f64>> = labelled
+        .column("faithfulness")
+        .unwrap()
+        .f64()
+        .unwrap()
+        .iter()
+        .collect();
+    let mut pairs = Vec::new();
+    let mut unlabelled = Vec::new();
+    for (i, j) in judge.iter().enumerate() {
+        match (i % EVERY == 0).then(|| label_values[i / EVERY]).flatten() {
+            Some(l) => pairs.push((l, *j)),
+            None => unlabelled.push(*j),
+        }
+    }
+    let agreement = numeric_agreement(&pairs);
+    assert_eq!(f.mae, agreement.mae);
+    assert_eq!(
+        f.kendall,
+        kendall_tau_b(
+            &pairs.iter().map(|p| p.1).collect::<Vec<_>>(),
+            &pairs.iter().map(|p| p.0).collect::<Vec<_>>()
+        )
+    );
+    let ppi = ppi_mean(&pairs, &unlabelled, &PpiOptions::default()).unwrap();
+    assert_eq!(
+        (f.ppi_estimate, f.ppi_ci_low, f.ppi_ci_high),
+        (Some(ppi.estimate), Some(ppi.ci_low), Some(ppi.ci_high))
+    );
+    assert!(
+        f.labels_to_halve
+            .is_some_and(|m| m > 0 && m <= unlabelled.len()),
+        "{f:?}"
+    );
+    let judge_mean = judge.iter().sum::<f64>() / N as f64;
+    assert!((f.judge_mean.unwrap() - judge_mean).abs() < 1e-12);
+
+    // g_eval's raw grades are ordinal: quadratic-weighted kappa and a confusion matrix.
+    let g = row(&c.rows, "g_eval.raw_score", "all");
+    assert_eq!(
+        (g.kind, g.kappa_weights, g.n_compared),
+        ("ordinal", Some("quadratic"), 30)
+    );
+    assert!(g.kappa.is_some_and(|k| k > 0.0 && k < 1.0), "{g:?}");
+    let cells: usize = c
+        .confusion
+        .iter()
+        .filter(|cell| cell.metric == "g_eval.raw_score" && cell.segment == "all")
+        .map(|cell| cell.count)
+        .sum();
+    assert_eq!(cells, 30);
+
+    // Verdicts: accuracy and unweighted kappa, no mean.
+    let v = row(&c.rows, "citation_support.verdict", "all");
+    assert_eq!((v.kind, v.n_compared), ("categorical", 30));
+    assert!(v.ppi_estimate.is_none() && v.reason.is_some());
+    let agree = (0..N)
+        .filter(|i| i % EVERY == 0)
+        .filter(|&i| {
+            let judged = ["fully_supported", "partially_supported", "not_supported"][i % 3];
+            let label = if i % 9 == 0 {
+                "not_supported"
+            } else {
+                "fully_supported"
+            };
+            judged == label
+        })
+        .count();
+    assert_eq!(v.accuracy, Some(agree as f64 / 30.0));
+
+    // A segment's row is the calibration of that segment's items alone.
+    let even = row(&c.rows, "faithfulness.score", "even");
+    let odd = row(&c.rows, "faithfulness.score", "odd");
+    assert_eq!((even.n_items, odd.n_items), (150, 150));
+    assert_eq!((even.n_labelled, odd.n_labelled), (29, 0));
+    // No labelled odd item: no estimate, and the row says why.
+    assert!(
+        odd.ppi_estimate.is_none() && odd.reason.as_deref().unwrap().contains("no labelled item")
+    );
+    assert!(even.ppi_estimate.is_some());
+
+    // Twelve items, ten labelled: labelling the last two cannot halve the interval, and the
+    // row says so.
+    let ten = df!(
+        "query_id" => ids()[..10].to_vec(),
+        "faithfulness" => (0..10).map(|i| (i % 4) as f64 / 4.0).collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let few = calibrate_tables(
+        &[("run".into(), scores().head(Some(12)))],
+        &ten,
+        "query_id",
+        None,
+        &CalibrateOptions::default(),
+    )
+    .unwrap();
+    let f = row(&few.rows, "faithfulness.score", "all");
+    assert_eq!((f.n_labelled, f.labels_to_halve), (10, None));
+    assert!(
+        f.reason
+            .as_deref()
+            .unwrap()
+            .contains("would not halve the interval"),
+        "{f:?}"
+    );
+}
+
+#[test]
+fn another_judges_scores_table_is_a_labels_table() {
+    // The same items judged by a second setting: faithfulness 0.1 lower everywhere.
+    let stronger = scores()
+        .lazy()
+        .with_column(
+            as_struct(vec![(col("faithfulness").struct_().field_by_name("score")
+                - lit(0.1))
+            .alias("score")])
+            .alias("faithfulness"),
+        )
+        .collect()
+        .unwrap();
+    let c = calibrate_tables(
+        &[("run".into(), scores())],
+        &stronger,
+        "query_id",
+        None,
+        &CalibrateOptions::default(),
+    )
+    .unwrap();
+    let f = row(&c.rows, "faithfulness.score", "all");
+    assert_eq!((f.n_labelled, f.n_compared), (300, 300));
+    assert!((f.bias.unwrap() - 0.1).abs() < 1e-12 && (f.mae.unwrap() - 0.1).abs() < 1e-12);
+    assert!((f.spearman.unwrap() - 1.0).abs() < 1e-12);
+    // Every item is labelled: no judge-only item to lend power, so no PPI estimate, and why.
+    assert!(f.ppi_estimate.is_none());
+    assert!(f
+        .reason
+        .as_deref()
+        .unwrap()
+        .contains("no item has a judge score without a label"));
+    // The identical values agree exactly.
+    let g = row(&c.rows, "g_eval.raw_score", "all");
+    assert_eq!((g.accuracy, g.kappa), (Some(1.0), Some(1.0)));
+}
+
+#[test]
+fn bad_labels_are_refused_by_row_and_value() {
+    let run = [("run".to_string(), scores())];
+    let options = CalibrateOptions::default();
+    let text = df!("query_id" => ["q00", "q03"], "faithfulness" => ["0.5", "high"]).unwrap();
+    let e = calibrate_tables(&run, &text, "query_id", None, &options)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("labels column 'faithfulness' must hold numbers")
+            && e.contains("row 2 (q03) has \"high\""),
+        "{e}"
+    );
+    let twice = df!("query_id" => ["q00", "q00"], "faithfulness" => [0.5, 0.4]).unwrap();
+    let e = calibrate_tables(&run, &twice, "query_id", None, &options)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("key q00 twice"), "{e}");
+    let infinite =
+        df!("query_id" => ["q00", "q03"], "faithfulness" => [0.5, f64::INFINITY]).unwrap();
+    let e = calibrate_tables(&run, &infinite, "query_id", None, &options)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("row 2 (q03) has inf"), "{e}");
+    let unrelated = df!("query_id" => ["q00"], "tone" => [1.0]).unwrap();
+    let e = calibrate_tables(&run, &unrelated, "query_id", None, &options)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("no labels column names a judged value") && e.contains("faithfulness.score"),
+        "{e}"
+    );
+    let no_id = df!("id" => ["q00"], "faithfulness" => [1.0]).unwrap();
+    let e = calibrate_tables(&run, &no_id, "query_id", None, &options)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("labels table has no id column 'query_id'"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_command_prints_the_report_and_writes_both_tables() {
+    let dir = scratch_dir("calibrate-cli");
+    let (scores_path, labels_path, out) = (
+        dir.join("a.scores.parquet"),
+        dir.join("labels.parquet"),
+        dir.join("cal/calibration.parquet"),
+    );
+    cli::write_parquet(&scores_path, &mut scores());
+    let mut extra = labels();
+    // A labelled item the scores table lacks is reported, not silently dropped.
+    extra
+        .vstack_mut(&df!("query_id" => ["zz"], "faithfulness" => [Some(0.5)], "g_eval.raw_score" => [3i64], "citation_support.verdict" => ["not_supported"]).unwrap())
+        .unwrap();
+    cli::write_parquet(&labels_path, &mut extra);
+    let (ok, stdout, stderr) = cli::run(&[
+        "calibrate",
+        scores_path.to_str().unwrap(),
+        "--labels",
+        labels_path.to_str().unwrap(),
+        "--by",
+        "segment",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("## a.scores")
+            && stdout.contains("| faithfulness.score | all | continuous | 29 / 300 |"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("1 labelled items are not in this table (e.g. zz)"),
+        "{stdout}"
+    );
+    let table = cli::read_parquet(&out);
+    assert_eq!(table.height(), 9);
+    let confusion = cli::read_parquet(&dir.join("cal/calibration.confusion.parquet"));
+    assert!(confusion.height() > 0);
+    assert_eq!(
+        confusion.get_column_names(),
+        ["run", "metric", "segment", "label", "predicted", "count"]
+    );
+
+    let (ok, _, stderr) = cli::run(&[
+        "calibrate",
+        scores_path.to_str().unwrap(),
+        "--labels",
+        "missing.parquet",
+    ]);
+    assert!(
+        !ok && stderr.contains("labels table not found: missing.parquet"),
+        "{stderr}"
+    );
+    let (ok, _, stderr) = cli::run(&[
+        "calibrate",
+        scores_path.to_str().unwrap(),
+        "--labels",
+        labels_path.to_str().unwrap(),
+        "--alpha",
+        "2",
+    ]);
+    assert!(
+        !ok && stderr.contains("alpha must be in (0, 1)"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A seeded generator of standard normal numbers (Box–Muller over a 64-bit LCG).
+struct Normal(u64);
+
+impl Normal {
+    fn uniform(&mut self) -> f64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+    fn next(&mut self) -> f64 {
+        let (u, v) = (self.uniform(), self.uniform());
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+}
+
+#[test]
+fn labels_to_halve_predicts_the_width_that_many_more_labels_reach() {
+    use polars_rag::metrics::ppi::labels_to_halve;
+    let options = PpiOptions::default();
+    let mut ratios = Vec::new();
+    for seed in 0..40u64 {
+        let mut normal = Normal(seed * 7919 + 1);
+        // 3,000 items; a judge correlated with the truth at about 0.7; 60 labelled.
+        let items: Vec<(f64, f64)> = (0..3000)
+            .map(|_| {
+                let truth = normal.next();
+                (truth, 0.8 * truth + 0.6 * normal.next())
+            })
+            .collect();
+        let width = |labelled: usize| {
+            let pairs = &items[..labelled];
+            let judge_only: Vec<f64> = items[labelled..].iter().map(|p| p.1).collect();
+            let p = ppi_mean(pairs, &judge_only, &options).unwrap();
+            p.ci_high - p.ci_low
+        };
+        let judge_only: Vec<f64> = items[60..].iter().map(|p| p.1).collect();
+        let more = labels_to_halve(&items[..60], &judge_only, &options)
+            .unwrap()
+            .unwrap();
+        ratios.push(width(60 + more) / width(60));
+    }
+    let mean_ratio = ratios.iter().sum::<f64>() / ratios.len() as f64;
+    // Labelling the projected number of items halves the width, on average, within sampling error.
+    assert!(
+        (0.45..=0.55).contains(&mean_ratio),
+        "mean width ratio {mean_ratio}: {ratios:?}"
+    );
+}

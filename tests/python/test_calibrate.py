@@ -1,0 +1,121 @@
+"""pr.calibrate: a judge's scores tables against labels, the same table as `polars-rag calibrate`
+writes, its rank correlations checked against scipy and its PPI columns against pr.ppi_mean."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+from scipy import stats
+
+import polars_rag as pr
+
+COMMAND = Path(sys.executable).parent / "polars-rag"
+
+
+def tables(n: int = 200, every: int = 5, seed: int = 11) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """A scores table with faithfulness (continuous) and g_eval (grades 1-5) judged on n items,
+    and labels on every `every`-th item that follow the judge with noise."""
+    rng = random.Random(seed)
+    truth = [rng.random() for _ in range(n)]
+    judge = [min(1.0, max(0.0, t + rng.gauss(0.05, 0.15))) for t in truth]
+    grades = [1 + min(4, int(t * 5)) for t in truth]
+    judged_grades = [min(5, max(1, g + rng.choice([-1, 0, 0, 1]))) for g in grades]
+    ids = [f"q{i:03}" for i in range(n)]
+    scores = pl.DataFrame(
+        {
+            "query_id": ids,
+            "segment": ["a" if i % 2 else "b" for i in range(n)],
+            "faithfulness": [{"score": s} for s in judge],
+            "g_eval": [{"score": (g - 1) / 4, "raw_score": g} for g in judged_grades],
+        }
+    )
+    labelled = list(range(0, n, every))
+    labels = pl.DataFrame(
+        {
+            "query_id": [ids[i] for i in labelled],
+            "faithfulness": [truth[i] for i in labelled],
+            "g_eval.raw_score": [grades[i] for i in labelled],
+        }
+    )
+    return scores, labels
+
+
+def test_agreement_figures_equal_scipy():
+    scores, labels = tables()
+    row = pr.calibrate(scores, labels).table.filter(pl.col("metric") == "faithfulness.score").row(0, named=True)
+    joined = labels.join(scores.select("query_id", pl.col("faithfulness").struct.field("score")), on="query_id")
+    judge, truth = joined["score"].to_list(), joined["faithfulness"].to_list()
+    assert row["spearman"] == pytest.approx(stats.spearmanr(judge, truth).statistic, rel=1e-12)
+    assert row["kendall"] == pytest.approx(stats.kendalltau(judge, truth).statistic, rel=1e-12)
+    assert row["mae"] == pytest.approx(sum(abs(j - t) for j, t in zip(judge, truth)) / len(judge), rel=1e-12)
+    assert row["kind"] == "continuous" and row["n_compared"] == 40 and row["n_items"] == 200
+
+
+def test_ppi_columns_are_pr_ppi_mean_on_the_same_items():
+    scores, labels = tables(n=2000, every=50)
+    table = pr.calibrate(scores, labels, alpha=0.1, lam=None).table
+    row = table.filter(pl.col("metric") == "faithfulness.score").row(0, named=True)
+    items = scores.select("query_id", pl.col("faithfulness").struct.field("score").alias("judge")).join(
+        labels.select("query_id", pl.col("faithfulness").alias("label")), on="query_id", how="left"
+    )
+    want = items.select(pr.ppi_mean("judge", "label", alpha=0.1)).item()
+    assert (row["ppi_estimate"], row["ppi_ci_low"], row["ppi_ci_high"], row["ppi_lam"]) == (
+        want["estimate"],
+        want["ci_low"],
+        want["ci_high"],
+        want["lam"],
+    )
+    assert row["labels_to_halve"] is not None and 0 < row["labels_to_halve"] <= 1960
+
+
+def test_grades_get_quadratic_kappa_and_a_confusion_matrix():
+    scores, labels = tables()
+    result = pr.calibrate({"run_a": scores}, labels, by="segment")
+    grades = result.table.filter(pl.col("metric") == "g_eval.raw_score")
+    assert grades["segment"].to_list() == ["all", "a", "b"]
+    assert set(grades["run"]) == {"run_a"}
+    row = grades.row(0, named=True)
+    assert (row["kind"], row["kappa_weights"]) == ("ordinal", "quadratic")
+    cells = result.confusion.filter((pl.col("metric") == "g_eval.raw_score") & (pl.col("segment") == "all"))
+    assert cells["count"].sum() == row["n_compared"] == 40
+    agree = cells.filter(pl.col("label") == pl.col("predicted"))["count"].sum()
+    assert row["accuracy"] == pytest.approx(agree / 40)
+
+
+def test_the_command_writes_the_same_table(tmp_path: Path):
+    scores, labels = tables()
+    scores.write_parquet(tmp_path / "run_a.parquet")
+    labels.write_parquet(tmp_path / "labels.parquet")
+    out = tmp_path / "calibration.parquet"
+    done = subprocess.run(
+        [str(COMMAND), "calibrate", str(tmp_path / "run_a.parquet"), "--labels", str(tmp_path / "labels.parquet"),
+         "--by", "segment", "--out", str(out)],
+        capture_output=True, text=True, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "| g_eval.raw_score | all | ordinal | 40 / 200 |" in done.stdout
+    written = pl.read_parquet(out)
+    from_python = pr.calibrate({"run_a": scores}, labels, by="segment")
+    assert written.equals(from_python.table)
+    assert pl.read_parquet(tmp_path / "calibration.confusion.parquet").equals(from_python.confusion)
+
+
+def test_bad_labels_are_clear_errors():
+    scores, labels = tables(n=20)
+    with pytest.raises(ValueError, match=r"^calibrate: the labels table has no id column 'query_id'"):
+        pr.calibrate(scores, labels.rename({"query_id": "id"}))
+    # Numbers typed as text are read; a word is not a number.
+    typed = labels.with_columns(pl.col("faithfulness").cast(pl.String))
+    assert pr.calibrate(scores, typed).table.equals(pr.calibrate(scores, labels).table)
+    bad = typed.with_columns(
+        pl.when(pl.col("query_id") == "q005").then(pl.lit("high")).otherwise(pl.col("faithfulness")).alias("faithfulness")
+    )
+    with pytest.raises(ValueError, match=r"row 2 \(q005\) has \"high\""):
+        pr.calibrate(scores, bad)
+    with pytest.raises(ValueError, match="alternative must be"):
+        pr.calibrate(scores, labels, alternative="sideways")  # type: ignore[arg-type]

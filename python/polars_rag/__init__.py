@@ -112,6 +112,7 @@ from polars_rag._judge import (
     judge_agreement,
     judge_cache_clear,
     judge_cache_stats,
+    judge_log,
     ppi_mean,
     split_claims,
 )
@@ -238,6 +239,7 @@ __all__ = [
     "judge_agreement",
     "judge_cache_clear",
     "judge_cache_stats",
+    "judge_log",
     "keyword_coverage",
     "locate_quotes",
     "locate_quotes_in_corpus",

@@ -382,6 +382,26 @@ def judge_cache_clear(cache: str | os.PathLike[str] | None = None, template: str
     return int(_judge_cache("clear", None if cache is None else os.fspath(cache), template))
 
 
+@_names_its_errors
+def judge_log(cache: str | os.PathLike[str] | None = None, template: str | None = None) -> pl.DataFrame:
+    """The judge log of directory ``cache`` (default: the library's), as ``polars-rag judge-cache
+    log`` writes it: one row per cached reply, in the order they were stored (only prompt
+    ``template``'s when given), with ``key``, ``template``, ``template_hash``, ``model``,
+    ``base_url`` (credentials removed), ``sample``, ``messages`` (``list[struct{role,
+    content}]``: what the judge saw), ``reply`` (the validated JSON text), ``prompt_tokens``,
+    ``completion_tokens``, ``latency_ms`` and ``created`` (UTC). Never the API key. Replies
+    cached before the log was kept have null ``messages``, ``base_url`` and ``latency_ms``.
+
+    Example:
+        >>> import tempfile, polars_rag as pr
+        >>> pr.judge_log(tempfile.mkdtemp()).height  # an empty cache directory
+        0
+    """
+    from polars_rag._internal import judge_log as _judge_log
+
+    return _judge_log(None if cache is None else os.fspath(cache), template)
+
+
 class JudgeAgreement(NamedTuple):
     """What :func:`judge_agreement` returns."""
 

@@ -637,6 +637,21 @@ fn judge_cache(
     })
 }
 
+/// The judge log of a cache directory as a table (`polars-rag judge-cache log`).
+#[pyfunction]
+#[pyo3(signature = (directory, template))]
+fn judge_log(directory: Option<String>, template: Option<String>) -> PyResult<PyDataFrame> {
+    use polars_rag::engines::judge::default_cache_dir;
+    py_guarded("judge_log", move || {
+        let dir = directory
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(default_cache_dir);
+        let log = polars_rag::columnar::judged::judge_log_frame(&dir, template.as_deref())
+            .map_err(py_err_in("judge_log"))?;
+        Ok(PyDataFrame(log))
+    })
+}
+
 /// Runs the body of a Python function: a panic in the library (a defect) becomes a `ValueError`
 /// naming the function instead of pyo3's `PanicException`.
 fn py_guarded<T>(function: &'static str, call: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
@@ -974,6 +989,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(redact_url, m)?)?;
     m.add_function(wrap_pyfunction!(custom_judge_card, m)?)?;
     m.add_function(wrap_pyfunction!(judge_cache, m)?)?;
+    m.add_function(wrap_pyfunction!(judge_log, m)?)?;
     m.add_function(wrap_pyfunction!(embed_usage, m)?)?;
     m.add_function(wrap_pyfunction!(embed_signature, m)?)?;
     m.add_function(wrap_pyfunction!(embed_defaults, m)?)?;

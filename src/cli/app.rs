@@ -83,6 +83,26 @@ fn judge_eval(args: JudgeEvalArgs) -> Result<(), String> {
 fn judge_cache(args: JudgeCacheArgs) -> Result<(), String> {
     use crate::engines::judge::{cache, default_cache_dir};
     let dir = args.dir.unwrap_or_else(default_cache_dir);
+    if args.action == "log" {
+        let out = args.out.unwrap_or_else(|| "judge-log.parquet".into());
+        let mut log = crate::columnar::judged::judge_log_frame(&dir, args.template.as_deref())
+            .map_err(|e| e.to_string())?;
+        crate::job::compare::create_parent(&out).map_err(|e| e.to_string())?;
+        use polars::prelude::{ParquetWriter, PolarsResult};
+        let mut write = || -> PolarsResult<()> {
+            let mut file = crate::atomic::AtomicFile::create(&out)?;
+            ParquetWriter::new(file.file()?).finish(&mut log)?;
+            file.commit()?;
+            Ok(())
+        };
+        write().map_err(|e| e.to_string())?;
+        return emit(&format!(
+            "wrote {} logged calls of {} to {}\n",
+            log.height(),
+            dir.join(cache::CACHE_FILE).display(),
+            out.display()
+        ));
+    }
     if args.action == "clear" {
         let removed =
             cache::clear_cache(&dir, args.template.as_deref()).map_err(|e| e.to_string())?;

@@ -71,7 +71,9 @@ pub(crate) enum Command {
     /// Check a golden dataset: spans inside their documents, stored span text equal to the
     /// corpus, unique ids, no empty ground truth. Exit status 1 when a problem is found.
     Validate(ValidateArgs),
-    /// The judge's reply cache: `stats` (entries per prompt and model, size) or `clear`.
+    /// The judge's reply cache: `stats` (entries per prompt and model, size), `clear`, or `log`
+    /// (every cached call as a Parquet row: prompt, model, server, messages, reply, tokens,
+    /// latency, time; never the API key).
     JudgeCache(JudgeCacheArgs),
     /// Carry the judge's replies and the embedding vectors between machines: `export FOLDER`
     /// writes consistent copies of both caches there, `merge FOLDER` adds the entries of such
@@ -101,15 +103,18 @@ pub(crate) struct JudgeEvalArgs {
 
 #[derive(clap::Args)]
 pub(crate) struct JudgeCacheArgs {
-    /// stats or clear.
-    #[arg(value_parser = ["stats", "clear"])]
+    /// stats, clear, or log (the judge log: every cached call as a Parquet row, --out).
+    #[arg(value_parser = ["stats", "clear", "log"])]
     pub(crate) action: String,
     /// The cache directory (default: the judge's default, see `polars-rag judge-cache stats`).
     #[arg(long)]
     pub(crate) dir: Option<PathBuf>,
-    /// With clear: only the replies of this prompt (template id), e.g. citation_support.
+    /// With clear or log: only the replies of this prompt (template id), e.g. citation_support.
     #[arg(long)]
     pub(crate) template: Option<String>,
+    /// With log: where the Parquet file goes (default: judge-log.parquet).
+    #[arg(long)]
+    pub(crate) out: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]

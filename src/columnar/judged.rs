@@ -834,3 +834,107 @@ pub fn custom_judge(inputs: &[Series], options: &CustomJudgeOptions) -> PolarsRe
     let valid: Vec<bool> = replies.iter().map(Option::is_some).collect();
     struct_series(metric, &fields, &valid)
 }
+
+/// The judge log of the cache in `directory` as a table, one row per cached reply in the order
+/// they were stored (only prompt `template`'s when given): `key`, `template`, `template_hash`,
+/// `model`, `base_url` (credentials redacted), `sample`, `messages`
+/// (`list[struct{role, content}]`: what the judge saw, a re-ask included), `reply` (the
+/// validated JSON text), `prompt_tokens`, `completion_tokens`, `latency_ms` and `created`
+/// (UTC). The columns of how a reply was obtained are null for replies cached before the log
+/// was kept. No API key is in any column.
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("polars-rag-doc-log-{}", std::process::id()));
+/// let log = polars_rag::columnar::judged::judge_log_frame(&dir, None).unwrap();
+/// assert_eq!(log.height(), 0); // no cache there yet
+/// assert_eq!(log.get_column_names()[..3], ["key", "template", "template_hash"]);
+/// ```
+pub fn judge_log_frame(
+    directory: &std::path::Path,
+    template: Option<&str>,
+) -> PolarsResult<DataFrame> {
+    use crate::engines::judge::cache::judge_log;
+    let rows = judge_log(directory, template).map_err(|e| polars_err!(ComputeError: "{e}"))?;
+    let text =
+        |name: &str, f: &dyn Fn(&crate::engines::judge::cache::LoggedCall) -> Option<String>| {
+            Series::new(name.into(), rows.iter().map(f).collect::<Vec<_>>()).into_column()
+        };
+    let message_fields = [
+        Field::new("role".into(), DataType::String),
+        Field::new("content".into(), DataType::String),
+    ];
+    let message_dtype = DataType::Struct(message_fields.to_vec());
+    let mut messages: Vec<Option<Series>> = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let Some(call) = &row.call else {
+            messages.push(None);
+            continue;
+        };
+        let parsed: Vec<serde_json::Value> = serde_json::from_str(&call.messages)
+            .map_err(|e| polars_err!(ComputeError: "judge log: the messages of cached reply {} are not JSON: {e}", row.key))?;
+        let field = |name: &str| {
+            Series::new(
+                name.into(),
+                parsed
+                    .iter()
+                    .map(|m| m.get(name).and_then(|v| v.as_str()).map(String::from))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let list = StructChunked::from_series(
+            "".into(),
+            parsed.len(),
+            [field("role"), field("content")].iter(),
+        )?;
+        messages.push(Some(list.into_series()));
+    }
+    let mut messages_column = ListChunked::from_iter(messages).into_series();
+    messages_column.rename("messages".into());
+    if rows.is_empty() {
+        messages_column =
+            Series::new_empty("messages".into(), &DataType::List(Box::new(message_dtype)));
+    }
+    let created: Series = Series::new(
+        "created".into(),
+        rows.iter()
+            .map(|r| (r.created * 1e6).round() as i64)
+            .collect::<Vec<_>>(),
+    )
+    .cast(&DataType::Datetime(TimeUnit::Microseconds, None))?;
+    DataFrame::new_infer_height(vec![
+        text("key", &|r| Some(r.key.clone())),
+        text("template", &|r| Some(r.template.clone())),
+        text("template_hash", &|r| {
+            r.call.as_ref().map(|c| c.template_hash.clone())
+        }),
+        text("model", &|r| Some(r.model.clone())),
+        text("base_url", &|r| r.call.as_ref().map(|c| c.base_url.clone())),
+        Series::new(
+            "sample".into(),
+            rows.iter()
+                .map(|r| r.call.as_ref().map(|c| c.sample))
+                .collect::<Vec<_>>(),
+        )
+        .into_column(),
+        messages_column.into_column(),
+        text("reply", &|r| Some(r.reply.clone())),
+        Series::new(
+            "prompt_tokens".into(),
+            rows.iter().map(|r| r.prompt_tokens).collect::<Vec<_>>(),
+        )
+        .into_column(),
+        Series::new(
+            "completion_tokens".into(),
+            rows.iter().map(|r| r.completion_tokens).collect::<Vec<_>>(),
+        )
+        .into_column(),
+        Series::new(
+            "latency_ms".into(),
+            rows.iter()
+                .map(|r| r.call.as_ref().map(|c| c.latency_ms))
+                .collect::<Vec<_>>(),
+        )
+        .into_column(),
+        created.into_column(),
+    ])
+}

@@ -98,6 +98,19 @@ pub(crate) fn snapshot_store(
     Ok(true)
 }
 
+/// Whether the store at `path` has a table `table` (read-only: the file is not changed).
+pub(crate) fn has_table(path: &Path, table: &str) -> rusqlite::Result<bool> {
+    let connection = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    connection
+        .query_row(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1",
+            [table],
+            |_| Ok(()),
+        )
+        .optional()
+        .map(|found| found.is_some())
+}
+
 /// What a merge did: rows added, and rows of the source refused because a column held a value
 /// of the wrong type (a later run could not read them).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use polars_rag::engines::embed::cache::{vector_key, CachedVector, VectorCache};
-use polars_rag::engines::judge::cache::{cache_stats, CachedReply, ReplyCache};
+use polars_rag::engines::judge::cache::{
+    cache_stats, judge_log, CachedReply, CallRecord, ReplyCache,
+};
 
 fn scratch(tag: &str) -> PathBuf {
     common::scratch_dir(&format!("cache-{tag}"))
@@ -45,11 +47,22 @@ fn node_caches_exported_and_merged_into_the_driver() {
     // Node a judged k1 and k2 and embedded one text; node b judged k2 (the same reply) and k3.
     {
         let a = ReplyCache::open(&node_a.join("judge")).unwrap();
-        a.put("k1", "citation_support", "m", &reply("one")).unwrap();
-        a.put("k2", "citation_support", "m", &reply("two")).unwrap();
+        let call = CallRecord {
+            template_hash: "abc123abc123".into(),
+            base_url: "http://127.0.0.1:9/v1".into(),
+            sample: 0,
+            messages: r#"[{"role":"user","content":"is it?"}]"#.into(),
+            latency_ms: 12.5,
+        };
+        a.put("k1", "citation_support", "m", &reply("one"), Some(&call))
+            .unwrap();
+        a.put("k2", "citation_support", "m", &reply("two"), None)
+            .unwrap();
         let b = ReplyCache::open(&node_b.join("judge")).unwrap();
-        b.put("k2", "citation_support", "m", &reply("two")).unwrap();
-        b.put("k3", "answer_match", "m", &reply("three")).unwrap();
+        b.put("k2", "citation_support", "m", &reply("two"), None)
+            .unwrap();
+        b.put("k3", "answer_match", "m", &reply("three"), None)
+            .unwrap();
         let vectors = VectorCache::open(&node_a.join("embed")).unwrap();
         let value = CachedVector {
             vector: vec![0.5, -0.25],
@@ -90,6 +103,14 @@ fn node_caches_exported_and_merged_into_the_driver() {
         ]
     );
     assert_eq!(cache_stats(&driver.join("judge")).unwrap().entries, 3);
+    // The judge log travels with the replies: k1's call was recorded on node a.
+    let log = judge_log(&driver.join("judge"), None).unwrap();
+    let logged: Vec<(&str, Option<f64>)> = log
+        .iter()
+        .map(|row| (row.key.as_str(), row.call.as_ref().map(|c| c.latency_ms)))
+        .collect();
+    assert_eq!(logged.len(), 3);
+    assert!(logged.contains(&("k1", Some(12.5))) && logged.contains(&("k3", None)));
     let vectors = VectorCache::open(&driver.join("embed")).unwrap();
     assert_eq!(
         vectors.get_many(&[vector_key("model", "text")]).unwrap()[0]

@@ -113,6 +113,87 @@ fn the_api_key_reaches_no_file_and_no_output_and_the_cache_commands_work() {
     );
     assert!(!contains(stdout.as_bytes(), KEY), "{stdout}");
     assert!(!contains(stderr.as_bytes(), KEY), "{stderr}");
+
+    // The judge log: one row per cached reply with what the judge saw and said (its file is
+    // among those searched for the key below).
+    let log_path = dir.join("audit/judge-log.parquet");
+    let (ok, shown, stderr) = common::cli::run(&[
+        "judge-cache",
+        "log",
+        "--dir",
+        cache.to_str().unwrap(),
+        "--out",
+        log_path.to_str().unwrap(),
+    ]);
+    assert!(
+        ok && shown.starts_with("wrote 2 logged calls"),
+        "{shown}{stderr}"
+    );
+    let log = common::cli::read_parquet(&log_path);
+    assert_eq!(
+        log.get_column_names(),
+        [
+            "key",
+            "template",
+            "template_hash",
+            "model",
+            "base_url",
+            "sample",
+            "messages",
+            "reply",
+            "prompt_tokens",
+            "completion_tokens",
+            "latency_ms",
+            "created"
+        ]
+    );
+    assert_eq!(log.height(), 2);
+    let texts = |name: &str| -> Vec<String> {
+        log.column(name)
+            .unwrap()
+            .str()
+            .unwrap()
+            .iter()
+            .map(|v| v.unwrap().to_string())
+            .collect()
+    };
+    assert!(texts("template").iter().all(|t| t == "citation_support"));
+    assert!(texts("model").iter().all(|m| m == "fake-judge"));
+    assert!(texts("base_url").iter().all(|u| *u == server.base_url));
+    assert!(texts("template_hash").iter().all(|h| h.len() == 12));
+    for reply in texts("reply") {
+        let value: serde_json::Value = serde_json::from_str(&reply).unwrap();
+        assert!(value.get("verdict").is_some(), "{reply}");
+    }
+    // The messages: the card's system prompt, then the user message naming the claim.
+    let messages = log.column("messages").unwrap().list().unwrap().clone();
+    let mut claims_seen = Vec::new();
+    for row in messages.amortized_iter() {
+        let row = row.unwrap();
+        let fields = row.as_ref().struct_().unwrap();
+        assert!(fields.len() >= 2);
+        let role = fields.field_by_name("role").unwrap();
+        let content = fields.field_by_name("content").unwrap();
+        assert_eq!(role.str().unwrap().get(0), Some("system"));
+        assert_eq!(role.str().unwrap().get(1), Some("user"));
+        let user = content.str().unwrap().get(1).unwrap().to_string();
+        // The claim as a JSON string value (the span also starts "Paris is the capital").
+        claims_seen.extend(
+            ["Paris is the capital", "Berlin is the capital"]
+                .into_iter()
+                .filter(|c| user.contains(&format!("\"{c}\""))),
+        );
+    }
+    claims_seen.sort();
+    assert_eq!(
+        claims_seen,
+        ["Berlin is the capital", "Paris is the capital"]
+    );
+    assert!(common::cli::f64_values(&log, "latency_ms")
+        .iter()
+        .all(|l| l.is_some_and(|l| l >= 0.0)));
+    assert_eq!(log.column("created").unwrap().null_count(), 0);
+
     let written = files_below(&dir);
     assert!(written
         .iter()
@@ -147,6 +228,16 @@ fn the_api_key_reaches_no_file_and_no_output_and_the_cache_commands_work() {
         stats(&["clear", "--template", "citation_support"]).starts_with("removed 2 cached replies")
     );
     assert!(stats(&["stats"]).contains(": 0 cached replies"));
+    // The log of the removed replies went with them.
+    let (ok, shown, _) = common::cli::run(&[
+        "judge-cache",
+        "log",
+        "--dir",
+        cache.to_str().unwrap(),
+        "--out",
+        log_path.to_str().unwrap(),
+    ]);
+    assert!(ok && shown.starts_with("wrote 0 logged calls"), "{shown}");
     std::fs::remove_dir_all(&dir).ok();
 }
 

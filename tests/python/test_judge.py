@@ -54,7 +54,16 @@ def test_citation_support_is_cached_and_identical_on_a_rerun(server, tmp_path):
     assert row["retries"] == 1 and row["cache_hits"] >= 3
     stats = pr.judge_cache_stats(tmp_path)
     assert stats["entries"] == 3
+    # The judge log: what the judge saw and said for each cached reply.
+    log = pr.judge_log(tmp_path)
+    assert log.height == 3 and set(log["template"]) == {"citation_support"}
+    assert set(log["base_url"]) == {server.base_url} and set(log["model"]) == {"fake"}
+    users = [m[1]["content"] for m in log["messages"].to_list()]
+    assert sorted('"The tunnel opened"' in u for u in users) == [False, False, True]
+    assert log["latency_ms"].min() >= 0 and log["created"].null_count() == 0
+    assert pr.judge_log(tmp_path, template="answer_match").height == 0
     assert pr.judge_cache_clear(tmp_path) == 3
+    assert pr.judge_log(tmp_path).height == 0
 
 
 def test_lazy_streaming_namespace_and_group_by(server):

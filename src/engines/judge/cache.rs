@@ -35,6 +35,8 @@ fn sqlite_error(path: &Path, e: impl std::fmt::Display) -> crate::Error {
     store_error("judge cache", path, e)
 }
 
+/// `replies`: what the cache serves. `calls`: what each reply was asked with, for the judge log
+/// (a table of its own, so a cache written before it existed still serves and merges).
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS replies (
              key TEXT PRIMARY KEY,
              template TEXT NOT NULL,
@@ -43,7 +45,55 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS replies (
              prompt_tokens INTEGER NOT NULL,
              completion_tokens INTEGER NOT NULL,
              created REAL NOT NULL
+         ) WITHOUT ROWID;
+         CREATE TABLE IF NOT EXISTS calls (
+             key TEXT PRIMARY KEY,
+             template_hash TEXT NOT NULL,
+             base_url TEXT NOT NULL,
+             sample INTEGER NOT NULL,
+             messages TEXT NOT NULL,
+             latency_ms REAL NOT NULL
          ) WITHOUT ROWID;";
+
+/// How a cached reply was obtained: the request's prompt version, the server (its URL with any
+/// credentials removed), the sample number, the messages sent (a JSON array of `{role,
+/// content}`, a re-ask included) and the time from the first request to the valid reply. Never
+/// the API key, which is not part of any of these.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallRecord {
+    /// The prompt's hash (`JudgeTemplate::prompt_hash`).
+    pub template_hash: String,
+    /// The server's base URL, credentials redacted.
+    pub base_url: String,
+    /// The sample number of a repeated judgement (0 for the first).
+    pub sample: u32,
+    /// The messages sent, as a JSON array of `{"role", "content"}` objects.
+    pub messages: String,
+    /// Milliseconds from the first request to the valid reply (retries and a re-ask included).
+    pub latency_ms: f64,
+}
+
+/// One row of the judge log: a cached reply, and how it was obtained when the cache recorded
+/// it (`None` for replies cached before calls were recorded).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoggedCall {
+    /// The cache key (a hash of everything that determines the reply).
+    pub key: String,
+    /// The prompt's id.
+    pub template: String,
+    /// The model.
+    pub model: String,
+    /// The validated reply, as JSON text.
+    pub reply: String,
+    /// Prompt tokens spent.
+    pub prompt_tokens: u64,
+    /// Completion tokens spent.
+    pub completion_tokens: u64,
+    /// When the reply was stored (seconds since the Unix epoch).
+    pub created: f64,
+    /// How it was obtained.
+    pub call: Option<CallRecord>,
+}
 
 fn open_connection(path: &Path) -> crate::Result<Connection> {
     open_store("judge cache", path, SCHEMA)
@@ -64,13 +114,15 @@ pub fn export_cache(directory: &Path, to: &Path) -> crate::Result<bool> {
 /// the cache in `directory` lacks; returns how many were added, and how many
 /// were refused for a value of the wrong type.
 pub fn merge_cache(directory: &Path, from: &Path) -> crate::Result<crate::engines::Merged> {
-    crate::engines::sqlite::merge_store(
-        "judge cache",
-        &directory.join(CACHE_FILE),
-        SCHEMA,
-        &from.join(CACHE_FILE),
-        "replies",
-    )
+    let (into, source) = (directory.join(CACHE_FILE), from.join(CACHE_FILE));
+    let merged =
+        crate::engines::sqlite::merge_store("judge cache", &into, SCHEMA, &source, "replies")?;
+    // The calls of the replies, when the copy recorded them (a copy from before the log has no
+    // `calls` table: its replies merge all the same).
+    if crate::engines::sqlite::has_table(&source, "calls").map_err(|e| sqlite_error(&source, e))? {
+        crate::engines::sqlite::merge_store("judge cache", &into, SCHEMA, &source, "calls")?;
+    }
+    Ok(merged)
 }
 
 impl ReplyCache {
@@ -167,27 +219,30 @@ impl ReplyCache {
         Ok(found)
     }
 
-    /// Stores a validated reply.
+    /// Stores a validated reply, with how it was obtained when `call` is given (in one
+    /// transaction: the log never names a reply the cache lacks).
     pub fn put(
         &self,
         key: &str,
         template: &str,
         model: &str,
         reply: &CachedReply,
+        call: Option<&CallRecord>,
     ) -> crate::Result<()> {
-        let connection = self.connection.lock().unwrap_or_else(|p| p.into_inner());
+        let mut connection = self.connection.lock().unwrap_or_else(|p| p.into_inner());
         let created = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs_f64())
             .unwrap_or(0.0);
-        connection
-            .prepare_cached(
-                "INSERT OR REPLACE INTO replies
-                 (key, template, model, reply, prompt_tokens, completion_tokens, created)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            )
-            .and_then(|mut statement| {
-                statement.execute(params![
+        let written = (|| -> rusqlite::Result<()> {
+            let transaction = connection.transaction()?;
+            transaction
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO replies
+                     (key, template, model, reply, prompt_tokens, completion_tokens, created)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                )?
+                .execute(params![
                     key,
                     template,
                     model,
@@ -195,10 +250,26 @@ impl ReplyCache {
                     reply.prompt_tokens as i64,
                     reply.completion_tokens as i64,
                     created
-                ])
-            })
-            .map_err(|e| sqlite_error(&self.path, e))?;
-        Ok(())
+                ])?;
+            if let Some(call) = call {
+                transaction
+                    .prepare_cached(
+                        "INSERT OR REPLACE INTO calls
+                         (key, template_hash, base_url, sample, messages, latency_ms)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    )?
+                    .execute(params![
+                        key,
+                        call.template_hash,
+                        call.base_url,
+                        call.sample,
+                        call.messages,
+                        call.latency_ms
+                    ])?;
+            }
+            transaction.commit()
+        })();
+        written.map_err(|e| sqlite_error(&self.path, e))
     }
 }
 
@@ -247,6 +318,52 @@ pub fn cache_stats(directory: &Path) -> crate::Result<CacheStats> {
     })
 }
 
+/// The judge log of the cache in `directory`: every cached reply with how it was obtained, in
+/// the order they were stored; only those of prompt `template` when given. Empty when the
+/// directory has no cache.
+pub fn judge_log(directory: &Path, template: Option<&str>) -> crate::Result<Vec<LoggedCall>> {
+    let path = directory.join(CACHE_FILE);
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let connection = open_connection(&path)?;
+    let mut statement = connection
+        .prepare(
+            "SELECT r.key, r.template, r.model, r.reply, r.prompt_tokens, r.completion_tokens,
+                    r.created, c.template_hash, c.base_url, c.sample, c.messages, c.latency_ms
+             FROM replies r LEFT JOIN calls c ON c.key = r.key
+             WHERE ?1 IS NULL OR r.template = ?1
+             ORDER BY r.created, r.key",
+        )
+        .map_err(|e| sqlite_error(&path, e))?;
+    let rows = statement
+        .query_map(params![template], |row| {
+            let call = match row.get::<_, Option<String>>(7)? {
+                Some(template_hash) => Some(CallRecord {
+                    template_hash,
+                    base_url: row.get(8)?,
+                    sample: row.get::<_, i64>(9)?.clamp(0, u32::MAX as i64) as u32,
+                    messages: row.get(10)?,
+                    latency_ms: row.get(11)?,
+                }),
+                None => None,
+            };
+            Ok(LoggedCall {
+                key: row.get(0)?,
+                template: row.get(1)?,
+                model: row.get(2)?,
+                reply: row.get(3)?,
+                prompt_tokens: row.get::<_, i64>(4)?.max(0) as u64,
+                completion_tokens: row.get::<_, i64>(5)?.max(0) as u64,
+                created: row.get(6)?,
+                call,
+            })
+        })
+        .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| sqlite_error(&path, e))?;
+    Ok(rows)
+}
+
 /// Removes cached replies from the cache in `directory`: all of them, or those of one template
 /// id. Returns how many were removed.
 pub fn clear_cache(directory: &Path, template: Option<&str>) -> crate::Result<u64> {
@@ -260,6 +377,13 @@ pub fn clear_cache(directory: &Path, template: Option<&str>) -> crate::Result<u6
         None => connection.execute("DELETE FROM replies", []),
     }
     .map_err(|e| sqlite_error(&path, e))?;
+    // The log of a removed reply goes with it.
+    connection
+        .execute(
+            "DELETE FROM calls WHERE key NOT IN (SELECT key FROM replies)",
+            [],
+        )
+        .map_err(|e| sqlite_error(&path, e))?;
     connection
         .execute_batch("PRAGMA wal_checkpoint(TRUNCATE); VACUUM;")
         .map_err(|e| sqlite_error(&path, e))?;

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use super::cache::{CachedReply, ReplyCache};
+use super::cache::{CachedReply, CallRecord, ReplyCache};
 use super::logprobs::{self, TokenChoice, SCORE_CANDIDATES};
 use super::schema::validate;
 use super::template::{as_judged, JudgeTemplate, Message};
@@ -488,6 +488,7 @@ impl Judge {
         sample: u32,
     ) -> (Result<Value, Failure>, Spent) {
         let mut spent = Spent::default();
+        let asked = Instant::now();
         let mut messages: Vec<Message> =
             vec![("system", system.to_string()), ("user", user.to_string())];
         let mut outcome = Err(Failure::Row(String::new()));
@@ -531,7 +532,21 @@ impl Judge {
                 prompt_tokens: spent.prompt_tokens,
                 completion_tokens: spent.completion_tokens,
             };
-            if let Err(e) = cache.put(key, &template.id, &self.resolved.model, &reply) {
+            let call = CallRecord {
+                template_hash: template.prompt_hash(),
+                base_url: crate::engines::redact_url(&self.resolved.base_url),
+                sample,
+                messages: Value::Array(
+                    messages
+                        .iter()
+                        .map(|(role, content)| json!({"role": role, "content": content}))
+                        .collect(),
+                )
+                .to_string(),
+                latency_ms: asked.elapsed().as_secs_f64() * 1000.0,
+            };
+            if let Err(e) = cache.put(key, &template.id, &self.resolved.model, &reply, Some(&call))
+            {
                 // The judgement stands; only the cache write failed. It is counted in the usage
                 // (`cache_write_failures`) and said once on stderr: a re-run will ask again.
                 spent.cache_write_failures += 1;

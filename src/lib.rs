@@ -40,6 +40,8 @@ pub mod metrics;
 pub mod registry;
 pub mod settings;
 pub mod text;
+#[cfg(feature = "xlsx")]
+pub mod workbook;
 
 #[cfg(feature = "polars")]
 pub mod columnar;

@@ -80,6 +80,7 @@ from polars_rag._compare import (
     calibrate,
     compare,
     compare_defaults,
+    sample_for_labelling,
     summary,
 )
 from polars_rag._embed import (
@@ -254,6 +255,7 @@ __all__ = [
     "r_precision",
     "recall_at_k",
     "rouge",
+    "sample_for_labelling",
     "score",
     "semantic_similarity",
     "signature",

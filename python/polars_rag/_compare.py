@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from functools import cache
 from typing import Any, Literal, NamedTuple
 
@@ -156,10 +157,22 @@ class Calibration(NamedTuple):
     confusion: pl.DataFrame
 
 
+def _labels_frame(labels: FrameLike | str | os.PathLike[str]) -> pl.DataFrame:
+    """A labels table given as a frame, or as the path of a workbook (.xlsx) or Parquet file."""
+    if isinstance(labels, (str, os.PathLike)):
+        path = os.fspath(labels)
+        if path.lower().endswith(".xlsx"):
+            from polars_rag._internal import read_workbook
+
+            return read_workbook(path)
+        return pl.read_parquet(path)
+    return _frame(labels)
+
+
 @_names_its_errors
 def calibrate(
     scores: FrameLike | dict[str, FrameLike],
-    labels: FrameLike,
+    labels: FrameLike | str | os.PathLike[str],
     *,
     id: str = "query_id",
     by: str | None = None,
@@ -177,8 +190,9 @@ def calibrate(
     numbers, as scipy and scikit-learn compute them), the judge-only and labels-only means, the
     prediction-powered estimate of the mean over all items with its interval (as
     :func:`ppi_mean`, ``alpha``, ``alternative`` and ``lam`` as there) and how many more labels
-    would halve that interval. ``scores`` is one table or ``{name: table}``. ``labels`` may be
-    another judge's scores table: then the figures measure judge drift.
+    would halve that interval. ``scores`` is one table or ``{name: table}``. ``labels`` is a
+    frame, or the path of a filled-in :func:`sample_for_labelling` workbook (``.xlsx``) or a
+    Parquet file; it may be another judge's scores table: then the figures measure judge drift.
 
     Example:
         >>> import polars as pl, polars_rag as pr
@@ -194,7 +208,7 @@ def calibrate(
     runs = scores.items() if isinstance(scores, dict) else [("scores", scores)]
     table, confusion = _calibrate(
         [(str(name), _frame(frame)) for name, frame in runs],
-        _frame(labels),
+        _labels_frame(labels),
         id,
         by,
         _as_float("calibrate", "alpha", alpha),
@@ -202,3 +216,47 @@ def calibrate(
         None if lam is None else _as_float("calibrate", "lam", lam),
     )
     return Calibration(table, confusion)
+
+
+@_names_its_errors
+def sample_for_labelling(
+    scores: FrameLike,
+    n: int = 100,
+    *,
+    id: str = "query_id",
+    by: str | None = None,
+    values: list[str] | None = None,
+    seed: int = 12345,
+    min_per_stratum: int = 0,
+    xlsx: str | os.PathLike[str] | None = None,
+) -> pl.DataFrame:
+    """The items of a scores table to give people to label, as ``polars-rag sample``: ``n``
+    rows picked at random (the same ``seed``, the same rows), stratified by ``by`` and by the
+    judge's verdict on the first of ``values`` (default: every judged value a person would label,
+    such as ``faithfulness.score``, ``g_eval.raw_score``, ``citation_support.verdict``), in
+    proportion to the strata's sizes so that the labels stay a representative sample (what
+    :func:`calibrate`'s PPI estimates assume; ``min_per_stratum`` > 0 trades that for rare
+    verdicts). Columns: the keys, the segment, the scores table's texts, one empty column per
+    value and an empty ``comment``; never the judge's values. With ``xlsx``, also written there
+    as a workbook to fill in; :func:`calibrate` reads it back.
+
+    Example:
+        >>> import polars as pl, polars_rag as pr
+        >>> scores = pl.DataFrame({"query_id": [f"q{i}" for i in range(10)], "answer": ["..."] * 10,
+        ...                        "faithfulness": [{"score": float(i % 2)} for i in range(10)]})
+        >>> sheet = pr.sample_for_labelling(scores, 4, seed=1)
+        >>> sheet.columns, sheet.height
+        (['query_id', 'answer', 'faithfulness.score', 'comment'], 4)
+    """
+    from polars_rag._internal import labelling_sheet
+
+    return labelling_sheet(
+        _frame(scores),
+        _as_int("sample_for_labelling", "n", n),
+        id,
+        by,
+        None if values is None else [str(v) for v in values],
+        _as_int("sample_for_labelling", "seed", seed),
+        _as_int("sample_for_labelling", "min_per_stratum", min_per_stratum),
+        None if xlsx is None else os.fspath(xlsx),
+    )

@@ -931,6 +931,60 @@ fn calibrate_tables(
     })
 }
 
+/// The items of a scores table to label (`polars-rag sample`): the sheet, and the workbook
+/// written at `xlsx` when given.
+#[pyfunction]
+#[pyo3(signature = (scores, n, id, by, values, seed, min_per_stratum, xlsx))]
+#[allow(clippy::too_many_arguments)]
+fn labelling_sheet(
+    scores: PyDataFrame,
+    n: usize,
+    id: &str,
+    by: Option<&str>,
+    values: Option<Vec<String>>,
+    seed: u64,
+    min_per_stratum: usize,
+    xlsx: Option<String>,
+) -> PyResult<PyDataFrame> {
+    use polars_rag::compare::labelling;
+    py_guarded("sample_for_labelling", move || {
+        let options = labelling::LabelSampleOptions {
+            n,
+            seed,
+            min_per_stratum,
+        };
+        let sheet = labelling::labelling_sheet(
+            &readable("sample_for_labelling", &scores.0)?,
+            id,
+            by,
+            values.as_deref(),
+            &options,
+        )
+        .map_err(py_err_in("sample_for_labelling"))?;
+        if let Some(path) = xlsx {
+            polars_rag::columnar::sheets::write_frame(
+                &sheet.frame,
+                std::path::Path::new(&path),
+                "Labels",
+                "sample_for_labelling",
+            )
+            .map_err(py_err_in("sample_for_labelling"))?;
+        }
+        Ok(PyDataFrame(sheet.frame))
+    })
+}
+
+/// The first sheet of an `.xlsx` workbook as a frame (a filled-in labelling sheet).
+#[pyfunction]
+fn read_workbook(path: String) -> PyResult<PyDataFrame> {
+    py_guarded("calibrate", move || {
+        let frame =
+            polars_rag::columnar::sheets::read_frame(std::path::Path::new(&path), "calibrate")
+                .map_err(py_err_in("calibrate"))?;
+        Ok(PyDataFrame(frame))
+    })
+}
+
 /// The `polars-rag` command line, run in this process on `argv` (program name first, as
 /// `sys.argv`): the same parser and jobs as the cargo-built binary. Returns the exit status.
 /// The GIL is released while it runs (a job may take hours, and other Python threads, such as
@@ -973,6 +1027,8 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compare_tables, m)?)?;
     m.add_function(wrap_pyfunction!(summarize_table, m)?)?;
     m.add_function(wrap_pyfunction!(calibrate_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(labelling_sheet, m)?)?;
+    m.add_function(wrap_pyfunction!(read_workbook, m)?)?;
     m.add_function(wrap_pyfunction!(metric_ids, m)?)?;
     m.add_function(wrap_pyfunction!(metric_catalogue, m)?)?;
     m.add_function(wrap_pyfunction!(validate_golden, m)?)?;

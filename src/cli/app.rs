@@ -404,6 +404,23 @@ where
                 .map_err(|e| e.to_string())
                 .and_then(|text| emit(&text))
         }
+        Some(Command::Sample(args)) => {
+            let job = crate::job::sample::SampleJob {
+                scores: args.scores,
+                id: args.id_col,
+                by: args.by,
+                values: args.values,
+                options: crate::compare::labelling::LabelSampleOptions {
+                    n: args.n,
+                    seed: args.seed,
+                    min_per_stratum: args.min_per_stratum,
+                },
+                out: args.out,
+            };
+            crate::job::sample::run(&job)
+                .map_err(|e| e.to_string())
+                .and_then(|text| emit(&text))
+        }
         Some(Command::Validate(args)) => {
             let job = ValidateJob {
                 golden: args.golden,

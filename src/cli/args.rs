@@ -29,7 +29,9 @@ Examples:
                                                where each quote is in the corpus (Parquet, xlsx, stats CSV)
   polars-rag compare --baseline a.scores.parquet --candidate b.scores.parquet --html report.html
   polars-rag summary a.scores.parquet --by segment
-  polars-rag calibrate a.scores.parquet --labels labels.parquet
+  polars-rag sample a.scores.parquet --n 100 --out labels
+                                               items to label by hand (labels.xlsx, labels.parquet)
+  polars-rag calibrate a.scores.parquet --labels labels.xlsx
                                                how far the judge agrees with labels; PPI estimates
   polars-rag metrics                           list the metric ids";
 
@@ -64,6 +66,10 @@ pub(crate) enum Command {
     /// labels would halve that interval. Labels from another judge's scores table measure drift.
     #[command(after_help = CALIBRATE_EXAMPLES)]
     Calibrate(CalibrateArgs),
+    /// The items of a scores table to give people to label: a reproducible sample stratified by
+    /// segment and by the judge's verdict, written as OUT.xlsx and OUT.parquet with empty label
+    /// columns and without the judge's values; calibrate --labels reads the filled file back.
+    Sample(SampleArgs),
     /// Locate quotes in a corpus: file and code-point offsets of each quote, BM25 score and
     /// ratio, match ratio, found or not; writes located.parquet, quote_verification.xlsx and
     /// stats.csv.
@@ -230,7 +236,8 @@ pub(crate) struct CalibrateArgs {
     /// Scores tables (as `polars-rag score` writes them), one or more.
     #[arg(required = true)]
     pub(crate) scores: Vec<PathBuf>,
-    /// The labels (Parquet): the id column and one column per labelled value, named as compare
+    /// The labels (Parquet, or .xlsx as `sample` writes it): the id column and one column per
+    /// labelled value, named as compare
     /// names it (faithfulness.score, citation_support.verdict; or the metric's id when it has one
     /// value), null where an item is unlabelled; or another judge's scores table.
     #[arg(long)]
@@ -254,6 +261,36 @@ pub(crate) struct CalibrateArgs {
     /// (NAME.confusion.parquet).
     #[arg(long)]
     pub(crate) out: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct SampleArgs {
+    /// The scores table (as `polars-rag score` writes it).
+    pub(crate) scores: PathBuf,
+    /// Items to pick.
+    #[arg(long, default_value_t = 100)]
+    pub(crate) n: usize,
+    /// Row key column.
+    #[arg(long, default_value = "query_id")]
+    pub(crate) id_col: String,
+    /// Stratify by this column as well as by the judge's verdict.
+    #[arg(long)]
+    pub(crate) by: Option<String>,
+    /// The values to label, comma-separated (default: every judged value a person would label,
+    /// e.g. faithfulness.score, g_eval.raw_score, citation_support.verdict); the sample is
+    /// stratified by the first one's verdict.
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) values: Option<Vec<String>>,
+    /// The seed: the same seed and table pick the same items.
+    #[arg(long, default_value_t = 12345)]
+    pub(crate) seed: u64,
+    /// Items every stratum gets at least (breaks the proportional sample the PPI estimates
+    /// assume; the agreement figures do not need it).
+    #[arg(long, default_value_t = 0)]
+    pub(crate) min_per_stratum: usize,
+    /// Where the sheet goes: OUT.xlsx and OUT.parquet.
+    #[arg(long, default_value = "labels")]
+    pub(crate) out: PathBuf,
 }
 
 #[derive(clap::Args)]

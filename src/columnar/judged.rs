@@ -660,47 +660,11 @@ pub fn citation_review(frame: &DataFrame, support: &str) -> PolarsResult<DataFra
     DataFrame::new(order.len(), columns)
 }
 
-/// Writes a review table (see [`citation_review`]) as an `.xlsx` workbook, atomically: numbers
-/// as numbers, everything else as text.
+/// Writes a review table (see [`citation_review`]) as an `.xlsx` workbook (sheet "Review"),
+/// atomically: numbers as numbers, everything else as text.
 #[cfg(feature = "xlsx")]
 pub fn write_citation_review(review: &DataFrame, path: &std::path::Path) -> PolarsResult<()> {
-    use crate::metrics::judged::review::{write_workbook, Cell};
-    let headers: Vec<&str> = review
-        .get_column_names()
-        .iter()
-        .map(|n| n.as_str())
-        .collect();
-    let as_text: Vec<Option<StringChunked>> = review
-        .columns()
-        .iter()
-        .map(|c| {
-            (!c.dtype().is_primitive_numeric())
-                .then(|| c.cast(&DataType::String).and_then(|s| s.str().cloned()))
-                .transpose()
-        })
-        .collect::<PolarsResult<_>>()?;
-    let as_number: Vec<Option<Float64Chunked>> = review
-        .columns()
-        .iter()
-        .map(|c| {
-            c.dtype()
-                .is_primitive_numeric()
-                .then(|| c.cast(&DataType::Float64).and_then(|s| s.f64().cloned()))
-                .transpose()
-        })
-        .collect::<PolarsResult<_>>()?;
-    let rows: Vec<Vec<Cell<'_>>> = (0..review.height())
-        .map(|i| {
-            (0..headers.len())
-                .map(|c| match (&as_text[c], &as_number[c]) {
-                    (Some(text), _) => Cell::Text(text.get(i)),
-                    (_, Some(number)) => Cell::Number(number.get(i)),
-                    _ => Cell::Text(None),
-                })
-                .collect()
-        })
-        .collect();
-    Ok(write_workbook(path, &headers, &rows)?)
+    super::sheets::write_frame(review, path, "Review", "citation_review")
 }
 
 /// The column type of a custom judge's reply field.

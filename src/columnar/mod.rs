@@ -29,3 +29,5 @@ pub mod judged;
 pub mod judged_rag;
 pub mod locate;
 pub mod retrieval;
+#[cfg(feature = "xlsx")]
+pub mod sheets;

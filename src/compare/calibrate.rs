@@ -241,6 +241,46 @@ fn judged_values(df: &DataFrame) -> PolarsResult<Vec<(String, String, String, Va
     Ok(out)
 }
 
+/// The judged values of a scores table a person would label, named as [`calibrate_tables`]
+/// reads them: a metric's verdict (`citation_support.verdict`) or raw grade
+/// (`g_eval.raw_score`) where it has one, else its values; a judge card's fields.
+pub fn labelled_value_names(df: &DataFrame) -> PolarsResult<Vec<String>> {
+    let values = judged_values(df)?;
+    let by_person = |owner: &str| {
+        values
+            .iter()
+            .any(|(_, o, path, _)| o == owner && (path == "verdict" || path == "raw_score"))
+    };
+    Ok(values
+        .iter()
+        .filter(|(_, owner, path, _)| path == "verdict" || path == "raw_score" || !by_person(owner))
+        .map(|(name, ..)| name.clone())
+        .collect())
+}
+
+/// The verdicts or values of judged value `name` in a scores table, as text (`None`: the judge
+/// gave none); `None` when the table has no such value.
+pub fn judged_value_texts(df: &DataFrame, name: &str) -> PolarsResult<Option<Vec<Option<String>>>> {
+    Ok(judged_values(df)?
+        .into_iter()
+        .find(|(n, ..)| n == name)
+        .map(|(_, _, _, values)| match values {
+            Values::Verdicts(v) => v,
+            Values::Numbers(v) => v.into_iter().map(|x| x.map(|x| x.to_string())).collect(),
+        }))
+}
+
+/// The judge's numbers of judged value `name` (`None` when it has verdicts or is absent).
+pub fn judged_value_numbers(df: &DataFrame, name: &str) -> PolarsResult<Option<Vec<Option<f64>>>> {
+    Ok(judged_values(df)?
+        .into_iter()
+        .find(|(n, ..)| n == name)
+        .and_then(|(_, _, _, values)| match values {
+            Values::Numbers(v) => Some(v),
+            Values::Verdicts(_) => None,
+        }))
+}
+
 /// The labels of a judged value: the labels table's column named as the value, or (for a
 /// metric with one value) after the metric, or the value inside a scores table's struct column.
 fn label_series(

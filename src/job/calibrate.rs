@@ -66,17 +66,26 @@ pub fn confusion_path(out: &Path) -> PathBuf {
     out.with_file_name(format!("{stem}.confusion.parquet"))
 }
 
+/// The labels table: a workbook (`.xlsx`, its first sheet, as `polars-rag sample` writes it and
+/// a person fills it in) or Parquet.
+pub fn read_labels(path: &Path) -> PolarsResult<DataFrame> {
+    let is_workbook = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("xlsx"));
+    if is_workbook {
+        return crate::columnar::sheets::read_frame(path, "calibrate");
+    }
+    ParquetReader::new(crate::job::parquet::parquet_file(path, "labels table")?)
+        .finish()
+        .map_err(|e| crate::job::parquet::naming_read_errors(e, &[("labels table", path)]))
+}
+
 /// Runs the job: the Markdown report.
 pub fn run(job: &CalibrateJob) -> PolarsResult<String> {
     if !job.labels.is_file() {
         polars_bail!(ComputeError: "calibrate: labels table not found: {}", job.labels.display());
     }
-    let labels = ParquetReader::new(crate::job::parquet::parquet_file(
-        &job.labels,
-        "labels table",
-    )?)
-    .finish()
-    .map_err(|e| crate::job::parquet::naming_read_errors(e, &[("labels table", &job.labels)]))?;
+    let labels = read_labels(&job.labels)?;
     let names = run_names(&job.scores);
     let mut runs = Vec::with_capacity(job.scores.len());
     for (name, path) in names.into_iter().zip(&job.scores) {

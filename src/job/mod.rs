@@ -46,6 +46,7 @@ pub mod parquet;
 pub mod parts;
 pub mod plan;
 pub mod progress;
+pub mod sample;
 pub mod summary;
 pub mod tally;
 pub mod validate;

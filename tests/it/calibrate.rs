@@ -453,3 +453,169 @@ fn labels_to_halve_predicts_the_width_that_many_more_labels_reach() {
         "mean width ratio {mean_ratio}: {ratios:?}"
     );
 }
+
+#[test]
+fn sample_picks_items_without_the_judges_values_and_calibrate_reads_the_filled_sheet() {
+    let dir = scratch_dir("calibrate-sample");
+    let scores_path = dir.join("run.scores.parquet");
+    let mut table = scores();
+    table
+        .with_column(
+            Series::new(
+                "question".into(),
+                (0..N).map(|i| format!("question {i}?")).collect::<Vec<_>>(),
+            )
+            .into_column(),
+        )
+        .unwrap();
+    cli::write_parquet(&scores_path, &mut table);
+    let sample = |out: &str, seed: &str| {
+        let (ok, stdout, stderr) = cli::run(&[
+            "sample",
+            scores_path.to_str().unwrap(),
+            "--n",
+            "40",
+            "--by",
+            "segment",
+            "--seed",
+            seed,
+            "--out",
+            dir.join(out).to_str().unwrap(),
+        ]);
+        assert!(ok, "{stdout}{stderr}");
+        stdout
+    };
+    let report = sample("labels", "7");
+    assert!(
+        report.contains("40 of 300 items") && report.contains("polars-rag calibrate"),
+        "{report}"
+    );
+    let sheet = cli::read_parquet(&dir.join("labels.parquet"));
+    assert_eq!(sheet.height(), 40);
+    let names: Vec<&str> = sheet
+        .get_column_names()
+        .iter()
+        .map(|n| n.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "query_id",
+            "segment",
+            "question",
+            "citation_support.verdict",
+            "g_eval.raw_score",
+            "faithfulness.score",
+            "comment"
+        ]
+    );
+    // Label columns are empty; no column holds a judge's value.
+    for value in [
+        "g_eval.raw_score",
+        "faithfulness.score",
+        "citation_support.verdict",
+    ] {
+        assert_eq!(sheet.column(value).unwrap().null_count(), 40);
+    }
+    // Six strata (2 segments × 3 verdicts) of 50 items: 6 or 7 each, so 19 to 21 per segment.
+    let even = sheet
+        .column("segment")
+        .unwrap()
+        .str()
+        .unwrap()
+        .iter()
+        .filter(|s| *s == Some("even"))
+        .count();
+    assert!((19..=21).contains(&even), "{even}");
+    // The same seed picks the same items; another seed others.
+    sample("again", "7");
+    sample("other", "8");
+    let ids = |name: &str| {
+        cli::read_parquet(&dir.join(name))
+            .column("query_id")
+            .unwrap()
+            .str()
+            .unwrap()
+            .iter()
+            .map(|v| v.unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ids("labels.parquet"), ids("again.parquet"));
+    assert_ne!(ids("labels.parquet"), ids("other.parquet"));
+    // The workbook holds the same rows.
+    let book = polars_rag::columnar::sheets::read_frame(&dir.join("labels.xlsx"), "test").unwrap();
+    assert_eq!(
+        book.column("query_id").unwrap(),
+        sheet.column("query_id").unwrap()
+    );
+
+    // A person fills in the grades and verdicts; calibrate reads the workbook back.
+    let picked = ids("labels.parquet");
+    let grades: Vec<Option<f64>> = picked
+        .iter()
+        .map(|id| Some(grade(id[1..].parse().unwrap()) as f64))
+        .collect();
+    let filled = sheet
+        .clone()
+        .lazy()
+        .with_columns([
+            Series::new("g_eval.raw_score".into(), grades)
+                .lit()
+                .alias("g_eval.raw_score"),
+            lit("fully_supported").alias("citation_support.verdict"),
+        ])
+        .collect()
+        .unwrap();
+    let filled_path = dir.join("filled.xlsx");
+    polars_rag::columnar::sheets::write_frame(&filled, &filled_path, "Labels", "test").unwrap();
+    let (ok, stdout, stderr) = cli::run(&[
+        "calibrate",
+        scores_path.to_str().unwrap(),
+        "--labels",
+        filled_path.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stdout}{stderr}");
+    // The grades typed in are the judge's own: perfect agreement on the 40 items.
+    assert!(
+        stdout
+            .contains("| g_eval.raw_score | all | ordinal | 40 / 300 | 1.000 | 1.000 (quadratic)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("| citation_support.verdict | all | categorical | 40 / 300 |"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Judged values without a labels column: g_eval.score, faithfulness.score")
+            || stdout.contains("faithfulness.score"),
+        "{stdout}"
+    );
+
+    // A word where a grade belongs is refused with its row and key.
+    let mut bad = filled.clone();
+    let first = picked[0].clone();
+    let grades_text: Vec<Option<String>> = (0..40)
+        .map(|i| {
+            Some(if i == 0 {
+                "excellent".into()
+            } else {
+                "3".into()
+            })
+        })
+        .collect();
+    bad.with_column(Series::new("g_eval.raw_score".into(), grades_text).into_column())
+        .unwrap();
+    let bad_path = dir.join("bad.xlsx");
+    polars_rag::columnar::sheets::write_frame(&bad, &bad_path, "Labels", "test").unwrap();
+    let (ok, _, stderr) = cli::run(&[
+        "calibrate",
+        scores_path.to_str().unwrap(),
+        "--labels",
+        bad_path.to_str().unwrap(),
+    ]);
+    assert!(
+        !ok && stderr.contains(&format!("row 1 ({first}) has \"excellent\"")),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

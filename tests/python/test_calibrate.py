@@ -119,3 +119,36 @@ def test_bad_labels_are_clear_errors():
         pr.calibrate(scores, bad)
     with pytest.raises(ValueError, match="alternative must be"):
         pr.calibrate(scores, labels, alternative="sideways")  # type: ignore[arg-type]
+
+
+def test_a_sample_filled_in_with_openpyxl_is_read_back(tmp_path: Path):
+    openpyxl = pytest.importorskip("openpyxl")
+    scores, labels = tables(n=120)
+    book = tmp_path / "to-label.xlsx"
+    sheet = pr.sample_for_labelling(scores, 30, by="segment", seed=3, xlsx=book)
+    assert sheet.height == 30 and sheet.columns == ["query_id", "segment", "g_eval.raw_score", "faithfulness.score", "comment"]
+    assert sheet.equals(pr.sample_for_labelling(scores, 30, by="segment", seed=3))
+    assert sheet["g_eval.raw_score"].null_count() == 30
+    # A person fills in the grades in a spreadsheet program (openpyxl stands in for it) and
+    # saves; one cell is left empty, one holds a grade typed as text.
+    truth = dict(zip(scores["query_id"], [g["raw_score"] for g in scores["g_eval"].to_list()]))
+    workbook = openpyxl.load_workbook(book)
+    page = workbook.active
+    header = [c.value for c in page[1]]
+    id_col, grade_col = header.index("query_id") + 1, header.index("g_eval.raw_score") + 1
+    for row in range(2, 32):
+        key = page.cell(row=row, column=id_col).value
+        if row == 2:
+            continue
+        page.cell(row=row, column=grade_col).value = str(truth[key]) if row == 3 else truth[key]
+    page.cell(row=2, column=header.index("comment") + 1).value = "unsure"
+    workbook.save(book)
+    result = pr.calibrate(scores, book)
+    row = result.table.filter(pl.col("metric") == "g_eval.raw_score").row(0, named=True)
+    assert (row["n_labelled"], row["accuracy"], row["kappa"]) == (29, 1.0, 1.0)
+    # A word where a grade belongs names its row and key.
+    page.cell(row=4, column=grade_col).value = "great"
+    workbook.save(book)
+    key = page.cell(row=4, column=id_col).value
+    with pytest.raises(ValueError, match=rf"row 3 \({key}\) has \"great\""):
+        pr.calibrate(scores, book)

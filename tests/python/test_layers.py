@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src"
-LAYERS = ["error", "settings", "atomic", "text", "files", "engines", "metrics", "registry", "columnar", "compare", "job", "cli"]
+LAYERS = ["error", "settings", "atomic", "text", "files", "workbook", "engines", "metrics", "registry", "columnar", "compare", "job", "cli"]
 RANK = {name: rank for rank, name in enumerate(LAYERS)}
 
 

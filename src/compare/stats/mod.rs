@@ -36,7 +36,7 @@
 use std::ops::Range;
 
 mod corpus;
-mod random;
+pub(crate) mod random;
 mod resample;
 mod special;
 mod ttest;

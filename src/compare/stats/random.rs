@@ -13,20 +13,20 @@ pub(super) const SIGN_STREAM: u64 = 0x7369_676e_666c_6970; // "signflip"
 
 /// SplitMix64's output function (Stafford's variant 13 of the MurmurHash3 finalizer).
 #[inline(always)]
-pub(super) fn mix64(mut z: u64) -> u64 {
+pub(crate) fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
 }
 
 /// The key of one resample's stream.
-pub(super) fn resample_key(seed: u64, stream: u64, resample: usize) -> u64 {
+pub(crate) fn resample_key(seed: u64, stream: u64, resample: usize) -> u64 {
     mix64(mix64(seed ^ stream).wrapping_add((resample as u64).wrapping_mul(GOLDEN_GAMMA)))
 }
 
 /// The `counter`-th 64 random bits of the stream `key`.
 #[inline(always)]
-pub(super) fn draw(key: u64, counter: u64) -> u64 {
+pub(crate) fn draw(key: u64, counter: u64) -> u64 {
     mix64(key.wrapping_add(counter.wrapping_mul(GOLDEN_GAMMA)))
 }
 

@@ -80,6 +80,7 @@ from polars_rag._compare import (
     calibrate,
     compare,
     compare_defaults,
+    labelled_deltas,
     sample_for_labelling,
     summary,
 )
@@ -242,6 +243,7 @@ __all__ = [
     "judge_cache_stats",
     "judge_log",
     "keyword_coverage",
+    "labelled_deltas",
     "locate_quotes",
     "locate_quotes_in_corpus",
     "metric_ids",

@@ -260,3 +260,50 @@ def sample_for_labelling(
         _as_int("sample_for_labelling", "min_per_stratum", min_per_stratum),
         None if xlsx is None else os.fspath(xlsx),
     )
+
+
+@_names_its_errors
+def labelled_deltas(
+    baseline: FrameLike,
+    candidate: FrameLike,
+    baseline_labels: FrameLike | str | os.PathLike[str],
+    candidate_labels: FrameLike | str | os.PathLike[str],
+    *,
+    id: str = "query_id",
+    alpha: float = 0.05,
+    alternative: Alternative = "two-sided",
+    lam: float | None = None,
+) -> pl.DataFrame:
+    """The run-versus-baseline delta of each judged value estimated from labels of both runs, as
+    ``polars-rag compare --baseline-labels ... --candidate-labels ...`` reports it: PPI (as
+    :func:`ppi_mean`) on the paired differences, the judge's per-item deltas on every item both
+    runs judged, the labels' deltas on the items labelled in both. One row per value:
+    ``metric``, ``n_items``, ``n_labelled``, ``judge_delta``, ``ppi_delta`` / ``ppi_ci_low`` /
+    ``ppi_ci_high`` / ``ppi_lam``, ``labels_delta`` / ``labels_ci_low`` / ``labels_ci_high``
+    (the labels alone), ``shift`` (how far the labels moved the delta), ``labelled_keys`` (up to
+    20) and ``reason``. Labels are tables (or workbook / Parquet paths) as :func:`calibrate`
+    reads them.
+
+    Example:
+        >>> import polars as pl, polars_rag as pr
+        >>> ids = [f"q{i}" for i in range(6)]
+        >>> base = pl.DataFrame({"query_id": ids, "faithfulness": [{"score": 0.5}] * 6})
+        >>> cand = pl.DataFrame({"query_id": ids, "faithfulness": [{"score": 0.7}] * 6})
+        >>> lb = pl.DataFrame({"query_id": ids[:3], "faithfulness": [0.5, 0.4, 0.6]})
+        >>> lc = pl.DataFrame({"query_id": ids[:3], "faithfulness": [0.6, 0.5, 0.7]})
+        >>> row = pr.labelled_deltas(base, cand, lb, lc, lam=1.0).row(0, named=True)
+        >>> round(row["judge_delta"], 3), round(row["ppi_delta"], 3), round(row["shift"], 3)
+        (0.2, 0.1, -0.1)
+    """
+    from polars_rag._internal import labelled_deltas as _labelled_deltas
+
+    return _labelled_deltas(
+        _frame(baseline),
+        _frame(candidate),
+        _labels_frame(baseline_labels),
+        _labels_frame(candidate_labels),
+        id,
+        _as_float("labelled_deltas", "alpha", alpha),
+        _alternative(alternative),
+        None if lam is None else _as_float("labelled_deltas", "lam", lam),
+    )

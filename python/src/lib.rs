@@ -931,6 +931,44 @@ fn calibrate_tables(
     })
 }
 
+/// Judged deltas between two scores tables estimated from labels of both runs
+/// (`polars-rag compare --baseline-labels ... --candidate-labels ...`).
+#[pyfunction]
+#[pyo3(signature = (baseline, candidate, baseline_labels, candidate_labels, id, alpha, alternative, lam))]
+#[allow(clippy::too_many_arguments)]
+fn labelled_deltas(
+    baseline: PyDataFrame,
+    candidate: PyDataFrame,
+    baseline_labels: PyDataFrame,
+    candidate_labels: PyDataFrame,
+    id: &str,
+    alpha: f64,
+    alternative: &str,
+    lam: Option<f64>,
+) -> PyResult<PyDataFrame> {
+    use polars_rag::compare::calibrate;
+    py_guarded("labelled_deltas", move || {
+        let ppi = polars_rag::metrics::ppi::PpiOptions {
+            alpha,
+            alternative: alternative.parse().map_err(py_err_in("labelled_deltas"))?,
+            lam,
+            ..Default::default()
+        };
+        let rows = calibrate::labelled_deltas(
+            &readable("labelled_deltas", &baseline.0)?,
+            &readable("labelled_deltas", &candidate.0)?,
+            &readable("labelled_deltas", &baseline_labels.0)?,
+            &readable("labelled_deltas", &candidate_labels.0)?,
+            id,
+            &ppi,
+        )
+        .map_err(py_err_in("labelled_deltas"))?;
+        Ok(PyDataFrame(
+            calibrate::labelled_deltas_frame(&rows).map_err(py_err_in("labelled_deltas"))?,
+        ))
+    })
+}
+
 /// The items of a scores table to label (`polars-rag sample`): the sheet, and the workbook
 /// written at `xlsx` when given.
 #[pyfunction]
@@ -1028,6 +1066,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(summarize_table, m)?)?;
     m.add_function(wrap_pyfunction!(calibrate_tables, m)?)?;
     m.add_function(wrap_pyfunction!(labelling_sheet, m)?)?;
+    m.add_function(wrap_pyfunction!(labelled_deltas, m)?)?;
     m.add_function(wrap_pyfunction!(read_workbook, m)?)?;
     m.add_function(wrap_pyfunction!(metric_ids, m)?)?;
     m.add_function(wrap_pyfunction!(metric_catalogue, m)?)?;

@@ -49,6 +49,11 @@ fn compare(args: CompareArgs) -> Result<bool, String> {
         html: args.html,
         json: args.json,
         parquet: args.parquet,
+        labels: args.baseline_labels.zip(args.candidate_labels),
+        ppi: crate::metrics::ppi::PpiOptions {
+            alternative: args.stats.alternative.unwrap_or_default(),
+            ..Default::default()
+        },
     };
     let report = cli_compare::run(&job).map_err(|e| e.to_string())?;
     emit(&report.markdown)?;

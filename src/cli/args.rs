@@ -143,7 +143,10 @@ Examples:
   polars-rag compare --baseline a.scores.parquet --candidate b.scores.parquet --by segment --html report.html
   polars-rag compare --baseline a.scores.parquet --candidate b.scores.parquet --fail-if \"rouge.rougeL.fmeasure < -0.01\"
   polars-rag compare --golden golden.parquet --baseline run_a.parquet --candidate run_b.parquet
-                                               score both runs against the golden table, then compare";
+                                               score both runs against the golden table, then compare
+  polars-rag compare --baseline a.scores.parquet --candidate b.scores.parquet \\
+      --baseline-labels a.labels.xlsx --candidate-labels b.labels.xlsx
+                                               judged deltas also estimated from labels (PPI)";
 
 #[derive(clap::Args, Default)]
 pub(crate) struct StatsArgs {
@@ -211,6 +214,13 @@ pub(crate) struct CompareArgs {
     /// Write the Parquet summary here (and the regressed items beside it).
     #[arg(long)]
     pub(crate) parquet: Option<PathBuf>,
+    /// Labels of some of the baseline's items (as calibrate reads them: Parquet or .xlsx): with
+    /// --candidate-labels, each judged delta is also estimated by PPI on the paired differences.
+    #[arg(long, requires = "candidate_labels")]
+    pub(crate) baseline_labels: Option<PathBuf>,
+    /// Labels of the same items of the candidate.
+    #[arg(long, requires = "baseline_labels")]
+    pub(crate) candidate_labels: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]

@@ -731,3 +731,254 @@ pub fn confusion_frame(cells: &[ConfusionCell]) -> PolarsResult<DataFrame> {
         .into_column(),
     ])
 }
+
+/// The run-versus-baseline delta of one judged value, estimated from the judge's per-item
+/// deltas on every matched item and the labels' deltas on the items labelled in both runs.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct LabelledDelta {
+    /// The value, named as `compare` names it.
+    pub metric: String,
+    /// Items with a judge value in both runs.
+    pub n_items: usize,
+    /// Of those, items labelled in both runs.
+    pub n_labelled: usize,
+    /// The judge's delta: the mean of candidate − baseline over `n_items`.
+    pub judge_delta: Option<f64>,
+    /// The prediction-powered estimate of the labels' delta over all items.
+    pub ppi_delta: Option<f64>,
+    /// Its interval's lower end.
+    pub ppi_ci_low: Option<f64>,
+    /// Its interval's upper end.
+    pub ppi_ci_high: Option<f64>,
+    /// The judge's weight λ used.
+    pub ppi_lam: Option<f64>,
+    /// The labels' delta on the labelled items alone.
+    pub labels_delta: Option<f64>,
+    /// Its interval's lower end.
+    pub labels_ci_low: Option<f64>,
+    /// Its interval's upper end.
+    pub labels_ci_high: Option<f64>,
+    /// How far the labels moved the estimate: `ppi_delta − judge_delta`.
+    pub shift: Option<f64>,
+    /// The labelled items (up to 20 keys).
+    pub labelled_keys: Vec<String>,
+    /// Why there is no estimate.
+    pub reason: Option<String>,
+}
+
+/// The labels of one scores table's judged numeric values, aligned with its rows: per value
+/// name, the label of each row (`None`: unlabelled).
+fn aligned_numeric_labels(
+    scores: &DataFrame,
+    labels: &DataFrame,
+    keys: &[String],
+) -> PolarsResult<Vec<(String, Vec<Option<f64>>, Vec<Option<f64>>)>> {
+    let label_keys = keys_of(labels, keys)?;
+    let mut label_row: HashMap<&str, usize> = HashMap::with_capacity(label_keys.len());
+    for (i, key) in label_keys.iter().enumerate() {
+        if label_row.insert(key, i).is_some() {
+            polars_bail!(ComputeError: "compare: a labels table has key {key} twice (rows are matched on {keys:?}; label each item once)");
+        }
+    }
+    let row_of: Vec<Option<usize>> = keys_of(scores, keys)?
+        .iter()
+        .map(|k| label_row.get(k.as_str()).copied())
+        .collect();
+    let mut out = Vec::new();
+    for (name, owner, path, judged) in judged_values(scores)? {
+        let Values::Numbers(judged) = judged else {
+            continue;
+        };
+        let single = registry::find(&owner).is_some_and(|info| info.values.len() == 1);
+        let Some(series) = label_series(labels, &name, &owner, &path, single)? else {
+            continue;
+        };
+        let Values::Numbers(values) = read_labels(&series, true, &label_keys)? else {
+            continue;
+        };
+        let aligned = row_of.iter().map(|r| r.and_then(|r| values[r])).collect();
+        out.push((name, judged, aligned));
+    }
+    Ok(out)
+}
+
+/// The delta of each judged numeric value between two scores tables, estimated by PPI on the
+/// paired differences: the judge's per-item deltas on every item both runs judged, the labels'
+/// deltas on the items labelled in both runs (`baseline_labels`, `candidate_labels`: tables as
+/// [`calibrate_tables`] reads them). Items are matched on `id`; a value needs labels in both.
+///
+/// ```
+/// use polars::prelude::*;
+/// use polars_rag::compare::calibrate::labelled_deltas;
+/// use polars_rag::metrics::ppi::PpiOptions;
+/// let scores = |values: &[f64]| {
+///     let ids: Vec<String> = (0..values.len()).map(|i| format!("q{i}")).collect();
+///     let score = Series::new("score".into(), values);
+///     let column = StructChunked::from_series("faithfulness".into(), values.len(), [score].iter()).unwrap();
+///     let mut frame = df!("query_id" => ids).unwrap();
+///     frame.with_column(column.into_series().into_column()).unwrap();
+///     frame
+/// };
+/// let baseline = scores(&[0.5, 0.6, 0.4, 0.7, 0.5, 0.6, 0.5, 0.4]);
+/// // The judge sees a gain of 0.2 on every item ...
+/// let candidate = scores(&[0.7, 0.8, 0.6, 0.9, 0.7, 0.8, 0.7, 0.6]);
+/// // ... where a person sees half of it on the four items labelled in both runs.
+/// let labelled = |values: [f64; 4]| df!("query_id" => ["q0", "q1", "q2", "q3"], "faithfulness" => values).unwrap();
+/// let rows = labelled_deltas(&baseline, &candidate, &labelled([0.5, 0.6, 0.4, 0.7]), &labelled([0.6, 0.7, 0.5, 0.8]), "query_id", &PpiOptions { lam: Some(1.0), ..Default::default() }).unwrap();
+/// let row = &rows[0];
+/// assert_eq!((row.n_items, row.n_labelled), (8, 4));
+/// assert!((row.judge_delta.unwrap() - 0.2).abs() < 1e-12);
+/// assert!((row.ppi_delta.unwrap() - 0.1).abs() < 1e-12 && (row.shift.unwrap() + 0.1).abs() < 1e-12);
+/// ```
+pub fn labelled_deltas(
+    baseline: &DataFrame,
+    candidate: &DataFrame,
+    baseline_labels: &DataFrame,
+    candidate_labels: &DataFrame,
+    id: &str,
+    ppi: &PpiOptions,
+) -> PolarsResult<Vec<LabelledDelta>> {
+    ppi.validate("compare")?;
+    for (what, frame) in [
+        ("baseline", baseline),
+        ("candidate", candidate),
+        ("baseline labels", baseline_labels),
+        ("candidate labels", candidate_labels),
+    ] {
+        if frame.column(id).is_err() {
+            polars_bail!(ColumnNotFound: "compare: the {what} table has no id column '{id}' (columns: {:?})", frame.get_column_names());
+        }
+    }
+    let mut keys = vec![id.to_string()];
+    for extra in super::tables::REPEAT_COLUMNS {
+        if [baseline, candidate, baseline_labels, candidate_labels]
+            .iter()
+            .all(|f| f.column(extra).is_ok())
+        {
+            keys.push(extra.to_string());
+        }
+    }
+    let b_keys = keys_of(baseline, &keys)?;
+    let mut b_row: HashMap<&str, usize> = HashMap::with_capacity(b_keys.len());
+    for (i, k) in b_keys.iter().enumerate() {
+        if b_row.insert(k, i).is_some() {
+            polars_bail!(ComputeError: "compare: the baseline table has key {k} twice");
+        }
+    }
+    let c_keys = keys_of(candidate, &keys)?;
+    let pairs: Vec<(usize, usize)> = c_keys
+        .iter()
+        .enumerate()
+        .filter_map(|(j, k)| b_row.get(k.as_str()).map(|&i| (i, j)))
+        .collect();
+    let b_values = aligned_numeric_labels(baseline, baseline_labels, &keys)?;
+    let c_values = aligned_numeric_labels(candidate, candidate_labels, &keys)?;
+    let mut out = Vec::new();
+    for (name, b_judged, b_labels) in &b_values {
+        let Some((_, c_judged, c_labels)) = c_values.iter().find(|(n, ..)| n == name) else {
+            continue;
+        };
+        let (mut labelled, mut unlabelled, mut keys_labelled) =
+            (Vec::new(), Vec::new(), Vec::new());
+        for &(i, j) in &pairs {
+            let (Some(b), Some(c)) = (b_judged[i], c_judged[j]) else {
+                continue;
+            };
+            match (b_labels[i], c_labels[j]) {
+                (Some(lb), Some(lc)) => {
+                    labelled.push((lc - lb, c - b));
+                    keys_labelled.push(c_keys[j].clone());
+                }
+                _ => unlabelled.push(c - b),
+            }
+        }
+        let all: Vec<f64> = labelled
+            .iter()
+            .map(|p| p.1)
+            .chain(unlabelled.iter().copied())
+            .collect();
+        let judge_delta = mean(&all);
+        let mut row = LabelledDelta {
+            metric: name.clone(),
+            n_items: all.len(),
+            n_labelled: labelled.len(),
+            judge_delta,
+            ppi_delta: None,
+            ppi_ci_low: None,
+            ppi_ci_high: None,
+            ppi_lam: None,
+            labels_delta: None,
+            labels_ci_low: None,
+            labels_ci_high: None,
+            shift: None,
+            labelled_keys: keys_labelled.into_iter().take(20).collect(),
+            reason: None,
+        };
+        match ppi_mean(&labelled, &unlabelled, ppi) {
+            Ok(p) => {
+                row.ppi_delta = Some(p.estimate);
+                row.ppi_ci_low = Some(p.ci_low);
+                row.ppi_ci_high = Some(p.ci_high);
+                row.ppi_lam = Some(p.lam);
+                row.labels_delta = Some(p.classical_estimate);
+                row.labels_ci_low = Some(p.classical_ci_low);
+                row.labels_ci_high = Some(p.classical_ci_high);
+                row.shift = judge_delta.map(|j| p.estimate - j);
+            }
+            Err(e) => {
+                row.labels_delta = mean(&labelled.iter().map(|p| p.0).collect::<Vec<_>>());
+                row.reason = Some(e.to_string());
+            }
+        }
+        out.push(row);
+    }
+    if out.is_empty() {
+        polars_bail!(ComputeError: "compare: the labels name no judged value that both scores tables have (name a labels column as compare names the value, e.g. faithfulness.score)");
+    }
+    Ok(out)
+}
+
+/// Labelled deltas as a table: one row per value, the fields of [`LabelledDelta`]
+/// (`labelled_keys` as a list).
+pub fn labelled_deltas_frame(rows: &[LabelledDelta]) -> PolarsResult<DataFrame> {
+    let number = |name: &str, f: &dyn Fn(&LabelledDelta) -> Option<f64>| {
+        Series::new(name.into(), rows.iter().map(f).collect::<Vec<_>>()).into_column()
+    };
+    let mut keys =
+        ListStringChunkedBuilder::new("labelled_keys".into(), rows.len(), rows.len() * 20);
+    for r in rows {
+        keys.append_values_iter(r.labelled_keys.iter().map(String::as_str));
+    }
+    DataFrame::new_infer_height(vec![
+        Series::new(
+            "metric".into(),
+            rows.iter().map(|r| r.metric.as_str()).collect::<Vec<_>>(),
+        )
+        .into_column(),
+        Series::new(
+            "n_items".into(),
+            rows.iter().map(|r| r.n_items as u64).collect::<Vec<_>>(),
+        )
+        .into_column(),
+        Series::new(
+            "n_labelled".into(),
+            rows.iter().map(|r| r.n_labelled as u64).collect::<Vec<_>>(),
+        )
+        .into_column(),
+        number("judge_delta", &|r| r.judge_delta),
+        number("ppi_delta", &|r| r.ppi_delta),
+        number("ppi_ci_low", &|r| r.ppi_ci_low),
+        number("ppi_ci_high", &|r| r.ppi_ci_high),
+        number("ppi_lam", &|r| r.ppi_lam),
+        number("labels_delta", &|r| r.labels_delta),
+        number("labels_ci_low", &|r| r.labels_ci_low),
+        number("labels_ci_high", &|r| r.labels_ci_high),
+        number("shift", &|r| r.shift),
+        keys.finish().into_series().into_column(),
+        Series::new(
+            "reason".into(),
+            rows.iter().map(|r| r.reason.as_deref()).collect::<Vec<_>>(),
+        )
+        .into_column(),
+    ])
+}

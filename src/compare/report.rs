@@ -103,6 +103,26 @@ fn judge_noise_lines(rows: &[MetricComparison]) -> Vec<String> {
         .collect()
 }
 
+/// The cells of a labelled delta's row: value, items, labelled, judge delta, PPI delta with its
+/// interval, the labels-only delta with its interval, and how far the labels moved the delta.
+fn labelled_cells(row: &crate::compare::calibrate::LabelledDelta) -> [String; 7] {
+    let number = |v: Option<f64>| v.map_or_else(|| "–".to_string(), signed);
+    let interval = |e: Option<f64>, lo: Option<f64>, hi: Option<f64>| match (e, lo, hi) {
+        (Some(e), Some(lo), Some(hi)) => format!("{} [{}, {}]", signed(e), signed(lo), signed(hi)),
+        (Some(e), ..) => signed(e),
+        _ => "–".into(),
+    };
+    [
+        row.metric.clone(),
+        row.n_items.to_string(),
+        row.n_labelled.to_string(),
+        number(row.judge_delta),
+        interval(row.ppi_delta, row.ppi_ci_low, row.ppi_ci_high),
+        interval(row.labels_delta, row.labels_ci_low, row.labels_ci_high),
+        number(row.shift),
+    ]
+}
+
 /// The Markdown summary printed by `polars-rag compare`.
 pub fn markdown(c: &TableComparison, baseline: &str, candidate: &str, gate: &[String]) -> String {
     let o = &c.options;
@@ -133,6 +153,41 @@ pub fn markdown(c: &TableComparison, baseline: &str, candidate: &str, gate: &[St
         out.push_str("\nJudge noise (several samples per item):\n\n");
         for line in noise {
             out.push_str(&format!("- {}\n", cell(&line)));
+        }
+    }
+    if !c.labelled.is_empty() {
+        out.push_str(&format!(
+            "\n### Judged deltas with labels\n\nThe judge's delta beside the prediction-powered estimate from labels of both runs ({:.0}% intervals):\n\n| value | items | labelled | judge delta | PPI delta [interval] | labels alone [interval] | moved by |\n|---|---:|---:|---:|---:|---:|---:|\n",
+            o.confidence * 100.0
+        ));
+        for row in &c.labelled {
+            let cells = labelled_cells(row);
+            out.push_str(&format!(
+                "| {} |\n",
+                cells
+                    .iter()
+                    .map(|c| cell(c))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            ));
+        }
+        for row in &c.labelled {
+            let keys = row.labelled_keys.join(", ");
+            match &row.reason {
+                Some(reason) => {
+                    out.push_str(&format!("- {}: {}\n", cell(&row.metric), cell(reason)))
+                }
+                None => out.push_str(&format!(
+                    "- {}: labelled items {}{}\n",
+                    cell(&row.metric),
+                    cell(&keys),
+                    if row.n_labelled > row.labelled_keys.len() {
+                        ", …"
+                    } else {
+                        ""
+                    }
+                )),
+            }
         }
     }
     if let Some(by) = &c.segment_column {
@@ -447,6 +502,29 @@ pub fn html(
         out.push_str("<p class=\"note\">Judge noise (several samples per item):</p><ul>");
         for line in noise {
             out.push_str(&format!("<li>{}</li>", esc(&line)));
+        }
+        out.push_str("</ul>");
+    }
+    if !c.labelled.is_empty() {
+        out.push_str("<h2>Judged deltas with labels</h2><p class=\"note\">The judge's delta beside the prediction-powered estimate from labels of both runs, and how far the labels moved it.</p><table id=\"labelled\"><thead><tr><th>value</th><th>items</th><th>labelled</th><th>judge delta</th><th>PPI delta [interval]</th><th>labels alone [interval]</th><th>moved by</th></tr></thead><tbody>");
+        for row in &c.labelled {
+            out.push_str("<tr>");
+            for text in labelled_cells(row) {
+                out.push_str(&format!("<td>{}</td>", esc(&text)));
+            }
+            out.push_str("</tr>");
+        }
+        out.push_str("</tbody></table><ul>");
+        for row in &c.labelled {
+            let text = match &row.reason {
+                Some(reason) => format!("{}: {reason}", row.metric),
+                None => format!(
+                    "{}: labelled items {}",
+                    row.metric,
+                    row.labelled_keys.join(", ")
+                ),
+            };
+            out.push_str(&format!("<li class=\"note\">{}</li>", esc(&text)));
         }
         out.push_str("</ul>");
     }

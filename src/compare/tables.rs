@@ -55,6 +55,9 @@ pub struct TableComparison {
     pub regressions: Vec<Regression>,
     /// The settings.
     pub options: CompareOptions,
+    /// Judged deltas re-estimated from labels of both runs (empty without labels; see
+    /// [`crate::compare::calibrate::labelled_deltas`]).
+    pub labelled: Vec<crate::compare::calibrate::LabelledDelta>,
 }
 
 fn key_strings(df: &DataFrame, keys: &[String]) -> PolarsResult<Vec<String>> {
@@ -393,6 +396,7 @@ pub fn compare_tables(
         segments,
         regressions,
         options: *options,
+        labelled: Vec::new(),
     })
 }
 

@@ -42,6 +42,11 @@ pub struct CompareJob {
     pub json: Option<PathBuf>,
     /// Parquet summary path.
     pub parquet: Option<PathBuf>,
+    /// Labels of some items of both runs (baseline's, candidate's): judged deltas also
+    /// estimated by PPI on the paired differences.
+    pub labels: Option<(PathBuf, PathBuf)>,
+    /// The settings of those estimates (`alpha` is taken from `options.confidence`).
+    pub ppi: crate::metrics::ppi::PpiOptions,
 }
 
 /// What a comparison produced.
@@ -178,6 +183,20 @@ pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
         job.by.as_deref(),
         &job.options,
     )?;
+    if let Some((baseline_labels, candidate_labels)) = &job.labels {
+        let ppi = crate::metrics::ppi::PpiOptions {
+            alpha: 1.0 - job.options.confidence,
+            ..job.ppi.clone()
+        };
+        comparison.labelled = crate::compare::calibrate::labelled_deltas(
+            &baseline,
+            &candidate,
+            &crate::job::calibrate::read_labels(baseline_labels)?,
+            &crate::job::calibrate::read_labels(candidate_labels)?,
+            &job.id,
+            &ppi,
+        )?;
+    }
     drop((baseline, candidate));
     // The answers of the regressed items, read from the files for those rows only.
     let regressed_baseline = regressed_rows(&baseline_path, &comparison)?;
@@ -267,6 +286,18 @@ pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
             path.display(),
             reg_path.display()
         ));
+        if !comparison.labelled.is_empty() {
+            let mut labelled =
+                crate::compare::calibrate::labelled_deltas_frame(&comparison.labelled)?;
+            let labelled_path = path.with_extension("labelled.parquet");
+            let mut out = AtomicFile::create(&labelled_path)?;
+            ParquetWriter::new(out.file()?).finish(&mut labelled)?;
+            out.commit()?;
+            markdown.push_str(&format!(
+                "Judged deltas with labels: {}\n",
+                labelled_path.display()
+            ));
+        }
     }
     Ok(CompareReport { markdown, failures })
 }

@@ -619,3 +619,125 @@ fn sample_picks_items_without_the_judges_values_and_calibrate_reads_the_filled_s
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn compare_with_labels_estimates_the_judged_delta_by_ppi_on_paired_differences() {
+    use polars_rag::compare::calibrate::labelled_deltas;
+    let dir = scratch_dir("calibrate-compare-labels");
+    let baseline = scores();
+    // The candidate's judge scores 0.1 higher on every item.
+    let judge_b: Vec<f64> = (0..N).map(|i| ((i * 37) % 11) as f64 / 10.0).collect();
+    let judge_c: Vec<f64> = judge_b.iter().map(|v| v + 0.1).collect();
+    let mut candidate = baseline.clone();
+    candidate
+        .with_column(
+            judged_struct(
+                "faithfulness",
+                vec![Series::new("score".into(), judge_c.clone())],
+            )
+            .into_column(),
+        )
+        .unwrap();
+    // People label 30 items of both runs: the candidate is better by 0.05 on them, with noise.
+    let labelled: Vec<usize> = (0..N).filter(|i| i % EVERY == 0).collect();
+    let keys: Vec<String> = labelled.iter().map(|i| format!("q{i:02}")).collect();
+    let label_b: Vec<f64> = labelled
+        .iter()
+        .map(|&i| judge_b[i] + ((i * 13) % 7) as f64 / 50.0)
+        .collect();
+    let label_c: Vec<f64> = labelled
+        .iter()
+        .map(|&i| label_b[i / EVERY] + 0.05 + ((i * 7) % 5) as f64 / 100.0 - 0.02)
+        .collect();
+    let mut labels_b = df!("query_id" => &keys, "faithfulness" => &label_b).unwrap();
+    let labels_c = df!("query_id" => &keys, "faithfulness" => &label_c).unwrap();
+
+    // The library call against the PPI of the differences built by hand.
+    let rows = labelled_deltas(
+        &baseline,
+        &candidate,
+        &labels_b,
+        &labels_c,
+        "query_id",
+        &PpiOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(rows.len(), 1);
+    let row = &rows[0];
+    assert_eq!(
+        (row.metric.as_str(), row.n_items, row.n_labelled),
+        ("faithfulness.score", 300, 30)
+    );
+    let mut pairs = Vec::new();
+    let mut unlabelled = Vec::new();
+    for i in 0..N {
+        let judged = judge_c[i] - judge_b[i];
+        match labelled.iter().position(|&l| l == i) {
+            Some(at) => pairs.push((label_c[at] - label_b[at], judged)),
+            None => unlabelled.push(judged),
+        }
+    }
+    let want = ppi_mean(&pairs, &unlabelled, &PpiOptions::default()).unwrap();
+    assert_eq!(
+        (row.ppi_delta, row.ppi_ci_low, row.ppi_ci_high),
+        (Some(want.estimate), Some(want.ci_low), Some(want.ci_high))
+    );
+    assert!((row.judge_delta.unwrap() - 0.1).abs() < 1e-12);
+    assert!((row.shift.unwrap() - (want.estimate - row.judge_delta.unwrap())).abs() < 1e-15);
+    assert_eq!(row.labelled_keys.len(), 20);
+
+    // The command shows both deltas and writes them beside the Parquet summary.
+    let paths: Vec<_> = ["b.parquet", "c.parquet", "lb.parquet", "lc.xlsx"]
+        .iter()
+        .map(|n| dir.join(n))
+        .collect();
+    // (Only the faithfulness column: this test's other judged columns are not whole metric
+    // structs, which compare reads in full.)
+    let only = |frame: &DataFrame| frame.select(["query_id", "faithfulness"]).unwrap();
+    cli::write_parquet(&paths[0], &mut only(&baseline));
+    cli::write_parquet(&paths[1], &mut only(&candidate));
+    cli::write_parquet(&paths[2], &mut labels_b);
+    polars_rag::columnar::sheets::write_frame(&labels_c, &paths[3], "Labels", "test").unwrap();
+    let summary = dir.join("summary.parquet");
+    let html = dir.join("report.html");
+    let (ok, stdout, stderr) = cli::run(&[
+        "compare",
+        "--baseline",
+        paths[0].to_str().unwrap(),
+        "--candidate",
+        paths[1].to_str().unwrap(),
+        "--baseline-labels",
+        paths[2].to_str().unwrap(),
+        "--candidate-labels",
+        paths[3].to_str().unwrap(),
+        "--parquet",
+        summary.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("### Judged deltas with labels")
+            && stdout.contains("| faithfulness.score | 300 | 30 | +0.1000 |"),
+        "{stdout}"
+    );
+    let written = cli::read_parquet(&dir.join("summary.labelled.parquet"));
+    assert_eq!(
+        cli::f64_values(&written, "ppi_delta"),
+        [Some(want.estimate)]
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<h2>Judged deltas with labels</h2>"));
+    // One labels file without the other is refused by the parser.
+    let (ok, _, stderr) = cli::run(&[
+        "compare",
+        "--baseline",
+        paths[0].to_str().unwrap(),
+        "--candidate",
+        paths[1].to_str().unwrap(),
+        "--baseline-labels",
+        paths[2].to_str().unwrap(),
+    ]);
+    assert!(!ok && stderr.contains("--candidate-labels"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

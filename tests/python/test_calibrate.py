@@ -152,3 +152,23 @@ def test_a_sample_filled_in_with_openpyxl_is_read_back(tmp_path: Path):
     key = page.cell(row=4, column=id_col).value
     with pytest.raises(ValueError, match=rf"row 3 \({key}\) has \"great\""):
         pr.calibrate(scores, book)
+
+
+def test_labelled_deltas_are_ppi_on_the_paired_differences():
+    base, labels_b = tables(n=300, every=10, seed=5)
+    cand, labels_c = tables(n=300, every=10, seed=6)
+    got = pr.labelled_deltas(base, cand, labels_b, labels_c).filter(pl.col("metric") == "faithfulness.score")
+    row = got.row(0, named=True)
+    # The same estimate from pr.ppi_mean over per-item differences built here.
+    judge = lambda f, name: f.select("query_id", pl.col("faithfulness").struct.field("score").alias(name))  # noqa: E731
+    label = lambda f, name: f.select("query_id", pl.col("faithfulness").alias(name))  # noqa: E731
+    items = (
+        judge(base, "jb").join(judge(cand, "jc"), on="query_id")
+        .join(label(labels_b, "lb"), on="query_id", how="left")
+        .join(label(labels_c, "lc"), on="query_id", how="left")
+        .select((pl.col("jc") - pl.col("jb")).alias("judged"), (pl.col("lc") - pl.col("lb")).alias("labels"))
+    )
+    want = items.select(pr.ppi_mean("judged", "labels")).item()
+    assert (row["ppi_delta"], row["ppi_ci_low"], row["ppi_ci_high"]) == (want["estimate"], want["ci_low"], want["ci_high"])
+    assert row["n_labelled"] == want["n_labelled"] == 30 and row["n_items"] == 300
+    assert row["shift"] == pytest.approx(row["ppi_delta"] - row["judge_delta"])

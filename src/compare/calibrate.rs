@@ -766,13 +766,16 @@ pub struct LabelledDelta {
     pub reason: Option<String>,
 }
 
+/// A judged value's name, the judge's value of each row and the label of each row.
+type AlignedValue = (String, Vec<Option<f64>>, Vec<Option<f64>>);
+
 /// The labels of one scores table's judged numeric values, aligned with its rows: per value
 /// name, the label of each row (`None`: unlabelled).
 fn aligned_numeric_labels(
     scores: &DataFrame,
     labels: &DataFrame,
     keys: &[String],
-) -> PolarsResult<Vec<(String, Vec<Option<f64>>, Vec<Option<f64>>)>> {
+) -> PolarsResult<Vec<AlignedValue>> {
     let label_keys = keys_of(labels, keys)?;
     let mut label_row: HashMap<&str, usize> = HashMap::with_capacity(label_keys.len());
     for (i, key) in label_keys.iter().enumerate() {

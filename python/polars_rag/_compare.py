@@ -36,7 +36,11 @@ class Comparison(NamedTuple):
     #: ``t_ci_low``, ``t_ci_high``, ``effect_size``, ``baseline_judge_spread`` and
     #: ``candidate_judge_spread`` (a judged metric scored with ``samples`` > 1 in both runs: the
     #: mean per-item spread of the judge's samples, its own noise beside the delta; else null),
-    #: ``improved``, ``regressed``, ``unchanged``, ``significant``.
+    #: ``improved``, ``regressed``, ``unchanged``, ``significant``, ``interval`` (``items``, or
+    #: ``items and judge samples``: with samples in both runs the interval is a two-level
+    #: bootstrap that resamples the judge's samples within each item as well),
+    #: ``judge_variance_share`` (the share of an item's delta variance that is the judge's own)
+    #: and ``judge_flips`` (items whose samples disagree).
     metrics: pl.DataFrame
     #: The same per segment value (a ``segment`` column first); empty without ``by``.
     segments: pl.DataFrame

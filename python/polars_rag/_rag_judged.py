@@ -26,7 +26,8 @@ class JudgedRagOptions(TypedDict, total=False):
 
     ``judge``: the :class:`Judge` (default: the one of the ``POLARS_RAG_JUDGE_*`` environment
     variables). ``samples``: how many times each row is judged (separate cache entries, sample
-    ``k`` sent ``seed + k``); ``score`` is their mean, ``spread`` the largest minus the smallest
+    ``k`` sent ``seed + k``); ``score`` is their mean, ``sample_scores`` each sample's score
+    (what :func:`compare` resamples within an item), ``spread`` the largest minus the smallest
     and ``samples_agree`` whether they all gave the same score. ``compat`` (faithfulness only):
     ``"ragas"`` divides by the verdicts the judge returned even when their number differs from
     the statements', as Ragas does (by default such a reply is asked again once, then the row is
@@ -54,7 +55,7 @@ def faithfulness(
     answer's statements). ``contexts`` is a ``list[str]`` column, a ``str`` column, or a list of
     structs with a ``text`` field. Returns a struct ``faithfulness``: ``score`` (null when the
     answer has no statements), ``statements``, ``verdicts`` and ``reasons`` (parallel lists:
-    explode them together to see which statement failed), ``spread``, ``samples_agree`` and
+    explode them together to see which statement failed), ``sample_scores``, ``spread``, ``samples_agree`` and
     ``judge_error``. A null input gives a null row.
     """
     return _plugin("faithfulness", [question, answer, contexts], options, accepted=JudgedRagOptions)
@@ -71,7 +72,7 @@ def context_precision(
     in flight together; ``score`` = Σ_k precision@k · v_k / (Σ v + 1e-10), 0 when none was
     useful, null without contexts. ``reference`` is a ``str`` column or a ``list[str]`` column
     (its first answer is the reference). Returns a struct ``context_precision``: ``score``,
-    ``verdicts``, ``reasons``, ``spread``, ``samples_agree``, ``judge_error``.
+    ``verdicts``, ``reasons``, ``sample_scores``, ``spread``, ``samples_agree``, ``judge_error``.
     """
     return _plugin("context_precision", [question, contexts, reference], options, accepted=JudgedRagOptions)
 
@@ -98,7 +99,7 @@ def context_recall(
     """Ragas' context recall: the judge breaks the reference answer into statements and
     attributes each to the contexts (joined with newlines) or not, in one call; ``score`` =
     attributed / statements, null when the reference has none. Returns a struct
-    ``context_recall``: ``score``, ``statements``, ``attributed``, ``reasons``, ``spread``,
+    ``context_recall``: ``score``, ``statements``, ``attributed``, ``reasons``, ``sample_scores``, ``spread``,
     ``samples_agree``, ``judge_error``.
     """
     return _plugin("context_recall", [question, contexts, reference], options, accepted=JudgedRagOptions)
@@ -117,7 +118,7 @@ def answer_relevancy(
     answer (one call), each flagged when the answer is noncommittal; ``score`` is the mean cosine
     between their embeddings and the question's, and 0 when every question is flagged
     noncommittal. Returns a struct ``answer_relevancy``: ``score``, ``questions``,
-    ``noncommittal``, ``similarities``, ``spread``, ``samples_agree``, ``judge_error``.
+    ``noncommittal``, ``similarities``, ``sample_scores``, ``spread``, ``samples_agree``, ``judge_error``.
 
     ``embedder=None`` uses the local model of :func:`default_model_dir`; ``samples`` as for
     :func:`faithfulness`.

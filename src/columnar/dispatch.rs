@@ -496,6 +496,40 @@ pub fn judge_spread(scores: &DataFrame, id: &str) -> PolarsResult<Option<Series>
     Ok(spread.filter(|s| s.null_count() < s.len()))
 }
 
+/// Each row's judge sample scores of a judged metric (its struct's `sample_scores` field; an
+/// empty list where a row has none), when the scores table holds the metric and some row was
+/// judged with `samples` > 1.
+pub fn judge_samples(scores: &DataFrame, id: &str) -> PolarsResult<Option<Vec<Vec<f64>>>> {
+    let Ok(column) = scores.column(id) else {
+        return Ok(None);
+    };
+    let series = column.as_materialized_series();
+    let DataType::Struct(_) = series.dtype() else {
+        return Ok(None);
+    };
+    let Ok(field) = series.struct_()?.field_by_name("sample_scores") else {
+        return Ok(None);
+    };
+    if field.null_count() == field.len() {
+        return Ok(None);
+    }
+    let lists = field.cast(&DataType::List(Box::new(DataType::Float64)))?;
+    let mut rows = Vec::with_capacity(lists.len());
+    for item in lists.list()?.amortized_iter() {
+        rows.push(match item {
+            Some(values) => values
+                .as_ref()
+                .f64()?
+                .iter()
+                .flatten()
+                .filter(|v| v.is_finite())
+                .collect(),
+            None => Vec::new(),
+        });
+    }
+    Ok(Some(rows))
+}
+
 /// Whether a scores-table column holds a judge defined as data (a judge card's column): a
 /// struct ending in the `judge_error` string field every such judge writes, under a name that
 /// is not a metric of the table. Its numeric and boolean reply fields are its values (see

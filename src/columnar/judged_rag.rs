@@ -84,7 +84,8 @@ fn layout(metric: RagMetric) -> Layout {
 }
 
 /// Output dtype of a judged RAG metric: a struct of `score`, the judged items as parallel lists
-/// (explode them together), `spread` and `samples_agree` over the samples, and `judge_error`.
+/// (explode them together), `sample_scores` (each sample's score; null with one sample),
+/// `spread` and `samples_agree` over the samples, and `judge_error`.
 pub fn rag_dtype(metric: RagMetric) -> DataType {
     let layout = layout(metric);
     let strings = || DataType::List(Box::new(DataType::String));
@@ -105,6 +106,10 @@ pub fn rag_dtype(metric: RagMetric) -> DataType {
             DataType::List(Box::new(DataType::Float64)),
         ));
     }
+    fields.push(Field::new(
+        "sample_scores".into(),
+        DataType::List(Box::new(DataType::Float64)),
+    ));
     fields.push(Field::new("spread".into(), DataType::Float64));
     fields.push(Field::new("samples_agree".into(), DataType::Boolean));
     fields.push(Field::new("judge_error".into(), DataType::String));
@@ -166,6 +171,21 @@ fn build(metric: RagMetric, outcomes: &[RowOutcome]) -> PolarsResult<Series> {
         }
         fields.push(builder.finish().into_series());
     }
+    // Each sample's score (null where a sample had none), kept when there are several: what
+    // `compare`'s two-level bootstrap resamples within the item.
+    let mut sample_scores = ListPrimitiveChunkedBuilder::<Float64Type>::new(
+        "sample_scores".into(),
+        len,
+        len * 3,
+        DataType::Float64,
+    );
+    for i in 0..len {
+        match samples(i) {
+            Some(s) if s.len() > 1 => sample_scores.append_iter(s.iter().map(|x| x.score)),
+            _ => sample_scores.append_null(),
+        }
+    }
+    fields.push(sample_scores.finish().into_series());
     fields.push(
         Float64Chunked::from_iter_options(
             "spread".into(),

@@ -121,6 +121,10 @@ impl CompareOptions {
 /// A corpus-level metric: computed from per-item statistics summed over the items.
 pub type CorpusFn = fn(&[f64]) -> f64;
 
+/// Each item's judge sample scores in the baseline and in the candidate (an empty list where an
+/// item has none).
+pub type JudgeSamples = (Vec<Vec<f64>>, Vec<Vec<f64>>);
+
 /// One metric's per-item values in both runs, aligned item by item.
 #[derive(Clone, Debug)]
 pub enum MetricValues {
@@ -137,6 +141,11 @@ pub enum MetricValues {
         /// samples (largest − smallest score) in the baseline and in the candidate, NaN where
         /// an item has none. The judge's own run-to-run noise, shown beside the delta.
         judge_spread: Option<(Vec<f64>, Vec<f64>)>,
+        /// For a judged metric scored with several samples per item in both runs: each item's
+        /// sample scores in the baseline and in the candidate (empty where an item has none).
+        /// With them the interval comes from the two-level bootstrap
+        /// ([`stats::two_level_bootstrap`]).
+        judge_samples: Option<JudgeSamples>,
     },
     /// A corpus-level metric (corpus BLEU, citation alignment): `value` of the summed statistics.
     Corpus {
@@ -159,6 +168,27 @@ impl MetricValues {
             baseline,
             candidate,
             judge_spread: None,
+            judge_samples: None,
+        }
+    }
+
+    /// The same metric with each item's judge sample scores in both runs.
+    pub fn with_judge_samples(self, baseline: Vec<Vec<f64>>, candidate: Vec<Vec<f64>>) -> Self {
+        match self {
+            MetricValues::Mean {
+                name,
+                baseline: b,
+                candidate: c,
+                judge_spread,
+                ..
+            } => MetricValues::Mean {
+                name,
+                baseline: b,
+                candidate: c,
+                judge_spread,
+                judge_samples: Some((baseline, candidate)),
+            },
+            corpus => corpus,
         }
     }
 
@@ -169,12 +199,14 @@ impl MetricValues {
                 name,
                 baseline: b,
                 candidate: c,
+                judge_samples,
                 ..
             } => MetricValues::Mean {
                 name,
                 baseline: b,
                 candidate: c,
                 judge_spread: Some((baseline, candidate)),
+                judge_samples,
             },
             corpus => corpus,
         }
@@ -201,11 +233,17 @@ impl MetricValues {
                 baseline,
                 candidate,
                 judge_spread,
+                judge_samples,
             } => MetricValues::Mean {
                 name: name.clone(),
                 baseline: pick(baseline),
                 candidate: pick(candidate),
                 judge_spread: judge_spread.as_ref().map(|(b, c)| (pick(b), pick(c))),
+                judge_samples: judge_samples.as_ref().map(|(b, c)| {
+                    let pick_samples =
+                        |v: &[Vec<f64>]| items.iter().map(|&i| v[i].clone()).collect();
+                    (pick_samples(b), pick_samples(c))
+                }),
             },
             MetricValues::Corpus {
                 name,
@@ -275,6 +313,15 @@ pub struct MetricComparison {
     pub baseline_judge_spread: Option<f64>,
     /// The same in the candidate.
     pub candidate_judge_spread: Option<f64>,
+    /// How `ci_low` / `ci_high` were resampled: `items`, or `items and judge samples` (the
+    /// two-level bootstrap, for a judged metric with several samples per item in both runs).
+    pub interval: &'static str,
+    /// With the two-level bootstrap: the share of an item's delta variance that is the judge's
+    /// own (its samples' scatter), in [0, 1].
+    pub judge_variance_share: Option<f64>,
+    /// With several samples per item in both runs: the compared items whose samples disagree in
+    /// either run (the judge's verdict flips across samples).
+    pub judge_flips: Option<usize>,
 }
 
 fn mean(v: &[f64]) -> f64 {
@@ -314,14 +361,48 @@ pub fn compare_metrics(
     // Paired deltas of the per-item metrics, resampled together in one pass.
     let mut pairs: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
     let mut spreads: Vec<Option<(f64, f64)>> = Vec::new();
+    let mut two_levels: Vec<Option<(Option<stats::TwoLevel>, usize)>> = Vec::new();
     for m in metrics {
         if let MetricValues::Mean {
             baseline,
             candidate,
             judge_spread,
+            judge_samples,
             ..
         } = m
         {
+            two_levels.push(judge_samples.as_ref().and_then(|(bs, cs)| {
+                // Over the compared items; every one needs samples in both runs, else the
+                // items' bootstrap stands.
+                let compared: Vec<usize> = (0..baseline.len())
+                    .filter(|&i| baseline[i].is_finite() && candidate[i].is_finite())
+                    .collect();
+                if compared.is_empty()
+                    || compared
+                        .iter()
+                        .any(|&i| bs[i].is_empty() || cs[i].is_empty())
+                {
+                    return None;
+                }
+                let flips = compared
+                    .iter()
+                    .filter(|&&i| {
+                        let disagree = |s: &[f64]| s.windows(2).any(|w| w[0] != w[1]);
+                        disagree(&bs[i]) || disagree(&cs[i])
+                    })
+                    .count();
+                let items: Vec<stats::ItemSamples> = compared
+                    .iter()
+                    .map(|&i| stats::ItemSamples {
+                        baseline: &bs[i],
+                        candidate: &cs[i],
+                    })
+                    .collect();
+                Some((
+                    stats::two_level_bootstrap(&items, &options.resample_options()),
+                    flips,
+                ))
+            }));
             spreads.push(judge_spread.as_ref().and_then(|(bs, cs)| {
                 // Over the items compared (both values present) whose samples both runs have.
                 let (mut sum_b, mut sum_c, mut n) = (0.0, 0.0, 0usize);
@@ -361,6 +442,7 @@ pub fn compare_metrics(
                 let (b, c) = &pairs[j];
                 let d = &deltas[j];
                 let r: Option<PairedResampling> = resampled[j];
+                let two_level = two_levels[j].and_then(|(t, _)| t);
                 let t = t_test_deltas(d);
                 let (hist, range) = histogram(d);
                 let tol = options.tolerance;
@@ -375,8 +457,8 @@ pub fn compare_metrics(
                     baseline: mean(b),
                     candidate: mean(c),
                     delta: mean(d),
-                    ci_low: r.map_or(nan, |r| r.ci_low),
-                    ci_high: r.map_or(nan, |r| r.ci_high),
+                    ci_low: two_level.map_or_else(|| r.map_or(nan, |r| r.ci_low), |t| t.ci_low),
+                    ci_high: two_level.map_or_else(|| r.map_or(nan, |r| r.ci_high), |t| t.ci_high),
                     p_randomization: p,
                     p_t_test: t.map(|t| t.p_value_of(options.alternative)),
                     t_statistic: t.map(|t| t.statistic),
@@ -391,6 +473,13 @@ pub fn compare_metrics(
                     histogram_range: range,
                     baseline_judge_spread: spreads[j].map(|s| s.0),
                     candidate_judge_spread: spreads[j].map(|s| s.1),
+                    interval: if two_level.is_some() {
+                        "items and judge samples"
+                    } else {
+                        "items"
+                    },
+                    judge_variance_share: two_level.map(|t| t.judge_share),
+                    judge_flips: two_levels[j].map(|(_, flips)| flips),
                 });
             }
             MetricValues::Corpus {
@@ -432,6 +521,9 @@ pub fn compare_metrics(
                     histogram_range: 0.0,
                     baseline_judge_spread: None,
                     candidate_judge_spread: None,
+                    interval: "items",
+                    judge_variance_share: None,
+                    judge_flips: None,
                 });
             }
         }

@@ -92,13 +92,26 @@ fn judge_noise_lines(rows: &[MetricComparison]) -> Vec<String> {
     rows.iter()
         .filter_map(|r| {
             let (b, c) = (r.baseline_judge_spread?, r.candidate_judge_spread?);
-            Some(format!(
+            let mut line = format!(
                 "{}: delta {} against a mean per-item spread of the judge's samples of {} (baseline) and {} (candidate)",
                 r.metric,
                 signed(r.delta),
                 fmt(b),
                 fmt(c)
-            ))
+            );
+            if let Some(share) = r.judge_variance_share {
+                line.push_str(&format!(
+                    "; the interval resamples the items and the judge's samples within them, and {:.0}% of an item's delta variance is the judge's own",
+                    share * 100.0
+                ));
+            }
+            if let Some(flips) = r.judge_flips {
+                line.push_str(&format!(
+                    "; on {flips} of {} items the samples disagree",
+                    r.n
+                ));
+            }
+            Some(line)
         })
         .collect()
 }

@@ -93,18 +93,31 @@ struct TableMetrics {
     values: Vec<(String, Vec<f64>)>,
     /// Per value label: the per-item spread of a judge's samples, when the table has them.
     judge_spreads: Vec<(String, Vec<f64>)>,
+    /// Per value label: each item's judge sample scores, when the table has them.
+    judge_samples: Vec<(String, Vec<Vec<f64>>)>,
     corpus: Vec<(String, Vec<Vec<f64>>, crate::compare::CorpusFn)>,
 }
 
 fn table_metrics(df: &DataFrame) -> PolarsResult<TableMetrics> {
     let mut values = Vec::new();
     let mut judge_spreads = Vec::new();
+    let mut judge_samples = Vec::new();
     let mut corpus = Vec::new();
     for info in registry::METRICS {
         let spread = crate::columnar::dispatch::judge_spread(df, info.id)?;
+        let samples = crate::columnar::dispatch::judge_samples(df, info.id)?;
         for (label, series) in crate::columnar::dispatch::metric_values(df, info.id)? {
             if let Some(spread) = &spread {
                 judge_spreads.push((label.clone(), f64_values(spread)?));
+            }
+            // The samples are of the metric's score, its first value.
+            if let Some(samples) = &samples
+                && info
+                    .values
+                    .first()
+                    .is_some_and(|path| registry::value_label(info.id, path) == label)
+            {
+                judge_samples.push((label.clone(), samples.clone()));
             }
             values.push((label, f64_values(&series)?));
         }
@@ -125,6 +138,7 @@ fn table_metrics(df: &DataFrame) -> PolarsResult<TableMetrics> {
     Ok(TableMetrics {
         values,
         judge_spreads,
+        judge_samples,
         corpus,
     })
 }
@@ -309,6 +323,26 @@ pub fn compare_tables(
             ) {
                 values = values.with_judge_spread(align(b, |p| p.0), align(c, |p| p.1));
             }
+            let samples_of = |samples: &[(String, Vec<Vec<f64>>)]| {
+                samples
+                    .iter()
+                    .find(|(label, _)| *label == name)
+                    .map(|(_, v)| v.clone())
+            };
+            if let (Some(b), Some(c)) = (
+                samples_of(&b_metrics.judge_samples),
+                samples_of(&c_metrics.judge_samples),
+            ) {
+                let pick =
+                    |v: Vec<Vec<f64>>, side: fn(&(usize, usize)) -> usize| -> Vec<Vec<f64>> {
+                        if same_order {
+                            v
+                        } else {
+                            pairs.iter().map(|p| v[side(p)].clone()).collect()
+                        }
+                    };
+                values = values.with_judge_samples(pick(b, |p| p.0), pick(c, |p| p.1));
+            }
             metrics.push(values);
         }
     }
@@ -448,6 +482,23 @@ fn frame_of_rows(
     cols.push(f("effect_size", &|r| r.effect_size));
     cols.push(f("baseline_judge_spread", &|r| r.baseline_judge_spread));
     cols.push(f("candidate_judge_spread", &|r| r.candidate_judge_spread));
+    cols.push(
+        Series::new(
+            "interval".into(),
+            rows.iter().map(|r| r.interval).collect::<Vec<_>>(),
+        )
+        .into_column(),
+    );
+    cols.push(f("judge_variance_share", &|r| r.judge_variance_share));
+    cols.push(
+        Series::new(
+            "judge_flips".into(),
+            rows.iter()
+                .map(|r| r.judge_flips.map(|n| n as u64))
+                .collect::<Vec<_>>(),
+        )
+        .into_column(),
+    );
     cols.push(u("improved", &|r| r.improved as u64));
     cols.push(u("regressed", &|r| r.regressed as u64));
     cols.push(u("unchanged", &|r| r.unchanged as u64));
@@ -690,6 +741,9 @@ mod tests {
             histogram_range: 1.0,
             baseline_judge_spread: None,
             candidate_judge_spread: None,
+            interval: "items",
+            judge_variance_share: None,
+            judge_flips: None,
         }
     }
 

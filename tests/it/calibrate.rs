@@ -8,7 +8,7 @@ use polars_rag::metrics::calibration::{kendall_tau_b, numeric_agreement};
 use polars_rag::metrics::ppi::{ppi_mean, PpiOptions};
 
 use crate::common::cli;
-use crate::common::scratch_dir;
+use crate::common::{scratch_dir, Normal};
 
 const N: usize = 300;
 /// Every tenth item is labelled.
@@ -403,23 +403,6 @@ fn the_command_prints_the_report_and_writes_both_tables() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A seeded generator of standard normal numbers (Box–Muller over a 64-bit LCG).
-struct Normal(u64);
-
-impl Normal {
-    fn uniform(&mut self) -> f64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-    fn next(&mut self) -> f64 {
-        let (u, v) = (self.uniform(), self.uniform());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-}
-
 #[test]
 fn labels_to_halve_predicts_the_width_that_many_more_labels_reach() {
     use polars_rag::metrics::ppi::labels_to_halve;
@@ -740,4 +723,99 @@ fn compare_with_labels_estimates_the_judged_delta_by_ppi_on_paired_differences()
     ]);
     assert!(!ok && stderr.contains("--candidate-labels"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn compare_resamples_the_judges_samples_within_items_when_both_runs_have_them() {
+    use polars_rag::compare::stats::{two_level_bootstrap, ItemSamples, ResampleOptions};
+    use polars_rag::compare::tables::compare_tables;
+    use polars_rag::compare::CompareOptions;
+    let mut normal = Normal(99);
+    let n = 120;
+    let ids: Vec<String> = (0..n).map(|i| format!("q{i}")).collect();
+    let samples = |shift: f64, normal: &mut Normal| -> Vec<Vec<f64>> {
+        (0..n)
+            .map(|i| {
+                (0..3)
+                    .map(|_| (i % 7) as f64 / 7.0 + shift + 0.2 * normal.next())
+                    .collect()
+            })
+            .collect()
+    };
+    let (b, c) = (samples(0.0, &mut normal), samples(0.05, &mut normal));
+    let table = |samples: &[Vec<f64>]| {
+        let score: Vec<f64> = samples
+            .iter()
+            .map(|s| s.iter().sum::<f64>() / 3.0)
+            .collect();
+        let lists: Vec<Series> = samples.iter().map(|s| Series::new("".into(), s)).collect();
+        let fields = [
+            Series::new("score".into(), score),
+            Series::new("sample_scores".into(), lists),
+        ];
+        let mut frame = df!("query_id" => &ids).unwrap();
+        frame
+            .with_column(
+                StructChunked::from_series("faithfulness".into(), n, fields.iter())
+                    .unwrap()
+                    .into_series()
+                    .into_column(),
+            )
+            .unwrap();
+        frame
+    };
+    let options = CompareOptions::default();
+    let comparison = compare_tables(&table(&b), &table(&c), "query_id", None, &options).unwrap();
+    let row = &comparison.metrics[0];
+    assert_eq!(
+        (row.metric.as_str(), row.interval),
+        ("faithfulness.score", "items and judge samples")
+    );
+    let items: Vec<ItemSamples> = b
+        .iter()
+        .zip(&c)
+        .map(|(b, c)| ItemSamples {
+            baseline: b,
+            candidate: c,
+        })
+        .collect();
+    let resample = ResampleOptions {
+        resamples: options.resamples,
+        confidence: options.confidence,
+        seed: options.seed,
+        threads: options.threads,
+    };
+    let want = two_level_bootstrap(&items, &resample).unwrap();
+    assert_eq!(
+        (row.ci_low, row.ci_high, row.judge_variance_share),
+        (want.ci_low, want.ci_high, Some(want.judge_share))
+    );
+    // Noisy continuous samples never agree exactly: every item flips.
+    assert_eq!(row.judge_flips, Some(n));
+    // Without samples in one run, the items' bootstrap stands.
+    let mut plain = table(&c);
+    plain
+        .with_column(
+            StructChunked::from_series(
+                "faithfulness".into(),
+                n,
+                [Series::new(
+                    "score".into(),
+                    c.iter().map(|s| s[0]).collect::<Vec<_>>(),
+                )]
+                .iter(),
+            )
+            .unwrap()
+            .into_series()
+            .into_column(),
+        )
+        .unwrap();
+    let comparison = compare_tables(&table(&b), &plain, "query_id", None, &options).unwrap();
+    assert_eq!(
+        (
+            comparison.metrics[0].interval,
+            comparison.metrics[0].judge_variance_share
+        ),
+        ("items", None)
+    );
 }

@@ -230,3 +230,20 @@ pub mod span_columns {
         spans(name, &rows).cast(&target).unwrap()
     }
 }
+
+/// A seeded generator of standard normal numbers (Box–Muller over a 64-bit LCG).
+pub struct Normal(pub u64);
+
+impl Normal {
+    pub fn uniform(&mut self) -> f64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+    pub fn next(&mut self) -> f64 {
+        let (u, v) = (self.uniform(), self.uniform());
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+}

@@ -543,3 +543,66 @@ fn corpus_resampling_of_bleu_like_statistics() {
         (0.0, 0.0, 0.0, 1.0)
     );
 }
+
+/// 1,000 simulated comparisons of a judged metric scored with 3 samples per item and run: items
+/// of varying quality, a candidate better by 0.03 on average (by how much varies by item), and a
+/// judge whose samples scatter by 0.2 around each item's true score. The two-level interval
+/// covers the true delta at its nominal 95% within binomial error (±2.6 standard errors of a
+/// proportion over 1,000 trials), and the judge's share of the variance is what the simulation
+/// put in.
+#[test]
+fn the_two_level_interval_covers_the_true_delta_at_its_nominal_rate() {
+    use crate::common::Normal;
+    use polars_rag::compare::stats::{two_level_bootstrap, ItemSamples};
+    const TRIALS: usize = 1000;
+    const ITEMS: usize = 100;
+    const SAMPLES: usize = 3;
+    let (true_delta, delta_spread, judge_noise) = (0.03, 0.05, 0.2);
+    let mut normal = Normal(20261127);
+    let (mut covered, mut share_sum) = (0usize, 0.0);
+    for trial in 0..TRIALS {
+        let items: Vec<(Vec<f64>, Vec<f64>)> = (0..ITEMS)
+            .map(|_| {
+                let quality = 0.5 + 0.15 * normal.next();
+                let better = quality + true_delta + delta_spread * normal.next();
+                let baseline = (0..SAMPLES)
+                    .map(|_| quality + judge_noise * normal.next())
+                    .collect();
+                let candidate = (0..SAMPLES)
+                    .map(|_| better + judge_noise * normal.next())
+                    .collect();
+                (baseline, candidate)
+            })
+            .collect();
+        let samples: Vec<ItemSamples> = items
+            .iter()
+            .map(|(b, c)| ItemSamples {
+                baseline: b,
+                candidate: c,
+            })
+            .collect();
+        let options = ResampleOptions {
+            resamples: 200,
+            seed: trial as u64,
+            ..Default::default()
+        };
+        let r = two_level_bootstrap(&samples, &options).unwrap();
+        covered += usize::from(r.ci_low <= true_delta && true_delta <= r.ci_high);
+        share_sum += r.judge_share;
+    }
+    let coverage = covered as f64 / TRIALS as f64;
+    let standard_error = (0.95f64 * 0.05 / TRIALS as f64).sqrt();
+    assert!(
+        (coverage - 0.95).abs() <= 2.6 * standard_error,
+        "coverage {coverage} outside 0.95 ± {}",
+        2.6 * standard_error
+    );
+    // Judge variance of an item's mean delta: 2 runs × 0.2² / 3 samples; items': 0.05².
+    let judge = 2.0 * judge_noise * judge_noise / SAMPLES as f64;
+    let expected_share = judge / (judge + delta_spread * delta_spread);
+    let share = share_sum / TRIALS as f64;
+    assert!(
+        (share - expected_share).abs() < 0.03,
+        "judge share {share}, expected {expected_share}"
+    );
+}

@@ -156,9 +156,20 @@ def test_samples_report_the_spread_and_agreement(server):
     values = out["faithfulness"].struct.unnest().row(0, named=True)
     # The fake judge is deterministic: three samples, three cache keys, one score.
     assert values["spread"] == 0.0 and values["samples_agree"] is True
+    assert values["sample_scores"] == [values["score"]] * 3
     assert server.requests == 6
     single = df.select(pr.faithfulness("question", "answer", "contexts", judge=judge))
     assert single["faithfulness"].struct.field("spread").to_list() == [None]
+    assert single["faithfulness"].struct.field("sample_scores").to_list() == [None]
+    # compare resamples the samples within each item when both runs have them: this judge is
+    # deterministic, so none of the variance is its own and no item's samples disagree.
+    both = rag_frame()
+    scored = both.with_row_index("query_id").select(
+        pl.col("query_id").cast(pl.String), pr.faithfulness("question", "answer", "contexts", judge=judge, samples=3)
+    )
+    row = pr.compare(scored, scored).metrics.row(0, named=True)
+    assert (row["metric"], row["interval"], row["judge_flips"]) == ("faithfulness.score", "items and judge samples", 0)
+    assert row["judge_variance_share"] == 0.0
     assert "samples:3" in pr.signature("faithfulness", judge=judge, samples=3)
 
 

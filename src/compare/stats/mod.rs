@@ -40,12 +40,14 @@ pub(crate) mod random;
 mod resample;
 mod special;
 mod ttest;
+mod two_level;
 
 pub use corpus::*;
 use random::*;
 pub use resample::*;
 pub use special::*;
 pub use ttest::*;
+pub use two_level::*;
 
 #[cfg(test)]
 mod tests {

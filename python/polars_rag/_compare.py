@@ -311,3 +311,48 @@ def labelled_deltas(
         _alternative(alternative),
         None if lam is None else _as_float("labelled_deltas", "lam", lam),
     )
+
+
+@_names_its_errors
+def judge_drift(
+    baseline: FrameLike,
+    candidate: FrameLike,
+    rejudged_baseline: FrameLike,
+    rejudged_candidate: FrameLike,
+    *,
+    id: str = "query_id",
+    resamples: int | None = None,
+    confidence: float | None = None,
+    seed: int | None = None,
+    alternative: Alternative | None = None,
+) -> pl.DataFrame:
+    """Judge drift where it matters, in the decision: the same two runs compared twice, scored
+    by one judge setting (``baseline``, ``candidate``) and by another (``rejudged_*``), as
+    ``polars-rag compare --rejudged-baseline ... --rejudged-candidate ...`` reports it. One row per
+    metric whose delta differs: ``metric``, ``first_delta``, ``first_verdict``, ``second_delta``,
+    ``second_verdict`` (``better``, ``worse``, ``no significant change``) and ``flipped``. Settings
+    as :func:`compare`'s. For agreement item by item, use :func:`calibrate` with one judge's
+    scores table as the labels of the other's.
+
+    Example:
+        >>> import polars as pl, polars_rag as pr
+        >>> ids = [f"q{i}" for i in range(40)]
+        >>> score = lambda values: pl.DataFrame({"query_id": ids, "faithfulness": [{"score": v} for v in values]})
+        >>> base = [0.4 + 0.01 * (i % 5) for i in range(40)]
+        >>> drift = pr.judge_drift(score(base), score([b + 0.2 for b in base]), score(base), score(base))
+        >>> drift.select("first_verdict", "second_verdict", "flipped").row(0)
+        ('better', 'no significant change', True)
+    """
+    from polars_rag._internal import judge_drift as _judge_drift
+
+    return _judge_drift(
+        _frame(baseline),
+        _frame(candidate),
+        _frame(rejudged_baseline),
+        _frame(rejudged_candidate),
+        id,
+        _as_int("judge_drift", "resamples", _setting("resamples", resamples)),
+        _as_float("judge_drift", "confidence", _setting("confidence", confidence)),
+        _as_int("judge_drift", "seed", _setting("seed", seed)),
+        _alternative(_setting("alternative", alternative)),
+    )

@@ -32,6 +32,11 @@ def labelling_sheet(
     seed: int, min_per_stratum: int, xlsx: str | None,
 ) -> pl.DataFrame: ...
 def read_workbook(path: str) -> pl.DataFrame: ...
+def judge_drift(
+    baseline: pl.DataFrame, candidate: pl.DataFrame, rejudged_baseline: pl.DataFrame,
+    rejudged_candidate: pl.DataFrame, id: str, resamples: int, confidence: float, seed: int,
+    alternative: str,
+) -> pl.DataFrame: ...
 def labelled_deltas(
     baseline: pl.DataFrame, candidate: pl.DataFrame, baseline_labels: pl.DataFrame,
     candidate_labels: pl.DataFrame, id: str, alpha: float, alternative: str, lam: float | None,

@@ -931,6 +931,47 @@ fn calibrate_tables(
     })
 }
 
+/// Judge drift: the same two runs compared under two judge settings; the metrics whose delta
+/// differs, with both verdicts (`polars-rag compare --rejudged-baseline ... --rejudged-candidate`).
+#[pyfunction]
+#[pyo3(signature = (baseline, candidate, rejudged_baseline, rejudged_candidate, id, resamples, confidence, seed, alternative))]
+#[allow(clippy::too_many_arguments)]
+fn judge_drift(
+    baseline: PyDataFrame,
+    candidate: PyDataFrame,
+    rejudged_baseline: PyDataFrame,
+    rejudged_candidate: PyDataFrame,
+    id: &str,
+    resamples: usize,
+    confidence: f64,
+    seed: u64,
+    alternative: &str,
+) -> PyResult<PyDataFrame> {
+    py_guarded("judge_drift", move || {
+        let options = compare_options("judge_drift", resamples, confidence, seed, 0, alternative)?;
+        let first = comparison::compare_tables(
+            &readable("judge_drift", &baseline.0)?,
+            &readable("judge_drift", &candidate.0)?,
+            id,
+            None,
+            &options,
+        )
+        .map_err(py_err_in("judge_drift"))?;
+        let second = comparison::compare_tables(
+            &readable("judge_drift", &rejudged_baseline.0)?,
+            &readable("judge_drift", &rejudged_candidate.0)?,
+            id,
+            None,
+            &options,
+        )
+        .map_err(py_err_in("judge_drift"))?;
+        let changes = polars_rag::compare::verdict_changes(&first.metrics, &second.metrics);
+        Ok(PyDataFrame(
+            comparison::verdict_changes_frame(&changes).map_err(py_err_in("judge_drift"))?,
+        ))
+    })
+}
+
 /// Judged deltas between two scores tables estimated from labels of both runs
 /// (`polars-rag compare --baseline-labels ... --candidate-labels ...`).
 #[pyfunction]
@@ -1067,6 +1108,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(calibrate_tables, m)?)?;
     m.add_function(wrap_pyfunction!(labelling_sheet, m)?)?;
     m.add_function(wrap_pyfunction!(labelled_deltas, m)?)?;
+    m.add_function(wrap_pyfunction!(judge_drift, m)?)?;
     m.add_function(wrap_pyfunction!(read_workbook, m)?)?;
     m.add_function(wrap_pyfunction!(metric_ids, m)?)?;
     m.add_function(wrap_pyfunction!(metric_catalogue, m)?)?;

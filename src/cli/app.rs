@@ -50,6 +50,7 @@ fn compare(args: CompareArgs) -> Result<bool, String> {
         json: args.json,
         parquet: args.parquet,
         labels: args.baseline_labels.zip(args.candidate_labels),
+        rejudged: args.rejudged_baseline.zip(args.rejudged_candidate),
         ppi: crate::metrics::ppi::PpiOptions {
             alternative: args.stats.alternative.unwrap_or_default(),
             ..Default::default()

@@ -221,6 +221,14 @@ pub(crate) struct CompareArgs {
     /// Labels of the same items of the candidate.
     #[arg(long, requires = "baseline_labels")]
     pub(crate) candidate_labels: Option<PathBuf>,
+    /// The baseline's scores table from another judge setting (judge drift): with
+    /// --rejudged-candidate, the report lists the metrics whose delta differs under that judge and
+    /// whether their verdict flips.
+    #[arg(long, requires = "rejudged_candidate")]
+    pub(crate) rejudged_baseline: Option<PathBuf>,
+    /// The candidate's scores table from the other judge setting.
+    #[arg(long, requires = "rejudged_baseline")]
+    pub(crate) rejudged_candidate: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]

@@ -324,6 +324,69 @@ pub struct MetricComparison {
     pub judge_flips: Option<usize>,
 }
 
+impl MetricComparison {
+    /// The comparison's verdict: `better` or `worse` when the change is significant, else
+    /// `no significant change`.
+    pub fn verdict(&self) -> &'static str {
+        match (self.significant, self.delta > 0.0) {
+            (true, true) => "better",
+            (true, false) => "worse",
+            _ => "no significant change",
+        }
+    }
+}
+
+/// One metric compared twice, the two runs scored by two judge settings: whether the verdict
+/// holds when the judge changes.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct VerdictChange {
+    /// The metric.
+    pub metric: String,
+    /// The delta with the first judge.
+    pub first_delta: f64,
+    /// Its verdict.
+    pub first_verdict: &'static str,
+    /// The delta with the second judge.
+    pub second_delta: f64,
+    /// Its verdict.
+    pub second_verdict: &'static str,
+    /// Whether the verdicts differ.
+    pub flipped: bool,
+}
+
+/// The metrics of two comparisons of the same runs (scored by two judge settings) whose delta
+/// differs, with both verdicts: judge drift seen where it matters, in the decision.
+///
+/// ```
+/// use polars_rag::compare::{compare_metrics, verdict_changes, CompareOptions, MetricValues};
+/// let base: Vec<f64> = (0..200).map(|i| 0.5 + 0.1 * (i as f64).sin()).collect();
+/// let first = [MetricValues::mean("faithfulness.score", base.clone(), base.iter().map(|v| v + 0.05).collect())];
+/// let second = [MetricValues::mean("faithfulness.score", base.clone(), base.clone())];
+/// let options = CompareOptions::default();
+/// let changes = verdict_changes(&compare_metrics(&first, None, &options), &compare_metrics(&second, None, &options));
+/// assert_eq!((changes[0].first_verdict, changes[0].second_verdict, changes[0].flipped), ("better", "no significant change", true));
+/// ```
+pub fn verdict_changes(
+    first: &[MetricComparison],
+    second: &[MetricComparison],
+) -> Vec<VerdictChange> {
+    first
+        .iter()
+        .filter_map(|a| {
+            let b = second.iter().find(|b| b.metric == a.metric)?;
+            let same = a.delta == b.delta || (a.delta.is_nan() && b.delta.is_nan());
+            (!same).then(|| VerdictChange {
+                metric: a.metric.clone(),
+                first_delta: a.delta,
+                first_verdict: a.verdict(),
+                second_delta: b.delta,
+                second_verdict: b.verdict(),
+                flipped: a.verdict() != b.verdict(),
+            })
+        })
+        .collect()
+}
+
 fn mean(v: &[f64]) -> f64 {
     if v.is_empty() {
         f64::NAN

@@ -36,11 +36,7 @@ fn p_value(p: Option<f64>) -> String {
 }
 
 fn verdict(r: &MetricComparison) -> &'static str {
-    match (r.significant, r.delta > 0.0) {
-        (true, true) => "better",
-        (true, false) => "worse",
-        _ => "no significant change",
-    }
+    r.verdict()
 }
 
 /// Escapes text for HTML.
@@ -166,6 +162,27 @@ pub fn markdown(c: &TableComparison, baseline: &str, candidate: &str, gate: &[St
         out.push_str("\nJudge noise (several samples per item):\n\n");
         for line in noise {
             out.push_str(&format!("- {}\n", cell(&line)));
+        }
+    }
+    for (metric, keys) in &c.judge_flip_items {
+        out.push_str(&format!(
+            "- {}: items whose samples disagree include {}\n",
+            cell(metric),
+            cell(&keys.join(", "))
+        ));
+    }
+    if !c.judge_drift.is_empty() {
+        out.push_str("\n### Judge drift\n\nThe same runs scored by the other judge setting:\n\n| metric | delta | verdict | delta (other judge) | verdict (other judge) | flipped |\n|---|---:|---|---:|---|---|\n");
+        for d in &c.judge_drift {
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} |\n",
+                cell(&d.metric),
+                signed(d.first_delta),
+                d.first_verdict,
+                signed(d.second_delta),
+                d.second_verdict,
+                if d.flipped { "**yes**" } else { "no" }
+            ));
         }
     }
     if !c.labelled.is_empty() {
@@ -517,6 +534,33 @@ pub fn html(
             out.push_str(&format!("<li>{}</li>", esc(&line)));
         }
         out.push_str("</ul>");
+    }
+    if !c.judge_flip_items.is_empty() {
+        out.push_str("<ul>");
+        for (metric, keys) in &c.judge_flip_items {
+            out.push_str(&format!(
+                "<li class=\"note\">{}: items whose samples disagree include {}</li>",
+                esc(metric),
+                esc(&keys.join(", "))
+            ));
+        }
+        out.push_str("</ul>");
+    }
+    if !c.judge_drift.is_empty() {
+        out.push_str("<h2>Judge drift</h2><p class=\"note\">The same runs scored by the other judge setting.</p><table id=\"drift\"><thead><tr><th>metric</th><th>delta</th><th>verdict</th><th>delta (other judge)</th><th>verdict (other judge)</th><th>flipped</th></tr></thead><tbody>");
+        for d in &c.judge_drift {
+            out.push_str(&format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td></tr>",
+                esc(&d.metric),
+                signed(d.first_delta),
+                d.first_verdict,
+                signed(d.second_delta),
+                d.second_verdict,
+                if d.flipped { "worse" } else { "same" },
+                if d.flipped { "yes" } else { "no" }
+            ));
+        }
+        out.push_str("</tbody></table>");
     }
     if !c.labelled.is_empty() {
         out.push_str("<h2>Judged deltas with labels</h2><p class=\"note\">The judge's delta beside the prediction-powered estimate from labels of both runs, and how far the labels moved it.</p><table id=\"labelled\"><thead><tr><th>value</th><th>items</th><th>labelled</th><th>judge delta</th><th>PPI delta [interval]</th><th>labels alone [interval]</th><th>moved by</th></tr></thead><tbody>");

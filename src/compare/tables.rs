@@ -58,6 +58,11 @@ pub struct TableComparison {
     /// Judged deltas re-estimated from labels of both runs (empty without labels; see
     /// [`crate::compare::calibrate::labelled_deltas`]).
     pub labelled: Vec<crate::compare::calibrate::LabelledDelta>,
+    /// The same runs scored by another judge setting: the metrics whose delta differs, with both
+    /// verdicts (empty unless asked for; see [`crate::compare::verdict_changes`]).
+    pub judge_drift: Vec<crate::compare::VerdictChange>,
+    /// Per judged metric with several samples per item: up to 10 items whose samples disagree.
+    pub judge_flip_items: Vec<(String, Vec<String>)>,
 }
 
 fn key_strings(df: &DataFrame, keys: &[String]) -> PolarsResult<Vec<String>> {
@@ -388,6 +393,29 @@ pub fn compare_tables(
         }
     }
 
+    // The items whose judge samples disagree, by key (the counts are in the metric rows).
+    let mut judge_flip_items = Vec::new();
+    for m in &metrics {
+        if let MetricValues::Mean {
+            name,
+            baseline: b,
+            candidate: c,
+            judge_samples: Some((bs, cs)),
+            ..
+        } = m
+        {
+            let disagree = |s: &[f64]| s.windows(2).any(|w| w[0] != w[1]);
+            let keys: Vec<String> = (0..b.len())
+                .filter(|&p| b[p].is_finite() && c[p].is_finite())
+                .filter(|&p| disagree(&bs[p]) || disagree(&cs[p]))
+                .take(10)
+                .map(|p| b_keys[pairs[p].0].clone())
+                .collect();
+            if !keys.is_empty() {
+                judge_flip_items.push((name.clone(), keys));
+            }
+        }
+    }
     let answers = |df: &DataFrame| -> Option<StringChunked> {
         df.column("answer")
             .ok()?
@@ -431,6 +459,8 @@ pub fn compare_tables(
         regressions,
         options: *options,
         labelled: Vec::new(),
+        judge_drift: Vec::new(),
+        judge_flip_items,
     })
 }
 
@@ -769,4 +799,41 @@ mod tests {
         assert_eq!(metrics.get(19_999), Some("ndcg_at_k"));
         assert_eq!(segments_frame(&[]).unwrap().height(), 0);
     }
+}
+
+/// Verdict changes (see [`crate::compare::verdict_changes`]) as a table: `metric`,
+/// `first_delta`, `first_verdict`, `second_delta`, `second_verdict`, `flipped`.
+pub fn verdict_changes_frame(rows: &[crate::compare::VerdictChange]) -> PolarsResult<DataFrame> {
+    DataFrame::new_infer_height(vec![
+        Series::new(
+            "metric".into(),
+            rows.iter().map(|r| r.metric.as_str()).collect::<Vec<_>>(),
+        )
+        .into_column(),
+        Series::new(
+            "first_delta".into(),
+            rows.iter().map(|r| r.first_delta).collect::<Vec<_>>(),
+        )
+        .into_column(),
+        Series::new(
+            "first_verdict".into(),
+            rows.iter().map(|r| r.first_verdict).collect::<Vec<_>>(),
+        )
+        .into_column(),
+        Series::new(
+            "second_delta".into(),
+            rows.iter().map(|r| r.second_delta).collect::<Vec<_>>(),
+        )
+        .into_column(),
+        Series::new(
+            "second_verdict".into(),
+            rows.iter().map(|r| r.second_verdict).collect::<Vec<_>>(),
+        )
+        .into_column(),
+        Series::new(
+            "flipped".into(),
+            rows.iter().map(|r| r.flipped).collect::<Vec<_>>(),
+        )
+        .into_column(),
+    ])
 }

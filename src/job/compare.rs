@@ -47,6 +47,9 @@ pub struct CompareJob {
     pub labels: Option<(PathBuf, PathBuf)>,
     /// The settings of those estimates (`alpha` is taken from `options.confidence`).
     pub ppi: crate::metrics::ppi::PpiOptions,
+    /// The same two runs scored by another judge setting (baseline's, candidate's): the report
+    /// says which verdicts flip when the judge changes.
+    pub rejudged: Option<(PathBuf, PathBuf)>,
 }
 
 /// What a comparison produced.
@@ -198,6 +201,13 @@ pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
         )?;
     }
     drop((baseline, candidate));
+    if let Some((rejudged_baseline, rejudged_candidate)) = &job.rejudged {
+        let (b, _) = read_scores(rejudged_baseline, &job.id, None)?;
+        let (c, _) = read_scores(rejudged_candidate, &job.id, None)?;
+        let other = compare_tables(&b, &c, &job.id, None, &job.options)?;
+        comparison.judge_drift =
+            crate::compare::verdict_changes(&comparison.metrics, &other.metrics);
+    }
     // The answers of the regressed items, read from the files for those rows only.
     let regressed_baseline = regressed_rows(&baseline_path, &comparison)?;
     let regressed_candidate = regressed_rows(&candidate_path, &comparison)?;

@@ -819,3 +819,63 @@ fn compare_resamples_the_judges_samples_within_items_when_both_runs_have_them() 
         ("items", None)
     );
 }
+
+#[test]
+fn compare_says_which_verdicts_flip_when_the_judge_changes() {
+    let dir = scratch_dir("calibrate-drift");
+    let one = |shift: f64| {
+        let values: Vec<f64> = (0..N)
+            .map(|i| ((i * 37) % 11) as f64 / 10.0 * 0.5 + shift)
+            .collect();
+        let mut frame = df!("query_id" => ids()).unwrap();
+        frame
+            .with_column(
+                judged_struct("faithfulness", vec![Series::new("score".into(), values)])
+                    .into_column(),
+            )
+            .unwrap();
+        frame
+    };
+    // The first judge sees the candidate 0.1 better; the second sees no change.
+    let paths: Vec<_> = ["b1", "c1", "b2", "c2"]
+        .iter()
+        .map(|n| dir.join(format!("{n}.parquet")))
+        .collect();
+    for (path, shift) in paths.iter().zip([0.0, 0.1, 0.0, 0.0]) {
+        cli::write_parquet(path, &mut one(shift));
+    }
+    let p = |i: usize| paths[i].to_str().unwrap();
+    let (ok, stdout, stderr) = cli::run(&[
+        "compare",
+        "--baseline",
+        p(0),
+        "--candidate",
+        p(1),
+        "--rejudged-baseline",
+        p(2),
+        "--rejudged-candidate",
+        p(3),
+    ]);
+    assert!(ok, "{stdout}{stderr}");
+    assert!(stdout.contains("### Judge drift"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "| faithfulness.score | +0.1000 | better | +0.0000 | no significant change | **yes** |"
+        ),
+        "{stdout}"
+    );
+    // The same judge twice: no drift to report.
+    let (ok, stdout, _) = cli::run(&[
+        "compare",
+        "--baseline",
+        p(0),
+        "--candidate",
+        p(1),
+        "--rejudged-baseline",
+        p(0),
+        "--rejudged-candidate",
+        p(1),
+    ]);
+    assert!(ok && !stdout.contains("### Judge drift"), "{stdout}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -743,6 +743,43 @@ pub fn summary_frame(rows: &[MetricSummary]) -> PolarsResult<DataFrame> {
     ])
 }
 
+/// Verdict changes (see [`crate::compare::verdict_changes`]) as a table: `metric`,
+/// `first_delta`, `first_verdict`, `second_delta`, `second_verdict`, `flipped`.
+pub fn verdict_changes_frame(rows: &[crate::compare::VerdictChange]) -> PolarsResult<DataFrame> {
+    DataFrame::new_infer_height(vec![
+        Series::new(
+            "metric".into(),
+            rows.iter().map(|r| r.metric.as_str()).collect::<Vec<_>>(),
+        )
+        .into_column(),
+        Series::new(
+            "first_delta".into(),
+            rows.iter().map(|r| r.first_delta).collect::<Vec<_>>(),
+        )
+        .into_column(),
+        Series::new(
+            "first_verdict".into(),
+            rows.iter().map(|r| r.first_verdict).collect::<Vec<_>>(),
+        )
+        .into_column(),
+        Series::new(
+            "second_delta".into(),
+            rows.iter().map(|r| r.second_delta).collect::<Vec<_>>(),
+        )
+        .into_column(),
+        Series::new(
+            "second_verdict".into(),
+            rows.iter().map(|r| r.second_verdict).collect::<Vec<_>>(),
+        )
+        .into_column(),
+        Series::new(
+            "flipped".into(),
+            rows.iter().map(|r| r.flipped).collect::<Vec<_>>(),
+        )
+        .into_column(),
+    ])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -799,41 +836,4 @@ mod tests {
         assert_eq!(metrics.get(19_999), Some("ndcg_at_k"));
         assert_eq!(segments_frame(&[]).unwrap().height(), 0);
     }
-}
-
-/// Verdict changes (see [`crate::compare::verdict_changes`]) as a table: `metric`,
-/// `first_delta`, `first_verdict`, `second_delta`, `second_verdict`, `flipped`.
-pub fn verdict_changes_frame(rows: &[crate::compare::VerdictChange]) -> PolarsResult<DataFrame> {
-    DataFrame::new_infer_height(vec![
-        Series::new(
-            "metric".into(),
-            rows.iter().map(|r| r.metric.as_str()).collect::<Vec<_>>(),
-        )
-        .into_column(),
-        Series::new(
-            "first_delta".into(),
-            rows.iter().map(|r| r.first_delta).collect::<Vec<_>>(),
-        )
-        .into_column(),
-        Series::new(
-            "first_verdict".into(),
-            rows.iter().map(|r| r.first_verdict).collect::<Vec<_>>(),
-        )
-        .into_column(),
-        Series::new(
-            "second_delta".into(),
-            rows.iter().map(|r| r.second_delta).collect::<Vec<_>>(),
-        )
-        .into_column(),
-        Series::new(
-            "second_verdict".into(),
-            rows.iter().map(|r| r.second_verdict).collect::<Vec<_>>(),
-        )
-        .into_column(),
-        Series::new(
-            "flipped".into(),
-            rows.iter().map(|r| r.flipped).collect::<Vec<_>>(),
-        )
-        .into_column(),
-    ])
 }

@@ -516,7 +516,7 @@ pub(crate) struct ScoreArgs {
     /// Cited spans column of citation_support / citation_precision (default cited_span).
     #[arg(long)]
     pub(crate) cited_span_col: Option<String>,
-    /// Question column of answer_match and the judged RAG metrics (default question).
+    /// Question column of answer_match and the judged RAG metrics (default: question, else query).
     #[arg(long)]
     pub(crate) question_col: Option<String>,
     /// Contexts column of faithfulness, context_precision, context_utilization and

@@ -579,6 +579,12 @@ fn numeric_row(
             row.classical_ci_low = Some(p.classical_ci_low);
             row.classical_ci_high = Some(p.classical_ci_high);
             match labels_to_halve(&pairs, &unlabelled, ppi) {
+                _ if p.ci_high - p.ci_low == 0.0 => {
+                    row.reason = Some(
+                        "the interval has no width to halve: the labels and the judge's errors do not vary"
+                            .into(),
+                    )
+                }
                 Ok(Some(m)) => row.labels_to_halve = Some(m),
                 Ok(None) => {
                     row.reason = Some(format!(

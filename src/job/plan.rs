@@ -221,7 +221,7 @@ pub(crate) fn resolve_columns(job: &ScoreJob, schema: &Schema) -> PolarsResult<R
         spans,
         claim: pick(schema, &job.columns.claim, &["claim"]),
         cited_span: pick(schema, &job.columns.cited_span, &["cited_span"]),
-        question: pick(schema, &job.columns.question, &["question"]),
+        question: pick(schema, &job.columns.question, &["question", "query"]),
         contexts: pick(
             schema,
             &job.columns.contexts,
@@ -342,7 +342,7 @@ pub(crate) fn choose_metrics(
         )));
     }
     for (what, ids) in skipped {
-        notes.push(format!("skipped (no {what}): {}", ids.join(", ")));
+        notes.push(format!("skipped (they need {what}): {}", ids.join(", ")));
     }
     let unlisted: Vec<String> = job
         .custom_judges

@@ -267,7 +267,7 @@ FRAME_FUNCTIONS = ["validate_golden", "check_spans", "collapse_run", "join_golde
                    "locate_quotes_in_corpus", "signature", "metric_ids", "option_defaults", "compare_defaults",
                    "judge_cache_stats", "judge_cache_clear", "judge_agreement", "citation_review",
                    "embed_cache_stats", "embed_cache_clear", "default_model_dir", "custom_judge", "custom_judge_card",
-                   "score"]
+                   "score", "calibrate", "sample_for_labelling", "labelled_deltas", "judge_drift", "judge_log"]
 
 
 _FAKE_JUDGE: Any = None
@@ -381,6 +381,18 @@ def any_frame(data: Any, roles: dict[str, str]) -> pl.DataFrame:
             s = data.draw(column(n, role))
         cols[col] = s.alias(col)
     return pl.DataFrame(list(cols.values())) if cols else pl.DataFrame()
+
+
+def judged_scores(data: Any) -> pl.DataFrame:
+    """A hostile scores table whose `faithfulness` is now and then a judged metric's struct."""
+    frame = any_frame(data, {"query_id": "id", "faithfulness": "score", "segment": "text"})
+    if "faithfulness" in frame.columns and frame.schema["faithfulness"].is_numeric() and data.draw(st.booleans()):
+        frame = frame.with_columns(pl.struct(pl.col("faithfulness").alias("score")).alias("faithfulness"))
+    return frame
+
+
+def labels_frame(data: Any) -> pl.DataFrame:
+    return any_frame(data, {"query_id": "id", "faithfulness": "score", "faithfulness.score": "text"})
 
 
 def corpus_value(data: Any) -> Any:
@@ -629,6 +641,44 @@ def run_frame_function(name: str, data: Any) -> None:
                 raise Defect(f"{name}: {result.height} review rows for {frame.height} rows")
             if result["suspicion"].to_list() != sorted(result["suspicion"].to_list(), reverse=True):
                 raise Defect(f"{name}: not most suspicious first")
+        elif name == "calibrate":
+            scores = judged_scores(data)
+            result = fn(scores, labels_frame(data), **data.draw(options_for(fn)))
+            for row in result.table.iter_rows(named=True):
+                if not row["n_compared"] <= row["n_labelled"] <= row["n_items"] <= scores.height:
+                    raise Defect(f"{name}: counts out of order: {row}")
+                if row["accuracy"] is not None and not 0.0 <= row["accuracy"] <= 1.0:
+                    raise Defect(f"{name}: accuracy {row['accuracy']}")
+        elif name == "labelled_deltas":
+            result = fn(judged_scores(data), judged_scores(data), labels_frame(data), labels_frame(data),
+                        **data.draw(options_for(fn)))
+            if not isinstance(result, pl.DataFrame):
+                raise Defect(f"{name}: returned {result!r}")
+        elif name == "judge_drift":
+            frames = [judged_scores(data) for _ in range(4)]
+            result = fn(*frames, **data.draw(options_for(fn)))
+            if not isinstance(result, pl.DataFrame):
+                raise Defect(f"{name}: returned {result!r}")
+        elif name == "sample_for_labelling":
+            scores = judged_scores(data)
+            n = data.draw(st.sampled_from([0, 1, 3, -1, 2**64, 0.5, None]))
+            opts = data.draw(options_for(fn, ("xlsx",)))
+            with tempfile.TemporaryDirectory() as tmp:
+                xlsx = Path(tmp) / "to-label.xlsx" if data.draw(st.booleans()) else None
+                result = fn(scores, n, xlsx=xlsx, **opts)
+                if xlsx is not None and not xlsx.is_file():
+                    raise Defect(f"{name}: no workbook written")
+            if result.height > scores.height:
+                raise Defect(f"{name}: {result.height} rows picked of {scores.height}")
+        elif name == "judge_log":
+            with tempfile.TemporaryDirectory() as tmp:
+                # Never None: that is the user's own cache directory.
+                hostile = [v for v in HOSTILE_OPTION_VALUES if v is not None and v not in ("", "nope", "none", "standard")]
+                where = data.draw(st.sampled_from([tmp, Path(tmp) / "sub", *hostile]))
+                template = data.draw(st.sampled_from([None, "citation_support", *HOSTILE_OPTION_VALUES]))
+                result = fn(where, template)
+                if not isinstance(result, pl.DataFrame) or result.height != 0:
+                    raise Defect(f"{name}: returned {result!r} for an empty cache")
         elif name == "metric_ids":
             result = fn()
             if sorted(result) != sorted(set(result)):

@@ -15,16 +15,18 @@
 //!
 //! ```
 //! use polars_rag::compare::stats::{two_level_bootstrap, ItemSamples, ResampleOptions};
-//! // 80 items, 3 judge samples per run each: the candidate is better by 0.1, the judge noisy.
+//! // 80 items, 3 judge samples per run each: the candidate is better by 0.1 on average (by
+//! // 0 to 0.2, depending on the item), the judge noisy.
 //! let mut state = 1u64;
 //! let mut noise = || {
 //!     state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-//!     ((state >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 0.4
+//!     ((state >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 0.3
 //! };
 //! let items: Vec<(Vec<f64>, Vec<f64>)> = (0..80)
 //!     .map(|i| {
 //!         let quality = (i % 10) as f64 / 10.0;
-//!         ((0..3).map(|_| quality + noise()).collect(), (0..3).map(|_| quality + 0.1 + noise()).collect())
+//!         let better = quality + 0.1 + 0.1 * ((i % 3) as f64 - 1.0);
+//!         ((0..3).map(|_| quality + noise()).collect(), (0..3).map(|_| better + noise()).collect())
 //!     })
 //!     .collect();
 //! let samples: Vec<ItemSamples> = items.iter().map(|(b, c)| ItemSamples { baseline: b, candidate: c }).collect();

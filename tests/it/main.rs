@@ -25,6 +25,7 @@ mod locate_default;
 mod locate_faces;
 mod parity_agreement;
 mod parity_bm25_difflib;
+mod parity_claims;
 mod parity_judged;
 mod parity_locate;
 mod parity_ppi;

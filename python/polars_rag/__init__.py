@@ -163,6 +163,7 @@ from polars_rag._retrieval import (
 )
 from polars_rag._score import ScoreResult, score
 from polars_rag._settings import Embedder, Judge, default_model_dir
+from polars_rag._verdicts import ClaimCheckOptions, NuggetOptions, claim_check_scores, nugget_scores
 
 __all__ = [
     "Alternative",
@@ -171,6 +172,7 @@ __all__ = [
     "Calibration",
     "ChrfOptions",
     "CitationSupportOptions",
+    "ClaimCheckOptions",
     "Comparison",
     "CustomJudge",
     "Distance",
@@ -185,6 +187,7 @@ __all__ = [
     "LocateCompat",
     "LocateOptions",
     "LocatedQuotes",
+    "NuggetOptions",
     "PpiOptions",
     "QuoteStyle",
     "QuotedSpanOptions",
@@ -216,6 +219,7 @@ __all__ = [
     "citation_precision",
     "citation_review",
     "citation_support",
+    "claim_check_scores",
     "collapse_run",
     "compare",
     "compare_defaults",
@@ -251,6 +255,7 @@ __all__ = [
     "metric_ids",
     "mrr",
     "ndcg_at_k",
+    "nugget_scores",
     "number_match",
     "option_defaults",
     "ppi_mean",

@@ -218,6 +218,8 @@ plugin_shims! {
         context_utilization: ContextUtilization,
         context_recall: ContextRecall,
         ppi_mean: PpiMean,
+        nugget_scores: NuggetScores,
+        claim_check_scores: ClaimCheckScores,
         split_claims: SplitClaims,
         locate_quotes: LocateQuotes,
         extract_quotes: ExtractQuotes,

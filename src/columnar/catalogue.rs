@@ -102,6 +102,13 @@ pub fn input_columns(inputs: MetricInputs) -> &'static [&'static str] {
         MetricInputs::QuoteSources => &["quotes", "sources"],
         MetricInputs::Embeddings => &["a", "b"],
         MetricInputs::JudgedLabels => &["judged", "labels"],
+        MetricInputs::NuggetLabels => &["importance", "assignment"],
+        MetricInputs::ClaimVerdicts => &[
+            "response_in_reference",
+            "reference_in_response",
+            "response_in_chunks",
+            "reference_in_chunks",
+        ],
         MetricInputs::ClaimSpan => &["claim", "cited_span"],
         MetricInputs::QuestionAnswerReference => &["question", "answer", "reference"],
         MetricInputs::QuestionAnswerContexts => &["question", "answer", "contexts"],

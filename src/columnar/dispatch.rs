@@ -326,6 +326,21 @@ pub fn evaluate(
             let [judged, labels] = columns_of::<2>(metric, inputs)?;
             columns::ppi_mean(judged, labels, &options.ppi_mean)
         }
+        NuggetScores => {
+            let [importance, assignment] = columns_of::<2>(metric, inputs)?;
+            crate::columnar::verdicts::nugget_scores(importance, assignment, &options.nugget_scores)
+        }
+        ClaimCheckScores => {
+            let [in_reference, in_response, response_chunks, reference_chunks] =
+                columns_of::<4>(metric, inputs)?;
+            crate::columnar::verdicts::claim_check_scores(
+                in_reference,
+                in_response,
+                response_chunks,
+                reference_chunks,
+                &options.claim_check_scores,
+            )
+        }
         SplitClaims => {
             let [answer] = columns_of::<1>(metric, inputs)?;
             crate::columnar::judged::split_claims(answer, &options.split_claims)
@@ -403,6 +418,8 @@ pub fn output_dtype(metric: MetricId) -> DataType {
             crate::metrics::judged::rag::RagMetric::ContextRecall,
         ),
         PpiMean => columns::ppi_mean_dtype(),
+        NuggetScores => crate::columnar::verdicts::nugget_scores_dtype(),
+        ClaimCheckScores => crate::columnar::verdicts::claim_check_scores_dtype(),
         SplitClaims => crate::columnar::judged::split_claims_dtype(),
         LocateQuotes => crate::columnar::locate::locate_quotes_dtype(),
         ExtractQuotes => DataType::List(Box::new(DataType::String)),
@@ -448,8 +465,8 @@ pub fn evaluate_stats(
         | HitRateAtK | Mrr | AveragePrecision | NdcgAtK | RPrecision | SpanPrecision
         | SpanRecall | SpanIou | SpanPrecisionOmega | CitationSupport | AnswerMatch | GEval
         | Faithfulness | AnswerRelevancy | ContextPrecision | ContextUtilization
-        | ContextRecall | PpiMean | SplitClaims | LocateQuotes | ExtractQuotes
-        | EmbeddingCosine => Ok(None),
+        | ContextRecall | PpiMean | NuggetScores | ClaimCheckScores | SplitClaims
+        | LocateQuotes | ExtractQuotes | EmbeddingCosine => Ok(None),
     }
 }
 

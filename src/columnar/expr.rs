@@ -482,6 +482,45 @@ pub fn ppi_mean(judged: Expr, labels: Expr, options: crate::metrics::ppi::PpiOpt
     metric(MetricId::PpiMean, [judged, labels], &all)
 }
 
+/// `nugget_scores` of each row's nuggets: their importance and their assessment in the answer
+/// (see [`crate::metrics::nuggets`]).
+pub fn nugget_scores(
+    importance: Expr,
+    assignment: Expr,
+    options: crate::metrics::nuggets::NuggetOptions,
+) -> Expr {
+    let all = MetricOptions {
+        nugget_scores: options,
+        ..MetricOptions::default()
+    };
+    metric(MetricId::NuggetScores, [importance, assignment], &all)
+}
+
+/// `claim_check_scores` of each row's four verdict tables (see
+/// [`crate::metrics::claim_checks`]).
+pub fn claim_check_scores(
+    response_in_reference: Expr,
+    reference_in_response: Expr,
+    response_in_chunks: Expr,
+    reference_in_chunks: Expr,
+    options: crate::metrics::claim_checks::ClaimCheckOptions,
+) -> Expr {
+    let all = MetricOptions {
+        claim_check_scores: options,
+        ..MetricOptions::default()
+    };
+    metric(
+        MetricId::ClaimCheckScores,
+        [
+            response_in_reference,
+            reference_in_response,
+            response_in_chunks,
+            reference_in_chunks,
+        ],
+        &all,
+    )
+}
+
 /// `metric` over its input expressions (in the order of its inputs), with its section of
 /// `options`, named after it: elementwise for row-wise metrics, one row per column or group for
 /// aggregates. This is the builder `score` uses for every metric.

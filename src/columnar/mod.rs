@@ -31,3 +31,4 @@ pub mod locate;
 pub mod retrieval;
 #[cfg(feature = "xlsx")]
 pub mod sheets;
+pub mod verdicts;

@@ -38,7 +38,21 @@ pub(crate) struct Resolved {
     /// The chunking: a `chunks` column of the tables, or the `--chunks` table as one list
     /// shared by every row.
     pub(crate) chunks: Option<Chunking>,
+    /// Verdicts given elsewhere, scored by `nugget_scores` and `claim_check_scores`, in columns
+    /// of these names: `nugget_importance`, `nugget_assignment`, `response_in_reference`,
+    /// `reference_in_response`, `response_in_chunks`, `reference_in_chunks`.
+    pub(crate) verdicts: [Option<String>; 6],
 }
+
+/// The columns of verdicts given elsewhere, in the order of [`Resolved::verdicts`].
+pub(crate) const VERDICT_COLUMNS: [&str; 6] = [
+    "nugget_importance",
+    "nugget_assignment",
+    "response_in_reference",
+    "reference_in_response",
+    "response_in_chunks",
+    "reference_in_chunks",
+];
 
 /// Where the chunking comes from.
 pub(crate) enum Chunking {
@@ -102,6 +116,16 @@ impl Resolved {
             MetricInputs::QuoteSources | MetricInputs::Embeddings | MetricInputs::JudgedLabels => {
                 return Err("its own option or command (it is not scored by id)")
             }
+            MetricInputs::NuggetLabels => vec![
+                need(&self.verdicts[0], "nugget importances (a nugget_importance column)")?,
+                need(&self.verdicts[1], "nugget assessments (a nugget_assignment column)")?,
+            ],
+            MetricInputs::ClaimVerdicts => vec![
+                need(&self.verdicts[2], "claim verdicts (a response_in_reference column)")?,
+                need(&self.verdicts[3], "claim verdicts (a reference_in_response column)")?,
+                need(&self.verdicts[4], "claim verdicts (a response_in_chunks column)")?,
+                need(&self.verdicts[5], "claim verdicts (a reference_in_chunks column)")?,
+            ],
             MetricInputs::ClaimSpan => vec![
                 need(&self.claim, "claims (--claim-col)")?,
                 need(&self.cited_span, "cited spans (--cited-span-col)")?,
@@ -234,6 +258,7 @@ pub(crate) fn resolve_columns(job: &ScoreJob, schema: &Schema) -> PolarsResult<R
                 .filter(|c| holds_spans(schema, c))
                 .map(Chunking::Column),
         },
+        verdicts: VERDICT_COLUMNS.map(|name| pick(schema, &None, &[name])),
     };
     for (name, what) in [
         (&resolved.answer, "answer"),

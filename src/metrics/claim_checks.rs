@@ -54,6 +54,23 @@ pub enum ClaimCheckCompat {
 
 crate::settings::from_str_by_serde!(ClaimCheckCompat);
 
+/// Options of `claim_check_scores`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ClaimCheckOptions {
+    /// How the verdicts are read.
+    pub compat: ClaimCheckCompat,
+}
+
+/// The settings behind a `claim_check_scores` number.
+pub fn signature(options: &ClaimCheckOptions) -> String {
+    let compat = match options.compat {
+        ClaimCheckCompat::Standard => "",
+        ClaimCheckCompat::Ragchecker => "|compat:ragchecker",
+    };
+    format!("claim_check_scores{compat}|version:ragchecker-0.1.9")
+}
+
 /// The eleven scores of RAGChecker, in [0, 1].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct ClaimCheckScores {
@@ -330,7 +347,8 @@ mod tests {
         let e = claim_check_scores(&[true, true], &[], &[vec![true], vec![false, true]], &[])
             .unwrap_err();
         assert!(
-            e.to_string().contains("1 verdicts in claim 1 and 2 in claim 2"),
+            e.to_string()
+                .contains("1 verdicts in claim 1 and 2 in claim 2"),
             "{e}"
         );
         let e =

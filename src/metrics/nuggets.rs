@@ -39,6 +39,23 @@ pub enum NuggetCompat {
 
 crate::settings::from_str_by_serde!(NuggetCompat);
 
+/// Options of `nugget_scores`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NuggetOptions {
+    /// How the labels are read.
+    pub compat: NuggetCompat,
+}
+
+/// The settings behind a `nugget_scores` number.
+pub fn signature(options: &NuggetOptions) -> String {
+    let compat = match options.compat {
+        NuggetCompat::Standard => "",
+        NuggetCompat::Nuggetizer => "|compat:nuggetizer",
+    };
+    format!("nugget_scores{compat}|version:nuggetizer-0.0.5")
+}
+
 /// The four nugget scores, in [0, 1].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct NuggetScores {

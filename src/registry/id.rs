@@ -98,6 +98,10 @@ pub enum MetricId {
     ContextRecall,
     /// `ppi_mean`: the mean of a judged quantity from the judge's scores on every item and human labels on a few: prediction-powered estimate and confidence interval (PPI++)
     PpiMean,
+    /// `nugget_scores`: nugget evaluation of an answer from its nuggets' importance (vital / okay) and assessment (support / partial_support / not_support): strict and partial vital and all scores
+    NuggetScores,
+    /// `claim_check_scores`: RAGChecker's eleven claim-level scores from entailment verdicts: response and reference claims checked against each other and against each retrieved chunk
+    ClaimCheckScores,
     /// `split_claims`: the atomic claims of an answer, by the judge or by rules (explode, then citation_support)
     SplitClaims,
     /// `locate_quotes`: where a quote is in its sources: file, offsets, BM25 and match ratios, context

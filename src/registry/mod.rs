@@ -70,6 +70,12 @@ pub enum MetricInputs {
     JudgedLabels,
     /// A `claim` and the `cited_span` the answer gave for it.
     ClaimSpan,
+    /// Per nugget of a question, its `importance` (vital / okay) and its `assignment` in the
+    /// answer (support / partial_support / not_support).
+    NuggetLabels,
+    /// Entailment verdicts: per response claim against the reference, per reference claim
+    /// against the response, and per claim of each against each retrieved chunk.
+    ClaimVerdicts,
     /// The `question`, the `answer` and a `reference` answer.
     QuestionAnswerReference,
     /// The `question`, the `answer` and the `contexts` the system was given.

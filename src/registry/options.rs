@@ -109,6 +109,10 @@ pub struct MetricOptions {
     pub context_recall: crate::metrics::judged::rag::JudgedRagOptions,
     /// `ppi_mean`.
     pub ppi_mean: crate::metrics::ppi::PpiOptions,
+    /// `nugget_scores`.
+    pub nugget_scores: crate::metrics::nuggets::NuggetOptions,
+    /// `claim_check_scores`.
+    pub claim_check_scores: crate::metrics::claim_checks::ClaimCheckOptions,
 }
 
 impl MetricOptions {
@@ -159,6 +163,8 @@ impl MetricOptions {
             ContextUtilization => all.context_utilization = reader.read().map_err(bad)?,
             ContextRecall => all.context_recall = reader.read().map_err(bad)?,
             PpiMean => all.ppi_mean = reader.read().map_err(bad)?,
+            NuggetScores => all.nugget_scores = reader.read().map_err(bad)?,
+            ClaimCheckScores => all.claim_check_scores = reader.read().map_err(bad)?,
             SplitClaims => all.split_claims = reader.read().map_err(bad)?,
             LocateQuotes => all.locate_quotes = reader.read().map_err(bad)?,
         }
@@ -279,6 +285,8 @@ impl MetricOptions {
                 &self.context_recall,
             ),
             PpiMean => crate::metrics::ppi::signature(&self.ppi_mean),
+            NuggetScores => crate::metrics::nuggets::signature(&self.nugget_scores),
+            ClaimCheckScores => crate::metrics::claim_checks::signature(&self.claim_check_scores),
             SplitClaims => crate::metrics::judged::claims::signature(&self.split_claims),
             LocateQuotes => crate::metrics::locate::signature(&self.locate_quotes),
             ExtractQuotes => crate::metrics::citation::signature(&self.quoted_spans),
@@ -325,6 +333,8 @@ impl MetricOptions {
             ContextUtilization => Some(&self.context_utilization),
             ContextRecall => Some(&self.context_recall),
             PpiMean => Some(&self.ppi_mean),
+            NuggetScores => Some(&self.nugget_scores),
+            ClaimCheckScores => Some(&self.claim_check_scores),
             SplitClaims => Some(&self.split_claims),
             LocateQuotes => Some(&self.locate_quotes),
         }
@@ -369,6 +379,8 @@ impl MetricOptions {
             ContextUtilization => Some(&mut self.context_utilization),
             ContextRecall => Some(&mut self.context_recall),
             PpiMean => Some(&mut self.ppi_mean),
+            NuggetScores => Some(&mut self.nugget_scores),
+            ClaimCheckScores => Some(&mut self.claim_check_scores),
             SplitClaims => Some(&mut self.split_claims),
             LocateQuotes => Some(&mut self.locate_quotes),
         }
@@ -404,7 +416,8 @@ impl MetricOptions {
             | KeywordCoverage | NumberMatch | AnswerCompleteness | CitationIndicators | Checks
             | PrecisionAtK | RecallAtK | F1AtK | HybridLogRank | HitRateAtK | Mrr
             | AveragePrecision | NdcgAtK | RPrecision | SpanPrecision | SpanRecall | SpanIou
-            | SpanPrecisionOmega | PpiMean | LocateQuotes | ExtractQuotes | EmbeddingCosine => None,
+            | SpanPrecisionOmega | PpiMean | NuggetScores | ClaimCheckScores | LocateQuotes
+            | ExtractQuotes | EmbeddingCosine => None,
         }
     }
 
@@ -444,7 +457,8 @@ impl MetricOptions {
             | AnswerCompleteness | CitationIndicators | Checks | SpanPrecision | SpanRecall
             | SpanIou | SpanPrecisionOmega | CitationSupport | CitationPrecision | AnswerMatch
             | GEval | Faithfulness | ContextPrecision | ContextUtilization | ContextRecall
-            | PpiMean | SplitClaims | ExtractQuotes | EmbeddingCosine => None,
+            | PpiMean | NuggetScores | ClaimCheckScores | SplitClaims | ExtractQuotes
+            | EmbeddingCosine => None,
         }
     }
 
@@ -495,6 +509,8 @@ impl MetricOptions {
             ContextUtilization => defaults.context_utilization.serialize(serializer),
             ContextRecall => defaults.context_recall.serialize(serializer),
             PpiMean => defaults.ppi_mean.serialize(serializer),
+            NuggetScores => defaults.nugget_scores.serialize(serializer),
+            ClaimCheckScores => defaults.claim_check_scores.serialize(serializer),
             SplitClaims => defaults.split_claims.serialize(serializer),
             LocateQuotes => defaults.locate_quotes.serialize(serializer),
         }

@@ -423,6 +423,15 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             .map(|i| (i % 3 == 0).then_some((i % 4 == 0) as u8 as f64))
             .collect::<Vec<_>>(),
     );
+    // Verdicts given elsewhere: two nuggets per row, and one claim of each answer against two
+    // chunks.
+    let n = df.height();
+    let texts = |values: &[&str]| Series::new("".into(), values);
+    let lists = |name: &str, values: &[&str]| Series::new(name.into(), vec![texts(values); n]);
+    let tables = |name: &str, rows: &[&[&str]]| {
+        let table: Vec<Series> = rows.iter().map(|r| texts(r)).collect();
+        Series::new(name.into(), vec![Series::new("".into(), table); n])
+    };
     let df = df
         .hstack(&[
             checks_column("checks", df.height(), "contains", "a").into(),
@@ -430,6 +439,12 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             embeddings.into(),
             judged.into(),
             labels.into(),
+            lists("importance", &["vital", "okay"]).into(),
+            lists("assignment", &["support", "partial_support"]).into(),
+            lists("response_in_reference", &["entailment"]).into(),
+            lists("reference_in_response", &["neutral"]).into(),
+            tables("response_in_chunks", &[&["entailment", "neutral"]]).into(),
+            tables("reference_in_chunks", &[&["neutral", "entailment"]]).into(),
         ])
         .unwrap();
     // Judged metrics are asked of a local fake judge.
@@ -465,6 +480,13 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             }
             MetricInputs::Embeddings => vec![col("emb"), col("emb")],
             MetricInputs::JudgedLabels => vec![col("judged"), col("label")],
+            MetricInputs::NuggetLabels => vec![col("importance"), col("assignment")],
+            MetricInputs::ClaimVerdicts => vec![
+                col("response_in_reference"),
+                col("reference_in_response"),
+                col("response_in_chunks"),
+                col("reference_in_chunks"),
+            ],
             MetricInputs::ClaimSpan => vec![col("answer"), col("answer")],
             MetricInputs::QuestionAnswerReference => {
                 vec![col("answer"), col("answer"), col("answer")]
@@ -546,6 +568,16 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             | "context_recall"
             | "g_eval" => generic.clone(),
             "ppi_mean" => expr::ppi_mean(col("judged"), col("label"), Default::default()),
+            "nugget_scores" => {
+                expr::nugget_scores(col("importance"), col("assignment"), Default::default())
+            }
+            "claim_check_scores" => expr::claim_check_scores(
+                col("response_in_reference"),
+                col("reference_in_response"),
+                col("response_in_chunks"),
+                col("reference_in_chunks"),
+                Default::default(),
+            ),
             other => panic!("metric '{other}' has no Rust Expr builder"),
         };
         let out = df.clone().lazy().select([e]).collect().unwrap();
@@ -942,6 +974,27 @@ fn every_scored_id_is_computed_by_the_cli() {
             .map(Column::from),
         )
         .unwrap();
+    // Verdicts given elsewhere, under the names score looks for.
+    let texts = |values: &[&str]| Series::new("".into(), values);
+    let lists = |name: &str, values: &[&str]| Series::new(name.into(), vec![texts(values); rows]);
+    let table = |name: &str, row: &[&str]| {
+        Series::new(
+            name.into(),
+            vec![Series::new("".into(), [texts(row)]); rows],
+        )
+    };
+    run.hstack_mut(
+        &[
+            lists("nugget_importance", &["vital", "okay"]),
+            lists("nugget_assignment", &["support", "not_support"]),
+            lists("response_in_reference", &["entailment"]),
+            lists("reference_in_response", &["entailment"]),
+            table("response_in_chunks", &["entailment"]),
+            table("reference_in_chunks", &["neutral"]),
+        ]
+        .map(Column::from),
+    )
+    .unwrap();
     let run_path = dir.join("run.parquet");
     ParquetWriter::new(std::fs::File::create(&run_path).unwrap())
         .finish(&mut run)

@@ -184,6 +184,14 @@ def column(draw: Any, n: int, role: str) -> pl.Series:
         return pl.Series("c", [draw(maybe(st.lists(check, max_size=3))) for _ in range(n)], dtype=pl.List(check_dtype))
     if role == "vector":
         return draw(embedding_lists(n)).list.first()
+    if role in ("labels", "label_tables"):  # verdicts: known labels in any case, and others
+        words = st.sampled_from(["vital", "okay", "support", "partial_support", "not_support", "Entailment", "neutral",
+                                 "CONTRADICTION", "", "\x00", "yes"])
+        labels = st.lists(words, max_size=4)
+        if role == "labels":
+            return pl.Series("c", draw(st.lists(maybe(labels), min_size=n, max_size=n)), dtype=pl.List(pl.String))
+        tables = st.lists(labels, max_size=3)
+        return pl.Series("c", draw(st.lists(maybe(tables), min_size=n, max_size=n)), dtype=pl.List(pl.List(pl.String)))
     if role == "numbers":  # scores or labels: small grades, floats, nulls, the odd extreme
         values = st.one_of(st.sampled_from([0.0, 1.0, 2.0, 3.0]), st.floats(-10, 10), st.sampled_from([1e308, -0.0, math.nan]))
         return pl.Series("c", draw(st.lists(maybe(values), min_size=n, max_size=n)), dtype=pl.Float64)
@@ -255,6 +263,8 @@ EXPRESSIONS: dict[str, tuple[list[str], bool]] = {
     "context_recall": (["text", "texts", "texts"], False),
     "g_eval": (["text", "text", "texts"], False),
     "ppi_mean": (["numbers", "numbers"], True),
+    "nugget_scores": (["labels", "labels"], False),
+    "claim_check_scores": (["labels", "labels", "label_tables", "label_tables"], False),
 }
 # Functions that embed: given the local model with a throwaway cache (or a hostile embedder).
 EMBEDDED = {"embed", "semantic_similarity", "answer_relevancy"}
@@ -262,7 +272,7 @@ EMBEDDED = {"embed", "semantic_similarity", "answer_relevancy"}
 JUDGED = {"citation_support", "citation_precision", "answer_match", "split_claims", "faithfulness",
           "answer_relevancy", "context_precision", "context_utilization", "context_recall", "g_eval"}
 # Outputs documented in [0, 1] (struct outputs: the float fields named here).
-UNIT_RANGE = {name for name in EXPRESSIONS} - {"quoted_spans", "citation_alignment", "rouge", "checks", "locate_quotes", "extract_quotes", "embedding_cosine", "ppi_mean"} - JUDGED - EMBEDDED
+UNIT_RANGE = {name for name in EXPRESSIONS} - {"quoted_spans", "citation_alignment", "rouge", "checks", "locate_quotes", "extract_quotes", "embedding_cosine", "ppi_mean", "nugget_scores", "claim_check_scores"} - JUDGED - EMBEDDED
 FRAME_FUNCTIONS = ["validate_golden", "check_spans", "collapse_run", "join_golden", "compare", "summary",
                    "locate_quotes_in_corpus", "signature", "metric_ids", "option_defaults", "compare_defaults",
                    "judge_cache_stats", "judge_cache_clear", "judge_agreement", "citation_review",

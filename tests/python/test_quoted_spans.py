@@ -200,6 +200,15 @@ def test_every_metric_id_is_a_function_and_a_namespace_method():
             spans = pl.DataFrame({"retrieved": [span], "golden": [span]})
             out = spans.select(fn("retrieved", "golden"))
             via_ns = spans.select(getattr(pl.col("retrieved").rag, metric)(pl.col("golden")))
+        elif metric in ("nugget_scores", "claim_check_scores"):  # verdicts given elsewhere
+            lists = ["entailment"] if metric == "claim_check_scores" else ["vital"]
+            given = pl.DataFrame({
+                "a": [lists], "b": [["entailment"] if metric == "claim_check_scores" else ["support"]],
+                "c": [[["entailment"]]], "d": [[["neutral"]]],
+            })
+            names = ["a", "b", "c", "d"] if metric == "claim_check_scores" else ["a", "b"]
+            out = given.select(fn(*names))
+            via_ns = given.select(getattr(pl.col("a").rag, metric)(*[pl.col(c) for c in names[1:]]))
         elif metric == "ppi_mean":  # judge scores, and labels where there are some
             scores = pl.DataFrame({"judged": [1.0, 0.0, 1.0], "label": [1.0, None, None]})
             out = scores.select(fn("judged", "label", lam=1.0))

@@ -2,6 +2,7 @@
 //! Rust API, the Python plugin and the CLI configuration share (gathered per metric id in
 //! [`crate::registry::MetricOptions`]).
 
+pub mod alce;
 pub mod bleu;
 pub mod calibration;
 pub mod chrf;

@@ -24,6 +24,7 @@ mod judge_cli;
 mod locate_default;
 mod locate_faces;
 mod parity_agreement;
+mod parity_alce;
 mod parity_bm25_difflib;
 mod parity_claims;
 mod parity_judged;

@@ -70,6 +70,25 @@ pub fn nltk_word_tokenize(text: &str) -> Vec<String> {
     tokens
 }
 
+/// The sentences of `nltk.sent_tokenize(text)` (English Punkt, as [`nltk_word_tokenize`]
+/// splits sentences), as slices of `text`; an empty or inverted span gives an empty sentence,
+/// as Python's slicing does. Exact for lowercased text; for text with capitals see the
+/// [module documentation](self).
+///
+/// ```
+/// use polars_rag::text::word_tokenize::nltk_sent_tokenize;
+/// assert_eq!(nltk_sent_tokenize("It opened in 1932 [1]. It closed."), ["It opened in 1932 [1].", "It closed."]);
+/// assert!(nltk_sent_tokenize("  ").is_empty());
+/// ```
+pub fn nltk_sent_tokenize(text: &str) -> Vec<&str> {
+    let (mut slices, mut spans) = (Vec::new(), Vec::new());
+    sentence_spans(text, &mut slices, &mut spans);
+    spans
+        .iter()
+        .map(|&(start, end)| if start < end { &text[start..end] } else { "" })
+        .collect()
+}
+
 /// Appends the tokens of `nltk.word_tokenize(text)` to `tokens` (which is not cleared).
 pub(crate) fn nltk_word_tokenize_into(text: &str, tokens: &mut Vec<String>) {
     nltk_word_tokenize_for_each(text, |token| tokens.push(token.to_owned()));

@@ -1,0 +1,195 @@
+//! Citation recall and precision of an answer whose sentences cite passages by number, as ALCE
+//! computes them (princeton-nlp/ALCE `eval.py`, `compute_autoais`, at commit 246c476): the
+//! answer is split into sentences by NLTK's Punkt (this project's port), each sentence's markers
+//! are read (`[1][2]`), and an entailment checker (ALCE's 11B NLI model; here any: a judge, a
+//! smaller model, people) is asked only what ALCE asks.
+//!
+//! * **Recall**: the share of sentences their cited passages, joined, entail. A sentence without
+//!   a marker, or with a marker past the last passage, scores 0 without a question asked.
+//! * **Precision**: the share of citations that are needed. A sentence that cites one passage
+//!   and is entailed counts its citation. A sentence that cites several and is entailed by them
+//!   jointly asks, for each cited passage, whether it entails the sentence alone and, if not,
+//!   whether the others entail it without it: then the passage was not needed.
+//!
+//! ALCE's reading of markers is kept, quirks included: `[1, 2]` cites passage 1 only (its
+//! pattern takes the digits after a `[`), `[0]` is its index −1, the last passage, a repeated
+//! marker counts twice, only the first `at_most_citations` (3) markers of a sentence are asked
+//! about, but a marker past the last passage anywhere in the sentence rejects it. With titles,
+//! a passage is written `Title: <title>\n<text>`, several joined by newlines, as ALCE writes
+//! them. An answer without a sentence has no score (ALCE leaves it out of its means).
+//!
+//! ```
+//! use polars_rag::metrics::alce::{citation_scores, Passage};
+//! let passages = [Passage { title: Some("A"), text: "The bridge opened in 1932." },
+//!                 Passage { title: Some("B"), text: "The tunnel closed in 1950." }];
+//! // A stand-in checker: every word of the claim is in the premise.
+//! let mut entails = |premise: &str, claim: &str| -> polars_rag::Result<bool> {
+//!     Ok(claim.split_whitespace().all(|w| premise.contains(w.trim_end_matches('.'))))
+//! };
+//! let s = citation_scores("The bridge opened in 1932 [1][2]. The tunnel closed.", &passages, Some(3), &mut entails)
+//!     .unwrap()
+//!     .unwrap();
+//! // Both sentences entailed (recall 1); passage 2 was not needed for the first one, and the
+//! // second sentence cites nothing.
+//! assert_eq!((s.citation_recall, s.sentences, s.citations), (0.5, 2, 2));
+//! assert_eq!(s.citation_precision, 0.5);
+//! ```
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+/// A passage an answer may cite.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Passage<'a> {
+    /// Its title, when passages have titles.
+    pub title: Option<&'a str>,
+    /// Its text.
+    pub text: &'a str,
+}
+
+/// An answer's citation scores.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CitationScores {
+    /// Sentences entailed by their cited passages, over sentences.
+    pub citation_recall: f64,
+    /// Needed citations over citations asked about (0 without any).
+    pub citation_precision: f64,
+    /// Sentences of the answer.
+    pub sentences: usize,
+    /// Citations asked about (within `at_most_citations` per sentence, of sentences whose
+    /// markers all point at a passage).
+    pub citations: usize,
+    /// Sentences with a marker past the last passage (scored 0, as ALCE scores them).
+    pub out_of_range: usize,
+}
+
+fn marker_pattern() -> &'static Regex {
+    static PATTERN: OnceLock<Regex> = OnceLock::new();
+    PATTERN.get_or_init(|| Regex::new(r"\[(\d+)").expect("a valid pattern"))
+}
+
+/// The passages a sentence cites, as ALCE reads its markers: each `[` followed by digits gives
+/// the number minus one (so `[0]` gives −1); numbers too large for an `i64` are past any passage.
+pub fn cited_indices(sentence: &str) -> Vec<i64> {
+    marker_pattern()
+        .captures_iter(sentence)
+        .map(|c| c[1].parse::<i64>().map_or(i64::MAX, |n| n - 1))
+        .collect()
+}
+
+/// The sentence without its markers, as ALCE's `remove_citations`: ` [digits` and `[digits`
+/// removed, then ` |` and every `]`.
+pub fn remove_citations(sentence: &str) -> String {
+    static SPACED: OnceLock<Regex> = OnceLock::new();
+    let spaced = SPACED.get_or_init(|| Regex::new(r" \[\d+").expect("a valid pattern"));
+    let once = spaced.replace_all(sentence, "");
+    marker_pattern()
+        .replace_all(&once, "")
+        .replace(" |", "")
+        .replace(']', "")
+}
+
+/// A passage as ALCE writes it for its checker.
+pub fn format_passage(passage: &Passage<'_>) -> String {
+    match passage.title {
+        Some(title) => format!("Title: {title}\n{}", passage.text),
+        None => passage.text.to_string(),
+    }
+}
+
+/// ALCE's citation recall and precision of `answer` citing `passages`, asking `entails(premise,
+/// claim)` what ALCE asks (see the module). `None` for an answer without a sentence; an error
+/// when the checker fails.
+pub fn citation_scores(
+    answer: &str,
+    passages: &[Passage<'_>],
+    at_most_citations: Option<usize>,
+    entails: &mut dyn FnMut(&str, &str) -> crate::Result<bool>,
+) -> crate::Result<Option<CitationScores>> {
+    let sentences = crate::text::word_tokenize::nltk_sent_tokenize(answer);
+    if sentences.is_empty() {
+        return Ok(None);
+    }
+    let n = passages.len() as i64;
+    // Python's indexing: −1 is the last passage.
+    let passage_at = |i: i64| &passages[if i < 0 { (n + i) as usize } else { i as usize }];
+    let joined = |ids: &[i64]| {
+        ids.iter()
+            .map(|&i| format_passage(passage_at(i)))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let (mut entailed, mut needed, mut citations, mut out_of_range) =
+        (0usize, 0usize, 0usize, 0usize);
+    for sentence in &sentences {
+        let claim = remove_citations(sentence);
+        let claim = claim.trim();
+        let mut ids = cited_indices(sentence);
+        if ids.is_empty() {
+            continue;
+        }
+        // ALCE checks `id >= len(docs)`; an index below −len would fail its indexing, which no
+        // marker can give (the smallest is −1), except with no passage at all.
+        if ids.iter().any(|&i| i >= n || i < -n) {
+            out_of_range += 1;
+            continue;
+        }
+        if let Some(most) = at_most_citations {
+            ids.truncate(most);
+        }
+        citations += ids.len();
+        if !entails(&joined(&ids), claim)? {
+            continue;
+        }
+        entailed += 1;
+        if ids.len() == 1 {
+            needed += 1;
+            continue;
+        }
+        for (k, &id) in ids.iter().enumerate() {
+            if entails(&format_passage(passage_at(id)), claim)? {
+                needed += 1;
+                continue;
+            }
+            // The others without this one (a repeated id: one occurrence removed, the first,
+            // as Python's list.remove does).
+            let first = ids.iter().position(|&x| x == id).unwrap_or(k);
+            let rest: Vec<i64> = ids
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| j != first)
+                .map(|(_, &x)| x)
+                .collect();
+            if !entails(&joined(&rest), claim)? {
+                needed += 1;
+            }
+        }
+    }
+    Ok(Some(CitationScores {
+        citation_recall: entailed as f64 / sentences.len() as f64,
+        citation_precision: if citations > 0 {
+            needed as f64 / citations as f64
+        } else {
+            0.0
+        },
+        sentences: sentences.len(),
+        citations,
+        out_of_range,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_are_read_as_alce_reads_them() {
+        assert_eq!(cited_indices("a [1][2]."), [0, 1]);
+        assert_eq!(cited_indices("a [1, 2]."), [0]);
+        assert_eq!(cited_indices("a [0]."), [-1]);
+        assert_eq!(cited_indices("no markers"), Vec::<i64>::new());
+        assert_eq!(remove_citations("The bridge [1][2]."), "The bridge.");
+        assert_eq!(remove_citations("[3] The valley."), " The valley.");
+    }
+}

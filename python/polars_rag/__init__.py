@@ -117,6 +117,7 @@ from polars_rag._judge import (
     judge_cache_stats,
     judge_log,
     ppi_mean,
+    relevance_grade,
     split_claims,
 )
 from polars_rag._locate import (
@@ -263,6 +264,7 @@ __all__ = [
     "quoted_spans",
     "r_precision",
     "recall_at_k",
+    "relevance_grade",
     "rouge",
     "sample_for_labelling",
     "score",

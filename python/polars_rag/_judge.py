@@ -156,6 +156,23 @@ def answer_match(
     return _plugin("answer_match", [question, answer, reference], {"judge": judge})
 
 
+def relevance_grade(
+    question: IntoExprColumn,
+    passage: IntoExprColumn,
+    *,
+    judge: Judge | None = None,
+) -> pl.Expr:
+    """How well a passage answers a question, graded 0-3 by the judge on the scale of the TREC
+    2024 RAG track's relevance assessor (UMBRELA), in this project's own prompt: 3 about the
+    question and holding the answer, 2 holding an incomplete, unclear or buried answer, 1 on topic
+    without the answer, 0 unrelated. One judgement per row (explode a run's retrieved passages
+    first). Returns a struct ``relevance_grade``: ``grade`` (int), ``reason`` and ``judge_error``.
+    The grades are graded relevance judgements: the ranked metrics read them as qrels (with
+    ``relevance_level`` saying which grade counts as relevant).
+    """
+    return _plugin("relevance_grade", [question, passage], {"judge": judge})
+
+
 def g_eval(
     question: IntoExprColumn,
     answer: IntoExprColumn,

@@ -18,6 +18,7 @@ base URL for ``--judge-base-url``.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -128,7 +129,8 @@ def judged_reply(data: dict[str, Any]) -> dict[str, Any]:
     answer relevancy's questions are the answer itself, noncommittal when it says "don't know";
     the tests' custom card (passage, term) gets how often the term occurs;
     an answer containing the reference matches; statements and claims are the answer's pieces
-    between ". "."""
+    between ". "; a passage is graded 0-3 by the share of the question's words of four letters
+    or more it holds."""
     text = {k: str(v) for k, v in data.items()}
     if "passage" in text and "term" in text:
         # The custom card of the tests: whether and how often the term occurs, ignoring case.
@@ -137,6 +139,15 @@ def judged_reply(data: dict[str, Any]) -> dict[str, Any]:
         return {"mentions": count > 0, "count": count, "share": count / max(len(words), 1),
                 "first_words": words[:2], "detail": {"term": text["term"]},
                 "tone": "on_topic" if count > 0 else "off_topic"}
+    if "question" in text and "passage" in text:
+        # Relevance: the share of the question's words of four letters or more in the passage.
+        def long_words(t: str) -> list[str]:
+            return [w for w in re.findall(r"[^\W_]+", t.lower()) if len(w) >= 4]
+
+        asked, found = long_words(text["question"]), set(long_words(text["passage"]))
+        hits = sum(w in found for w in asked)
+        grade = 0 if hits == 0 else 3 if hits == len(asked) else 2 if 2 * hits >= len(asked) else 1
+        return {"grade": grade, "reason": "by rule"}
     if "claim" in text and "cited_span" in text:
         core = text["claim"].split(" #")[0]
         if core and core in text["cited_span"]:

@@ -218,6 +218,7 @@ plugin_shims! {
         context_utilization: ContextUtilization,
         context_recall: ContextRecall,
         ppi_mean: PpiMean,
+        relevance_grade: RelevanceGrade,
         nugget_scores: NuggetScores,
         claim_check_scores: ClaimCheckScores,
         split_claims: SplitClaims,

@@ -103,6 +103,7 @@ pub fn input_columns(inputs: MetricInputs) -> &'static [&'static str] {
         MetricInputs::Embeddings => &["a", "b"],
         MetricInputs::JudgedLabels => &["judged", "labels"],
         MetricInputs::NuggetLabels => &["importance", "assignment"],
+        MetricInputs::QuestionPassage => &["question", "passage"],
         MetricInputs::ClaimVerdicts => &[
             "response_in_reference",
             "reference_in_response",

@@ -326,6 +326,10 @@ pub fn evaluate(
             let [judged, labels] = columns_of::<2>(metric, inputs)?;
             columns::ppi_mean(judged, labels, &options.ppi_mean)
         }
+        RelevanceGrade => {
+            let [question, passage] = columns_of::<2>(metric, inputs)?;
+            crate::columnar::judged::relevance_grade(question, passage, &options.relevance_grade)
+        }
         NuggetScores => {
             let [importance, assignment] = columns_of::<2>(metric, inputs)?;
             crate::columnar::verdicts::nugget_scores(importance, assignment, &options.nugget_scores)
@@ -418,6 +422,7 @@ pub fn output_dtype(metric: MetricId) -> DataType {
             crate::metrics::judged::rag::RagMetric::ContextRecall,
         ),
         PpiMean => columns::ppi_mean_dtype(),
+        RelevanceGrade => crate::columnar::judged::relevance_grade_dtype(),
         NuggetScores => crate::columnar::verdicts::nugget_scores_dtype(),
         ClaimCheckScores => crate::columnar::verdicts::claim_check_scores_dtype(),
         SplitClaims => crate::columnar::judged::split_claims_dtype(),
@@ -465,8 +470,8 @@ pub fn evaluate_stats(
         | HitRateAtK | Mrr | AveragePrecision | NdcgAtK | RPrecision | SpanPrecision
         | SpanRecall | SpanIou | SpanPrecisionOmega | CitationSupport | AnswerMatch | GEval
         | Faithfulness | AnswerRelevancy | ContextPrecision | ContextUtilization
-        | ContextRecall | PpiMean | NuggetScores | ClaimCheckScores | SplitClaims
-        | LocateQuotes | ExtractQuotes | EmbeddingCosine => Ok(None),
+        | ContextRecall | PpiMean | RelevanceGrade | NuggetScores | ClaimCheckScores
+        | SplitClaims | LocateQuotes | ExtractQuotes | EmbeddingCosine => Ok(None),
     }
 }
 

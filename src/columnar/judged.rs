@@ -386,6 +386,73 @@ pub fn answer_match(
     struct_series(metric, &fields, &valid)
 }
 
+/// Output dtype of `relevance_grade`.
+pub fn relevance_grade_dtype() -> DataType {
+    DataType::Struct(vec![
+        Field::new("grade".into(), DataType::Int64),
+        Field::new("reason".into(), DataType::String),
+        Field::new("judge_error".into(), DataType::String),
+    ])
+}
+
+/// `relevance_grade` over columns: one 0–3 grade per (question, passage) row (see
+/// [`crate::metrics::judged::relevance`]).
+pub fn relevance_grade(
+    question: &Series,
+    passage: &Series,
+    options: &crate::metrics::judged::relevance::RelevanceGradeOptions,
+) -> PolarsResult<Series> {
+    use crate::metrics::judged::relevance;
+    let metric = "relevance_grade";
+    let questions = StrColumn::new(metric, "question", question)?;
+    let passages = StrColumn::new(metric, "passage", passage)?;
+    let len = output_len(
+        metric,
+        &[
+            (question.name().as_str(), questions.len()),
+            (passage.name().as_str(), passages.len()),
+        ],
+    )?;
+    let (question_rows, passage_rows) = (questions.rows(0..len), passages.rows(0..len));
+    let rows: Vec<Option<Vec<&str>>> = question_rows
+        .iter()
+        .zip(&passage_rows)
+        .map(|(q, p)| Some(vec![(*q)?, (*p)?]))
+        .collect();
+    let replies = judge_rows(metric, "relevance_grade", &options.judge, &rows, 1)?.remove(0);
+    let judged: Vec<Option<Result<relevance::RelevanceGrade, String>>> = replies
+        .into_iter()
+        .zip(&rows)
+        .map(|(reply, row)| {
+            row.as_ref()?;
+            Some(
+                reply
+                    .unwrap_or_else(|| Err("not judged".into()))
+                    .and_then(|r| relevance::score_reply(&r).map_err(|e| e.to_string())),
+            )
+        })
+        .collect();
+    let ok = |i: usize| judged[i].as_ref().and_then(|r| r.as_ref().ok());
+    let fields = [
+        Int64Chunked::from_iter_options("grade".into(), (0..len).map(|i| ok(i).map(|g| g.grade)))
+            .into_series(),
+        StringChunked::from_iter_options(
+            "reason".into(),
+            (0..len).map(|i| ok(i).map(|g| g.reason.clone())),
+        )
+        .into_series(),
+        StringChunked::from_iter_options(
+            "judge_error".into(),
+            judged
+                .iter()
+                .map(|r| r.as_ref().and_then(|r| r.as_ref().err().cloned())),
+        )
+        .into_series(),
+    ];
+    let valid: Vec<bool> = judged.iter().map(Option::is_some).collect();
+    struct_series(metric, &fields, &valid)
+}
+
 /// One rubric judgement: the integer written, the probability-weighted score, the reason.
 type Rubric = (i64, Option<f64>, String);
 

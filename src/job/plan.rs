@@ -42,6 +42,8 @@ pub(crate) struct Resolved {
     /// of these names: `nugget_importance`, `nugget_assignment`, `response_in_reference`,
     /// `reference_in_response`, `response_in_chunks`, `reference_in_chunks`.
     pub(crate) verdicts: [Option<String>; 6],
+    /// One passage per row, for `relevance_grade` (a `passage` column).
+    pub(crate) passage: Option<String>,
 }
 
 /// The columns of verdicts given elsewhere, in the order of [`Resolved::verdicts`].
@@ -116,6 +118,10 @@ impl Resolved {
             MetricInputs::QuoteSources | MetricInputs::Embeddings | MetricInputs::JudgedLabels => {
                 return Err("its own option or command (it is not scored by id)")
             }
+            MetricInputs::QuestionPassage => vec![
+                need(&self.question, "questions (--question-col)")?,
+                need(&self.passage, "passages (a passage column)")?,
+            ],
             MetricInputs::NuggetLabels => vec![
                 need(&self.verdicts[0], "nugget importances (a nugget_importance column)")?,
                 need(&self.verdicts[1], "nugget assessments (a nugget_assignment column)")?,
@@ -259,6 +265,7 @@ pub(crate) fn resolve_columns(job: &ScoreJob, schema: &Schema) -> PolarsResult<R
                 .map(Chunking::Column),
         },
         verdicts: VERDICT_COLUMNS.map(|name| pick(schema, &None, &[name])),
+        passage: pick(schema, &None, &["passage"]),
     };
     for (name, what) in [
         (&resolved.answer, "answer"),

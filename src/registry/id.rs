@@ -98,6 +98,8 @@ pub enum MetricId {
     ContextRecall,
     /// `ppi_mean`: the mean of a judged quantity from the judge's scores on every item and human labels on a few: prediction-powered estimate and confidence interval (PPI++)
     PpiMean,
+    /// `relevance_grade`: LLM judge: how well a passage answers a question, graded 0-3 (TREC RAG track UMBRELA scale), for graded relevance judgements
+    RelevanceGrade,
     /// `nugget_scores`: nugget evaluation of an answer from its nuggets' importance (vital / okay) and assessment (support / partial_support / not_support): strict and partial vital and all scores
     NuggetScores,
     /// `claim_check_scores`: RAGChecker's eleven claim-level scores from entailment verdicts: response and reference claims checked against each other and against each retrieved chunk

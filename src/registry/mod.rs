@@ -70,6 +70,8 @@ pub enum MetricInputs {
     JudgedLabels,
     /// A `claim` and the `cited_span` the answer gave for it.
     ClaimSpan,
+    /// The `question` and one `passage` retrieved for it.
+    QuestionPassage,
     /// Per nugget of a question, its `importance` (vital / okay) and its `assignment` in the
     /// answer (support / partial_support / not_support).
     NuggetLabels,

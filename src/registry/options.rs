@@ -109,6 +109,8 @@ pub struct MetricOptions {
     pub context_recall: crate::metrics::judged::rag::JudgedRagOptions,
     /// `ppi_mean`.
     pub ppi_mean: crate::metrics::ppi::PpiOptions,
+    /// `relevance_grade`.
+    pub relevance_grade: crate::metrics::judged::relevance::RelevanceGradeOptions,
     /// `nugget_scores`.
     pub nugget_scores: crate::metrics::nuggets::NuggetOptions,
     /// `claim_check_scores`.
@@ -164,6 +166,7 @@ impl MetricOptions {
             ContextRecall => all.context_recall = reader.read().map_err(bad)?,
             PpiMean => all.ppi_mean = reader.read().map_err(bad)?,
             NuggetScores => all.nugget_scores = reader.read().map_err(bad)?,
+            RelevanceGrade => all.relevance_grade = reader.read().map_err(bad)?,
             ClaimCheckScores => all.claim_check_scores = reader.read().map_err(bad)?,
             SplitClaims => all.split_claims = reader.read().map_err(bad)?,
             LocateQuotes => all.locate_quotes = reader.read().map_err(bad)?,
@@ -286,6 +289,7 @@ impl MetricOptions {
             ),
             PpiMean => crate::metrics::ppi::signature(&self.ppi_mean),
             NuggetScores => crate::metrics::nuggets::signature(&self.nugget_scores),
+            RelevanceGrade => crate::metrics::judged::relevance::signature(&self.relevance_grade),
             ClaimCheckScores => crate::metrics::claim_checks::signature(&self.claim_check_scores),
             SplitClaims => crate::metrics::judged::claims::signature(&self.split_claims),
             LocateQuotes => crate::metrics::locate::signature(&self.locate_quotes),
@@ -334,6 +338,7 @@ impl MetricOptions {
             ContextRecall => Some(&self.context_recall),
             PpiMean => Some(&self.ppi_mean),
             NuggetScores => Some(&self.nugget_scores),
+            RelevanceGrade => Some(&self.relevance_grade),
             ClaimCheckScores => Some(&self.claim_check_scores),
             SplitClaims => Some(&self.split_claims),
             LocateQuotes => Some(&self.locate_quotes),
@@ -380,6 +385,7 @@ impl MetricOptions {
             ContextRecall => Some(&mut self.context_recall),
             PpiMean => Some(&mut self.ppi_mean),
             NuggetScores => Some(&mut self.nugget_scores),
+            RelevanceGrade => Some(&mut self.relevance_grade),
             ClaimCheckScores => Some(&mut self.claim_check_scores),
             SplitClaims => Some(&mut self.split_claims),
             LocateQuotes => Some(&mut self.locate_quotes),
@@ -411,6 +417,7 @@ impl MetricOptions {
             ContextUtilization => Some(&mut self.context_utilization.judge),
             ContextRecall => Some(&mut self.context_recall.judge),
             SplitClaims => Some(&mut self.split_claims.judge),
+            RelevanceGrade => Some(&mut self.relevance_grade.judge),
             QuotedSpans | CitationAlignment | Bleu | CorpusBleu | Chrf | CorpusChrf | Rouge
             | ExactMatch | StringSimilarity | SemanticSimilarity | StringPresence
             | KeywordCoverage | NumberMatch | AnswerCompleteness | CitationIndicators | Checks
@@ -457,8 +464,8 @@ impl MetricOptions {
             | AnswerCompleteness | CitationIndicators | Checks | SpanPrecision | SpanRecall
             | SpanIou | SpanPrecisionOmega | CitationSupport | CitationPrecision | AnswerMatch
             | GEval | Faithfulness | ContextPrecision | ContextUtilization | ContextRecall
-            | PpiMean | NuggetScores | ClaimCheckScores | SplitClaims | ExtractQuotes
-            | EmbeddingCosine => None,
+            | PpiMean | RelevanceGrade | NuggetScores | ClaimCheckScores | SplitClaims
+            | ExtractQuotes | EmbeddingCosine => None,
         }
     }
 
@@ -510,6 +517,7 @@ impl MetricOptions {
             ContextRecall => defaults.context_recall.serialize(serializer),
             PpiMean => defaults.ppi_mean.serialize(serializer),
             NuggetScores => defaults.nugget_scores.serialize(serializer),
+            RelevanceGrade => defaults.relevance_grade.serialize(serializer),
             ClaimCheckScores => defaults.claim_check_scores.serialize(serializer),
             SplitClaims => defaults.split_claims.serialize(serializer),
             LocateQuotes => defaults.locate_quotes.serialize(serializer),

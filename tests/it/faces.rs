@@ -481,6 +481,7 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             MetricInputs::Embeddings => vec![col("emb"), col("emb")],
             MetricInputs::JudgedLabels => vec![col("judged"), col("label")],
             MetricInputs::NuggetLabels => vec![col("importance"), col("assignment")],
+            MetricInputs::QuestionPassage => vec![col("answer"), col("answer")],
             MetricInputs::ClaimVerdicts => vec![
                 col("response_in_reference"),
                 col("reference_in_response"),
@@ -566,6 +567,7 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             | "context_precision"
             | "context_utilization"
             | "context_recall"
+            | "relevance_grade"
             | "g_eval" => generic.clone(),
             "ppi_mean" => expr::ppi_mean(col("judged"), col("label"), Default::default()),
             "nugget_scores" => {
@@ -985,6 +987,10 @@ fn every_scored_id_is_computed_by_the_cli() {
     };
     run.hstack_mut(
         &[
+            Series::new(
+                "passage".into(),
+                vec!["Paris is the capital of France."; rows],
+            ),
             lists("nugget_importance", &["vital", "okay"]),
             lists("nugget_assignment", &["support", "not_support"]),
             lists("response_in_reference", &["entailment"]),

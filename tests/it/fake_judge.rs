@@ -377,6 +377,25 @@ fn judged_reply(data: &Value) -> Value {
             .collect();
         return json!({"classifications": classifications});
     }
+    if let (Some(question), Some(passage)) = (text("question"), text("passage")) {
+        // Relevance: the share of the question's words of four letters or more in the passage.
+        let words = |t: &str| -> Vec<String> {
+            t.to_lowercase()
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| w.chars().count() >= 4)
+                .map(String::from)
+                .collect()
+        };
+        let (asked, found) = (words(question), words(passage));
+        let hits = asked.iter().filter(|w| found.contains(w)).count();
+        let grade = match (hits, asked.len()) {
+            (0, _) => 0,
+            (h, n) if h == n => 3,
+            (h, n) if 2 * h >= n => 2,
+            _ => 1,
+        };
+        return json!({"grade": grade, "reason": "by rule"});
+    }
     if let (Some(truths), Some(claims)) = (text("truths"), text("claims")) {
         let verdicts: Vec<Value> = claims
             .lines()

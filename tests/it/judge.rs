@@ -935,3 +935,46 @@ fn flattened_in_the_settings_with_unknown_keys_refused() {
     assert_eq!(json["model"], "m");
     assert!(json.get("endpoint").is_none());
 }
+
+/// `relevance_grade` asks the judge once per (question, passage) row, reads the 0–3 grade, and a
+/// re-run is served by the cache.
+#[test]
+fn relevance_grade_grades_each_passage_and_is_cached() {
+    use polars::prelude::*;
+    use polars_rag::columnar::judged::relevance_grade;
+    use polars_rag::metrics::judged::relevance::RelevanceGradeOptions;
+    let server = crate::fake_judge::FakeJudge::start();
+    let dir = crate::common::scratch_dir("relevance-grade");
+    let mut options = RelevanceGradeOptions::default();
+    options.judge.endpoint.base_url = Some(server.base_url.clone());
+    options.judge.endpoint.model = Some("fake-judge".into());
+    options.judge.endpoint.cache = Some(dir.to_string_lossy().into_owned());
+    let question = Series::new("question".into(), ["When did the bridge open?"; 4]);
+    let passage = Series::new(
+        "passage".into(),
+        [
+            Some("The bridge did open when the war ended, in 1932."),
+            Some("The bridge is long."),
+            Some("Tomatoes grow in summer."),
+            None,
+        ],
+    );
+    let grades = |out: &Series| -> Vec<Option<i64>> {
+        out.struct_()
+            .unwrap()
+            .field_by_name("grade")
+            .unwrap()
+            .i64()
+            .unwrap()
+            .iter()
+            .collect()
+    };
+    let out = relevance_grade(&question, &passage, &options).unwrap();
+    // "when", "bridge", "open": all three, one ("bridge"), none; a null passage is a null row.
+    assert_eq!(grades(&out), [Some(3), Some(1), Some(0), None]);
+    assert_eq!(out.null_count(), 1);
+    let asked = server.requests();
+    let again = relevance_grade(&question, &passage, &options).unwrap();
+    assert_eq!((server.requests(), grades(&again)), (asked, grades(&out)));
+    let _ = std::fs::remove_dir_all(&dir);
+}

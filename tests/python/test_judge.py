@@ -92,6 +92,18 @@ def test_answer_match_with_several_references_and_split_claims(server):
     assert claims.to_list()[0] == ["It is Paris", "It is big."]
 
 
+def test_relevance_grade_grades_each_passage(server):
+    judge = pr.Judge(base_url=server.base_url, model="fake", cache=None)
+    df = pl.DataFrame({
+        "question": ["When did the bridge open?"] * 3,
+        "passage": ["The bridge did open when the war ended.", "The bridge is long.", None],
+    })
+    out = df.select(pr.relevance_grade("question", "passage", judge=judge)).unnest("relevance_grade")
+    # The fake judge's rule: the share of the question's long words in the passage.
+    assert out["grade"].to_list() == [3, 1, None]
+    assert out["judge_error"].to_list() == [None, None, None]
+
+
 def test_failures_keep_their_rows_with_a_reason(server):
     judge = pr.Judge(base_url=server.base_url, model="fake", cache=None, retry_base_delay=0.01)
     df = pl.DataFrame({"claim": ["x #badjson", "x #500"], "cited_span": ["x", "x"]})

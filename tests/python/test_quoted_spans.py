@@ -163,6 +163,7 @@ JUDGED_ARITY = {
     "context_precision": 3,
     "context_utilization": 3,
     "context_recall": 3,
+    "relevance_grade": 2,
 }
 
 

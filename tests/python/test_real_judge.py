@@ -142,3 +142,19 @@ def test_a_server_that_exits_says_what_it_wrote():
     command = [sys.executable, "-c", "import sys; print('no model here', file=sys.stderr); sys.exit(3)"]
     with pytest.raises(llm_server.ServerStartError, match=r"exited before listening \(status 3\).*no model here"):
         llm_server.start(command, timeout_s=30.0)
+
+
+def test_relevance_grade_on_a_real_model_and_a_cached_rerun(server_url, tmp_path):
+    df = pl.DataFrame({
+        "question": ["When did the Golden Gate Bridge open?"] * 2,
+        "passage": ["The Golden Gate Bridge opened to traffic in May 1937.", "Tomatoes grow best in warm summers."],
+    })
+    first = judge(server_url, cache=tmp_path, max_concurrency=2)
+    out = df.select(pr.relevance_grade("question", "passage", judge=first)).unnest("relevance_grade")
+    # Every row graded, 0 to 3, without a judge error: the plumbing, not the model's opinion.
+    assert out["judge_error"].to_list() == [None, None]
+    assert all(0 <= g <= 3 for g in out["grade"])
+    calls = first.usage()["calls"].sum()
+    assert calls == 2
+    again = df.select(pr.relevance_grade("question", "passage", judge=judge(server_url, cache=tmp_path, max_concurrency=1)))
+    assert again.unnest("relevance_grade").equals(out) and first.usage()["calls"].sum() == calls

@@ -99,7 +99,8 @@ impl JudgeTemplate {
     /// A built-in judge: `citation_support`, `answer_match`, `split_claims`, and the cards of the
     /// judged RAG metrics (`faithfulness_statements`, `faithfulness_verdicts`, `answer_relevancy`,
     /// `context_precision`, `context_utilization`, `context_recall`, and faithfulness' DeepEval
-    /// form: `faithfulness_truths`, `faithfulness_claims`, `faithfulness_contradictions`).
+    /// form: `faithfulness_truths`, `faithfulness_claims`, `faithfulness_contradictions`), and
+    /// `relevance_grade`.
     pub fn builtin(id: &str) -> crate::Result<&'static JudgeTemplate> {
         static CARDS: OnceLock<Vec<JudgeTemplate>> = OnceLock::new();
         let cards = CARDS.get_or_init(|| {
@@ -116,6 +117,7 @@ impl JudgeTemplate {
                 include_str!("prompts/faithfulness_truths.toml"),
                 include_str!("prompts/faithfulness_claims.toml"),
                 include_str!("prompts/faithfulness_contradictions.toml"),
+                include_str!("prompts/relevance_grade.toml"),
             ]
             .iter()
             .map(|text| JudgeTemplate::from_toml(text).expect("built-in judge cards are valid"))
@@ -318,6 +320,7 @@ mod tests {
             "faithfulness_truths",
             "faithfulness_claims",
             "faithfulness_contradictions",
+            "relevance_grade",
         ] {
             let card = JudgeTemplate::builtin(id).unwrap();
             assert_eq!(card.id, id);

@@ -18,4 +18,5 @@ pub mod claims;
 pub mod custom;
 pub mod g_eval;
 pub mod rag;
+pub mod relevance;
 pub mod review;

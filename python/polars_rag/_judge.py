@@ -156,6 +156,31 @@ def answer_match(
     return _plugin("answer_match", [question, answer, reference], {"judge": judge})
 
 
+def citation_recall_precision(
+    answer: IntoExprColumn,
+    passages: IntoExprColumn,
+    *,
+    at_most_citations: int | None = None,
+    judge: Judge | None = None,
+) -> pl.Expr:
+    """ALCE's citation recall and precision, the judge as the entailment checker: the answer's
+    sentences (NLTK's Punkt) cite ``passages`` by ``[n]`` markers (``passages``: ``list[str]``, or
+    ``list[struct{title, text}]`` written ``Title: ...`` as ALCE writes them). Recall: the share of
+    sentences their cited passages entail jointly; precision: the share of citations needed (one
+    is not when it does not entail the sentence alone and the others entail it without it). Only
+    the questions ALCE asks are asked, in rounds; ALCE's reading of markers is kept (``[1, 2]``
+    cites passage 1, ``[0]`` the last passage; at most ``at_most_citations``, default 3, per
+    sentence). Returns a struct ``citation_recall_precision``: ``citation_recall``,
+    ``citation_precision``, ``sentences``, ``citations``, ``out_of_range`` (sentences citing past
+    the last passage, scored 0) and ``judge_error``; null for an answer without a sentence. The
+    mean of each over the answers is ALCE's ``citation_rec`` / ``citation_prec`` divided by 100.
+    """
+    options: dict[str, object] = {"judge": judge}
+    if at_most_citations is not None:
+        options["at_most_citations"] = at_most_citations
+    return _plugin("citation_recall_precision", [answer, passages], options)
+
+
 def relevance_grade(
     question: IntoExprColumn,
     passage: IntoExprColumn,

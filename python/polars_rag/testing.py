@@ -130,7 +130,7 @@ def judged_reply(data: dict[str, Any]) -> dict[str, Any]:
     the tests' custom card (passage, term) gets how often the term occurs;
     an answer containing the reference matches; statements and claims are the answer's pieces
     between ". "; a passage is graded 0-3 by the share of the question's words of four letters
-    or more it holds."""
+    or more it holds; a premise entails a hypothesis when it has every word of it."""
     text = {k: str(v) for k, v in data.items()}
     if "passage" in text and "term" in text:
         # The custom card of the tests: whether and how often the term occurs, ignoring case.
@@ -139,6 +139,11 @@ def judged_reply(data: dict[str, Any]) -> dict[str, Any]:
         return {"mentions": count > 0, "count": count, "share": count / max(len(words), 1),
                 "first_words": words[:2], "detail": {"term": text["term"]},
                 "tone": "on_topic" if count > 0 else "off_topic"}
+    if "premise" in text and "hypothesis" in text:
+        # Entailment: every [a-z0-9]+ word of the lowercased hypothesis is one of the premise's.
+        known = set(re.findall(r"[a-z0-9]+", text["premise"].lower()))
+        entailed = all(w in known for w in re.findall(r"[a-z0-9]+", text["hypothesis"].lower()))
+        return {"label": "entailment" if entailed else "neutral", "reason": "by rule"}
     if "question" in text and "passage" in text:
         # Relevance: the share of the question's words of four letters or more in the passage.
         def long_words(t: str) -> list[str]:

@@ -219,6 +219,7 @@ plugin_shims! {
         context_recall: ContextRecall,
         ppi_mean: PpiMean,
         relevance_grade: RelevanceGrade,
+        citation_recall_precision: CitationRecallPrecision,
         nugget_scores: NuggetScores,
         claim_check_scores: ClaimCheckScores,
         split_claims: SplitClaims,

@@ -326,6 +326,14 @@ pub fn evaluate(
             let [judged, labels] = columns_of::<2>(metric, inputs)?;
             columns::ppi_mean(judged, labels, &options.ppi_mean)
         }
+        CitationRecallPrecision => {
+            let [answer, passages] = columns_of::<2>(metric, inputs)?;
+            crate::columnar::judged::citation_recall_precision(
+                answer,
+                passages,
+                &options.citation_recall_precision,
+            )
+        }
         RelevanceGrade => {
             let [question, passage] = columns_of::<2>(metric, inputs)?;
             crate::columnar::judged::relevance_grade(question, passage, &options.relevance_grade)
@@ -423,6 +431,7 @@ pub fn output_dtype(metric: MetricId) -> DataType {
         ),
         PpiMean => columns::ppi_mean_dtype(),
         RelevanceGrade => crate::columnar::judged::relevance_grade_dtype(),
+        CitationRecallPrecision => crate::columnar::judged::citation_recall_precision_dtype(),
         NuggetScores => crate::columnar::verdicts::nugget_scores_dtype(),
         ClaimCheckScores => crate::columnar::verdicts::claim_check_scores_dtype(),
         SplitClaims => crate::columnar::judged::split_claims_dtype(),
@@ -464,14 +473,49 @@ pub fn evaluate_stats(
             )
             .map(Some)
         }
-        QuotedSpans | Bleu | Chrf | Rouge | ExactMatch | StringSimilarity | SemanticSimilarity
-        | StringPresence | KeywordCoverage | NumberMatch | AnswerCompleteness
-        | CitationIndicators | Checks | PrecisionAtK | RecallAtK | F1AtK | HybridLogRank
-        | HitRateAtK | Mrr | AveragePrecision | NdcgAtK | RPrecision | SpanPrecision
-        | SpanRecall | SpanIou | SpanPrecisionOmega | CitationSupport | AnswerMatch | GEval
-        | Faithfulness | AnswerRelevancy | ContextPrecision | ContextUtilization
-        | ContextRecall | PpiMean | RelevanceGrade | NuggetScores | ClaimCheckScores
-        | SplitClaims | LocateQuotes | ExtractQuotes | EmbeddingCosine => Ok(None),
+        QuotedSpans
+        | Bleu
+        | Chrf
+        | Rouge
+        | ExactMatch
+        | StringSimilarity
+        | SemanticSimilarity
+        | StringPresence
+        | KeywordCoverage
+        | NumberMatch
+        | AnswerCompleteness
+        | CitationIndicators
+        | Checks
+        | PrecisionAtK
+        | RecallAtK
+        | F1AtK
+        | HybridLogRank
+        | HitRateAtK
+        | Mrr
+        | AveragePrecision
+        | NdcgAtK
+        | RPrecision
+        | SpanPrecision
+        | SpanRecall
+        | SpanIou
+        | SpanPrecisionOmega
+        | CitationSupport
+        | AnswerMatch
+        | GEval
+        | Faithfulness
+        | AnswerRelevancy
+        | ContextPrecision
+        | ContextUtilization
+        | ContextRecall
+        | PpiMean
+        | RelevanceGrade
+        | CitationRecallPrecision
+        | NuggetScores
+        | ClaimCheckScores
+        | SplitClaims
+        | LocateQuotes
+        | ExtractQuotes
+        | EmbeddingCosine => Ok(None),
     }
 }
 

@@ -969,3 +969,218 @@ pub fn judge_log_frame(
         created.into_column(),
     ])
 }
+
+/// Output dtype of `citation_recall_precision`.
+pub fn citation_recall_precision_dtype() -> DataType {
+    DataType::Struct(vec![
+        Field::new("citation_recall".into(), DataType::Float64),
+        Field::new("citation_precision".into(), DataType::Float64),
+        Field::new("sentences".into(), DataType::UInt32),
+        Field::new("citations".into(), DataType::UInt32),
+        Field::new("out_of_range".into(), DataType::UInt32),
+        Field::new("judge_error".into(), DataType::String),
+    ])
+}
+
+/// One row's passages: `(title, text)` each.
+type TitledPassages = Vec<(Option<String>, String)>;
+
+/// Each row's passages as `(title, text)`: a `list[str]` (no titles), a list of structs with a
+/// `text` field (and a `title` one, when passages have titles), or a `str` (one passage). A null
+/// row or a null text is `None` / skipped.
+fn titled_passages(
+    metric: &str,
+    passages: &Series,
+    len: usize,
+) -> PolarsResult<Vec<Option<TitledPassages>>> {
+    let bad = || polars_err!(SchemaMismatch: "{metric}: column '{}' (passages) must be list[str], str, or list[struct] with a 'text' (and optionally 'title') field of type String, got {}", passages.name(), passages.dtype());
+    let rows: Vec<Option<TitledPassages>> = match passages.dtype() {
+        DataType::Null => vec![None; passages.len()],
+        // One passage per row.
+        DataType::String => passages
+            .str()?
+            .iter()
+            .map(|t| t.map(|t| vec![(None, t.to_string())]))
+            .collect(),
+        DataType::List(inner) => {
+            let mut rows = Vec::with_capacity(passages.len());
+            for item in passages.list()?.amortized_iter() {
+                let Some(item) = item else {
+                    rows.push(None);
+                    continue;
+                };
+                let item = item.as_ref();
+                let row: Vec<(Option<String>, String)> = match inner.as_ref() {
+                    DataType::String | DataType::Null => item
+                        .cast(&DataType::String)?
+                        .str()?
+                        .iter()
+                        .flatten()
+                        .map(|t| (None, t.to_string()))
+                        .collect(),
+                    DataType::Struct(fields) => {
+                        let field = |name: &str| -> PolarsResult<Option<Series>> {
+                            Ok(match fields.iter().find(|f| f.name().as_str() == name) {
+                                Some(f) if f.dtype() == &DataType::String => {
+                                    Some(item.struct_()?.field_by_name(name)?)
+                                }
+                                Some(_) => return Err(bad()),
+                                None => None,
+                            })
+                        };
+                        let texts = field("text")?.ok_or_else(bad)?;
+                        let titles = field("title")?;
+                        let texts = texts.str()?;
+                        let titles = titles.as_ref().map(|t| t.str()).transpose()?;
+                        (0..texts.len())
+                            .filter_map(|j| {
+                                let text = texts.get(j)?;
+                                let title = titles.and_then(|t| t.get(j)).map(String::from);
+                                Some((title, text.to_string()))
+                            })
+                            .collect()
+                    }
+                    _ => return Err(bad()),
+                };
+                rows.push(Some(row));
+            }
+            rows
+        }
+        _ => return Err(bad()),
+    };
+    Ok(if rows.len() == 1 && len != 1 {
+        vec![rows[0].clone(); len]
+    } else {
+        rows
+    })
+}
+
+/// `citation_recall_precision` over columns: ALCE's citation recall and precision of each
+/// answer citing its passages, a judge answering the entailment questions (see
+/// [`crate::metrics::judged::citation_recall`]). The questions of all rows are asked together,
+/// in rounds, each distinct question once.
+pub fn citation_recall_precision(
+    answer: &Series,
+    passages: &Series,
+    options: &crate::metrics::judged::citation_recall::CitationRecallOptions,
+) -> PolarsResult<Series> {
+    use std::collections::{HashMap, HashSet};
+
+    use crate::metrics::alce::{citation_progress, CitationScores, Passage, Progress};
+    use crate::metrics::judged::citation_recall::entailed;
+    let metric = "citation_recall_precision";
+    options.validate()?;
+    let answers = StrColumn::new(metric, "answer", answer)?;
+    let len = output_len(
+        metric,
+        &[
+            (answer.name().as_str(), answers.len()),
+            (passages.name().as_str(), passages.len()),
+        ],
+    )?;
+    let answer_rows = answers.rows(0..len);
+    let passage_rows = titled_passages(metric, passages, len)?;
+    type Outcome = Option<Result<Option<CitationScores>, String>>;
+    let mut outcomes: Vec<Outcome> = vec![None; len];
+    let mut open: Vec<usize> = (0..len)
+        .filter(|&i| answer_rows[i].is_some() && passage_rows[i].is_some())
+        .collect();
+    let mut known: HashMap<(String, String), Result<bool, String>> = HashMap::new();
+    // ALCE asks at most three questions deep (joint, single, leave-one-out): four rounds end it.
+    for _ in 0..4 {
+        let mut asked: Vec<(String, String)> = Vec::new();
+        let mut seen: HashSet<(String, String)> = HashSet::new();
+        let mut still_open = Vec::new();
+        for &i in &open {
+            let (Some(text), Some(own)) = (answer_rows[i], &passage_rows[i]) else {
+                continue;
+            };
+            let row_passages: Vec<Passage> = own
+                .iter()
+                .map(|(title, text)| Passage {
+                    title: title.as_deref(),
+                    text,
+                })
+                .collect();
+            let mut lookup = |premise: &str, claim: &str| -> crate::Result<Option<bool>> {
+                let key = (premise.to_string(), claim.to_string());
+                match known.get(&key) {
+                    Some(Ok(value)) => Ok(Some(*value)),
+                    Some(Err(e)) => Err(crate::Error::engine(e.clone())),
+                    None => {
+                        if seen.insert(key.clone()) {
+                            asked.push(key);
+                        }
+                        Ok(None)
+                    }
+                }
+            };
+            match citation_progress(
+                text,
+                &row_passages,
+                Some(options.at_most_citations),
+                &mut lookup,
+            ) {
+                Ok(Progress::Done(scores)) => outcomes[i] = Some(Ok(scores)),
+                Ok(Progress::Pending) => still_open.push(i),
+                Err(e) => outcomes[i] = Some(Err(e.message().to_string())),
+            }
+        }
+        open = still_open;
+        if asked.is_empty() {
+            break;
+        }
+        let rows: Vec<Option<Vec<&str>>> = asked
+            .iter()
+            .map(|(premise, claim)| Some(vec![premise.as_str(), claim.as_str()]))
+            .collect();
+        let replies = judge_rows(metric, "entailment", &options.judge, &rows, 1)?.remove(0);
+        for (key, reply) in asked.iter().zip(replies) {
+            let value = reply
+                .unwrap_or_else(|| Err("not judged".into()))
+                .and_then(|r| entailed(&r).map_err(|e| e.to_string()));
+            known.insert(key.clone(), value);
+        }
+    }
+    for i in open {
+        outcomes[i] = Some(Err("the entailment questions did not settle".into()));
+    }
+    let ok = |i: usize| {
+        outcomes[i]
+            .as_ref()
+            .and_then(|r| r.as_ref().ok())
+            .and_then(|s| s.as_ref())
+    };
+    let count = |name: &str, f: fn(&CitationScores) -> usize| {
+        UInt32Chunked::from_iter_options(name.into(), (0..len).map(|i| ok(i).map(|s| f(s) as u32)))
+            .into_series()
+    };
+    let fields = [
+        Float64Chunked::from_iter_options(
+            "citation_recall".into(),
+            (0..len).map(|i| ok(i).map(|s| s.citation_recall)),
+        )
+        .into_series(),
+        Float64Chunked::from_iter_options(
+            "citation_precision".into(),
+            (0..len).map(|i| ok(i).map(|s| s.citation_precision)),
+        )
+        .into_series(),
+        count("sentences", |s| s.sentences),
+        count("citations", |s| s.citations),
+        count("out_of_range", |s| s.out_of_range),
+        StringChunked::from_iter_options(
+            "judge_error".into(),
+            outcomes
+                .iter()
+                .map(|r| r.as_ref().and_then(|r| r.as_ref().err().cloned())),
+        )
+        .into_series(),
+    ];
+    // An answer without a sentence has no score (ALCE leaves it out): a null row.
+    let valid: Vec<bool> = outcomes
+        .iter()
+        .map(|o| matches!(o, Some(Ok(Some(_))) | Some(Err(_))))
+        .collect();
+    struct_series(metric, &fields, &valid)
+}

@@ -107,9 +107,38 @@ pub fn citation_scores(
     at_most_citations: Option<usize>,
     entails: &mut dyn FnMut(&str, &str) -> crate::Result<bool>,
 ) -> crate::Result<Option<CitationScores>> {
+    let mut known = |premise: &str, claim: &str| entails(premise, claim).map(Some);
+    match citation_progress(answer, passages, at_most_citations, &mut known)? {
+        Progress::Done(scores) => Ok(scores),
+        Progress::Pending => unreachable!("every question was answered"),
+    }
+}
+
+/// Where [`citation_progress`] stands: done (with the scores, `None` for an answer without a
+/// sentence), or waiting for answers it asked for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Progress {
+    /// Every question answered.
+    Done(Option<CitationScores>),
+    /// Some question is not answered yet (its checker said `None`).
+    Pending,
+}
+
+/// [`citation_scores`] for a checker that answers in rounds (a judge asked in batches): where
+/// `entails` says `None` (not known yet), the questions that depend on that answer are not asked
+/// (a sentence's single-passage questions wait for its joint one, a leave-one-out question for
+/// its single one), the other sentences' are, and the result is `Pending`. Called again once the
+/// answers are in, it asks the next questions; it is `Done` when every question ALCE asks is
+/// answered, and never asks one ALCE would not.
+pub fn citation_progress(
+    answer: &str,
+    passages: &[Passage<'_>],
+    at_most_citations: Option<usize>,
+    entails: &mut dyn FnMut(&str, &str) -> crate::Result<Option<bool>>,
+) -> crate::Result<Progress> {
     let sentences = crate::text::word_tokenize::nltk_sent_tokenize(answer);
     if sentences.is_empty() {
-        return Ok(None);
+        return Ok(Progress::Done(None));
     }
     let n = passages.len() as i64;
     // Python's indexing: −1 is the last passage.
@@ -122,6 +151,7 @@ pub fn citation_scores(
     };
     let (mut entailed, mut needed, mut citations, mut out_of_range) =
         (0usize, 0usize, 0usize, 0usize);
+    let mut pending = false;
     for sentence in &sentences {
         let claim = remove_citations(sentence);
         let claim = claim.trim();
@@ -139,18 +169,29 @@ pub fn citation_scores(
             ids.truncate(most);
         }
         citations += ids.len();
-        if !entails(&joined(&ids), claim)? {
-            continue;
+        match entails(&joined(&ids), claim)? {
+            None => {
+                pending = true;
+                continue;
+            }
+            Some(false) => continue,
+            Some(true) => entailed += 1,
         }
-        entailed += 1;
         if ids.len() == 1 {
             needed += 1;
             continue;
         }
         for (k, &id) in ids.iter().enumerate() {
-            if entails(&format_passage(passage_at(id)), claim)? {
-                needed += 1;
-                continue;
+            match entails(&format_passage(passage_at(id)), claim)? {
+                None => {
+                    pending = true;
+                    continue;
+                }
+                Some(true) => {
+                    needed += 1;
+                    continue;
+                }
+                Some(false) => {}
             }
             // The others without this one (a repeated id: one occurrence removed, the first,
             // as Python's list.remove does).
@@ -161,12 +202,17 @@ pub fn citation_scores(
                 .filter(|&(j, _)| j != first)
                 .map(|(_, &x)| x)
                 .collect();
-            if !entails(&joined(&rest), claim)? {
-                needed += 1;
+            match entails(&joined(&rest), claim)? {
+                None => pending = true,
+                Some(true) => {}
+                Some(false) => needed += 1,
             }
         }
     }
-    Ok(Some(CitationScores {
+    if pending {
+        return Ok(Progress::Pending);
+    }
+    Ok(Progress::Done(Some(CitationScores {
         citation_recall: entailed as f64 / sentences.len() as f64,
         citation_precision: if citations > 0 {
             needed as f64 / citations as f64
@@ -176,12 +222,73 @@ pub fn citation_scores(
         sentences: sentences.len(),
         citations,
         out_of_range,
-    }))
+    })))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn questions_asked_in_rounds_are_the_ones_asked_at_once() {
+        use std::collections::HashMap;
+        let passages = [
+            Passage {
+                title: None,
+                text: "the bridge opened",
+            },
+            Passage {
+                title: None,
+                text: "in 1932",
+            },
+            Passage {
+                title: None,
+                text: "the tunnel closed",
+            },
+        ];
+        let answer = "the bridge opened in 1932 [1][2][3]. the tunnel closed [3]. nothing [2].";
+        let rule = |premise: &str, claim: &str| {
+            claim
+                .trim_end_matches('.')
+                .split(' ')
+                .all(|w| premise.contains(w))
+        };
+        let mut asked_at_once = Vec::new();
+        let at_once = citation_scores(answer, &passages, Some(3), &mut |p, c| {
+            asked_at_once.push((p.to_string(), c.to_string()));
+            Ok(rule(p, c))
+        })
+        .unwrap();
+        // In rounds: answer only what was asked in earlier rounds.
+        let mut answers: HashMap<(String, String), bool> = HashMap::new();
+        let mut rounds = 0;
+        let in_rounds = loop {
+            rounds += 1;
+            let mut new = Vec::new();
+            let progress = citation_progress(answer, &passages, Some(3), &mut |p, c| {
+                let key = (p.to_string(), c.to_string());
+                Ok(answers.get(&key).copied().or_else(|| {
+                    new.push(key);
+                    None
+                }))
+            })
+            .unwrap();
+            for key in new {
+                let value = rule(&key.0, &key.1);
+                answers.insert(key, value);
+            }
+            if let Progress::Done(scores) = progress {
+                break scores;
+            }
+        };
+        assert_eq!(in_rounds, at_once);
+        assert_eq!(rounds, 4); // joint, singles, leave-one-outs, then done
+        let mut asked: Vec<_> = answers.into_keys().collect();
+        asked.sort();
+        asked_at_once.sort();
+        asked_at_once.dedup();
+        assert_eq!(asked, asked_at_once, "the same questions, no more");
+    }
 
     #[test]
     fn markers_are_read_as_alce_reads_them() {

@@ -100,6 +100,8 @@ pub enum MetricId {
     PpiMean,
     /// `relevance_grade`: LLM judge: how well a passage answers a question, graded 0-3 (TREC RAG track UMBRELA scale), for graded relevance judgements
     RelevanceGrade,
+    /// `citation_recall_precision`: LLM judge as entailment checker: ALCE's citation recall (sentences their cited passages entail) and precision (citations needed)
+    CitationRecallPrecision,
     /// `nugget_scores`: nugget evaluation of an answer from its nuggets' importance (vital / okay) and assessment (support / partial_support / not_support): strict and partial vital and all scores
     NuggetScores,
     /// `claim_check_scores`: RAGChecker's eleven claim-level scores from entailment verdicts: response and reference claims checked against each other and against each retrieved chunk

@@ -109,6 +109,8 @@ pub struct MetricOptions {
     pub context_recall: crate::metrics::judged::rag::JudgedRagOptions,
     /// `ppi_mean`.
     pub ppi_mean: crate::metrics::ppi::PpiOptions,
+    /// `citation_recall_precision`.
+    pub citation_recall_precision: crate::metrics::judged::citation_recall::CitationRecallOptions,
     /// `relevance_grade`.
     pub relevance_grade: crate::metrics::judged::relevance::RelevanceGradeOptions,
     /// `nugget_scores`.
@@ -167,6 +169,9 @@ impl MetricOptions {
             PpiMean => all.ppi_mean = reader.read().map_err(bad)?,
             NuggetScores => all.nugget_scores = reader.read().map_err(bad)?,
             RelevanceGrade => all.relevance_grade = reader.read().map_err(bad)?,
+            CitationRecallPrecision => {
+                all.citation_recall_precision = reader.read().map_err(bad)?
+            }
             ClaimCheckScores => all.claim_check_scores = reader.read().map_err(bad)?,
             SplitClaims => all.split_claims = reader.read().map_err(bad)?,
             LocateQuotes => all.locate_quotes = reader.read().map_err(bad)?,
@@ -290,6 +295,9 @@ impl MetricOptions {
             PpiMean => crate::metrics::ppi::signature(&self.ppi_mean),
             NuggetScores => crate::metrics::nuggets::signature(&self.nugget_scores),
             RelevanceGrade => crate::metrics::judged::relevance::signature(&self.relevance_grade),
+            CitationRecallPrecision => {
+                crate::metrics::judged::citation_recall::signature(&self.citation_recall_precision)
+            }
             ClaimCheckScores => crate::metrics::claim_checks::signature(&self.claim_check_scores),
             SplitClaims => crate::metrics::judged::claims::signature(&self.split_claims),
             LocateQuotes => crate::metrics::locate::signature(&self.locate_quotes),
@@ -339,6 +347,7 @@ impl MetricOptions {
             PpiMean => Some(&self.ppi_mean),
             NuggetScores => Some(&self.nugget_scores),
             RelevanceGrade => Some(&self.relevance_grade),
+            CitationRecallPrecision => Some(&self.citation_recall_precision),
             ClaimCheckScores => Some(&self.claim_check_scores),
             SplitClaims => Some(&self.split_claims),
             LocateQuotes => Some(&self.locate_quotes),
@@ -386,6 +395,7 @@ impl MetricOptions {
             PpiMean => Some(&mut self.ppi_mean),
             NuggetScores => Some(&mut self.nugget_scores),
             RelevanceGrade => Some(&mut self.relevance_grade),
+            CitationRecallPrecision => Some(&mut self.citation_recall_precision),
             ClaimCheckScores => Some(&mut self.claim_check_scores),
             SplitClaims => Some(&mut self.split_claims),
             LocateQuotes => Some(&mut self.locate_quotes),
@@ -418,6 +428,7 @@ impl MetricOptions {
             ContextRecall => Some(&mut self.context_recall.judge),
             SplitClaims => Some(&mut self.split_claims.judge),
             RelevanceGrade => Some(&mut self.relevance_grade.judge),
+            CitationRecallPrecision => Some(&mut self.citation_recall_precision.judge),
             QuotedSpans | CitationAlignment | Bleu | CorpusBleu | Chrf | CorpusChrf | Rouge
             | ExactMatch | StringSimilarity | SemanticSimilarity | StringPresence
             | KeywordCoverage | NumberMatch | AnswerCompleteness | CitationIndicators | Checks
@@ -459,13 +470,41 @@ impl MetricOptions {
                     .embedder
                     .get_or_insert_with(Default::default),
             ),
-            QuotedSpans | CitationAlignment | Bleu | CorpusBleu | Chrf | CorpusChrf | Rouge
-            | ExactMatch | StringSimilarity | StringPresence | KeywordCoverage | NumberMatch
-            | AnswerCompleteness | CitationIndicators | Checks | SpanPrecision | SpanRecall
-            | SpanIou | SpanPrecisionOmega | CitationSupport | CitationPrecision | AnswerMatch
-            | GEval | Faithfulness | ContextPrecision | ContextUtilization | ContextRecall
-            | PpiMean | RelevanceGrade | NuggetScores | ClaimCheckScores | SplitClaims
-            | ExtractQuotes | EmbeddingCosine => None,
+            QuotedSpans
+            | CitationAlignment
+            | Bleu
+            | CorpusBleu
+            | Chrf
+            | CorpusChrf
+            | Rouge
+            | ExactMatch
+            | StringSimilarity
+            | StringPresence
+            | KeywordCoverage
+            | NumberMatch
+            | AnswerCompleteness
+            | CitationIndicators
+            | Checks
+            | SpanPrecision
+            | SpanRecall
+            | SpanIou
+            | SpanPrecisionOmega
+            | CitationSupport
+            | CitationPrecision
+            | AnswerMatch
+            | GEval
+            | Faithfulness
+            | ContextPrecision
+            | ContextUtilization
+            | ContextRecall
+            | PpiMean
+            | RelevanceGrade
+            | CitationRecallPrecision
+            | NuggetScores
+            | ClaimCheckScores
+            | SplitClaims
+            | ExtractQuotes
+            | EmbeddingCosine => None,
         }
     }
 
@@ -518,6 +557,7 @@ impl MetricOptions {
             PpiMean => defaults.ppi_mean.serialize(serializer),
             NuggetScores => defaults.nugget_scores.serialize(serializer),
             RelevanceGrade => defaults.relevance_grade.serialize(serializer),
+            CitationRecallPrecision => defaults.citation_recall_precision.serialize(serializer),
             ClaimCheckScores => defaults.claim_check_scores.serialize(serializer),
             SplitClaims => defaults.split_claims.serialize(serializer),
             LocateQuotes => defaults.locate_quotes.serialize(serializer),

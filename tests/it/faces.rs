@@ -568,6 +568,7 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             | "context_utilization"
             | "context_recall"
             | "relevance_grade"
+            | "citation_recall_precision"
             | "g_eval" => generic.clone(),
             "ppi_mean" => expr::ppi_mean(col("judged"), col("label"), Default::default()),
             "nugget_scores" => {

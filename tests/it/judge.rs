@@ -978,3 +978,101 @@ fn relevance_grade_grades_each_passage_and_is_cached() {
     assert_eq!((server.requests(), grades(&again)), (asked, grades(&out)));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `citation_recall_precision` through the judge engine: with the fake judge answering the
+/// entailment card by the ALCE fixture's rule, every recorded answer gets ALCE's own numbers
+/// (`tests/fixtures/alce_citations.json`), each distinct question is asked once, and a re-run is
+/// served by the cache.
+#[test]
+fn citation_recall_precision_asks_the_judge_what_alce_asks() {
+    use polars::prelude::*;
+    use polars_rag::columnar::judged::citation_recall_precision;
+    use polars_rag::metrics::judged::citation_recall::CitationRecallOptions;
+    let fixture: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/alce_citations.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let cases: Vec<&serde_json::Value> = fixture["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|g| g["cases"].as_array().unwrap())
+        .collect();
+    let answers = Series::new(
+        "answer".into(),
+        cases
+            .iter()
+            .map(|c| c["answer"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+    );
+    let passages: Vec<Series> = cases
+        .iter()
+        .map(|c| {
+            let list = c["passages"].as_array().unwrap();
+            let titles: Vec<&str> = list.iter().map(|p| p["title"].as_str().unwrap()).collect();
+            let texts: Vec<&str> = list.iter().map(|p| p["text"].as_str().unwrap()).collect();
+            StructChunked::from_series(
+                "".into(),
+                list.len(),
+                [
+                    Series::new("title".into(), titles),
+                    Series::new("text".into(), texts),
+                ]
+                .iter(),
+            )
+            .unwrap()
+            .into_series()
+        })
+        .collect();
+    let passages = Series::new("passages".into(), passages);
+    let server = crate::fake_judge::FakeJudge::start();
+    let dir = crate::common::scratch_dir("citation-recall");
+    let mut options = CitationRecallOptions::default();
+    options.judge.endpoint.base_url = Some(server.base_url.clone());
+    options.judge.endpoint.model = Some("fake-judge".into());
+    options.judge.endpoint.cache = Some(dir.to_string_lossy().into_owned());
+    let out = citation_recall_precision(&answers, &passages, &options).unwrap();
+    let fields = out.struct_().unwrap();
+    let recall: Vec<Option<f64>> = fields
+        .field_by_name("citation_recall")
+        .unwrap()
+        .f64()
+        .unwrap()
+        .iter()
+        .collect();
+    let precision: Vec<Option<f64>> = fields
+        .field_by_name("citation_precision")
+        .unwrap()
+        .f64()
+        .unwrap()
+        .iter()
+        .collect();
+    let errors = fields.field_by_name("judge_error").unwrap();
+    assert_eq!(errors.null_count(), errors.len(), "{errors}");
+    // (The fixture holds ALCE's percentages divided by 100: equal to 1e-12.)
+    let close = |got: Option<f64>, want: Option<f64>| match (got, want) {
+        (Some(g), Some(w)) => (g - w).abs() < 1e-12,
+        (g, w) => g == w,
+    };
+    for (i, case) in cases.iter().enumerate() {
+        let answer = &case["answer"];
+        assert!(
+            close(recall[i], case["citation_recall"].as_f64()),
+            "recall of {answer}"
+        );
+        assert!(
+            close(precision[i], case["citation_precision"].as_f64()),
+            "precision of {answer}"
+        );
+    }
+    let asked = server.requests();
+    assert!(asked > 0);
+    let again = citation_recall_precision(&answers, &passages, &options).unwrap();
+    assert_eq!(server.requests(), asked, "a re-run is served by the cache");
+    assert!(again.equals_missing(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+}

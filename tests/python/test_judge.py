@@ -104,6 +104,25 @@ def test_relevance_grade_grades_each_passage(server):
     assert out["judge_error"].to_list() == [None, None, None]
 
 
+def test_citation_recall_precision_asks_alces_questions(server):
+    judge = pr.Judge(base_url=server.base_url, model="fake", cache=None)
+    df = pl.DataFrame({
+        "answer": ["The bridge opened in 1932 [1][2]. The tunnel closed [3].", "", None],
+        "passages": [[
+            {"title": "A", "text": "The bridge opened in 1932."},
+            {"title": "B", "text": "The tunnel closed in 1950."},
+        ]] * 3,
+    })
+    out = df.select(pr.citation_recall_precision("answer", "passages", judge=judge)).unnest("citation_recall_precision")
+    # Sentence 1: entailed by A and B jointly, B not needed; sentence 2 cites a third passage.
+    assert out.row(0, named=True) == {"citation_recall": 0.5, "citation_precision": 0.5, "sentences": 2, "citations": 2,
+                                      "out_of_range": 1, "judge_error": None}
+    # No sentence, and a null answer: null rows.
+    assert out["citation_recall"].to_list()[1:] == [None, None]
+    # The joint set, then each passage alone; B's leave-one-out set is A alone, already asked.
+    assert server.requests == 3
+
+
 def test_failures_keep_their_rows_with_a_reason(server):
     judge = pr.Judge(base_url=server.base_url, model="fake", cache=None, retry_base_delay=0.01)
     df = pl.DataFrame({"claim": ["x #badjson", "x #500"], "cited_span": ["x", "x"]})

@@ -164,6 +164,7 @@ JUDGED_ARITY = {
     "context_utilization": 3,
     "context_recall": 3,
     "relevance_grade": 2,
+    "citation_recall_precision": 2,
 }
 
 

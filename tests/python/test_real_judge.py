@@ -158,3 +158,19 @@ def test_relevance_grade_on_a_real_model_and_a_cached_rerun(server_url, tmp_path
     assert calls == 2
     again = df.select(pr.relevance_grade("question", "passage", judge=judge(server_url, cache=tmp_path, max_concurrency=1)))
     assert again.unnest("relevance_grade").equals(out) and first.usage()["calls"].sum() == calls
+
+
+def test_citation_recall_precision_on_a_real_model(server_url, tmp_path):
+    df = pl.DataFrame({
+        "answer": ["The Golden Gate Bridge opened in 1937 [1]. It is 1,280 metres long [1][2]."],
+        "passages": [["The Golden Gate Bridge opened in 1937.", "Its main span is 1,280 metres."]],
+    })
+    first = judge(server_url, cache=tmp_path, max_concurrency=2)
+    out = df.select(pr.citation_recall_precision("answer", "passages", judge=first)).unnest("citation_recall_precision")
+    # The plumbing, not the model's opinion: two sentences, three citations, scores in [0, 1].
+    row = out.row(0, named=True)
+    assert (row["sentences"], row["citations"], row["judge_error"]) == (2, 3, None)
+    assert 0 <= row["citation_recall"] <= 1 and 0 <= row["citation_precision"] <= 1
+    calls = first.usage()["calls"].sum()
+    again = df.select(pr.citation_recall_precision("answer", "passages", judge=judge(server_url, cache=tmp_path)))
+    assert again.unnest("citation_recall_precision").equals(out) and first.usage()["calls"].sum() == calls

@@ -100,7 +100,7 @@ impl JudgeTemplate {
     /// judged RAG metrics (`faithfulness_statements`, `faithfulness_verdicts`, `answer_relevancy`,
     /// `context_precision`, `context_utilization`, `context_recall`, and faithfulness' DeepEval
     /// form: `faithfulness_truths`, `faithfulness_claims`, `faithfulness_contradictions`), and
-    /// `relevance_grade`.
+    /// `relevance_grade` and `entailment`.
     pub fn builtin(id: &str) -> crate::Result<&'static JudgeTemplate> {
         static CARDS: OnceLock<Vec<JudgeTemplate>> = OnceLock::new();
         let cards = CARDS.get_or_init(|| {
@@ -118,6 +118,7 @@ impl JudgeTemplate {
                 include_str!("prompts/faithfulness_claims.toml"),
                 include_str!("prompts/faithfulness_contradictions.toml"),
                 include_str!("prompts/relevance_grade.toml"),
+                include_str!("prompts/entailment.toml"),
             ]
             .iter()
             .map(|text| JudgeTemplate::from_toml(text).expect("built-in judge cards are valid"))
@@ -321,6 +322,7 @@ mod tests {
             "faithfulness_claims",
             "faithfulness_contradictions",
             "relevance_grade",
+            "entailment",
         ] {
             let card = JudgeTemplate::builtin(id).unwrap();
             assert_eq!(card.id, id);

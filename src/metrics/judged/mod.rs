@@ -13,6 +13,7 @@
 
 pub mod agreement;
 pub mod answer_match;
+pub mod citation_recall;
 pub mod citation_support;
 pub mod claims;
 pub mod custom;

@@ -181,6 +181,28 @@ def citation_recall_precision(
     return _plugin("citation_recall_precision", [answer, passages], options)
 
 
+def claim_checks(
+    answer: IntoExprColumn,
+    reference: IntoExprColumn,
+    contexts: IntoExprColumn,
+    *,
+    judge: Judge | None = None,
+) -> pl.Expr:
+    """RAGChecker's claim-level evaluation with a judge doing both of its models' jobs: the judge
+    splits the answer and the reference answer into claims (the ``split_claims`` card) and checks
+    each (the ``entailment`` card) against the other answer and against each of the ``contexts``
+    (``list[str]``); the eleven scores are :func:`claim_check_scores` of those verdicts. Returns a
+    struct ``claim_checks``: ``precision``, ``recall``, ``f1``, ``claim_recall``,
+    ``context_precision``, ``context_utilization``, ``noise_sensitivity_in_relevant``,
+    ``noise_sensitivity_in_irrelevant``, ``hallucination``, ``self_knowledge``, ``faithfulness``,
+    then ``response_claims``, ``reference_claims`` and the four verdict tables
+    (``response_in_reference``, ``reference_in_response``, ``response_in_chunks``,
+    ``reference_in_chunks``), and ``judge_error``. With several reference answers
+    (``list[str]``) the first is used. Every distinct check is asked once and cached.
+    """
+    return _plugin("claim_checks", [answer, reference, contexts], {"judge": judge})
+
+
 def relevance_grade(
     question: IntoExprColumn,
     passage: IntoExprColumn,

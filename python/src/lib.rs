@@ -220,6 +220,7 @@ plugin_shims! {
         ppi_mean: PpiMean,
         relevance_grade: RelevanceGrade,
         citation_recall_precision: CitationRecallPrecision,
+        claim_checks: ClaimChecks,
         nugget_scores: NuggetScores,
         claim_check_scores: ClaimCheckScores,
         split_claims: SplitClaims,

@@ -334,6 +334,15 @@ pub fn evaluate(
                 &options.citation_recall_precision,
             )
         }
+        ClaimChecks => {
+            let [answer, reference, contexts] = columns_of::<3>(metric, inputs)?;
+            crate::columnar::judged::claim_checks(
+                answer,
+                reference,
+                contexts,
+                &options.claim_checks,
+            )
+        }
         RelevanceGrade => {
             let [question, passage] = columns_of::<2>(metric, inputs)?;
             crate::columnar::judged::relevance_grade(question, passage, &options.relevance_grade)
@@ -431,6 +440,7 @@ pub fn output_dtype(metric: MetricId) -> DataType {
         ),
         PpiMean => columns::ppi_mean_dtype(),
         RelevanceGrade => crate::columnar::judged::relevance_grade_dtype(),
+        ClaimChecks => crate::columnar::judged::claim_checks_dtype(),
         CitationRecallPrecision => crate::columnar::judged::citation_recall_precision_dtype(),
         NuggetScores => crate::columnar::verdicts::nugget_scores_dtype(),
         ClaimCheckScores => crate::columnar::verdicts::claim_check_scores_dtype(),
@@ -510,6 +520,7 @@ pub fn evaluate_stats(
         | PpiMean
         | RelevanceGrade
         | CitationRecallPrecision
+        | ClaimChecks
         | NuggetScores
         | ClaimCheckScores
         | SplitClaims

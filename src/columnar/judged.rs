@@ -919,12 +919,18 @@ pub fn judge_log_frame(
         )?;
         messages.push(Some(list.into_series()));
     }
-    let mut messages_column = ListChunked::from_iter(messages).into_series();
-    messages_column.rename("messages".into());
-    if rows.is_empty() {
-        messages_column =
-            Series::new_empty("messages".into(), &DataType::List(Box::new(message_dtype)));
-    }
+    // (A list built from rows that are all null, or none, cannot tell its type: give it.)
+    let messages_column = if messages.iter().all(Option::is_none) {
+        Series::full_null(
+            "messages".into(),
+            rows.len(),
+            &DataType::List(Box::new(message_dtype)),
+        )
+    } else {
+        let mut column = ListChunked::from_iter(messages).into_series();
+        column.rename("messages".into());
+        column
+    };
     let created: Series = Series::new(
         "created".into(),
         rows.iter()
@@ -1182,5 +1188,292 @@ pub fn citation_recall_precision(
         .iter()
         .map(|o| matches!(o, Some(Ok(Some(_))) | Some(Err(_))))
         .collect();
+    struct_series(metric, &fields, &valid)
+}
+
+/// Output dtype of `claim_checks`: RAGChecker's eleven scores, the claims and their verdicts,
+/// and `judge_error`.
+pub fn claim_checks_dtype() -> DataType {
+    let texts = || DataType::List(Box::new(DataType::String));
+    let mut fields: Vec<Field> = crate::metrics::claim_checks::SCORE_NAMES
+        .iter()
+        .map(|name| Field::new((*name).into(), DataType::Float64))
+        .collect();
+    fields.extend([
+        Field::new("response_claims".into(), texts()),
+        Field::new("reference_claims".into(), texts()),
+        Field::new("response_in_reference".into(), texts()),
+        Field::new("reference_in_response".into(), texts()),
+        Field::new(
+            "response_in_chunks".into(),
+            DataType::List(Box::new(texts())),
+        ),
+        Field::new(
+            "reference_in_chunks".into(),
+            DataType::List(Box::new(texts())),
+        ),
+        Field::new("judge_error".into(), DataType::String),
+    ]);
+    DataType::Struct(fields)
+}
+
+/// One answer's claim checks: the claims, the four verdict tables, the scores.
+struct ClaimCheckRow {
+    response_claims: Vec<String>,
+    reference_claims: Vec<String>,
+    response_in_reference: Vec<String>,
+    reference_in_response: Vec<String>,
+    response_in_chunks: Vec<Vec<String>>,
+    reference_in_chunks: Vec<Vec<String>>,
+    scores: crate::metrics::claim_checks::ClaimCheckScores,
+}
+
+/// `claim_checks` over columns: per (answer, reference, contexts) row, the judge splits both
+/// answers into claims and checks each against the other answer and each context; the scores
+/// are RAGChecker's (see [`crate::metrics::judged::claim_checks`]). Every distinct question is
+/// asked once, all rows' together.
+pub fn claim_checks(
+    answer: &Series,
+    reference: &Series,
+    contexts: &Series,
+    options: &crate::metrics::judged::claim_checks::ClaimChecksOptions,
+) -> PolarsResult<Series> {
+    use std::collections::HashMap;
+
+    use crate::metrics::claim_checks::{claim_check_scores, parse_verdicts, ClaimCheckCompat};
+    let metric = "claim_checks";
+    // Several reference answers (a golden table's `reference_answers`): the first is the one
+    // RAGChecker's single ground-truth answer stands for.
+    let first_reference;
+    let reference = match reference.dtype() {
+        DataType::List(_) => {
+            let mut firsts: Vec<Option<String>> = Vec::with_capacity(reference.len());
+            for item in reference.list()?.amortized_iter() {
+                firsts.push(item.and_then(|items| {
+                    let items = items.as_ref().cast(&DataType::String).ok()?;
+                    items.str().ok()?.iter().next().flatten().map(String::from)
+                }));
+            }
+            first_reference = Series::new(reference.name().clone(), firsts);
+            &first_reference
+        }
+        _ => reference,
+    };
+    let texts = string_rows(metric, &[("answer", answer), ("reference", reference)])?;
+    let chunk_column = TextListColumn::new(metric, "contexts", contexts)?;
+    let len = output_len(
+        metric,
+        &[
+            (answer.name().as_str(), texts.len()),
+            (contexts.name().as_str(), chunk_column.len()),
+        ],
+    )?;
+    let chunk_batch = chunk_column.rows(0..len);
+    let row_text = |i: usize| {
+        texts
+            .get(if texts.len() == 1 { 0 } else { i })
+            .cloned()
+            .flatten()
+    };
+    let valid: Vec<bool> = (0..len)
+        .map(|i| row_text(i).is_some() && chunk_batch.get(i).is_some())
+        .collect();
+    // 1. The claims of every answer and reference, in one batch.
+    let mut split_rows: Vec<Option<Vec<&str>>> = Vec::new();
+    for (i, &usable) in valid.iter().enumerate() {
+        let row = row_text(i).filter(|_| usable);
+        split_rows.push(row.as_ref().map(|r| vec![r[0]]));
+        split_rows.push(row.as_ref().map(|r| vec![r[1]]));
+    }
+    let split = judge_rows(metric, "split_claims", &options.judge, &split_rows, 1)?.remove(0);
+    let mut outcomes: Vec<Option<Result<ClaimCheckRow, String>>> = Vec::with_capacity(len);
+    let mut claims: Vec<Option<(Vec<String>, Vec<String>)>> = Vec::with_capacity(len);
+    for (i, &usable) in valid.iter().enumerate() {
+        if !usable {
+            outcomes.push(None);
+            claims.push(None);
+            continue;
+        }
+        let read = |k: usize| -> Result<Vec<String>, String> {
+            split
+                .get(k)
+                .cloned()
+                .flatten()
+                .unwrap_or_else(|| Err("not judged".into()))
+                .map(|reply| claims::claims_of_reply(&reply))
+        };
+        match (read(2 * i), read(2 * i + 1)) {
+            (Ok(response), Ok(reference)) => {
+                outcomes.push(Some(Err(String::new())));
+                claims.push(Some((response, reference)));
+            }
+            (Err(e), _) | (_, Err(e)) => {
+                outcomes.push(Some(Err(e)));
+                claims.push(None);
+            }
+        }
+    }
+    // 2. Every check: (premise, hypothesis), each distinct pair once.
+    let mut asked: Vec<(String, String)> = Vec::new();
+    let mut index: HashMap<(String, String), usize> = HashMap::new();
+    let mut ask = |premise: &str, hypothesis: &str| -> usize {
+        let key = (premise.to_string(), hypothesis.to_string());
+        *index.entry(key.clone()).or_insert_with(|| {
+            asked.push(key);
+            asked.len() - 1
+        })
+    };
+    // Per row, the question index of each cell of the four tables.
+    type Plan = (Vec<usize>, Vec<usize>, Vec<Vec<usize>>, Vec<Vec<usize>>);
+    let mut plans: Vec<Option<Plan>> = Vec::with_capacity(len);
+    for (i, row_claims) in claims.iter().enumerate() {
+        let (Some((response, reference)), Some(r)) = (row_claims, row_text(i)) else {
+            plans.push(None);
+            continue;
+        };
+        let chunks = chunk_batch.get(i).unwrap_or(&[]);
+        plans.push(Some((
+            response.iter().map(|c| ask(r[1], c)).collect(),
+            reference.iter().map(|c| ask(r[0], c)).collect(),
+            response
+                .iter()
+                .map(|c| chunks.iter().map(|chunk| ask(chunk, c)).collect())
+                .collect(),
+            reference
+                .iter()
+                .map(|c| chunks.iter().map(|chunk| ask(chunk, c)).collect())
+                .collect(),
+        )));
+    }
+    let rows: Vec<Option<Vec<&str>>> = asked
+        .iter()
+        .map(|(p, h)| Some(vec![p.as_str(), h.as_str()]))
+        .collect();
+    let replies = judge_rows(metric, "entailment", &options.judge, &rows, 1)?.remove(0);
+    let labels: Vec<Result<String, String>> = replies
+        .into_iter()
+        .map(|reply| {
+            reply
+                .unwrap_or_else(|| Err("not judged".into()))
+                .and_then(|r| {
+                    r.get("label")
+                        .and_then(serde_json::Value::as_str)
+                        .map(String::from)
+                        .ok_or_else(|| "the reply has no label".to_string())
+                })
+        })
+        .collect();
+    // 3. Each row's tables, and RAGChecker's scores of them.
+    for i in 0..len {
+        let (Some(plan), Some((response, reference))) = (&plans[i], &claims[i]) else {
+            continue;
+        };
+        let built = (|| -> Result<ClaimCheckRow, String> {
+            let list = |ids: &[usize]| -> Result<Vec<String>, String> {
+                ids.iter().map(|&k| labels[k].clone()).collect()
+            };
+            let table = |rows: &[Vec<usize>]| -> Result<Vec<Vec<String>>, String> {
+                rows.iter().map(|ids| list(ids)).collect()
+            };
+            let (a, b, c, d) = (
+                list(&plan.0)?,
+                list(&plan.1)?,
+                table(&plan.2)?,
+                table(&plan.3)?,
+            );
+            let read = |labels: &[String]| {
+                let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+                parse_verdicts(&labels, ClaimCheckCompat::Standard).map_err(|e| e.to_string())
+            };
+            let read_table = |rows: &[Vec<String>]| -> Result<Vec<Vec<bool>>, String> {
+                rows.iter().map(|r| read(r)).collect()
+            };
+            let scores =
+                claim_check_scores(&read(&a)?, &read(&b)?, &read_table(&c)?, &read_table(&d)?)
+                    .map_err(|e| e.to_string())?;
+            Ok(ClaimCheckRow {
+                response_claims: response.clone(),
+                reference_claims: reference.clone(),
+                response_in_reference: a,
+                reference_in_response: b,
+                response_in_chunks: c,
+                reference_in_chunks: d,
+                scores,
+            })
+        })();
+        outcomes[i] = Some(built);
+    }
+    let ok = |i: usize| outcomes[i].as_ref().and_then(|r| r.as_ref().ok());
+    let mut fields: Vec<Series> = crate::metrics::claim_checks::SCORE_NAMES
+        .iter()
+        .enumerate()
+        .map(|(k, name)| {
+            Float64Chunked::from_iter_options(
+                (*name).into(),
+                (0..len).map(|i| ok(i).map(|r| r.scores.values()[k])),
+            )
+            .into_series()
+        })
+        .collect();
+    let list_field = |name: &str, get: &dyn Fn(&ClaimCheckRow) -> &Vec<String>| {
+        let mut builder = ListStringChunkedBuilder::new(name.into(), len, len * 4);
+        for i in 0..len {
+            match ok(i) {
+                Some(r) => builder.append_values_iter(get(r).iter().map(String::as_str)),
+                None => builder.append_null(),
+            }
+        }
+        builder.finish().into_series()
+    };
+    let table_field = |name: &str, get: &dyn Fn(&ClaimCheckRow) -> &Vec<Vec<String>>| {
+        let rows: Vec<Option<Series>> = (0..len)
+            .map(|i| {
+                ok(i).map(|r| {
+                    let inner: Vec<Series> =
+                        get(r).iter().map(|v| Series::new("".into(), v)).collect();
+                    Series::new("".into(), inner)
+                        .cast(&DataType::List(Box::new(DataType::String)))
+                        .unwrap_or_else(|_| {
+                            Series::new_empty(
+                                "".into(),
+                                &DataType::List(Box::new(DataType::String)),
+                            )
+                        })
+                })
+            })
+            .collect();
+        let dtype = DataType::List(Box::new(DataType::List(Box::new(DataType::String))));
+        // (A list built from rows that are all null cannot tell its type: give it.)
+        if rows.iter().all(Option::is_none) {
+            return Ok(Series::full_null(name.into(), len, &dtype));
+        }
+        let mut out = ListChunked::from_iter(rows).into_series();
+        out.rename(name.into());
+        out.cast(&dtype)
+    };
+    fields.push(list_field("response_claims", &|r| &r.response_claims));
+    fields.push(list_field("reference_claims", &|r| &r.reference_claims));
+    fields.push(list_field("response_in_reference", &|r| {
+        &r.response_in_reference
+    }));
+    fields.push(list_field("reference_in_response", &|r| {
+        &r.reference_in_response
+    }));
+    fields.push(table_field("response_in_chunks", &|r| {
+        &r.response_in_chunks
+    })?);
+    fields.push(table_field("reference_in_chunks", &|r| {
+        &r.reference_in_chunks
+    })?);
+    fields.push(
+        StringChunked::from_iter_options(
+            "judge_error".into(),
+            outcomes
+                .iter()
+                .map(|r| r.as_ref().and_then(|r| r.as_ref().err().cloned())),
+        )
+        .into_series(),
+    );
+    let valid: Vec<bool> = outcomes.iter().map(Option::is_some).collect();
     struct_series(metric, &fields, &valid)
 }

@@ -118,6 +118,11 @@ impl Resolved {
             MetricInputs::QuoteSources | MetricInputs::Embeddings | MetricInputs::JudgedLabels => {
                 return Err("its own option or command (it is not scored by id)")
             }
+            MetricInputs::AnswerReferenceContexts => vec![
+                answer?,
+                need(&self.references, "reference answers (--references-col, or a --golden table)")?,
+                need(&self.contexts, "contexts (--contexts-col, or a sources list)")?,
+            ],
             MetricInputs::QuestionPassage => vec![
                 need(&self.question, "questions (--question-col)")?,
                 need(&self.passage, "passages (a passage column)")?,

@@ -102,6 +102,8 @@ pub enum MetricId {
     RelevanceGrade,
     /// `citation_recall_precision`: LLM judge as entailment checker: ALCE's citation recall (sentences their cited passages entail) and precision (citations needed)
     CitationRecallPrecision,
+    /// `claim_checks`: LLM judge: RAGChecker's claim-level evaluation: claims of the answer and the reference extracted and checked against each other and each context, eleven scores and the verdicts
+    ClaimChecks,
     /// `nugget_scores`: nugget evaluation of an answer from its nuggets' importance (vital / okay) and assessment (support / partial_support / not_support): strict and partial vital and all scores
     NuggetScores,
     /// `claim_check_scores`: RAGChecker's eleven claim-level scores from entailment verdicts: response and reference claims checked against each other and against each retrieved chunk

@@ -72,6 +72,8 @@ pub enum MetricInputs {
     ClaimSpan,
     /// The `question` and one `passage` retrieved for it.
     QuestionPassage,
+    /// The `answer`, a `reference` answer and the `contexts` the system was given.
+    AnswerReferenceContexts,
     /// Per nugget of a question, its `importance` (vital / okay) and its `assignment` in the
     /// answer (support / partial_support / not_support).
     NuggetLabels,

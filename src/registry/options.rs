@@ -111,6 +111,8 @@ pub struct MetricOptions {
     pub ppi_mean: crate::metrics::ppi::PpiOptions,
     /// `citation_recall_precision`.
     pub citation_recall_precision: crate::metrics::judged::citation_recall::CitationRecallOptions,
+    /// `claim_checks`.
+    pub claim_checks: crate::metrics::judged::claim_checks::ClaimChecksOptions,
     /// `relevance_grade`.
     pub relevance_grade: crate::metrics::judged::relevance::RelevanceGradeOptions,
     /// `nugget_scores`.
@@ -169,6 +171,7 @@ impl MetricOptions {
             PpiMean => all.ppi_mean = reader.read().map_err(bad)?,
             NuggetScores => all.nugget_scores = reader.read().map_err(bad)?,
             RelevanceGrade => all.relevance_grade = reader.read().map_err(bad)?,
+            ClaimChecks => all.claim_checks = reader.read().map_err(bad)?,
             CitationRecallPrecision => {
                 all.citation_recall_precision = reader.read().map_err(bad)?
             }
@@ -295,6 +298,7 @@ impl MetricOptions {
             PpiMean => crate::metrics::ppi::signature(&self.ppi_mean),
             NuggetScores => crate::metrics::nuggets::signature(&self.nugget_scores),
             RelevanceGrade => crate::metrics::judged::relevance::signature(&self.relevance_grade),
+            ClaimChecks => crate::metrics::judged::claim_checks::signature(&self.claim_checks),
             CitationRecallPrecision => {
                 crate::metrics::judged::citation_recall::signature(&self.citation_recall_precision)
             }
@@ -347,6 +351,7 @@ impl MetricOptions {
             PpiMean => Some(&self.ppi_mean),
             NuggetScores => Some(&self.nugget_scores),
             RelevanceGrade => Some(&self.relevance_grade),
+            ClaimChecks => Some(&self.claim_checks),
             CitationRecallPrecision => Some(&self.citation_recall_precision),
             ClaimCheckScores => Some(&self.claim_check_scores),
             SplitClaims => Some(&self.split_claims),
@@ -395,6 +400,7 @@ impl MetricOptions {
             PpiMean => Some(&mut self.ppi_mean),
             NuggetScores => Some(&mut self.nugget_scores),
             RelevanceGrade => Some(&mut self.relevance_grade),
+            ClaimChecks => Some(&mut self.claim_checks),
             CitationRecallPrecision => Some(&mut self.citation_recall_precision),
             ClaimCheckScores => Some(&mut self.claim_check_scores),
             SplitClaims => Some(&mut self.split_claims),
@@ -428,6 +434,7 @@ impl MetricOptions {
             ContextRecall => Some(&mut self.context_recall.judge),
             SplitClaims => Some(&mut self.split_claims.judge),
             RelevanceGrade => Some(&mut self.relevance_grade.judge),
+            ClaimChecks => Some(&mut self.claim_checks.judge),
             CitationRecallPrecision => Some(&mut self.citation_recall_precision.judge),
             QuotedSpans | CitationAlignment | Bleu | CorpusBleu | Chrf | CorpusChrf | Rouge
             | ExactMatch | StringSimilarity | SemanticSimilarity | StringPresence
@@ -500,6 +507,7 @@ impl MetricOptions {
             | PpiMean
             | RelevanceGrade
             | CitationRecallPrecision
+            | ClaimChecks
             | NuggetScores
             | ClaimCheckScores
             | SplitClaims
@@ -557,6 +565,7 @@ impl MetricOptions {
             PpiMean => defaults.ppi_mean.serialize(serializer),
             NuggetScores => defaults.nugget_scores.serialize(serializer),
             RelevanceGrade => defaults.relevance_grade.serialize(serializer),
+            ClaimChecks => defaults.claim_checks.serialize(serializer),
             CitationRecallPrecision => defaults.citation_recall_precision.serialize(serializer),
             ClaimCheckScores => defaults.claim_check_scores.serialize(serializer),
             SplitClaims => defaults.split_claims.serialize(serializer),

@@ -482,6 +482,9 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             MetricInputs::JudgedLabels => vec![col("judged"), col("label")],
             MetricInputs::NuggetLabels => vec![col("importance"), col("assignment")],
             MetricInputs::QuestionPassage => vec![col("answer"), col("answer")],
+            MetricInputs::AnswerReferenceContexts => {
+                vec![col("answer"), col("answer"), col("sources")]
+            }
             MetricInputs::ClaimVerdicts => vec![
                 col("response_in_reference"),
                 col("reference_in_response"),
@@ -569,6 +572,7 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             | "context_recall"
             | "relevance_grade"
             | "citation_recall_precision"
+            | "claim_checks"
             | "g_eval" => generic.clone(),
             "ppi_mean" => expr::ppi_mean(col("judged"), col("label"), Default::default()),
             "nugget_scores" => {

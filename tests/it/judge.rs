@@ -1076,3 +1076,92 @@ fn citation_recall_precision_asks_the_judge_what_alce_asks() {
     assert!(again.equals_missing(&out));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `claim_checks` through the judge engine: the fake judge splits claims at ". " and answers the
+/// entailment card by its word rule, so the claims, the four verdict tables and the scores are
+/// known; a re-run is served by the cache.
+#[test]
+fn claim_checks_extracts_checks_and_scores_claims() {
+    use polars::prelude::*;
+    use polars_rag::columnar::judged::claim_checks;
+    use polars_rag::metrics::judged::claim_checks::ClaimChecksOptions;
+    let server = crate::fake_judge::FakeJudge::start();
+    let dir = crate::common::scratch_dir("claim-checks");
+    let mut options = ClaimChecksOptions::default();
+    options.judge.endpoint.base_url = Some(server.base_url.clone());
+    options.judge.endpoint.model = Some("fake-judge".into());
+    options.judge.endpoint.cache = Some(dir.to_string_lossy().into_owned());
+    let answer = Series::new(
+        "answer".into(),
+        [Some("The bridge opened in 1932. The tunnel is long"), None],
+    );
+    // Several reference answers: the first is RAGChecker's ground truth.
+    let references = Series::new(
+        "reference".into(),
+        [
+            Series::new(
+                "".into(),
+                ["The bridge opened in 1932. The river is wide", "ignored"],
+            ),
+            Series::new("".into(), ["x"]),
+        ],
+    );
+    let chunk = |texts: &[&str]| Series::new("".into(), texts);
+    let contexts = Series::new(
+        "contexts".into(),
+        [
+            chunk(&["The bridge opened in 1932.", "The tunnel is long and dark."]),
+            chunk(&["x"]),
+        ],
+    );
+    let out = claim_checks(&answer, &references, &contexts, &options).unwrap();
+    let fields = out.struct_().unwrap();
+    let value = |name: &str| fields.field_by_name(name).unwrap().f64().unwrap().get(0);
+    // The response's second claim is not in the reference (wrong) but is in the second chunk,
+    // which entails no reference claim (irrelevant): noise sensitivity in irrelevant chunks.
+    assert_eq!(
+        (value("precision"), value("recall"), value("f1")),
+        (Some(0.5), Some(0.5), Some(0.5))
+    );
+    assert_eq!(
+        (
+            value("claim_recall"),
+            value("context_precision"),
+            value("context_utilization")
+        ),
+        (Some(0.5), Some(0.5), Some(1.0))
+    );
+    assert_eq!(
+        (
+            value("noise_sensitivity_in_relevant"),
+            value("noise_sensitivity_in_irrelevant")
+        ),
+        (Some(0.0), Some(0.5))
+    );
+    assert_eq!(
+        (
+            value("hallucination"),
+            value("self_knowledge"),
+            value("faithfulness")
+        ),
+        (Some(0.0), Some(0.0), Some(1.0))
+    );
+    let verdicts = fields.field_by_name("response_in_reference").unwrap();
+    let first: Vec<String> = verdicts
+        .list()
+        .unwrap()
+        .get_as_series(0)
+        .unwrap()
+        .str()
+        .unwrap()
+        .iter()
+        .map(|v| v.unwrap().to_string())
+        .collect();
+    assert_eq!(first, ["entailment", "neutral"]);
+    assert_eq!(out.null_count(), 1, "a null answer is a null row");
+    let asked = server.requests();
+    let again = claim_checks(&answer, &references, &contexts, &options).unwrap();
+    assert_eq!(server.requests(), asked);
+    assert!(again.equals_missing(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+}

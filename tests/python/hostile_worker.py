@@ -255,6 +255,7 @@ EXPRESSIONS: dict[str, tuple[list[str], bool]] = {
     "answer_match": (["text", "text", "texts"], False),
     "relevance_grade": (["text", "text"], False),
     "citation_recall_precision": (["text", "texts"], False),
+    "claim_checks": (["text", "text", "texts"], False),
     "split_claims": (["text"], False),
     "embed": (["text"], False),
     "semantic_similarity": (["text", "texts"], False),
@@ -273,7 +274,7 @@ EMBEDDED = {"embed", "semantic_similarity", "answer_relevancy"}
 # Judged functions are asked of a local fake judge (or of none: the error must name them).
 JUDGED = {"citation_support", "citation_precision", "answer_match", "split_claims", "faithfulness",
           "answer_relevancy", "context_precision", "context_utilization", "context_recall", "g_eval",
-          "relevance_grade", "citation_recall_precision"}
+          "relevance_grade", "citation_recall_precision", "claim_checks"}
 # Outputs documented in [0, 1] (struct outputs: the float fields named here).
 UNIT_RANGE = {name for name in EXPRESSIONS} - {"quoted_spans", "citation_alignment", "rouge", "checks", "locate_quotes", "extract_quotes", "embedding_cosine", "ppi_mean", "nugget_scores", "claim_check_scores"} - JUDGED - EMBEDDED
 FRAME_FUNCTIONS = ["validate_golden", "check_spans", "collapse_run", "join_golden", "compare", "summary",

@@ -123,6 +123,24 @@ def test_citation_recall_precision_asks_alces_questions(server):
     assert server.requests == 3
 
 
+def test_claim_checks_keeps_the_claims_and_verdicts(server):
+    judge = pr.Judge(base_url=server.base_url, model="fake", cache=None)
+    df = pl.DataFrame({
+        "answer": ["The bridge opened in 1932. The tunnel is long"],
+        "reference": ["The bridge opened in 1932. The river is wide"],
+        "contexts": [["The bridge opened in 1932.", "The tunnel is long and dark."]],
+    })
+    out = df.select(pr.claim_checks("answer", "reference", "contexts", judge=judge)).unnest("claim_checks").row(0, named=True)
+    assert out["response_claims"] == ["The bridge opened in 1932", "The tunnel is long"]
+    assert out["response_in_reference"] == ["entailment", "neutral"]
+    # The scores are claim_check_scores of the verdicts kept beside them.
+    verdicts = pl.DataFrame({k: [out[k]] for k in ["response_in_reference", "reference_in_response", "response_in_chunks",
+                                                    "reference_in_chunks"]})
+    again = verdicts.select(pr.claim_check_scores(*verdicts.columns)).unnest("claim_check_scores").row(0, named=True)
+    assert {k: out[k] for k in again} == again
+    assert (out["precision"], out["noise_sensitivity_in_irrelevant"], out["faithfulness"]) == (0.5, 0.5, 1.0)
+
+
 def test_failures_keep_their_rows_with_a_reason(server):
     judge = pr.Judge(base_url=server.base_url, model="fake", cache=None, retry_base_delay=0.01)
     df = pl.DataFrame({"claim": ["x #badjson", "x #500"], "cited_span": ["x", "x"]})

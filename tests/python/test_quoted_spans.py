@@ -165,6 +165,7 @@ JUDGED_ARITY = {
     "context_recall": 3,
     "relevance_grade": 2,
     "citation_recall_precision": 2,
+    "claim_checks": 3,
 }
 
 

@@ -174,3 +174,19 @@ def test_citation_recall_precision_on_a_real_model(server_url, tmp_path):
     calls = first.usage()["calls"].sum()
     again = df.select(pr.citation_recall_precision("answer", "passages", judge=judge(server_url, cache=tmp_path)))
     assert again.unnest("citation_recall_precision").equals(out) and first.usage()["calls"].sum() == calls
+
+
+def test_claim_checks_on_a_real_model(server_url, tmp_path):
+    df = pl.DataFrame({
+        "answer": ["The Golden Gate Bridge opened in 1937. It is red."],
+        "reference": ["The bridge opened in 1937."],
+        "contexts": [["The Golden Gate Bridge opened in 1937.", "Its main span is 1,280 metres."]],
+    })
+    first = judge(server_url, cache=tmp_path, max_concurrency=2)
+    out = df.select(pr.claim_checks("answer", "reference", "contexts", judge=first)).unnest("claim_checks")
+    # The plumbing, not the model's opinion: every score in [0, 1] or a reason.
+    row = out.row(0, named=True)
+    assert row["judge_error"] is not None or all(0.0 <= row[k] <= 1.0 for k in ("precision", "recall", "faithfulness"))
+    calls = first.usage()["calls"].sum()
+    again = df.select(pr.claim_checks("answer", "reference", "contexts", judge=judge(server_url, cache=tmp_path)))
+    assert again.unnest("claim_checks").equals(out) and first.usage()["calls"].sum() == calls

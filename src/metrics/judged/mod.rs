@@ -15,6 +15,7 @@ pub mod agreement;
 pub mod answer_match;
 pub mod citation_recall;
 pub mod citation_support;
+pub mod claim_checks;
 pub mod claims;
 pub mod custom;
 pub mod g_eval;

@@ -655,19 +655,28 @@ pub fn judge_card_values(scores: &DataFrame, name: &str) -> PolarsResult<Vec<(St
     Ok(out)
 }
 
-/// The values at a dotted path into struct fields, as Float64; `None` when the column does not
-/// have that shape.
-fn value_at(series: &Series, path: &str) -> PolarsResult<Option<Series>> {
+/// The field at a dotted path into struct fields, as it is; `None` when the series has no such
+/// field.
+pub fn field_at(series: &Series, path: &str) -> PolarsResult<Option<Series>> {
     let mut current = series.clone();
     for field in path.split('.').filter(|f| !f.is_empty()) {
         let DataType::Struct(_) = current.dtype() else {
             return Ok(None);
         };
-        current = match current.struct_()?.field_by_name(field) {
-            Ok(s) => s,
+        match current.struct_()?.field_by_name(field) {
+            Ok(s) => current = s,
             Err(_) => return Ok(None),
-        };
+        }
     }
+    Ok(Some(current))
+}
+
+/// The values at a dotted path into struct fields, as Float64; `None` when the column does not
+/// have that shape.
+fn value_at(series: &Series, path: &str) -> PolarsResult<Option<Series>> {
+    let Some(current) = field_at(series, path)? else {
+        return Ok(None);
+    };
     let numeric = current.dtype().is_primitive_numeric() || current.dtype() == &DataType::Boolean;
     if !numeric {
         return Ok(None);

@@ -144,21 +144,6 @@ enum Values {
     Verdicts(Vec<Option<String>>),
 }
 
-/// The field at a dotted path into struct fields; `None` when the series has no such field.
-fn field_at(series: &Series, path: &str) -> PolarsResult<Option<Series>> {
-    let mut current = series.clone();
-    for field in path.split('.').filter(|f| !f.is_empty()) {
-        let DataType::Struct(_) = current.dtype() else {
-            return Ok(None);
-        };
-        match current.struct_()?.field_by_name(field) {
-            Ok(s) => current = s,
-            Err(_) => return Ok(None),
-        }
-    }
-    Ok(Some(current))
-}
-
 fn numbers(series: &Series) -> PolarsResult<Vec<Option<f64>>> {
     Ok(series
         .cast(&DataType::Float64)?
@@ -203,7 +188,7 @@ fn judged_values(df: &DataFrame) -> PolarsResult<Vec<(String, String, String, Va
         let series = column.as_materialized_series();
         // Besides the values `compare` reads, what a person labels: a raw grade (g_eval's 1–5)
         // and a verdict (citation_support's).
-        if let Some(grade) = field_at(series, "raw_score")?
+        if let Some(grade) = crate::columnar::dispatch::field_at(series, "raw_score")?
             && grade.dtype().is_integer()
         {
             let label = format!("{}.raw_score", info.id);
@@ -214,7 +199,7 @@ fn judged_values(df: &DataFrame) -> PolarsResult<Vec<(String, String, String, Va
                 Values::Numbers(numbers(&grade)?),
             ));
         }
-        if let Some(verdict) = field_at(series, "verdict")?
+        if let Some(verdict) = crate::columnar::dispatch::field_at(series, "verdict")?
             && verdict.dtype() == &DataType::String
         {
             out.push((
@@ -300,7 +285,7 @@ fn label_series(
     if !matches!(series.dtype(), DataType::Struct(_)) {
         return Ok(single.then(|| series.clone()));
     }
-    field_at(series, path)
+    crate::columnar::dispatch::field_at(series, path)
 }
 
 /// Checks a labels column against its judged value's kind and reads it; an error names the
@@ -381,24 +366,6 @@ fn grade_text(v: f64) -> String {
     }
 }
 
-/// The scores tables' key columns and per-row keys (`id`, and `sample` / `repeat` when the
-/// labels table has them too).
-fn keys_of(df: &DataFrame, keys: &[String]) -> PolarsResult<Vec<String>> {
-    let columns: Vec<StringChunked> = keys
-        .iter()
-        .map(|k| Ok(df.column(k)?.cast(&DataType::String)?.str()?.clone()))
-        .collect::<PolarsResult<_>>()?;
-    Ok((0..df.height())
-        .map(|i| {
-            columns
-                .iter()
-                .map(|c| c.get(i).unwrap_or("null"))
-                .collect::<Vec<_>>()
-                .join("/")
-        })
-        .collect())
-}
-
 /// Calibrates the judged values of each `(name, scores table)` against `labels`, matched on
 /// `id` (and `sample` / `repeat` when both tables have them), overall and per value of `by`.
 pub fn calibrate_tables(
@@ -427,14 +394,14 @@ pub fn calibrate_tables(
                 keys.push(extra.to_string());
             }
         }
-        let label_keys = keys_of(labels, &keys)?;
+        let label_keys = super::tables::key_strings(labels, &keys)?;
         let mut label_row: HashMap<&str, usize> = HashMap::with_capacity(label_keys.len());
         for (i, key) in label_keys.iter().enumerate() {
             if label_row.insert(key, i).is_some() {
                 polars_bail!(ComputeError: "calibrate: the labels table has key {key} twice (rows are matched on {keys:?}; label each item once)");
             }
         }
-        let score_keys = keys_of(scores, &keys)?;
+        let score_keys = super::tables::key_strings(scores, &keys)?;
         let in_scores: std::collections::HashSet<&str> =
             score_keys.iter().map(String::as_str).collect();
         let missing: Vec<&String> = label_keys
@@ -782,14 +749,14 @@ fn aligned_numeric_labels(
     labels: &DataFrame,
     keys: &[String],
 ) -> PolarsResult<Vec<AlignedValue>> {
-    let label_keys = keys_of(labels, keys)?;
+    let label_keys = super::tables::key_strings(labels, keys)?;
     let mut label_row: HashMap<&str, usize> = HashMap::with_capacity(label_keys.len());
     for (i, key) in label_keys.iter().enumerate() {
         if label_row.insert(key, i).is_some() {
             polars_bail!(ComputeError: "compare: a labels table has key {key} twice (rows are matched on {keys:?}; label each item once)");
         }
     }
-    let row_of: Vec<Option<usize>> = keys_of(scores, keys)?
+    let row_of: Vec<Option<usize>> = super::tables::key_strings(scores, keys)?
         .iter()
         .map(|k| label_row.get(k.as_str()).copied())
         .collect();
@@ -867,14 +834,14 @@ pub fn labelled_deltas(
             keys.push(extra.to_string());
         }
     }
-    let b_keys = keys_of(baseline, &keys)?;
+    let b_keys = super::tables::key_strings(baseline, &keys)?;
     let mut b_row: HashMap<&str, usize> = HashMap::with_capacity(b_keys.len());
     for (i, k) in b_keys.iter().enumerate() {
         if b_row.insert(k, i).is_some() {
             polars_bail!(ComputeError: "compare: the baseline table has key {k} twice");
         }
     }
-    let c_keys = keys_of(candidate, &keys)?;
+    let c_keys = super::tables::key_strings(candidate, &keys)?;
     let pairs: Vec<(usize, usize)> = c_keys
         .iter()
         .enumerate()

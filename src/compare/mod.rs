@@ -387,6 +387,11 @@ pub fn verdict_changes(
         .collect()
 }
 
+/// Whether a judge's samples of one item differ (its verdict flips across samples).
+pub(crate) fn samples_disagree(samples: &[f64]) -> bool {
+    samples.windows(2).any(|w| w[0] != w[1])
+}
+
 fn mean(v: &[f64]) -> f64 {
     if v.is_empty() {
         f64::NAN
@@ -449,10 +454,7 @@ pub fn compare_metrics(
                 }
                 let flips = compared
                     .iter()
-                    .filter(|&&i| {
-                        let disagree = |s: &[f64]| s.windows(2).any(|w| w[0] != w[1]);
-                        disagree(&bs[i]) || disagree(&cs[i])
-                    })
+                    .filter(|&&i| samples_disagree(&bs[i]) || samples_disagree(&cs[i]))
                     .count();
                 let items: Vec<stats::ItemSamples> = compared
                     .iter()

@@ -65,7 +65,8 @@ pub struct TableComparison {
     pub judge_flip_items: Vec<(String, Vec<String>)>,
 }
 
-fn key_strings(df: &DataFrame, keys: &[String]) -> PolarsResult<Vec<String>> {
+/// Each row's key: the values of `keys` as text joined by `/` (`null` for a missing value).
+pub(crate) fn key_strings(df: &DataFrame, keys: &[String]) -> PolarsResult<Vec<String>> {
     let cols: Vec<StringChunked> = keys
         .iter()
         .map(|k| Ok(df.column(k)?.cast(&DataType::String)?.str()?.clone()))
@@ -404,10 +405,12 @@ pub fn compare_tables(
             ..
         } = m
         {
-            let disagree = |s: &[f64]| s.windows(2).any(|w| w[0] != w[1]);
             let keys: Vec<String> = (0..b.len())
                 .filter(|&p| b[p].is_finite() && c[p].is_finite())
-                .filter(|&p| disagree(&bs[p]) || disagree(&cs[p]))
+                .filter(|&p| {
+                    crate::compare::samples_disagree(&bs[p])
+                        || crate::compare::samples_disagree(&cs[p])
+                })
                 .take(10)
                 .map(|p| b_keys[pairs[p].0].clone())
                 .collect();

@@ -122,6 +122,16 @@ def statements(text: str) -> list[str]:
     return [s.strip().rstrip(".") for s in text.split(". ") if s.strip().rstrip(".")]
 
 
+def listed(text: str) -> list[str]:
+    """The items of a numbered list ("1. first" per line), without their numbers."""
+    return [re.sub(r"^\d+\. ", "", line) for line in text.splitlines() if line.strip()]
+
+
+def long_words(text: str) -> list[str]:
+    """The words of four letters or more of a text, lowercased."""
+    return [w for w in re.findall(r"[^\W_]+", text.lower()) if len(w) >= 4]
+
+
 def judged_reply(data: dict[str, Any]) -> dict[str, Any]:
     """The fake judge's reply, by the inputs the card sends (the same rules as the Rust tests'
     fake judge): a claim in its span is fully supported; a statement, reference statement,
@@ -130,8 +140,27 @@ def judged_reply(data: dict[str, Any]) -> dict[str, Any]:
     the tests' custom card (passage, term) gets how often the term occurs;
     an answer containing the reference matches; statements and claims are the answer's pieces
     between ". "; a passage is graded 0-3 by the share of the question's words of four letters
-    or more it holds; a premise entails a hypothesis when it has every word of it."""
+    or more it holds; a premise entails a hypothesis when it has every word of it; nuggets are the
+    sources' statements, vital when they share a word of four letters or more with the question,
+    supported by an answer holding all their words (partially: half or more)."""
     text = {k: str(v) for k, v in data.items()}
+    if "question" in text and "sources" in text and "nuggets" in text:
+        # Nuggets: those so far, then each statement of the sources not yet among them, cut.
+        nuggets = listed(text["nuggets"])
+        for source in listed(text["sources"]):
+            nuggets += [s for s in statements(source) if s not in nuggets]
+        return {"nuggets": nuggets[: int(text.get("max_nuggets", "30"))]}
+    if "question" in text and "nuggets" in text:
+        # Importance: vital when the nugget shares a word of four letters or more with the question.
+        asked = set(long_words(text["question"]))
+        return {"labels": ["vital" if asked & set(long_words(n)) else "okay" for n in listed(text["nuggets"])]}
+    if "nugget" in text and "answer" in text:
+        # Support: the share of the nugget's [a-z0-9]+ words in the answer: all, half or more, less.
+        known = set(re.findall(r"[a-z0-9]+", text["answer"].lower()))
+        wanted = re.findall(r"[a-z0-9]+", text["nugget"].lower())
+        hits = sum(w in known for w in wanted)
+        label = "support" if hits == len(wanted) else "partial_support" if 2 * hits >= len(wanted) else "not_support"
+        return {"label": label, "reason": "by rule"}
     if "passage" in text and "term" in text:
         # The custom card of the tests: whether and how often the term occurs, ignoring case.
         count = text["passage"].lower().count(text["term"].lower())
@@ -146,9 +175,6 @@ def judged_reply(data: dict[str, Any]) -> dict[str, Any]:
         return {"label": "entailment" if entailed else "neutral", "reason": "by rule"}
     if "question" in text and "passage" in text:
         # Relevance: the share of the question's words of four letters or more in the passage.
-        def long_words(t: str) -> list[str]:
-            return [w for w in re.findall(r"[^\W_]+", t.lower()) if len(w) >= 4]
-
         asked, found = long_words(text["question"]), set(long_words(text["passage"]))
         hits = sum(w in found for w in asked)
         grade = 0 if hits == 0 else 3 if hits == len(asked) else 2 if 2 * hits >= len(asked) else 1

@@ -104,6 +104,8 @@ pub fn input_columns(inputs: MetricInputs) -> &'static [&'static str] {
         MetricInputs::JudgedLabels => &["judged", "labels"],
         MetricInputs::NuggetLabels => &["importance", "assignment"],
         MetricInputs::QuestionPassage => &["question", "passage"],
+        MetricInputs::QuestionSources => &["question", "sources"],
+        MetricInputs::AnswerNuggets => &["answer", "nuggets"],
         MetricInputs::AnswerReferenceContexts => &["answer", "reference", "contexts"],
         MetricInputs::ClaimVerdicts => &[
             "response_in_reference",

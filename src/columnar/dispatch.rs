@@ -343,6 +343,22 @@ pub fn evaluate(
                 &options.claim_checks,
             )
         }
+        CreateNuggets => {
+            let [question, sources] = columns_of::<2>(metric, inputs)?;
+            crate::columnar::judged_nuggets::create_nuggets(
+                question,
+                sources,
+                &options.create_nuggets,
+            )
+        }
+        NuggetAssignment => {
+            let [answer, nuggets] = columns_of::<2>(metric, inputs)?;
+            crate::columnar::judged_nuggets::nugget_assignment(
+                answer,
+                nuggets,
+                &options.nugget_assignment,
+            )
+        }
         RelevanceGrade => {
             let [question, passage] = columns_of::<2>(metric, inputs)?;
             crate::columnar::judged::relevance_grade(question, passage, &options.relevance_grade)
@@ -441,6 +457,8 @@ pub fn output_dtype(metric: MetricId) -> DataType {
         PpiMean => columns::ppi_mean_dtype(),
         RelevanceGrade => crate::columnar::judged::relevance_grade_dtype(),
         ClaimChecks => crate::columnar::judged::claim_checks_dtype(),
+        CreateNuggets => crate::columnar::judged_nuggets::create_nuggets_dtype(),
+        NuggetAssignment => crate::columnar::judged_nuggets::nugget_assignment_dtype(),
         CitationRecallPrecision => crate::columnar::judged::citation_recall_precision_dtype(),
         NuggetScores => crate::columnar::verdicts::nugget_scores_dtype(),
         ClaimCheckScores => crate::columnar::verdicts::claim_check_scores_dtype(),
@@ -521,6 +539,8 @@ pub fn evaluate_stats(
         | RelevanceGrade
         | CitationRecallPrecision
         | ClaimChecks
+        | CreateNuggets
+        | NuggetAssignment
         | NuggetScores
         | ClaimCheckScores
         | SplitClaims

@@ -56,7 +56,7 @@ fn string_rows<'a>(
 }
 
 /// Judges `rows` with built-in card `card` (and `samples` repeated judgements).
-fn judge_rows(
+pub(crate) fn judge_rows(
     metric: &str,
     card: &str,
     settings: &crate::engines::judge::JudgeSettings,

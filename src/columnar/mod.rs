@@ -9,7 +9,9 @@
 //! * [`catalogue`]: the metric table as data, for the reference pages.
 //! * [`join`]: table plumbing of the golden-dataset job (long-run collapse, golden ⋈ run
 //!   with its report), shared by the CLI, the Python functions and Rust users.
-//! * [`judged`]: the judged metrics over columns, through the shared judge engine.
+//! * [`judged`]: the judged metrics over columns, through the shared judge engine
+//!   ([`judged_rag`]: Ragas' judged RAG metrics; [`judged_nuggets`]: nugget creation and
+//!   assessment).
 //! * [`embedded`]: text columns to embedding columns, and `semantic_similarity`.
 //! * [`expr`] (feature `lazy`): native `Expr` builders over [`columns`] and [`dispatch`].
 
@@ -26,6 +28,7 @@ pub mod expr;
 pub mod golden;
 pub mod join;
 pub mod judged;
+pub mod judged_nuggets;
 pub mod judged_rag;
 pub mod locate;
 pub mod retrieval;

@@ -44,6 +44,9 @@ pub(crate) struct Resolved {
     pub(crate) verdicts: [Option<String>; 6],
     /// One passage per row, for `relevance_grade` (a `passage` column).
     pub(crate) passage: Option<String>,
+    /// The question's nuggets, for `nugget_assignment` (a golden table's `nuggets` column, as
+    /// `create_nuggets` writes it).
+    pub(crate) nuggets: Option<String>,
 }
 
 /// The columns of verdicts given elsewhere, in the order of [`Resolved::verdicts`].
@@ -126,6 +129,14 @@ impl Resolved {
             MetricInputs::QuestionPassage => vec![
                 need(&self.question, "questions (--question-col)")?,
                 need(&self.passage, "passages (a passage column)")?,
+            ],
+            MetricInputs::QuestionSources => vec![
+                need(&self.question, "questions (--question-col)")?,
+                need(&self.references, "reference answers (--references-col, or a --golden table)")?,
+            ],
+            MetricInputs::AnswerNuggets => vec![
+                answer?,
+                need(&self.nuggets, "nuggets (a golden table's nuggets column, from create_nuggets)")?,
             ],
             MetricInputs::NuggetLabels => vec![
                 need(&self.verdicts[0], "nugget importances (a nugget_importance column)")?,
@@ -271,6 +282,7 @@ pub(crate) fn resolve_columns(job: &ScoreJob, schema: &Schema) -> PolarsResult<R
         },
         verdicts: VERDICT_COLUMNS.map(|name| pick(schema, &None, &[name])),
         passage: pick(schema, &None, &["passage"]),
+        nuggets: pick(schema, &None, &["nuggets"]),
     };
     for (name, what) in [
         (&resolved.answer, "answer"),

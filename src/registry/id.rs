@@ -104,6 +104,10 @@ pub enum MetricId {
     CitationRecallPrecision,
     /// `claim_checks`: LLM judge: RAGChecker's claim-level evaluation: claims of the answer and the reference extracted and checked against each other and each context, eleven scores and the verdicts
     ClaimChecks,
+    /// `create_nuggets`: LLM judge: a question's nuggets (atomic facts a good answer contains), written from its reference answers or relevant passages and labelled vital or okay, to store in the golden table
+    CreateNuggets,
+    /// `nugget_assignment`: LLM judge: each nugget of a question assessed against an answer (support / partial_support / not_support), and the strict and partial vital and all nugget scores
+    NuggetAssignment,
     /// `nugget_scores`: nugget evaluation of an answer from its nuggets' importance (vital / okay) and assessment (support / partial_support / not_support): strict and partial vital and all scores
     NuggetScores,
     /// `claim_check_scores`: RAGChecker's eleven claim-level scores from entailment verdicts: response and reference claims checked against each other and against each retrieved chunk

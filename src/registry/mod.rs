@@ -72,6 +72,11 @@ pub enum MetricInputs {
     ClaimSpan,
     /// The `question` and one `passage` retrieved for it.
     QuestionPassage,
+    /// The `question` and the `sources` its nuggets are written from (reference answers or
+    /// relevant passages).
+    QuestionSources,
+    /// The `answer` and the question's `nuggets` (`list[struct{text, importance}]`).
+    AnswerNuggets,
     /// The `answer`, a `reference` answer and the `contexts` the system was given.
     AnswerReferenceContexts,
     /// Per nugget of a question, its `importance` (vital / okay) and its `assignment` in the

@@ -113,6 +113,10 @@ pub struct MetricOptions {
     pub citation_recall_precision: crate::metrics::judged::citation_recall::CitationRecallOptions,
     /// `claim_checks`.
     pub claim_checks: crate::metrics::judged::claim_checks::ClaimChecksOptions,
+    /// `create_nuggets`.
+    pub create_nuggets: crate::metrics::judged::nuggets::CreateNuggetsOptions,
+    /// `nugget_assignment`.
+    pub nugget_assignment: crate::metrics::judged::nuggets::NuggetAssignmentOptions,
     /// `relevance_grade`.
     pub relevance_grade: crate::metrics::judged::relevance::RelevanceGradeOptions,
     /// `nugget_scores`.
@@ -172,6 +176,8 @@ impl MetricOptions {
             NuggetScores => all.nugget_scores = reader.read().map_err(bad)?,
             RelevanceGrade => all.relevance_grade = reader.read().map_err(bad)?,
             ClaimChecks => all.claim_checks = reader.read().map_err(bad)?,
+            CreateNuggets => all.create_nuggets = reader.read().map_err(bad)?,
+            NuggetAssignment => all.nugget_assignment = reader.read().map_err(bad)?,
             CitationRecallPrecision => {
                 all.citation_recall_precision = reader.read().map_err(bad)?
             }
@@ -299,6 +305,10 @@ impl MetricOptions {
             NuggetScores => crate::metrics::nuggets::signature(&self.nugget_scores),
             RelevanceGrade => crate::metrics::judged::relevance::signature(&self.relevance_grade),
             ClaimChecks => crate::metrics::judged::claim_checks::signature(&self.claim_checks),
+            CreateNuggets => crate::metrics::judged::nuggets::create_signature(&self.create_nuggets),
+            NuggetAssignment => {
+                crate::metrics::judged::nuggets::assignment_signature(&self.nugget_assignment)
+            }
             CitationRecallPrecision => {
                 crate::metrics::judged::citation_recall::signature(&self.citation_recall_precision)
             }
@@ -352,6 +362,8 @@ impl MetricOptions {
             NuggetScores => Some(&self.nugget_scores),
             RelevanceGrade => Some(&self.relevance_grade),
             ClaimChecks => Some(&self.claim_checks),
+            CreateNuggets => Some(&self.create_nuggets),
+            NuggetAssignment => Some(&self.nugget_assignment),
             CitationRecallPrecision => Some(&self.citation_recall_precision),
             ClaimCheckScores => Some(&self.claim_check_scores),
             SplitClaims => Some(&self.split_claims),
@@ -401,6 +413,8 @@ impl MetricOptions {
             NuggetScores => Some(&mut self.nugget_scores),
             RelevanceGrade => Some(&mut self.relevance_grade),
             ClaimChecks => Some(&mut self.claim_checks),
+            CreateNuggets => Some(&mut self.create_nuggets),
+            NuggetAssignment => Some(&mut self.nugget_assignment),
             CitationRecallPrecision => Some(&mut self.citation_recall_precision),
             ClaimCheckScores => Some(&mut self.claim_check_scores),
             SplitClaims => Some(&mut self.split_claims),
@@ -435,6 +449,8 @@ impl MetricOptions {
             SplitClaims => Some(&mut self.split_claims.judge),
             RelevanceGrade => Some(&mut self.relevance_grade.judge),
             ClaimChecks => Some(&mut self.claim_checks.judge),
+            CreateNuggets => Some(&mut self.create_nuggets.judge),
+            NuggetAssignment => Some(&mut self.nugget_assignment.judge),
             CitationRecallPrecision => Some(&mut self.citation_recall_precision.judge),
             QuotedSpans | CitationAlignment | Bleu | CorpusBleu | Chrf | CorpusChrf | Rouge
             | ExactMatch | StringSimilarity | SemanticSimilarity | StringPresence
@@ -508,6 +524,8 @@ impl MetricOptions {
             | RelevanceGrade
             | CitationRecallPrecision
             | ClaimChecks
+            | CreateNuggets
+            | NuggetAssignment
             | NuggetScores
             | ClaimCheckScores
             | SplitClaims
@@ -566,6 +584,8 @@ impl MetricOptions {
             NuggetScores => defaults.nugget_scores.serialize(serializer),
             RelevanceGrade => defaults.relevance_grade.serialize(serializer),
             ClaimChecks => defaults.claim_checks.serialize(serializer),
+            CreateNuggets => defaults.create_nuggets.serialize(serializer),
+            NuggetAssignment => defaults.nugget_assignment.serialize(serializer),
             CitationRecallPrecision => defaults.citation_recall_precision.serialize(serializer),
             ClaimCheckScores => defaults.claim_check_scores.serialize(serializer),
             SplitClaims => defaults.split_claims.serialize(serializer),

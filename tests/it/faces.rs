@@ -432,6 +432,15 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
         let table: Vec<Series> = rows.iter().map(|r| texts(r)).collect();
         Series::new(name.into(), vec![Series::new("".into(), table); n])
     };
+    // The nuggets of each question, as create_nuggets writes them.
+    let nugget = StructChunked::from_series(
+        "".into(),
+        2,
+        [texts(&["a", "b"]).with_name("text".into()), texts(&["vital", "okay"]).with_name("importance".into())].iter(),
+    )
+    .unwrap()
+    .into_series();
+    let nuggets = Series::new("nuggets".into(), vec![nugget; n]);
     let df = df
         .hstack(&[
             checks_column("checks", df.height(), "contains", "a").into(),
@@ -445,6 +454,7 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             lists("reference_in_response", &["neutral"]).into(),
             tables("response_in_chunks", &[&["entailment", "neutral"]]).into(),
             tables("reference_in_chunks", &[&["neutral", "entailment"]]).into(),
+            nuggets.into(),
         ])
         .unwrap();
     // Judged metrics are asked of a local fake judge.
@@ -482,6 +492,8 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             MetricInputs::JudgedLabels => vec![col("judged"), col("label")],
             MetricInputs::NuggetLabels => vec![col("importance"), col("assignment")],
             MetricInputs::QuestionPassage => vec![col("answer"), col("answer")],
+            MetricInputs::QuestionSources => vec![col("answer"), col("sources")],
+            MetricInputs::AnswerNuggets => vec![col("answer"), col("nuggets")],
             MetricInputs::AnswerReferenceContexts => {
                 vec![col("answer"), col("answer"), col("sources")]
             }
@@ -573,6 +585,8 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
             | "relevance_grade"
             | "citation_recall_precision"
             | "claim_checks"
+            | "create_nuggets"
+            | "nugget_assignment"
             | "g_eval" => generic.clone(),
             "ppi_mean" => expr::ppi_mean(col("judged"), col("label"), Default::default()),
             "nugget_scores" => {
@@ -1002,6 +1016,21 @@ fn every_scored_id_is_computed_by_the_cli() {
             lists("reference_in_response", &["entailment"]),
             table("response_in_chunks", &["entailment"]),
             table("reference_in_chunks", &["neutral"]),
+            {
+                // The question's nuggets, as create_nuggets writes them.
+                let nugget = StructChunked::from_series(
+                    "".into(),
+                    2,
+                    [
+                        texts(&["Paris is the capital", "France"]).with_name("text".into()),
+                        texts(&["vital", "okay"]).with_name("importance".into()),
+                    ]
+                    .iter(),
+                )
+                .unwrap()
+                .into_series();
+                Series::new("nuggets".into(), vec![nugget; rows])
+            },
         ]
         .map(Column::from),
     )

@@ -308,6 +308,35 @@ fn statements(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// The items of a numbered list ("1. first" per line), without their numbers.
+fn listed(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| match line.split_once(". ") {
+            Some((n, rest)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => rest.to_string(),
+            _ => line.to_string(),
+        })
+        .collect()
+}
+
+/// The words of four letters or more of a text, lowercased.
+fn long_words(text: &str) -> Vec<String> {
+    text.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 4)
+        .map(String::from)
+        .collect()
+}
+
+/// The [a-z0-9]+ words of a lowercased text.
+fn ascii_words(text: &str) -> Vec<String> {
+    text.to_lowercase()
+        .split(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit()))
+        .filter(|w| !w.is_empty())
+        .map(String::from)
+        .collect()
+}
+
 /// Whether `needle` occurs in `haystack`, ignoring case.
 fn contains(haystack: &str, needle: &str) -> bool {
     haystack.to_lowercase().contains(&needle.to_lowercase())
@@ -333,8 +362,56 @@ fn contains(haystack: &str, needle: &str) -> bool {
 ///   reference;
 /// * `question`, `answer` (faithfulness_statements) and `answer` (split_claims): the answer's
 ///   statements.
+/// * `question`, `sources`, `nuggets` (create_nuggets): the nuggets so far and the sources'
+///   statements not among them; `question`, `nuggets` (nugget_importance): vital when a nugget
+///   shares a word of four letters or more with the question; `nugget`, `answer`
+///   (nugget_support): supported when the answer has all the nugget's words, partially with half.
 fn judged_reply(data: &Value) -> Value {
     let text = |name: &str| data.get(name).and_then(Value::as_str);
+    if let (Some(_), Some(sources), Some(so_far)) =
+        (text("question"), text("sources"), text("nuggets"))
+    {
+        // Nuggets: those so far, then each statement of the sources not yet among them, cut.
+        let mut nuggets = listed(so_far);
+        for source in listed(sources) {
+            for s in statements(&source) {
+                if !nuggets.contains(&s) {
+                    nuggets.push(s);
+                }
+            }
+        }
+        nuggets.truncate(text("max_nuggets").and_then(|m| m.parse().ok()).unwrap_or(30));
+        return json!({"nuggets": nuggets});
+    }
+    if let (Some(question), Some(nuggets)) = (text("question"), text("nuggets")) {
+        // Importance: vital when the nugget shares a word of four letters or more with the question.
+        let asked = long_words(question);
+        let labels: Vec<&str> = listed(nuggets)
+            .iter()
+            .map(|n| {
+                if long_words(n).iter().any(|w| asked.contains(w)) {
+                    "vital"
+                } else {
+                    "okay"
+                }
+            })
+            .collect();
+        return json!({"labels": labels});
+    }
+    if let (Some(nugget), Some(answer)) = (text("nugget"), text("answer")) {
+        // Support: the share of the nugget's [a-z0-9]+ words in the answer: all, half or more, less.
+        let known = ascii_words(answer);
+        let wanted = ascii_words(nugget);
+        let hits = wanted.iter().filter(|w| known.contains(w)).count();
+        let label = if hits == wanted.len() {
+            "support"
+        } else if 2 * hits >= wanted.len() {
+            "partial_support"
+        } else {
+            "not_support"
+        };
+        return json!({"label": label, "reason": "by rule"});
+    }
     if let (Some(passage), Some(term)) = (text("passage"), text("term")) {
         // The custom card of the tests: whether and how often the term occurs, ignoring case.
         let count = passage.to_lowercase().matches(&term.to_lowercase()).count();

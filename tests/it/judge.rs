@@ -979,6 +979,107 @@ fn relevance_grade_grades_each_passage_and_is_cached() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `create_nuggets` writes nuggets window by window of sources, labels them in windows, ranks
+/// the vital ones first and cuts; `nugget_assignment` assesses each nugget against each answer
+/// and scores it as nuggetizer does; re-runs are served by the cache.
+#[test]
+fn nuggets_are_created_then_assessed_and_cached() {
+    use polars::prelude::*;
+    use polars_rag::columnar::judged_nuggets::{create_nuggets, nugget_assignment};
+    use polars_rag::metrics::judged::nuggets::{CreateNuggetsOptions, NuggetAssignmentOptions};
+    let server = crate::fake_judge::FakeJudge::start();
+    let dir = crate::common::scratch_dir("nuggets");
+    let mut create = CreateNuggetsOptions {
+        max_nuggets: 3,
+        window: 2,
+        ..Default::default()
+    };
+    create.judge.endpoint.base_url = Some(server.base_url.clone());
+    create.judge.endpoint.model = Some("fake-judge".into());
+    create.judge.endpoint.cache = Some(dir.to_string_lossy().into_owned());
+    let question = Series::new(
+        "question".into(),
+        [Some("Where does the river Seine flow?"), None, Some("Why?")],
+    );
+    let source = |texts: &[&str]| Series::new("".into(), texts);
+    let sources = Series::new(
+        "sources".into(),
+        [
+            source(&[
+                "The Seine flows through Paris. It is long",
+                "The Seine ends at Le Havre",
+                "Paris is a city",
+            ]),
+            source(&["Nobody asked"]),
+            source(&[]),
+        ],
+    );
+    let created = create_nuggets(&question, &sources, &create).unwrap();
+    // Two rounds of sources (windows of two) and two windows of labels for the first row; the
+    // third row has no sources, so no nuggets; the second has no question, so it is null.
+    assert_eq!(server.requests(), 4);
+    let nuggets = created.struct_().unwrap().field_by_name("nuggets").unwrap();
+    let row = |i: usize| -> Option<Vec<(String, String)>> {
+        let item = nuggets.list().unwrap().get_as_series(i)?;
+        let fields = item.struct_().unwrap();
+        let texts = fields.field_by_name("text").unwrap();
+        let importance = fields.field_by_name("importance").unwrap();
+        Some(
+            texts
+                .str()
+                .unwrap()
+                .iter()
+                .zip(importance.str().unwrap().iter())
+                .map(|(t, i)| (t.unwrap().to_string(), i.unwrap().to_string()))
+                .collect(),
+        )
+    };
+    let pair = |t: &str, i: &str| (t.to_string(), i.to_string());
+    assert_eq!(
+        row(0).unwrap(),
+        [
+            pair("The Seine flows through Paris", "vital"),
+            pair("The Seine ends at Le Havre", "vital"),
+            pair("It is long", "okay"),
+        ]
+    );
+    assert_eq!(created.is_null().iter().collect::<Vec<_>>(), [Some(false), Some(true), Some(false)]);
+    assert_eq!(row(2).unwrap(), []);
+    let again = create_nuggets(&question, &sources, &create).unwrap();
+    assert_eq!(server.requests(), 4);
+    assert!(again.equals_missing(&created));
+
+    let mut assess = NuggetAssignmentOptions::default();
+    assess.judge = create.judge.clone();
+    let answers = Series::new(
+        "answer".into(),
+        ["The Seine flows through Paris and ends at Le Havre.", "anything", "x"],
+    );
+    let out = nugget_assignment(&answers, &created, &assess).unwrap();
+    assert_eq!(server.requests(), 4 + 3);
+    let fields = out.struct_().unwrap();
+    let scores = |name: &str, out: &StructChunked| -> Vec<Option<f64>> {
+        out.field_by_name(name).unwrap().f64().unwrap().iter().collect()
+    };
+    assert_eq!(scores("strict_vital_score", fields), [Some(1.0), None, Some(0.0)]);
+    assert_eq!(scores("strict_all_score", fields), [Some(2.0 / 3.0), None, Some(0.0)]);
+    let labels = fields.field_by_name("assignment").unwrap();
+    let first = labels.list().unwrap().get_as_series(0).unwrap();
+    let first: Vec<Option<&str>> = first.str().unwrap().iter().collect();
+    assert_eq!(first, [Some("support"), Some("support"), Some("not_support")]);
+    // One row's nuggets broadcast to every answer; partial support counts one half.
+    let one = created.head(Some(1));
+    let other = Series::new("answer".into(), ["The Seine is long."]);
+    let out = nugget_assignment(&other, &one, &assess).unwrap();
+    let fields = out.struct_().unwrap();
+    assert_eq!(scores("vital_score", fields), [Some(0.0)]);
+    assert_eq!(scores("all_score", fields), [Some(0.5 / 3.0)]);
+    let asked = server.requests();
+    let _ = nugget_assignment(&answers, &created, &assess).unwrap();
+    assert_eq!(server.requests(), asked);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `citation_recall_precision` through the judge engine: with the fake judge answering the
 /// entailment card by the ALCE fixture's rule, every recorded answer gets ALCE's own numbers
 /// (`tests/fixtures/alce_citations.json`), each distinct question is asked once, and a re-run is

@@ -100,7 +100,8 @@ impl JudgeTemplate {
     /// judged RAG metrics (`faithfulness_statements`, `faithfulness_verdicts`, `answer_relevancy`,
     /// `context_precision`, `context_utilization`, `context_recall`, and faithfulness' DeepEval
     /// form: `faithfulness_truths`, `faithfulness_claims`, `faithfulness_contradictions`), and
-    /// `relevance_grade` and `entailment`.
+    /// `relevance_grade`, `entailment`, and the nugget cards (`create_nuggets`,
+    /// `nugget_importance`, `nugget_support`).
     pub fn builtin(id: &str) -> crate::Result<&'static JudgeTemplate> {
         static CARDS: OnceLock<Vec<JudgeTemplate>> = OnceLock::new();
         let cards = CARDS.get_or_init(|| {
@@ -119,6 +120,9 @@ impl JudgeTemplate {
                 include_str!("prompts/faithfulness_contradictions.toml"),
                 include_str!("prompts/relevance_grade.toml"),
                 include_str!("prompts/entailment.toml"),
+                include_str!("prompts/create_nuggets.toml"),
+                include_str!("prompts/nugget_importance.toml"),
+                include_str!("prompts/nugget_support.toml"),
             ]
             .iter()
             .map(|text| JudgeTemplate::from_toml(text).expect("built-in judge cards are valid"))
@@ -323,6 +327,9 @@ mod tests {
             "faithfulness_contradictions",
             "relevance_grade",
             "entailment",
+            "create_nuggets",
+            "nugget_importance",
+            "nugget_support",
         ] {
             let card = JudgeTemplate::builtin(id).unwrap();
             assert_eq!(card.id, id);

@@ -8,6 +8,8 @@
 //! * [`claims`]: an answer split into atomic claims, by the judge or by a documented rule;
 //! * [`custom`]: a judge the user defines as data (prompt, named inputs, reply schema);
 //! * [`g_eval`]: a rubric judge with the user's criteria (G-Eval), probability-weighted;
+//! * [`nuggets`]: nuggets written from a question's sources and assessed against answers
+//!   (TREC 2024 RAG track's AutoNuggetizer);
 //! * [`rag`]: Ragas' judged RAG metrics (faithfulness, answer relevancy, context precision,
 //!   context utilization, context recall).
 
@@ -19,6 +21,7 @@ pub mod claim_checks;
 pub mod claims;
 pub mod custom;
 pub mod g_eval;
+pub mod nuggets;
 pub mod rag;
 pub mod relevance;
 pub mod review;

@@ -1,0 +1,231 @@
+//! Nugget evaluation with a judge, as the TREC 2024 RAG track's AutoNuggetizer does it (castorini's
+//! nuggetizer), in two metrics:
+//!
+//! * `create_nuggets`: a question's nuggets (atomic facts a good answer contains) written from its
+//!   sources (reference answers or relevant passages), updated window by window of
+//!   [`CreateNuggetsOptions::window`] sources as nuggetizer does (the `create_nuggets` card), then
+//!   each labelled `vital` or `okay` (the `nugget_importance` card, the same window of nuggets per
+//!   question), ranked vital first (in the order written) and cut to
+//!   [`CreateNuggetsOptions::max_nuggets`] ([`rank_nuggets`]). Meant to be run once and written
+//!   into the golden table, so the nuggets do not change between the runs being compared.
+//! * `nugget_assignment`: each nugget of a question assessed against an answer (`support`,
+//!   `partial_support`, `not_support`; the `nugget_support` card) and the four nugget scores of
+//!   [`crate::metrics::nuggets`]. Unlike nuggetizer, which asks about ten nuggets per call, each
+//!   (nugget, answer) pair is its own question: a verdict then does not depend on which nuggets
+//!   share its window, and each is cached on its own.
+//!
+//! ```
+//! use polars_rag::metrics::judged::nuggets::{rank_nuggets, Nugget};
+//! let written = vec![
+//!     Nugget::new("Paris is the capital", "okay"),
+//!     Nugget::new("France is in Europe", "vital"),
+//!     Nugget::new("The Seine flows through Paris", "vital"),
+//! ];
+//! let kept = rank_nuggets(written, 2);
+//! assert_eq!(kept[0].text, "France is in Europe");
+//! assert_eq!(kept[1].text, "The Seine flows through Paris");
+//! ```
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::engines::judge::template::JudgeTemplate;
+use crate::engines::judge::JudgeSettings;
+
+/// Options of `create_nuggets`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CreateNuggetsOptions {
+    /// The judge.
+    pub judge: JudgeSettings,
+    /// The most nuggets kept per question (nuggetizer: 30).
+    pub max_nuggets: usize,
+    /// Sources read per call, and nuggets labelled per call (nuggetizer: 10).
+    pub window: usize,
+}
+
+impl Default for CreateNuggetsOptions {
+    fn default() -> Self {
+        CreateNuggetsOptions {
+            judge: JudgeSettings::default(),
+            max_nuggets: 30,
+            window: 10,
+        }
+    }
+}
+
+/// Options of `nugget_assignment`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NuggetAssignmentOptions {
+    /// The judge.
+    pub judge: JudgeSettings,
+}
+
+fn cards_signature(id: &str, cards: &[&str], judge: &JudgeSettings, extra: &str) -> String {
+    let found: crate::Result<Vec<&JudgeTemplate>> =
+        cards.iter().map(|c| JudgeTemplate::builtin(c)).collect();
+    match found {
+        Ok(found) => format!(
+            "{id}|{}{extra}|version:nuggetizer-0.0.5",
+            judge.signature_of_cards(&found, 1)
+        ),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// The signature of `create_nuggets` under `options`: both cards, the cut and the window.
+pub fn create_signature(options: &CreateNuggetsOptions) -> String {
+    cards_signature(
+        "create_nuggets",
+        &["create_nuggets", "nugget_importance"],
+        &options.judge,
+        &format!(
+            "|max_nuggets:{}|window:{}",
+            options.max_nuggets, options.window
+        ),
+    )
+}
+
+/// The signature of `nugget_assignment` under `options`.
+pub fn assignment_signature(options: &NuggetAssignmentOptions) -> String {
+    cards_signature(
+        "nugget_assignment",
+        &["nugget_support"],
+        &options.judge,
+        "",
+    )
+}
+
+/// One nugget: its text and importance (`vital` or `okay`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Nugget {
+    /// The atomic fact.
+    pub text: String,
+    /// `vital` or `okay`.
+    pub importance: String,
+}
+
+impl Nugget {
+    /// A nugget of this text and importance.
+    pub fn new(text: &str, importance: &str) -> Self {
+        Nugget {
+            text: text.to_string(),
+            importance: importance.to_string(),
+        }
+    }
+}
+
+/// nuggetizer's ranking of labelled nuggets: the vital ones first, each group in the order
+/// written, then the first `max_nuggets`.
+pub fn rank_nuggets(mut nuggets: Vec<Nugget>, max_nuggets: usize) -> Vec<Nugget> {
+    // A stable sort keeps the written order within each group, as nuggetizer's key does.
+    nuggets.sort_by_key(|n| n.importance != "vital");
+    nuggets.truncate(max_nuggets);
+    nuggets
+}
+
+/// The nuggets of a `create_nuggets` reply: its non-blank texts, trimmed, the first of any
+/// repeated text kept, at most `max_nuggets` (nuggetizer keeps the first ones after every call).
+pub fn nuggets_of_reply(reply: &Value, max_nuggets: usize) -> Vec<String> {
+    let mut nuggets: Vec<String> = Vec::new();
+    for text in reply
+        .get("nuggets")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+    {
+        if nuggets.len() < max_nuggets && !nuggets.iter().any(|n| n == text) {
+            nuggets.push(text.to_string());
+        }
+    }
+    nuggets
+}
+
+/// The labels of a `nugget_importance` reply for `count` nuggets; a count that differs is an
+/// error saying so (nuggetizer would label the window `failed`; here the row says why).
+pub fn importance_of_reply(reply: &Value, count: usize) -> crate::Result<Vec<String>> {
+    let labels: Vec<String> = reply
+        .get("labels")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|l| l.as_str().unwrap_or("").trim().to_ascii_lowercase())
+        .collect();
+    if labels.len() != count {
+        return Err(crate::Error::input(format!(
+            "the judge labelled {} nuggets of {count}",
+            labels.len()
+        )));
+    }
+    if let Some(bad) = labels.iter().find(|l| *l != "vital" && *l != "okay") {
+        return Err(crate::Error::input(format!(
+            "the judge gave the importance {bad:?} (vital or okay)"
+        )));
+    }
+    Ok(labels)
+}
+
+/// The label of a `nugget_support` reply: `support`, `partial_support` or `not_support`.
+pub fn support_of_reply(reply: &Value) -> crate::Result<String> {
+    let label = reply
+        .get("label")
+        .and_then(Value::as_str)
+        .map(|l| l.trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    match label.as_str() {
+        "support" | "partial_support" | "not_support" => Ok(label),
+        _ => Err(crate::Error::input(format!(
+            "the judge gave the assessment {label:?} (support, partial_support or not_support)"
+        ))),
+    }
+}
+
+/// Numbered lines, `1. first`, as the cards read lists.
+pub fn numbered(items: &[&str]) -> String {
+    items
+        .iter()
+        .enumerate()
+        .map(|(k, item)| format!("{}. {}", k + 1, item.replace('\n', " ")))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn ranking_is_vital_first_in_written_order_then_cut() {
+        let n = |t: &str, i: &str| Nugget::new(t, i);
+        let ranked = rank_nuggets(
+            vec![n("a", "okay"), n("b", "vital"), n("c", "okay"), n("d", "vital")],
+            3,
+        );
+        let texts: Vec<&str> = ranked.iter().map(|n| n.text.as_str()).collect();
+        assert_eq!(texts, ["b", "d", "a"]);
+    }
+
+    #[test]
+    fn replies_are_read_or_refused_with_the_reason() {
+        let r = json!({"nuggets": [" x ", "", "y", "x", "z"]});
+        assert_eq!(nuggets_of_reply(&r, 2), ["x", "y"]);
+        assert_eq!(
+            importance_of_reply(&json!({"labels": ["Vital", "okay"]}), 2).unwrap(),
+            ["vital", "okay"]
+        );
+        let short = importance_of_reply(&json!({"labels": ["vital"]}), 2).unwrap_err();
+        assert!(short.to_string().contains("labelled 1 nuggets of 2"));
+        assert!(importance_of_reply(&json!({"labels": ["maybe"]}), 1).is_err());
+        assert_eq!(
+            support_of_reply(&json!({"label": "partial_support"})).unwrap(),
+            "partial_support"
+        );
+        assert!(support_of_reply(&json!({"label": "yes"})).is_err());
+        assert_eq!(numbered(&["a\nb", "c"]), "1. a b\n2. c");
+    }
+}

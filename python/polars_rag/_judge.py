@@ -203,6 +203,47 @@ def claim_checks(
     return _plugin("claim_checks", [answer, reference, contexts], {"judge": judge})
 
 
+def create_nuggets(
+    question: IntoExprColumn,
+    sources: IntoExprColumn,
+    *,
+    judge: Judge | None = None,
+    max_nuggets: int | None = None,
+    window: int | None = None,
+) -> pl.Expr:
+    """The nuggets of each question, as the TREC 2024 RAG track's AutoNuggetizer writes them:
+    atomic facts a good answer contains, from the question's ``sources`` (reference answers or
+    relevant passages; ``list[str]``, ``str``, or ``list[struct]`` with a ``text`` field). The judge
+    reads ``window`` sources at a time (10) and updates the list each time, then labels each
+    nugget ``vital`` or ``okay`` (one nugget per call); the vital ones come first, each
+    group in the order written, and the first ``max_nuggets`` (30) are kept.
+
+    Returns a struct ``create_nuggets``: ``nuggets`` (``list[struct{text, importance}]``) and
+    ``judge_error``. Run it once and store the nuggets in the golden table's ``nuggets`` column,
+    so every run is assessed against the same nuggets (:func:`nugget_assignment`, and ``score``
+    reads that column).
+    """
+    options = {"judge": judge, "max_nuggets": max_nuggets, "window": window}
+    return _plugin("create_nuggets", [question, sources], options)
+
+
+def nugget_assignment(
+    answer: IntoExprColumn,
+    nuggets: IntoExprColumn,
+    *,
+    judge: Judge | None = None,
+) -> pl.Expr:
+    """Each nugget of a question (``list[struct{text, importance}]``, what
+    :func:`create_nuggets` writes, or its struct) assessed against the answer by the judge:
+    ``support``, ``partial_support`` or ``not_support``, one question per distinct (nugget,
+    answer) pair, cached. Returns a struct ``nugget_assignment``: ``assignment`` (a label per
+    nugget, in the nuggets' order), the four scores of :func:`nugget_scores`
+    (``strict_vital_score``, ``strict_all_score``, ``vital_score``, ``all_score``; 0 without
+    nuggets, as in nuggetizer) and ``judge_error``.
+    """
+    return _plugin("nugget_assignment", [answer, nuggets], {"judge": judge})
+
+
 def relevance_grade(
     question: IntoExprColumn,
     passage: IntoExprColumn,

@@ -150,10 +150,10 @@ def judged_reply(data: dict[str, Any]) -> dict[str, Any]:
         for source in listed(text["sources"]):
             nuggets += [s for s in statements(source) if s not in nuggets]
         return {"nuggets": nuggets[: int(text.get("max_nuggets", "30"))]}
-    if "question" in text and "nuggets" in text:
+    if "question" in text and "nugget" in text:
         # Importance: vital when the nugget shares a word of four letters or more with the question.
-        asked = set(long_words(text["question"]))
-        return {"labels": ["vital" if asked & set(long_words(n)) else "okay" for n in listed(text["nuggets"])]}
+        vital = set(long_words(text["question"])) & set(long_words(text["nugget"]))
+        return {"label": "vital" if vital else "okay", "reason": "by rule"}
     if "nugget" in text and "answer" in text:
         # Support: the share of the nugget's [a-z0-9]+ words in the answer: all, half or more, less.
         known = set(re.findall(r"[a-z0-9]+", text["answer"].lower()))

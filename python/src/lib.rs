@@ -221,6 +221,8 @@ plugin_shims! {
         relevance_grade: RelevanceGrade,
         citation_recall_precision: CitationRecallPrecision,
         claim_checks: ClaimChecks,
+        create_nuggets: CreateNuggets,
+        nugget_assignment: NuggetAssignment,
         nugget_scores: NuggetScores,
         claim_check_scores: ClaimCheckScores,
         split_claims: SplitClaims,

@@ -9,7 +9,7 @@ use polars::prelude::*;
 use super::driver::{output_len, struct_series, StrColumn, TextListColumn};
 use super::judged::{judge_rows, Reply};
 use crate::metrics::judged::nuggets::{
-    importance_of_reply, numbered, nuggets_of_reply, rank_nuggets, support_of_reply,
+    importance_of_reply, nuggets_of_reply, numbered, rank_nuggets, support_of_reply,
     CreateNuggetsOptions, Nugget, NuggetAssignmentOptions,
 };
 use crate::metrics::nuggets::{nugget_scores, NuggetCompat, SCORE_NAMES};
@@ -136,7 +136,7 @@ pub fn create_nuggets(
             if start >= all.len() {
                 continue;
             }
-            let window = &all[start..(start + options.window).min(all.len())];
+            let window = &all[start..start.saturating_add(options.window).min(all.len())];
             let so_far: Vec<&str> = so_far.iter().map(String::as_str).collect();
             asked.push(i);
             texts.push((numbered(window), numbered(&so_far)));
@@ -161,44 +161,37 @@ pub fn create_nuggets(
             );
         }
     }
-    // 2. Their importance, a window of nuggets per question asked.
-    let mut windows: Vec<(usize, usize)> = Vec::new(); // (row, first nugget)
-    let mut rows: Vec<Option<Vec<&str>>> = Vec::new();
-    let mut window_texts: Vec<String> = Vec::new();
-    for (i, row) in written.iter().enumerate() {
-        if let Some(Ok(nuggets)) = row {
-            for start in (0..nuggets.len()).step_by(options.window) {
-                let end = (start + options.window).min(nuggets.len());
-                let part: Vec<&str> = nuggets[start..end].iter().map(String::as_str).collect();
-                windows.push((i, start));
-                window_texts.push(numbered(&part));
-            }
-        }
-    }
-    for (k, &(i, _)) in windows.iter().enumerate() {
-        rows.push(Some(vec![
-            question_rows[i].unwrap_or(""),
-            window_texts[k].as_str(),
-        ]));
-    }
-    let replies = judge_rows(metric, "nugget_importance", &options.judge, &rows, 1)?.remove(0);
-    let mut labels: Vec<Result<Vec<String>, String>> = written
+    // 2. Their importance, one (question, nugget) pair per question, each distinct pair once.
+    let mut asked: Vec<(&str, &str)> = Vec::new();
+    let mut index: HashMap<(&str, &str), usize> = HashMap::new();
+    let plans: Vec<Vec<usize>> = written
         .iter()
-        .map(|_| Ok(Vec::new()))
+        .enumerate()
+        .map(|(i, row)| match (row, question_rows[i]) {
+            (Some(Ok(nuggets)), Some(q)) => nuggets
+                .iter()
+                .map(|n| {
+                    *index.entry((q, n.as_str())).or_insert_with(|| {
+                        asked.push((q, n.as_str()));
+                        asked.len() - 1
+                    })
+                })
+                .collect(),
+            _ => Vec::new(),
+        })
         .collect();
-    for (k, &(i, start)) in windows.iter().enumerate() {
-        let Some(Ok(nuggets)) = &written[i] else {
-            continue;
-        };
-        let count = (nuggets.len() - start).min(options.window);
-        let read = reply_value(replies.get(k))
-            .and_then(|reply| importance_of_reply(&reply, count).map_err(|e| e.to_string()));
-        match (&mut labels[i], read) {
-            (Ok(so_far), Ok(more)) => so_far.extend(more),
-            (Ok(_), Err(e)) => labels[i] = Err(e),
-            (Err(_), _) => {}
-        }
-    }
+    let rows: Vec<Option<Vec<&str>>> = asked.iter().map(|(q, n)| Some(vec![*q, *n])).collect();
+    let replies = judge_rows(metric, "nugget_importance", &options.judge, &rows, 1)?.remove(0);
+    let importance: Vec<Result<String, String>> = (0..asked.len())
+        .map(|k| {
+            reply_value(replies.get(k))
+                .and_then(|reply| importance_of_reply(&reply).map_err(|e| e.to_string()))
+        })
+        .collect();
+    let labels: Vec<Result<Vec<String>, String>> = plans
+        .iter()
+        .map(|plan| plan.iter().map(|&k| importance[k].clone()).collect())
+        .collect();
     // 3. Ranked and cut.
     let outcomes: Vec<Option<Result<Vec<Nugget>, String>>> = written
         .into_iter()
@@ -238,9 +231,7 @@ pub fn create_nuggets(
 /// returns (its `nuggets` field). A null row, or a nugget whose text or importance is null, is
 /// `None`; an unknown importance is an error naming the row.
 fn read_nuggets(metric: &str, nuggets: &Series) -> PolarsResult<Vec<Option<Vec<Nugget>>>> {
-    let bad = || {
-        polars_err!(SchemaMismatch: "{metric}: column '{}' (nuggets) must be list[struct{{text: str, importance: str}}] (what create_nuggets writes), got {}", nuggets.name(), nuggets.dtype())
-    };
+    let bad = || polars_err!(SchemaMismatch: "{metric}: column '{}' (nuggets) must be list[struct{{text: str, importance: str}}] (what create_nuggets writes), got {}", nuggets.name(), nuggets.dtype());
     let list = match nuggets.dtype() {
         DataType::Null => return Ok(vec![None; nuggets.len()]),
         DataType::Struct(_) => nuggets
@@ -350,10 +341,11 @@ pub fn nugget_assignment(
             let plan = plan.as_ref()?;
             let nuggets = nuggets_of(i)?;
             Some((|| {
-                let assignment: Vec<String> =
-                    plan.iter().map(|&k| labels[k].clone()).collect::<Result<_, _>>()?;
-                let importance: Vec<&str> =
-                    nuggets.iter().map(|n| n.importance.as_str()).collect();
+                let assignment: Vec<String> = plan
+                    .iter()
+                    .map(|&k| labels[k].clone())
+                    .collect::<Result<_, _>>()?;
+                let importance: Vec<&str> = nuggets.iter().map(|n| n.importance.as_str()).collect();
                 let assigned: Vec<&str> = assignment.iter().map(String::as_str).collect();
                 let scores = nugget_scores(&importance, &assigned, NuggetCompat::Standard)
                     .map_err(|e| e.to_string())?;

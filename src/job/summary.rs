@@ -10,8 +10,17 @@ use crate::job::tally::SummaryTally;
 use crate::registry::{self, MetricKind};
 use crate::registry::{MetricId, MetricOptions};
 
-pub(crate) fn line(out: &mut String, name: &str, rows: usize, scored: &str, value: &str) {
-    out.push_str(&format!("{name:<26} {rows:>8} {scored:>8} {value:>10}\n"));
+pub(crate) fn line(
+    out: &mut String,
+    width: usize,
+    name: &str,
+    rows: usize,
+    scored: &str,
+    value: &str,
+) {
+    out.push_str(&format!(
+        "{name:<width$} {rows:>8} {scored:>8} {value:>10}\n"
+    ));
 }
 
 /// The type at a dotted path into struct fields of `dtype`, `None` when there is no such field.
@@ -105,14 +114,25 @@ pub(crate) fn render_summary(
     for note in notes {
         out.push_str(&format!("note: {note}\n"));
     }
+    // The metric column is as wide as its longest label (at least 26), so columns stay aligned.
+    let width = tally
+        .labels
+        .iter()
+        .map(String::as_str)
+        .chain(aggregates.iter().map(|(name, _, _)| name.as_str()))
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(26);
     out.push_str(&format!(
-        "{:<26} {:>8} {:>8} {:>10}\n",
+        "{:<width$} {:>8} {:>8} {:>10}\n",
         "metric", "rows", "scored", "mean"
     ));
     let shown = |v: Option<f64>| v.map_or("-".to_string(), |m| format!("{m:.4}"));
     for (label, sum) in tally.labels.iter().zip(&tally.values) {
         line(
             &mut out,
+            width,
             label,
             height,
             &sum.count.to_string(),
@@ -121,7 +141,7 @@ pub(crate) fn render_summary(
     }
     for (name, value, detail) in aggregates {
         out.push_str(&format!(
-            "{name:<26} {height:>8} {:>8} {:>10}{detail}\n",
+            "{name:<width$} {height:>8} {:>8} {:>10}{detail}\n",
             "-",
             format!("{value:.4}")
         ));

@@ -305,7 +305,9 @@ impl MetricOptions {
             NuggetScores => crate::metrics::nuggets::signature(&self.nugget_scores),
             RelevanceGrade => crate::metrics::judged::relevance::signature(&self.relevance_grade),
             ClaimChecks => crate::metrics::judged::claim_checks::signature(&self.claim_checks),
-            CreateNuggets => crate::metrics::judged::nuggets::create_signature(&self.create_nuggets),
+            CreateNuggets => {
+                crate::metrics::judged::nuggets::create_signature(&self.create_nuggets)
+            }
             NuggetAssignment => {
                 crate::metrics::judged::nuggets::assignment_signature(&self.nugget_assignment)
             }

@@ -436,7 +436,11 @@ fn every_metric_id_is_on_the_rust_and_cli_faces() {
     let nugget = StructChunked::from_series(
         "".into(),
         2,
-        [texts(&["a", "b"]).with_name("text".into()), texts(&["vital", "okay"]).with_name("importance".into())].iter(),
+        [
+            texts(&["a", "b"]).with_name("text".into()),
+            texts(&["vital", "okay"]).with_name("importance".into()),
+        ]
+        .iter(),
     )
     .unwrap()
     .into_series();

@@ -313,7 +313,9 @@ fn listed(text: &str) -> Vec<String> {
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .map(|line| match line.split_once(". ") {
-            Some((n, rest)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => rest.to_string(),
+            Some((n, rest)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                rest.to_string()
+            }
             _ => line.to_string(),
         })
         .collect()
@@ -363,7 +365,7 @@ fn contains(haystack: &str, needle: &str) -> bool {
 /// * `question`, `answer` (faithfulness_statements) and `answer` (split_claims): the answer's
 ///   statements.
 /// * `question`, `sources`, `nuggets` (create_nuggets): the nuggets so far and the sources'
-///   statements not among them; `question`, `nuggets` (nugget_importance): vital when a nugget
+///   statements not among them; `question`, `nugget` (nugget_importance): vital when a nugget
 ///   shares a word of four letters or more with the question; `nugget`, `answer`
 ///   (nugget_support): supported when the answer has all the nugget's words, partially with half.
 fn judged_reply(data: &Value) -> Value {
@@ -380,23 +382,18 @@ fn judged_reply(data: &Value) -> Value {
                 }
             }
         }
-        nuggets.truncate(text("max_nuggets").and_then(|m| m.parse().ok()).unwrap_or(30));
+        nuggets.truncate(
+            text("max_nuggets")
+                .and_then(|m| m.parse().ok())
+                .unwrap_or(30),
+        );
         return json!({"nuggets": nuggets});
     }
-    if let (Some(question), Some(nuggets)) = (text("question"), text("nuggets")) {
+    if let (Some(question), Some(nugget)) = (text("question"), text("nugget")) {
         // Importance: vital when the nugget shares a word of four letters or more with the question.
         let asked = long_words(question);
-        let labels: Vec<&str> = listed(nuggets)
-            .iter()
-            .map(|n| {
-                if long_words(n).iter().any(|w| asked.contains(w)) {
-                    "vital"
-                } else {
-                    "okay"
-                }
-            })
-            .collect();
-        return json!({"labels": labels});
+        let vital = long_words(nugget).iter().any(|w| asked.contains(w));
+        return json!({"label": if vital { "vital" } else { "okay" }, "reason": "by rule"});
     }
     if let (Some(nugget), Some(answer)) = (text("nugget"), text("answer")) {
         // Support: the share of the nugget's [a-z0-9]+ words in the answer: all, half or more, less.

@@ -1015,9 +1015,10 @@ fn nuggets_are_created_then_assessed_and_cached() {
         ],
     );
     let created = create_nuggets(&question, &sources, &create).unwrap();
-    // Two rounds of sources (windows of two) and two windows of labels for the first row; the
-    // third row has no sources, so no nuggets; the second has no question, so it is null.
-    assert_eq!(server.requests(), 4);
+    // Two rounds of sources (windows of two) and a label per nugget kept by the rounds (three)
+    // for the first row; the third row has no sources, so no nuggets; the second has no question,
+    // so it is null.
+    assert_eq!(server.requests(), 5);
     let nuggets = created.struct_().unwrap().field_by_name("nuggets").unwrap();
     let row = |i: usize| -> Option<Vec<(String, String)>> {
         let item = nuggets.list().unwrap().get_as_series(i)?;
@@ -1043,30 +1044,51 @@ fn nuggets_are_created_then_assessed_and_cached() {
             pair("It is long", "okay"),
         ]
     );
-    assert_eq!(created.is_null().iter().collect::<Vec<_>>(), [Some(false), Some(true), Some(false)]);
+    assert_eq!(
+        created.is_null().iter().collect::<Vec<_>>(),
+        [Some(false), Some(true), Some(false)]
+    );
     assert_eq!(row(2).unwrap(), []);
     let again = create_nuggets(&question, &sources, &create).unwrap();
-    assert_eq!(server.requests(), 4);
+    assert_eq!(server.requests(), 5);
     assert!(again.equals_missing(&created));
 
     let mut assess = NuggetAssignmentOptions::default();
     assess.judge = create.judge.clone();
     let answers = Series::new(
         "answer".into(),
-        ["The Seine flows through Paris and ends at Le Havre.", "anything", "x"],
+        [
+            "The Seine flows through Paris and ends at Le Havre.",
+            "anything",
+            "x",
+        ],
     );
     let out = nugget_assignment(&answers, &created, &assess).unwrap();
-    assert_eq!(server.requests(), 4 + 3);
+    assert_eq!(server.requests(), 5 + 3);
     let fields = out.struct_().unwrap();
     let scores = |name: &str, out: &StructChunked| -> Vec<Option<f64>> {
-        out.field_by_name(name).unwrap().f64().unwrap().iter().collect()
+        out.field_by_name(name)
+            .unwrap()
+            .f64()
+            .unwrap()
+            .iter()
+            .collect()
     };
-    assert_eq!(scores("strict_vital_score", fields), [Some(1.0), None, Some(0.0)]);
-    assert_eq!(scores("strict_all_score", fields), [Some(2.0 / 3.0), None, Some(0.0)]);
+    assert_eq!(
+        scores("strict_vital_score", fields),
+        [Some(1.0), None, Some(0.0)]
+    );
+    assert_eq!(
+        scores("strict_all_score", fields),
+        [Some(2.0 / 3.0), None, Some(0.0)]
+    );
     let labels = fields.field_by_name("assignment").unwrap();
     let first = labels.list().unwrap().get_as_series(0).unwrap();
     let first: Vec<Option<&str>> = first.str().unwrap().iter().collect();
-    assert_eq!(first, [Some("support"), Some("support"), Some("not_support")]);
+    assert_eq!(
+        first,
+        [Some("support"), Some("support"), Some("not_support")]
+    );
     // One row's nuggets broadcast to every answer; partial support counts one half.
     let one = created.head(Some(1));
     let other = Series::new("answer".into(), ["The Seine is long."]);

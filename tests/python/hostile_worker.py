@@ -192,6 +192,11 @@ def column(draw: Any, n: int, role: str) -> pl.Series:
             return pl.Series("c", draw(st.lists(maybe(labels), min_size=n, max_size=n)), dtype=pl.List(pl.String))
         tables = st.lists(labels, max_size=3)
         return pl.Series("c", draw(st.lists(maybe(tables), min_size=n, max_size=n)), dtype=pl.List(pl.List(pl.String)))
+    if role == "nuggets":  # what create_nuggets writes, with importances known and not
+        nugget = st.fixed_dictionaries({"text": maybe(texts()),
+                                        "importance": maybe(st.sampled_from(["vital", "okay", " Vital ", "", "\x00", "bogus"]))})
+        rows = [draw(maybe(st.lists(nugget, max_size=4))) for _ in range(n)]
+        return pl.Series("c", rows, dtype=pl.List(pl.Struct({"text": pl.String, "importance": pl.String})))
     if role == "numbers":  # scores or labels: small grades, floats, nulls, the odd extreme
         values = st.one_of(st.sampled_from([0.0, 1.0, 2.0, 3.0]), st.floats(-10, 10), st.sampled_from([1e308, -0.0, math.nan]))
         return pl.Series("c", draw(st.lists(maybe(values), min_size=n, max_size=n)), dtype=pl.Float64)
@@ -256,6 +261,8 @@ EXPRESSIONS: dict[str, tuple[list[str], bool]] = {
     "relevance_grade": (["text", "text"], False),
     "citation_recall_precision": (["text", "texts"], False),
     "claim_checks": (["text", "text", "texts"], False),
+    "create_nuggets": (["text", "texts"], False),
+    "nugget_assignment": (["text", "nuggets"], False),
     "split_claims": (["text"], False),
     "embed": (["text"], False),
     "semantic_similarity": (["text", "texts"], False),
@@ -274,7 +281,7 @@ EMBEDDED = {"embed", "semantic_similarity", "answer_relevancy"}
 # Judged functions are asked of a local fake judge (or of none: the error must name them).
 JUDGED = {"citation_support", "citation_precision", "answer_match", "split_claims", "faithfulness",
           "answer_relevancy", "context_precision", "context_utilization", "context_recall", "g_eval",
-          "relevance_grade", "citation_recall_precision", "claim_checks"}
+          "relevance_grade", "citation_recall_precision", "claim_checks", "create_nuggets", "nugget_assignment"}
 # Outputs documented in [0, 1] (struct outputs: the float fields named here).
 UNIT_RANGE = {name for name in EXPRESSIONS} - {"quoted_spans", "citation_alignment", "rouge", "checks", "locate_quotes", "extract_quotes", "embedding_cosine", "ppi_mean", "nugget_scores", "claim_check_scores"} - JUDGED - EMBEDDED
 FRAME_FUNCTIONS = ["validate_golden", "check_spans", "collapse_run", "join_golden", "compare", "summary",

@@ -104,6 +104,44 @@ def test_relevance_grade_grades_each_passage(server):
     assert out["judge_error"].to_list() == [None, None, None]
 
 
+def test_nuggets_are_created_once_then_assessed_against_each_answer(server, tmp_path):
+    judge = pr.Judge(base_url=server.base_url, model="fake", cache=tmp_path)
+    golden = pl.DataFrame({
+        "query_id": ["q1", "q2"],
+        "question": ["Where does the river Seine flow?", "What is a city?"],
+        "reference_answers": [["The Seine flows through Paris. It is long", "The Seine ends at Le Havre"], []],
+    })
+    nuggets = golden.with_columns(
+        pr.create_nuggets("question", "reference_answers", judge=judge, max_nuggets=3)
+        .struct.field("nuggets").alias("nuggets")
+    )
+    # The fake judge's rule: the sources' statements, vital when they share a long word with the
+    # question, vital ones first; a question without sources gets no nuggets.
+    assert nuggets["nuggets"].to_list() == [
+        [{"text": "The Seine flows through Paris", "importance": "vital"},
+         {"text": "The Seine ends at Le Havre", "importance": "vital"},
+         {"text": "It is long", "importance": "okay"}],
+        [],
+    ]
+    run = pl.DataFrame({
+        "query_id": ["q1", "q1", "q2"],
+        "answer": ["The Seine flows through Paris and ends at Le Havre.", "The Seine is long.", "A town."],
+    }).join(nuggets.select("query_id", "nuggets"), on="query_id")
+    out = run.select(pr.nugget_assignment("answer", "nuggets", judge=judge)).unnest("nugget_assignment")
+    assert out["assignment"].to_list() == [
+        ["support", "support", "not_support"], ["not_support", "not_support", "partial_support"], []]
+    assert out["strict_vital_score"].to_list() == [1.0, 0.0, 0.0]
+    assert out["all_score"].to_list() == pytest.approx([2 / 3, 0.5 / 3, 0.0])
+    # Re-runs are served by the cache.
+    asked = server.requests
+    again = run.select(pr.nugget_assignment("answer", "nuggets", judge=judge)).unnest("nugget_assignment")
+    assert again.equals(out) and server.requests == asked
+    # A nugget whose importance is neither vital nor okay is an error naming the metric.
+    bad = run.with_columns(pl.lit([{"text": "x", "importance": "maybe"}]).alias("nuggets"))
+    with pytest.raises(pl.exceptions.ComputeError, match=r"nugget_assignment.*unknown importance \"maybe\""):
+        bad.select(pr.nugget_assignment("answer", "nuggets", judge=judge))
+
+
 def test_citation_recall_precision_asks_alces_questions(server):
     judge = pr.Judge(base_url=server.base_url, model="fake", cache=None)
     df = pl.DataFrame({

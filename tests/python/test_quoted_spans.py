@@ -166,6 +166,7 @@ JUDGED_ARITY = {
     "relevance_grade": 2,
     "citation_recall_precision": 2,
     "claim_checks": 3,
+    "create_nuggets": 2,
 }
 
 
@@ -190,6 +191,11 @@ def test_every_metric_id_is_a_function_and_a_namespace_method():
             via_ns = vectors.select(getattr(pl.col("a").rag, metric)(pl.col("b")))
         elif metric == "split_claims":  # the answer alone; the rules need no judge
             out, via_ns = df.select(fn("answer", method="rules")), df.select(ns(method="rules"))
+        elif metric == "nugget_assignment":  # the answer and the question's nuggets; no rows
+            nugget = pl.Struct({"text": pl.String, "importance": pl.String})
+            given = pl.DataFrame({"a": [], "n": []}, schema={"a": pl.String, "n": pl.List(nugget)})
+            out = given.select(fn("a", "n"))
+            via_ns = given.select(getattr(pl.col("a").rag, metric)(pl.col("n")))
         elif metric in JUDGED_ARITY:
             # Judged (test_judge.py and test_rag_judged.py ask a local judge); no rows here, so
             # no judge (and no embedding model) is needed.

@@ -190,3 +190,26 @@ def test_claim_checks_on_a_real_model(server_url, tmp_path):
     calls = first.usage()["calls"].sum()
     again = df.select(pr.claim_checks("answer", "reference", "contexts", judge=judge(server_url, cache=tmp_path)))
     assert again.unnest("claim_checks").equals(out) and first.usage()["calls"].sum() == calls
+
+
+def test_nuggets_on_a_real_model(server_url, tmp_path):
+    golden = pl.DataFrame({
+        "question": ["When did the Golden Gate Bridge open?"],
+        "reference_answers": [["The Golden Gate Bridge opened in May 1937.", "It spans 1,280 metres."]],
+    })
+    first = judge(server_url, cache=tmp_path, max_concurrency=2)
+    created = golden.select(pr.create_nuggets("question", "reference_answers", judge=first, max_nuggets=5))
+    row = created.unnest("create_nuggets").row(0, named=True)
+    # The plumbing, not the model's opinion: nuggets of known importance, at most five, or a reason.
+    assert row["judge_error"] is not None or (
+        len(row["nuggets"]) <= 5 and all(n["importance"] in ("vital", "okay") for n in row["nuggets"]))
+    nuggets = [{"text": "The bridge opened in 1937", "importance": "vital"},
+               {"text": "The bridge is red", "importance": "okay"}]
+    run = pl.DataFrame({"answer": ["The Golden Gate Bridge opened in 1937."], "nuggets": [nuggets]})
+    out = run.select(pr.nugget_assignment("answer", "nuggets", judge=first)).unnest("nugget_assignment")
+    scored = out.row(0, named=True)
+    assert scored["judge_error"] is not None or (
+        set(scored["assignment"]) <= {"support", "partial_support", "not_support"} and 0 <= scored["all_score"] <= 1)
+    calls = first.usage()["calls"].sum()
+    again = run.select(pr.nugget_assignment("answer", "nuggets", judge=judge(server_url, cache=tmp_path)))
+    assert again.unnest("nugget_assignment").equals(out) and first.usage()["calls"].sum() == calls

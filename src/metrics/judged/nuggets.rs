@@ -4,15 +4,17 @@
 //! * `create_nuggets`: a question's nuggets (atomic facts a good answer contains) written from its
 //!   sources (reference answers or relevant passages), updated window by window of
 //!   [`CreateNuggetsOptions::window`] sources as nuggetizer does (the `create_nuggets` card), then
-//!   each labelled `vital` or `okay` (the `nugget_importance` card, the same window of nuggets per
-//!   question), ranked vital first (in the order written) and cut to
+//!   each labelled `vital` or `okay` (the `nugget_importance` card), ranked vital first (in the
+//!   order written) and cut to
 //!   [`CreateNuggetsOptions::max_nuggets`] ([`rank_nuggets`]). Meant to be run once and written
 //!   into the golden table, so the nuggets do not change between the runs being compared.
 //! * `nugget_assignment`: each nugget of a question assessed against an answer (`support`,
 //!   `partial_support`, `not_support`; the `nugget_support` card) and the four nugget scores of
-//!   [`crate::metrics::nuggets`]. Unlike nuggetizer, which asks about ten nuggets per call, each
-//!   (nugget, answer) pair is its own question: a verdict then does not depend on which nuggets
-//!   share its window, and each is cached on its own.
+//!   [`crate::metrics::nuggets`].
+//!
+//! Unlike nuggetizer, which labels and assesses ten nuggets per call, each nugget is its own
+//! question: a label then does not depend on which nuggets share its window, each is cached on
+//! its own, and a reply cannot label the wrong number of nuggets (small models often do).
 //!
 //! ```
 //! use polars_rag::metrics::judged::nuggets::{rank_nuggets, Nugget};
@@ -40,7 +42,7 @@ pub struct CreateNuggetsOptions {
     pub judge: JudgeSettings,
     /// The most nuggets kept per question (nuggetizer: 30).
     pub max_nuggets: usize,
-    /// Sources read per call, and nuggets labelled per call (nuggetizer: 10).
+    /// Sources read per call (nuggetizer: 10).
     pub window: usize,
 }
 
@@ -89,12 +91,7 @@ pub fn create_signature(options: &CreateNuggetsOptions) -> String {
 
 /// The signature of `nugget_assignment` under `options`.
 pub fn assignment_signature(options: &NuggetAssignmentOptions) -> String {
-    cards_signature(
-        "nugget_assignment",
-        &["nugget_support"],
-        &options.judge,
-        "",
-    )
+    cards_signature("nugget_assignment", &["nugget_support"], &options.judge, "")
 }
 
 /// One nugget: its text and importance (`vital` or `okay`).
@@ -125,8 +122,22 @@ pub fn rank_nuggets(mut nuggets: Vec<Nugget>, max_nuggets: usize) -> Vec<Nugget>
     nuggets
 }
 
-/// The nuggets of a `create_nuggets` reply: its non-blank texts, trimmed, the first of any
-/// repeated text kept, at most `max_nuggets` (nuggetizer keeps the first ones after every call).
+/// A text without a list marker in front (`3. `, `3) `, `- `, `* `): judges copy the numbers of
+/// the numbered lists they are shown into the nuggets they write.
+fn without_list_marker(text: &str) -> &str {
+    let digits = text.len() - text.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let rest = &text[digits..];
+    let unmarked = if digits > 0 {
+        rest.strip_prefix(". ").or_else(|| rest.strip_prefix(") "))
+    } else {
+        text.strip_prefix("- ").or_else(|| text.strip_prefix("* "))
+    };
+    unmarked.map_or(text, str::trim_start)
+}
+
+/// The nuggets of a `create_nuggets` reply: its non-blank texts, trimmed and without a list
+/// marker in front, the first of any repeated text kept, at most `max_nuggets` (nuggetizer keeps
+/// the first ones after every call).
 pub fn nuggets_of_reply(reply: &Value, max_nuggets: usize) -> Vec<String> {
     let mut nuggets: Vec<String> = Vec::new();
     for text in reply
@@ -135,7 +146,7 @@ pub fn nuggets_of_reply(reply: &Value, max_nuggets: usize) -> Vec<String> {
         .into_iter()
         .flatten()
         .filter_map(Value::as_str)
-        .map(str::trim)
+        .map(|t| without_list_marker(t.trim()))
         .filter(|t| !t.is_empty())
     {
         if nuggets.len() < max_nuggets && !nuggets.iter().any(|n| n == text) {
@@ -145,28 +156,19 @@ pub fn nuggets_of_reply(reply: &Value, max_nuggets: usize) -> Vec<String> {
     nuggets
 }
 
-/// The labels of a `nugget_importance` reply for `count` nuggets; a count that differs is an
-/// error saying so (nuggetizer would label the window `failed`; here the row says why).
-pub fn importance_of_reply(reply: &Value, count: usize) -> crate::Result<Vec<String>> {
-    let labels: Vec<String> = reply
-        .get("labels")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .map(|l| l.as_str().unwrap_or("").trim().to_ascii_lowercase())
-        .collect();
-    if labels.len() != count {
-        return Err(crate::Error::input(format!(
-            "the judge labelled {} nuggets of {count}",
-            labels.len()
-        )));
+/// The label of a `nugget_importance` reply: `vital` or `okay`.
+pub fn importance_of_reply(reply: &Value) -> crate::Result<String> {
+    let label = reply
+        .get("label")
+        .and_then(Value::as_str)
+        .map(|l| l.trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    match label.as_str() {
+        "vital" | "okay" => Ok(label),
+        _ => Err(crate::Error::input(format!(
+            "the judge gave the importance {label:?} (vital or okay)"
+        ))),
     }
-    if let Some(bad) = labels.iter().find(|l| *l != "vital" && *l != "okay") {
-        return Err(crate::Error::input(format!(
-            "the judge gave the importance {bad:?} (vital or okay)"
-        )));
-    }
-    Ok(labels)
 }
 
 /// The label of a `nugget_support` reply: `support`, `partial_support` or `not_support`.
@@ -203,7 +205,12 @@ mod tests {
     fn ranking_is_vital_first_in_written_order_then_cut() {
         let n = |t: &str, i: &str| Nugget::new(t, i);
         let ranked = rank_nuggets(
-            vec![n("a", "okay"), n("b", "vital"), n("c", "okay"), n("d", "vital")],
+            vec![
+                n("a", "okay"),
+                n("b", "vital"),
+                n("c", "okay"),
+                n("d", "vital"),
+            ],
             3,
         );
         let texts: Vec<&str> = ranked.iter().map(|n| n.text.as_str()).collect();
@@ -212,15 +219,19 @@ mod tests {
 
     #[test]
     fn replies_are_read_or_refused_with_the_reason() {
-        let r = json!({"nuggets": [" x ", "", "y", "x", "z"]});
+        let r = json!({"nuggets": [" x ", "", "2. y", "x", "z"]});
         assert_eq!(nuggets_of_reply(&r, 2), ["x", "y"]);
+        let marked = json!({"nuggets": ["1) a", "- b", "1937. c", "1937 d", "-e"]});
         assert_eq!(
-            importance_of_reply(&json!({"labels": ["Vital", "okay"]}), 2).unwrap(),
-            ["vital", "okay"]
+            nuggets_of_reply(&marked, 9),
+            ["a", "b", "c", "1937 d", "-e"]
         );
-        let short = importance_of_reply(&json!({"labels": ["vital"]}), 2).unwrap_err();
-        assert!(short.to_string().contains("labelled 1 nuggets of 2"));
-        assert!(importance_of_reply(&json!({"labels": ["maybe"]}), 1).is_err());
+        assert_eq!(
+            importance_of_reply(&json!({"label": " Vital"})).unwrap(),
+            "vital"
+        );
+        let bad = importance_of_reply(&json!({"label": "maybe"})).unwrap_err();
+        assert!(bad.to_string().contains("\"maybe\" (vital or okay)"));
         assert_eq!(
             support_of_reply(&json!({"label": "partial_support"})).unwrap(),
             "partial_support"

@@ -244,6 +244,37 @@ def nugget_assignment(
     return _plugin("nugget_assignment", [answer, nuggets], {"judge": judge})
 
 
+def claim_check_report(scores: IntoExprColumn, *, compat: str | None = None) -> pl.Expr:
+    """RAGChecker's dataset report (an aggregate: use it in ``select`` or ``group_by().agg()``):
+    over a column of per-answer scores (the struct :func:`claim_check_scores` or
+    :func:`claim_checks` writes), each of the eleven scores' mean over the answers that have
+    them all, in [0, 1]. ``compat="ragchecker"`` gives RAGChecker's report numbers: the mean ×
+    100, rounded to one decimal as numpy rounds. Null without scored answers.
+
+    Example:
+        >>> import polars as pl
+        >>> import polars_rag as pr
+        >>> df = pl.DataFrame({"a": [["entailment", "neutral", "neutral"], ["entailment"]],
+        ...                    "b": [["entailment"], ["entailment"]],
+        ...                    "c": [[["entailment"], ["neutral"], ["neutral"]], [["entailment"]]],
+        ...                    "d": [[["entailment"]], [["entailment"]]]})
+        >>> scores = pr.claim_check_scores("a", "b", "c", "d")
+        >>> df.select(pr.claim_check_report(scores, compat="ragchecker")).item()["precision"]
+        66.7
+    """
+    if compat is not None and compat not in ("standard", "ragchecker"):
+        raise ValueError(f"claim_check_report: compat must be 'standard' or 'ragchecker', got {compat!r}")
+    options = {"compat": compat or "standard"}
+    return register_plugin_function(
+        plugin_path=_PLUGIN_PATH,
+        function_name="claim_check_report",
+        args=[scores],
+        kwargs=options,
+        is_elementwise=False,
+        returns_scalar=True,
+    )
+
+
 def relevance_grade(
     question: IntoExprColumn,
     passage: IntoExprColumn,

@@ -291,6 +291,30 @@ fn embed(series: &[Series], kwargs: DefaultKwargs) -> PolarsResult<Series> {
     })
 }
 
+fn claim_check_report_output_field(fields: &[Field]) -> PolarsResult<Field> {
+    let name = fields
+        .first()
+        .map_or("claim_check_report".into(), |f| f.name().clone());
+    Ok(Field::new(
+        name,
+        polars_rag::columnar::verdicts::claim_check_report_dtype(),
+    ))
+}
+
+/// RAGChecker's dataset report over a column of per-answer claim-check scores (an aggregate).
+#[polars_expr(output_type_func = claim_check_report_output_field)]
+fn claim_check_report(series: &[Series], kwargs: DefaultKwargs) -> PolarsResult<Series> {
+    guarded("claim_check_report", || {
+        let options = options("claim_check_report", kwargs)?;
+        let [scores] = series else {
+            polars_bail!(ComputeError: "claim_check_report: expected one column of scores, got {}", series.len());
+        };
+        let mut out = polars_rag::columnar::verdicts::claim_check_report(scores, &options)?;
+        out.rename(scores.name().clone());
+        Ok(out)
+    })
+}
+
 /// Decodes a custom judge's pickled keyword arguments (its card and judge settings).
 fn custom_judge_options(kwargs: DefaultKwargs) -> PolarsResult<CustomJudgeOptions> {
     options("custom_judge", kwargs)

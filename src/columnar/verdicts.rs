@@ -244,3 +244,70 @@ pub fn claim_check_scores(
     }
     float_struct(METRIC, &claim_checks::SCORE_NAMES, &rows)
 }
+
+/// Output dtype of `claim_check_report`: the eleven scores.
+pub fn claim_check_report_dtype() -> DataType {
+    float_struct_dtype(&claim_checks::SCORE_NAMES)
+}
+
+/// RAGChecker's dataset report of per-answer scores: one row, each of the eleven scores' mean
+/// over the answers that have them all (the struct `claim_check_scores` or `claim_checks`
+/// writes; a null row or a row with a null score is left out), in [0, 1]; with
+/// `compat="ragchecker"` the mean × 100 rounded to one decimal as RAGChecker's report gives it.
+/// Null without such rows.
+///
+/// ```
+/// use polars::prelude::*;
+/// use polars_rag::columnar::verdicts::{claim_check_report, claim_check_scores};
+/// use polars_rag::metrics::claim_checks::{ClaimCheckCompat, ClaimCheckOptions};
+/// let list = |v: &[&str]| Series::new("".into(), v);
+/// let table = |rows: &[&[&str]]| {
+///     let inner: Vec<Series> = rows.iter().map(|r| list(r)).collect();
+///     Series::new("".into(), inner)
+/// };
+/// let scores = claim_check_scores(
+///     &Series::new("a".into(), [list(&["entailment", "neutral", "neutral"]), list(&["entailment"])]),
+///     &Series::new("b".into(), [list(&["entailment"]), list(&["entailment"])]),
+///     &Series::new("c".into(), [table(&[&["entailment"], &["neutral"], &["neutral"]]), table(&[&["entailment"]])]),
+///     &Series::new("d".into(), [table(&[&["entailment"]]), table(&[&["entailment"]])]),
+///     &Default::default(),
+/// )
+/// .unwrap();
+/// let ragchecker = ClaimCheckOptions { compat: ClaimCheckCompat::Ragchecker };
+/// let report = claim_check_report(&scores, &ragchecker).unwrap();
+/// let precision = report.struct_().unwrap().field_by_name("precision").unwrap();
+/// assert_eq!(precision.f64().unwrap().get(0), Some(66.7)); // (1/3 + 1) / 2 × 100
+/// ```
+pub fn claim_check_report(scores: &Series, options: &ClaimCheckOptions) -> PolarsResult<Series> {
+    const METRIC: &str = "claim_check_report";
+    let bad = || polars_err!(SchemaMismatch: "{METRIC}: column '{}' must be the struct claim_check_scores or claim_checks writes (its eleven float fields: precision, recall, ...), got {}", scores.name(), scores.dtype());
+    let DataType::Struct(_) = scores.dtype() else {
+        return Err(bad());
+    };
+    let fields = scores.struct_()?;
+    let columns: Vec<Float64Chunked> = claim_checks::SCORE_NAMES
+        .iter()
+        .map(|name| {
+            let field = fields.field_by_name(name).map_err(|_| bad())?;
+            if !field.dtype().is_primitive_numeric() {
+                return Err(bad());
+            }
+            Ok(field.cast(&DataType::Float64)?.f64()?.clone())
+        })
+        .collect::<PolarsResult<_>>()?;
+    let valid = scores.is_not_null();
+    let rows: Vec<claim_checks::ClaimCheckScores> = (0..scores.len())
+        .filter(|&i| valid.get(i) == Some(true))
+        .filter_map(|i| {
+            let values: Option<Vec<f64>> = columns.iter().map(|c| c.get(i)).collect();
+            let values: [f64; 11] = values?.try_into().ok()?;
+            Some(claim_checks::ClaimCheckScores::from_values(values))
+        })
+        .collect();
+    let report = claim_checks::aggregate_scores(&rows, options.compat);
+    float_struct(
+        METRIC,
+        &claim_checks::SCORE_NAMES,
+        &[report.map(|r| r.values().to_vec())],
+    )
+}

@@ -131,7 +131,8 @@ impl ClaimCheckScores {
         ]
     }
 
-    fn from_values(v: [f64; 11]) -> Self {
+    /// The scores from their values in the order of [`SCORE_NAMES`].
+    pub fn from_values(v: [f64; 11]) -> Self {
         ClaimCheckScores {
             precision: v[0],
             recall: v[1],

@@ -1053,8 +1053,9 @@ fn nuggets_are_created_then_assessed_and_cached() {
     assert_eq!(server.requests(), 5);
     assert!(again.equals_missing(&created));
 
-    let mut assess = NuggetAssignmentOptions::default();
-    assess.judge = create.judge.clone();
+    let assess = NuggetAssignmentOptions {
+        judge: create.judge.clone(),
+    };
     let answers = Series::new(
         "answer".into(),
         [

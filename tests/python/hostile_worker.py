@@ -197,6 +197,15 @@ def column(draw: Any, n: int, role: str) -> pl.Series:
                                         "importance": maybe(st.sampled_from(["vital", "okay", " Vital ", "", "\x00", "bogus"]))})
         rows = [draw(maybe(st.lists(nugget, max_size=4))) for _ in range(n)]
         return pl.Series("c", rows, dtype=pl.List(pl.Struct({"text": pl.String, "importance": pl.String})))
+    if role == "claim_scores":  # per-answer claim-check scores: the eleven fields, some null or odd
+        names = ["precision", "recall", "f1", "claim_recall", "context_precision", "context_utilization",
+                 "noise_sensitivity_in_relevant", "noise_sensitivity_in_irrelevant", "hallucination",
+                 "self_knowledge", "faithfulness"]
+        if draw(st.booleans()):
+            names = names[: draw(st.integers(0, len(names)))]
+        value = maybe(st.floats(0, 1) | st.sampled_from([math.nan, math.inf, -1.0]))
+        rows = [draw(maybe(st.fixed_dictionaries(dict.fromkeys(names, value)))) for _ in range(n)]
+        return pl.Series("c", rows, dtype=pl.Struct(dict.fromkeys(names, pl.Float64)))
     if role == "numbers":  # scores or labels: small grades, floats, nulls, the odd extreme
         values = st.one_of(st.sampled_from([0.0, 1.0, 2.0, 3.0]), st.floats(-10, 10), st.sampled_from([1e308, -0.0, math.nan]))
         return pl.Series("c", draw(st.lists(maybe(values), min_size=n, max_size=n)), dtype=pl.Float64)
@@ -275,6 +284,7 @@ EXPRESSIONS: dict[str, tuple[list[str], bool]] = {
     "ppi_mean": (["numbers", "numbers"], True),
     "nugget_scores": (["labels", "labels"], False),
     "claim_check_scores": (["labels", "labels", "label_tables", "label_tables"], False),
+    "claim_check_report": (["claim_scores"], True),
 }
 # Functions that embed: given the local model with a throwaway cache (or a hostile embedder).
 EMBEDDED = {"embed", "semantic_similarity", "answer_relevancy"}
@@ -283,7 +293,7 @@ JUDGED = {"citation_support", "citation_precision", "answer_match", "split_claim
           "answer_relevancy", "context_precision", "context_utilization", "context_recall", "g_eval",
           "relevance_grade", "citation_recall_precision", "claim_checks", "create_nuggets", "nugget_assignment"}
 # Outputs documented in [0, 1] (struct outputs: the float fields named here).
-UNIT_RANGE = {name for name in EXPRESSIONS} - {"quoted_spans", "citation_alignment", "rouge", "checks", "locate_quotes", "extract_quotes", "embedding_cosine", "ppi_mean", "nugget_scores", "claim_check_scores"} - JUDGED - EMBEDDED
+UNIT_RANGE = {name for name in EXPRESSIONS} - {"quoted_spans", "citation_alignment", "rouge", "checks", "locate_quotes", "extract_quotes", "embedding_cosine", "ppi_mean", "nugget_scores", "claim_check_scores", "claim_check_report"} - JUDGED - EMBEDDED
 FRAME_FUNCTIONS = ["validate_golden", "check_spans", "collapse_run", "join_golden", "compare", "summary",
                    "locate_quotes_in_corpus", "signature", "metric_ids", "option_defaults", "compare_defaults",
                    "judge_cache_stats", "judge_cache_clear", "judge_agreement", "citation_review",

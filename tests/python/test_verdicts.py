@@ -33,11 +33,22 @@ def test_claim_check_scores_equal_ragchecker_through_the_plugin():
     for row, case in zip(got.iter_rows(named=True), cases):
         for name, want in case["metrics"].items():
             assert row[name] == pytest.approx(want, abs=1e-12), (name, case["labels"])
-    # RAGChecker's report: the mean of each score × 100, rounded to one decimal.
-    first = groups[0]
-    means = got.head(len(first["cases"])).mean().row(0, named=True)
-    for name, want in first["aggregate"].items():
-        assert round(means[name] * 100, 1) == pytest.approx(want, abs=0.05 + 1e-9)
+    # RAGChecker's report of each group, as its code printed it: claim_check_report equals it
+    # exactly (the mean × 100, rounded to one decimal as numpy rounds), in a group_by too.
+    groups_of_rows = []
+    for g, group in enumerate(groups):
+        groups_of_rows += [g] * len(group["cases"])
+    per_group = (
+        df.with_columns(pl.Series("group", groups_of_rows))
+        .group_by("group", maintain_order=True)
+        .agg(pr.claim_check_report(expr, compat="ragchecker"))
+    )
+    for (g, report), group in zip(per_group.iter_rows(), groups):
+        assert report == group["aggregate"], g
+    # The standard report is the plain means.
+    means = df.select(pr.claim_check_report(expr)).item()
+    assert means == pytest.approx(got.mean().row(0, named=True), abs=1e-12)
+    assert pl.DataFrame({"s": got.to_struct("s").head(0)}).select(pr.claim_check_report("s")).item() is None
 
 
 def test_nugget_scores_equal_nuggetizer_through_the_plugin():

@@ -140,6 +140,7 @@ def score(
     options: Mapping[str, Mapping[str, Any]] | None = None,
     batch_rows: int | None = None,
     out: str | os.PathLike[str] | None = None,
+    grade_relevance: str | os.PathLike[str] | None = None,
     args: Sequence[str] = (),
 ) -> ScoreResult:
     """Scores a run as ``polars-rag score`` does: joined with its golden table (one row per
@@ -153,7 +154,10 @@ def score(
     (:class:`Judge`, :class:`Embedder`) are the engines of the judged and embedding metrics;
     ``options`` are metric options by section, as in the config file
     (``{"rouge": {"use_stemmer": True}}``); ``batch_rows`` scores a larger run one batch at a time
-    (as ``--batch-rows``); ``args`` are further flags of ``polars-rag score`` (column names). ``out``
+    (as ``--batch-rows``); ``grade_relevance`` is a qrels table the judge grades the run's
+    retrieved passages into (``relevance_grade``, 0-3; pairs already in it are not asked again)
+    and, without ground truth of the tables' own, the ranked metrics score against (as
+    ``--grade-relevance``); ``args`` are further flags of ``polars-rag score`` (column names). ``out``
     is where the scores table goes (default: a temporary file, read back into ``scores``); a lazy
     ``run`` with an ``out`` gives ``scores`` as a lazy scan of it, so with ``batch_rows`` neither the
     run nor its scores is ever held in memory whole.
@@ -201,6 +205,8 @@ def score(
             argv += ["--by", by]
         if batch_rows is not None:
             argv += ["--batch-rows", str(int(batch_rows))]
+        if grade_relevance is not None:
+            argv += ["--grade-relevance", os.fspath(grade_relevance)]
         written = Path(out) if out is not None else folder / "scores.parquet"
         argv += ["--out", str(written), *args]
         status, text, errors, data = _score_captured(["polars-rag", *argv])

@@ -487,6 +487,12 @@ pub(crate) struct ScoreArgs {
     /// first.
     #[arg(long)]
     pub(crate) review: Option<PathBuf>,
+    /// Grade the retrieved passages (list of {id, text} structs) with the judge, 0-3, into this
+    /// qrels table (query id, relevant_ids with id, grade, reason); pairs already in it are not
+    /// asked again. Without ground truth of their own, the ranked metrics score against the
+    /// grades (relevance_level: the grade that counts as relevant).
+    #[arg(long, value_name = "QRELS.parquet")]
+    pub(crate) grade_relevance: Option<PathBuf>,
     /// A judge defined as data: a TOML card (id, version, inputs, system, schema) whose inputs
     /// read the columns of the same names; scored into a column named after its id. Repeatable.
     /// (A [judges.<id>] config section can map inputs to other columns.)

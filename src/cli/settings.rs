@@ -191,6 +191,7 @@ pub(crate) fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
         by: args.by.or(cfg.by),
         timings: args.timings,
         review: args.review,
+        grade_relevance: args.grade_relevance,
         progress: if args.quiet {
             ProgressMode::Never
         } else {

@@ -228,8 +228,8 @@ pub fn create_nuggets(
 }
 
 /// Reads a nuggets column: `list[struct{text, importance}]`, or the struct `create_nuggets`
-/// returns (its `nuggets` field). A null row, or a nugget whose text or importance is null, is
-/// `None`; an unknown importance is an error naming the row.
+/// returns (its `nuggets` field). A null row is `None`; a nugget whose text or importance is
+/// null, or an unknown importance, is an error naming the row.
 fn read_nuggets(metric: &str, nuggets: &Series) -> PolarsResult<Vec<Option<Vec<Nugget>>>> {
     let bad = || polars_err!(SchemaMismatch: "{metric}: column '{}' (nuggets) must be list[struct{{text: str, importance: str}}] (what create_nuggets writes), got {}", nuggets.name(), nuggets.dtype());
     let list = match nuggets.dtype() {
@@ -267,14 +267,16 @@ fn read_nuggets(metric: &str, nuggets: &Series) -> PolarsResult<Vec<Option<Vec<N
             .zip(importance.str()?.iter())
             .map(|(t, imp)| Some(Nugget::new(t?, &imp?.trim().to_ascii_lowercase())))
             .collect();
+        let Some(row) = row else {
+            polars_bail!(ComputeError: "{metric}: column '{}' (nuggets), row {}: a nugget without its text or importance", nuggets.name(), i + 1);
+        };
         if let Some(bad) = row
             .iter()
-            .flatten()
             .find(|n| n.importance != "vital" && n.importance != "okay")
         {
             polars_bail!(ComputeError: "{metric}: column '{}' (nuggets), row {}: unknown importance {:?} (vital or okay)", nuggets.name(), i + 1, bad.importance);
         }
-        rows.push(row);
+        rows.push(Some(row));
     }
     Ok(rows)
 }

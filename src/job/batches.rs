@@ -84,6 +84,9 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Batched> 
     if job.review.is_some() {
         return in_memory("--review ranks every judged row");
     }
+    if job.grade_relevance.is_some() {
+        return in_memory("--grade-relevance grades every query's retrieved passages together");
+    }
     if job.out.is_none() {
         return in_memory("the scores are kept in memory (no output file)");
     }

@@ -133,6 +133,22 @@ pub(crate) fn run_job(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         notes.extend(corpus_tally.notes(job, corpus));
     }
     stages.lap("corpus");
+    let (frame, resolved, options) = match &job.grade_relevance {
+        Some(path) => {
+            let (frame, graded) =
+                super::qrels::grade_relevance(frame, &id, &resolved, &options, path, &mut notes)?;
+            stages.lap("relevance grades");
+            if graded {
+                // The grades are the ground truth now: the columns are found again.
+                let resolved = resolve_columns(job, frame.schema())?;
+                let options = options_with_relevance(job, &resolved);
+                (frame, resolved, options)
+            } else {
+                (frame, resolved, options)
+            }
+        }
+        None => (frame, resolved, options),
+    };
     let chosen = choose_metrics(job, &resolved, &mut notes)?;
     let mut scores = compute_scores(job, &options, &resolved, &chosen, &frame, &mut notes)?;
     let audit = claims::audits_claims(job, &resolved)

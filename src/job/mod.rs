@@ -46,6 +46,7 @@ pub mod parquet;
 pub mod parts;
 pub mod plan;
 pub mod progress;
+pub mod qrels;
 pub mod sample;
 pub mod summary;
 pub mod tally;
@@ -107,6 +108,10 @@ pub struct ScoreJob {
     /// Write the rows of `citation_support` to check by hand here (`.xlsx`, most suspicious
     /// first).
     pub review: Option<PathBuf>,
+    /// Grade the run's retrieved passages with the judge (`relevance_grade`) into this qrels
+    /// table, each (query, item) pair once across runs; without ground truth of its own, the
+    /// ranked metrics are scored against the grades (see [`qrels`]).
+    pub grade_relevance: Option<PathBuf>,
     /// The judge of the judged metrics (given to each section without its own, see
     /// [`ScoreJob::with_engines`]); `None`: judged
     /// metrics are skipped unless asked for, and asking for one is an error.

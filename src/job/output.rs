@@ -131,6 +131,21 @@ pub(crate) fn signatures(
 /// An error when the scores would be written over one of the job's own inputs (the run, the
 /// golden table or the corpus file), which the write would destroy.
 pub(crate) fn refuse_overwriting_inputs(job: &ScoreJob) -> PolarsResult<()> {
+    if let Some(qrels) = &job.grade_relevance {
+        for (what, path) in [
+            ("run", job.run.path()),
+            ("golden table", job.golden.as_ref().and_then(Input::path)),
+            ("corpus", job.corpus.as_ref().and_then(Input::path)),
+            ("scores table", job.out.as_deref()),
+        ] {
+            if path.is_some_and(|p| crate::job::parquet::same_file(p, qrels)) {
+                polars_bail!(InvalidOperation: "refusing to write the relevance grades to {}: it is the {what} of this job", qrels.display());
+            }
+        }
+        if job.parts != super::Parts::Whole {
+            polars_bail!(InvalidOperation: "--grade-relevance grades the whole run: it cannot run in parts (grade first, then score in parts with the qrels table as --golden)");
+        }
+    }
     for (what, input) in [
         ("run", job.run.path()),
         ("golden table", job.golden.as_ref().and_then(Input::path)),

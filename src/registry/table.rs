@@ -630,7 +630,7 @@ impl MetricId {
                 reference: "TREC 2024 RAG track UMBRELA relevance assessor (its 0-3 scale, in this project's prompt)",
                 formula: "3: about the question, holds the answer; 2: holds an incomplete, unclear or buried answer; 1: on topic without the answer; 0: unrelated",
                 example: "pr.relevance_grade(\"question\", \"passage\", judge=judge)",
-                doc: "Graded relevance judgements by a judge, on the 0-3 scale of the TREC 2024 RAG track's automatic assessor (UMBRELA), in this project's own prompt: the judge reads the question and one passage and grades how well the passage answers it. A run without human qrels gets graded judgements that the ranked metrics (ndcg_at_k, average_precision, ... with relevance_level) read as they read qrels: explode the retrieved passages, grade them, and keep the grades with their ids.",
+                doc: "Graded relevance judgements by a judge, on the 0-3 scale of the TREC 2024 RAG track's automatic assessor (UMBRELA), in this project's own prompt: the judge reads the question and one passage and grades how well the passage answers it. A run without human qrels gets graded judgements that the ranked metrics (ndcg_at_k, average_precision, ... with relevance_level) read as they read qrels: explode the retrieved passages, grade them, and keep the grades with their ids; score --grade-relevance QRELS does this for a run's retrieved {id, text} structs, each (query, id) pair once across runs, and scores the ranked metrics against the grades.",
             },
             CitationRecallPrecision => MetricInfo {
                 metric: CitationRecallPrecision,

@@ -1289,3 +1289,196 @@ fn claim_checks_extracts_checks_and_scores_claims() {
     assert!(again.equals_missing(&out));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `score --grade-relevance`: the run's retrieved passages graded by the judge into a qrels table,
+/// the ranked metrics scored against the grades, and a second run grading only the pairs the
+/// table does not have yet.
+#[test]
+fn score_grades_retrieved_passages_into_a_qrels_table_once() {
+    let server = FakeJudge::start();
+    let dir = common::scratch_dir("grade-relevance");
+    std::fs::create_dir_all(&dir).unwrap();
+    let item = |id: &str, text: &str| {
+        StructChunked::from_series(
+            "".into(),
+            1,
+            [
+                Series::new("id".into(), [id]),
+                Series::new("text".into(), [text]),
+            ]
+            .iter(),
+        )
+        .unwrap()
+        .into_series()
+    };
+    let items = |list: &[(&str, &str)]| {
+        let parts: Vec<Series> = list.iter().map(|(i, t)| item(i, t)).collect();
+        let mut all = parts[0].clone();
+        for p in &parts[1..] {
+            all.append(p).unwrap();
+        }
+        all
+    };
+    let bridge = "The bridge did open when the war ended.";
+    let write = |name: &str, questions: &[&str], retrieved: Vec<Series>| {
+        let mut run = DataFrame::new(
+            2,
+            vec![
+                Series::new("query_id".into(), ["q1", "q2"]).into(),
+                Series::new("question".into(), questions).into(),
+                Series::new("retrieved".into(), retrieved).into(),
+            ],
+        )
+        .unwrap();
+        let path = dir.join(name);
+        ParquetWriter::new(std::fs::File::create(&path).unwrap())
+            .finish(&mut run)
+            .unwrap();
+        path
+    };
+    let questions = ["When did the bridge open?", "Where is the tunnel?"];
+    let first = write(
+        "run_a.parquet",
+        &questions,
+        vec![
+            items(&[
+                ("d2", "The bridge is long."),
+                ("d1", bridge),
+                ("d3", "Tomatoes grow."),
+            ]),
+            items(&[
+                ("d1", bridge),
+                ("d4", "The tunnel is where the river bends."),
+            ]),
+        ],
+    );
+    let second = write(
+        "run_b.parquet",
+        &questions,
+        vec![
+            items(&[("d1", bridge), ("d5", "Bridges open at dawn.")]),
+            items(&[("d4", "The tunnel is where the river bends.")]),
+        ],
+    );
+    let qrels = dir.join("qrels.parquet");
+    let score = |run: &PathBuf, out: &str| {
+        let done = std::process::Command::new(env!("CARGO_BIN_EXE_polars-rag"))
+            .args([
+                "score",
+                "--metrics",
+                "mrr",
+                "--set",
+                "mrr.relevance_level=2",
+                "--run",
+            ])
+            .arg(run)
+            .arg("--out")
+            .arg(dir.join(out))
+            .arg("--grade-relevance")
+            .arg(&qrels)
+            .args([
+                "--judge-base-url",
+                &server.base_url,
+                "--judge-model",
+                "fake-judge",
+                "--no-judge-cache",
+            ])
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&done.stdout).into_owned();
+        assert!(
+            done.status.success(),
+            "{said}\n{}",
+            String::from_utf8_lossy(&done.stderr)
+        );
+        let scores = ParquetReader::new(std::fs::File::open(dir.join(out)).unwrap())
+            .finish()
+            .unwrap();
+        let mrr: Vec<Option<f64>> = scores
+            .column("mrr")
+            .unwrap()
+            .f64()
+            .unwrap()
+            .iter()
+            .collect();
+        (said, mrr)
+    };
+    // The fake judge grades by the share of the question's long words in the passage: d1 3 and
+    // d2 1 for q1, d3 0; d1 0 and d4 3 for q2. Relevant from grade 2: d1 at rank 2, d4 at rank 2.
+    let (said, mrr) = score(&first, "scores_a.parquet");
+    assert_eq!(server.requests(), 5, "{said}");
+    assert_eq!(mrr, [Some(0.5), Some(0.5)]);
+    assert!(
+        said.contains("relevance grades: 5 passages graded now, 0 already in"),
+        "{said}"
+    );
+    let table = |path: &PathBuf| -> Vec<(String, String, i64)> {
+        let qrels = ParquetReader::new(std::fs::File::open(path).unwrap())
+            .finish()
+            .unwrap();
+        let exploded = qrels
+            .explode(
+                ["relevant_ids"],
+                ExplodeOptions {
+                    empty_as_null: false,
+                    keep_nulls: false,
+                },
+            )
+            .unwrap();
+        let ids = exploded.column("query_id").unwrap().str().unwrap().clone();
+        let judged = exploded
+            .column("relevant_ids")
+            .unwrap()
+            .struct_()
+            .unwrap()
+            .clone();
+        let items = judged.field_by_name("id").unwrap();
+        let grades = judged.field_by_name("grade").unwrap();
+        (0..exploded.height())
+            .map(|i| {
+                (
+                    ids.get(i).unwrap().to_string(),
+                    items.str().unwrap().get(i).unwrap().to_string(),
+                    grades.i64().unwrap().get(i).unwrap(),
+                )
+            })
+            .collect()
+    };
+    let row = |q: &str, d: &str, g: i64| (q.to_string(), d.to_string(), g);
+    assert_eq!(
+        table(&qrels),
+        [
+            row("q1", "d2", 1),
+            row("q1", "d1", 3),
+            row("q1", "d3", 0),
+            row("q2", "d1", 0),
+            row("q2", "d4", 3)
+        ]
+    );
+    // The second run asks only about d5 (one of q1's words of four letters or more: grade 1).
+    let (said, mrr) = score(&second, "scores_b.parquet");
+    assert_eq!(server.requests(), 6, "{said}");
+    assert_eq!(mrr, [Some(1.0), Some(1.0)]);
+    assert!(
+        said.contains("1 passages graded now, 5 already in"),
+        "{said}"
+    );
+    assert_eq!(table(&qrels).len(), 6);
+    // The qrels table is not one of the job's inputs or outputs.
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_polars-rag"))
+        .args(["score", "--run"])
+        .arg(&first)
+        .arg("--grade-relevance")
+        .arg(&first)
+        .args([
+            "--judge-base-url",
+            &server.base_url,
+            "--judge-model",
+            "fake-judge",
+        ])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("it is the run of this job"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

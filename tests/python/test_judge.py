@@ -140,6 +140,9 @@ def test_nuggets_are_created_once_then_assessed_against_each_answer(server, tmp_
     bad = run.with_columns(pl.lit([{"text": "x", "importance": "maybe"}]).alias("nuggets"))
     with pytest.raises(pl.exceptions.ComputeError, match=r"nugget_assignment.*unknown importance \"maybe\""):
         bad.select(pr.nugget_assignment("answer", "nuggets", judge=judge))
+    unread = run.with_columns(pl.lit([{"text": None, "importance": "vital"}]).alias("nuggets"))
+    with pytest.raises(pl.exceptions.ComputeError, match=r"row 1: a nugget without its text or importance"):
+        unread.select(pr.nugget_assignment("answer", "nuggets", judge=judge))
 
 
 def test_citation_recall_precision_asks_alces_questions(server):
@@ -447,3 +450,25 @@ def test_cards_too_deep_to_pickle_or_that_are_not_files_are_refused(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(ValueError, match="custom_judge_card: the card .*card.toml' is not a regular file"):
         pr.custom_judge_card(fifo)
+
+
+def test_score_grades_retrieved_passages_into_a_qrels_table(server, tmp_path):
+    judge = pr.Judge(base_url=server.base_url, model="fake", cache=None)
+    bridge = {"id": "d1", "text": "The bridge did open when the war ended."}
+    run = pl.DataFrame({
+        "query_id": ["q1"],
+        "question": ["When did the bridge open?"],
+        "retrieved": [[{"id": "d2", "text": "The bridge is long."}, bridge]],
+    })
+    qrels = tmp_path / "qrels.parquet"
+    options = {"mrr": {"relevance_level": 2}}
+    result = pr.score(run, metrics=["mrr"], judge=judge, options=options, grade_relevance=qrels)
+    # The fake judge grades d2 1 and d1 3; relevant from grade 2, d1 is first at rank 2.
+    assert result.scores["mrr"].to_list() == [0.5]
+    assert pl.read_parquet(qrels)["relevant_ids"].to_list() == [[
+        {"id": "d2", "grade": 1, "reason": "by rule"}, {"id": "d1", "grade": 3, "reason": "by rule"}]]
+    assert any("2 passages graded now" in n for n in result.notes)
+    asked = server.requests
+    again = pr.score(run.with_columns(pl.lit([bridge]).alias("retrieved")), metrics=["mrr"], judge=judge,
+                     options=options, grade_relevance=qrels)
+    assert again.scores["mrr"].to_list() == [1.0] and server.requests == asked

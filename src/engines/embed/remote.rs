@@ -47,7 +47,8 @@ impl RemoteModel {
                 "embeddings",
                 Duration::from_secs_f64(settings.endpoint.timeout),
                 api_key,
-            ),
+            )
+            .keeping(settings.endpoint.max_concurrency),
             base_url: base_url.to_string(),
             model: model.to_string(),
             max_retries: settings.endpoint.max_retries,

@@ -145,7 +145,8 @@ impl Judge {
             &resolved.base_url,
             Duration::from_secs_f64(settings.endpoint.timeout),
             api_key,
-        );
+        )
+        .keeping(settings.endpoint.max_concurrency);
         let cache = match &resolved.cache {
             Some(dir) => Some(ReplyCache::open(dir)?),
             None => None,

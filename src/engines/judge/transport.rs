@@ -42,6 +42,26 @@ pub enum Retry {
     Interrupted,
 }
 
+/// Idle connections kept per client unless told otherwise ([`Transport::keeping`]).
+const DEFAULT_IDLE_CONNECTIONS: usize = 64;
+
+/// The HTTP agent of a client: a whole-attempt `timeout`, statuses as values, no redirects
+/// followed, and a pool of up to `idle` kept-alive connections (ureq's total pool, 10 by
+/// default, is raised with the per-host one: one host is all a client talks to).
+fn agent(timeout: Duration, idle: usize) -> ureq::Agent {
+    let config = ureq::Agent::config_builder()
+        .timeout_global(Some(timeout))
+        .http_status_as_error(false)
+        // A redirect is reported, not followed: a POST sent on to another address would
+        // carry the key there.
+        .max_redirects(0)
+        .max_redirects_will_error(false)
+        .max_idle_connections(idle)
+        .max_idle_connections_per_host(idle)
+        .build();
+    ureq::Agent::new_with_config(config)
+}
+
 /// A configured HTTP client for one endpoint.
 pub struct Transport {
     agent: ureq::Agent,
@@ -66,22 +86,22 @@ impl Transport {
         timeout: Duration,
         api_key: Option<String>,
     ) -> Self {
-        let config = ureq::Agent::config_builder()
-            .timeout_global(Some(timeout))
-            .http_status_as_error(false)
-            // A redirect is reported, not followed: a POST sent on to another address would
-            // carry the key there.
-            .max_redirects(0)
-            .max_redirects_will_error(false)
-            .max_idle_connections_per_host(64)
-            .build();
         Transport {
-            agent: ureq::Agent::new_with_config(config),
+            agent: agent(timeout, DEFAULT_IDLE_CONNECTIONS),
             timeout,
             url: format!("{}/{path}", base_url.trim_end_matches('/')),
             authorization: api_key.as_ref().map(|key| format!("Bearer {key}")),
             api_key,
         }
+    }
+
+    /// The same client keeping up to `connections` idle connections open for reuse: one per
+    /// concurrent worker, so that each request after a worker's first goes on a kept-alive
+    /// connection (a smaller pool closes the extra connections after every request, and a
+    /// busy engine then spends its time opening new ones).
+    pub fn keeping(mut self, connections: usize) -> Self {
+        self.agent = agent(self.timeout, connections.max(DEFAULT_IDLE_CONNECTIONS));
+        self
     }
 
     /// The endpoint as it may be shown: without the URL's credentials.

@@ -158,11 +158,7 @@ pub(crate) fn run_job(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         scores.with_column(audit.per_answer.clone())?;
     }
     stages.lap("score");
-    let aggregates = compute_aggregates(&frame, &chosen, &options)?;
-    let mut aggregates = with_details(aggregates, |stats| {
-        let columns = dispatch::corpus_stats(&scores, stats).ok()??;
-        Some(columns.iter().map(|c| c.iter().sum()).collect())
-    });
+    let mut aggregates = aggregates_of_scores(&frame, &scores, &chosen, &options)?;
     write_scores(job, &options, &chosen, &mut scores)?;
     let (mut claims_table, mut claims_file) = (None, None);
     if let Some(mut audit) = audit {
@@ -478,6 +474,42 @@ pub(crate) fn compute_scores(
         scores = scores.unnest(["retrieval"], None)?;
     }
     Ok(scores)
+}
+
+/// The chosen aggregates of a job scored whole, with the summary's details. A corpus-level
+/// metric combines the per-row statistics its scores table already holds (as the batches and
+/// parts do), rather than computing them again from the texts (corpus_chrf's character n-grams
+/// cost as much as the metric itself); the sums are of counts, so the value is the same. An
+/// aggregate without per-row statistics, and any aggregate of an empty table, is computed over
+/// the table.
+pub(crate) fn aggregates_of_scores(
+    frame: &DataFrame,
+    scores: &DataFrame,
+    chosen: &Chosen,
+    options: &MetricOptions,
+) -> PolarsResult<Vec<Aggregate>> {
+    let mut sums: Vec<(&'static str, Vec<f64>)> = Vec::new();
+    if scores.height() > 0 {
+        super::parts::add_corpus_sums(chosen, scores, &mut sums)?;
+    }
+    let (from_sums, from_table): (Chosen, Chosen) = chosen
+        .iter()
+        .filter(|(info, _)| info.kind == MetricKind::Aggregate)
+        .cloned()
+        .partition(|(info, _)| sums.iter().any(|(id, _)| *id == info.id));
+    let mut values = compute_aggregates(frame, &from_table, options)?;
+    values.extend(
+        super::parts::aggregates_of_sums(&from_sums, &sums)
+            .into_iter()
+            .map(|(name, value, _)| (name, value)),
+    );
+    // The table's order, whichever way each was computed.
+    let position = |name: &str| chosen.iter().position(|(info, _)| info.id == name);
+    values.sort_by_key(|(name, _)| position(name));
+    Ok(with_details(values, |stats| {
+        let columns = dispatch::corpus_stats(scores, stats).ok()??;
+        Some(columns.iter().map(|c| c.iter().sum()).collect())
+    }))
 }
 
 /// The chosen aggregates over the whole table, with their options.

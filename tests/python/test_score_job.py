@@ -117,6 +117,12 @@ def test_pr_score_summary_table_aggregates_and_usage_are_the_scores_numbers() ->
         assert f"{value:.4f}" in printed.split()
         assert summary.filter(pl.col("value") == metric)["scored"].null_count() == 1
     assert result.usage == []  # no judge, no embedding model
+    # A corpus-level value combines the per-row statistics of the scores table: exactly the
+    # value of the metric over the joined table's texts.
+    golden, run = pl.read_parquet(DEMO / "golden.parquet"), pl.read_parquet(DEMO / "run_a.parquet")
+    joined = golden.join(run, on="query_id", how="left")
+    direct = joined.select(pr.corpus_bleu("answer", "reference_answers"), pr.corpus_chrf("answer", "reference_answers"))
+    assert (result.aggregates["corpus_bleu"], result.aggregates["corpus_chrf"]) == direct.row(0)
 
 
 def test_pr_score_options_are_the_config_files_sections(tmp_path: Path) -> None:

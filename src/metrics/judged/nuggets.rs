@@ -156,34 +156,36 @@ pub fn nuggets_of_reply(reply: &Value, max_nuggets: usize) -> Vec<String> {
     nuggets
 }
 
-/// The label of a `nugget_importance` reply: `vital` or `okay`.
-pub fn importance_of_reply(reply: &Value) -> crate::Result<String> {
+/// The `label` of a reply, trimmed and lowercased, when it is one of `allowed`; else an error
+/// naming what the judge gave as `what`.
+fn label_of_reply(reply: &Value, allowed: &[&str], what: &str) -> crate::Result<String> {
     let label = reply
         .get("label")
         .and_then(Value::as_str)
         .map(|l| l.trim().to_ascii_lowercase())
         .unwrap_or_default();
-    match label.as_str() {
-        "vital" | "okay" => Ok(label),
-        _ => Err(crate::Error::input(format!(
-            "the judge gave the importance {label:?} (vital or okay)"
-        ))),
+    if allowed.contains(&label.as_str()) {
+        Ok(label)
+    } else {
+        Err(crate::Error::input(format!(
+            "the judge gave the {what} {label:?} ({})",
+            allowed.join(" or ")
+        )))
     }
+}
+
+/// The label of a `nugget_importance` reply: `vital` or `okay`.
+pub fn importance_of_reply(reply: &Value) -> crate::Result<String> {
+    label_of_reply(reply, &["vital", "okay"], "importance")
 }
 
 /// The label of a `nugget_support` reply: `support`, `partial_support` or `not_support`.
 pub fn support_of_reply(reply: &Value) -> crate::Result<String> {
-    let label = reply
-        .get("label")
-        .and_then(Value::as_str)
-        .map(|l| l.trim().to_ascii_lowercase())
-        .unwrap_or_default();
-    match label.as_str() {
-        "support" | "partial_support" | "not_support" => Ok(label),
-        _ => Err(crate::Error::input(format!(
-            "the judge gave the assessment {label:?} (support, partial_support or not_support)"
-        ))),
-    }
+    label_of_reply(
+        reply,
+        &["support", "partial_support", "not_support"],
+        "assessment",
+    )
 }
 
 /// Numbered lines, `1. first`, as the cards read lists.

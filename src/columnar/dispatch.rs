@@ -693,7 +693,7 @@ pub fn field_at(series: &Series, path: &str) -> PolarsResult<Option<Series>> {
 
 /// The values at a dotted path into struct fields, as Float64; `None` when the column does not
 /// have that shape.
-fn value_at(series: &Series, path: &str) -> PolarsResult<Option<Series>> {
+pub(crate) fn value_at(series: &Series, path: &str) -> PolarsResult<Option<Series>> {
     let Some(current) = field_at(series, path)? else {
         return Ok(None);
     };
@@ -735,17 +735,36 @@ pub fn corpus_stats(
             Ok(Some(out))
         }
         StatsLayout::List(width) => {
-            let lists = series.list()?;
+            use polars_arrow::array::Array;
+            series.list()?;
+            // Read from the lists' flat values and offsets: a series per row would cost more
+            // than the resampling of the statistics it holds.
+            let lists = series.cast(&DataType::List(Box::new(DataType::Float64)))?;
             let mut out: Vec<Vec<f64>> = (0..width)
                 .map(|_| Vec::with_capacity(scores.height()))
                 .collect();
-            for i in 0..lists.len() {
-                let row = match lists.get_as_series(i) {
-                    Some(s) => zero_null(&s)?,
-                    None => Vec::new(),
-                };
-                for (j, col) in out.iter_mut().enumerate() {
-                    col.push(row.get(j).copied().unwrap_or(0.0));
+            for array in lists.list()?.downcast_iter() {
+                let values = array
+                    .values()
+                    .as_any()
+                    .downcast_ref::<polars_arrow::array::PrimitiveArray<f64>>()
+                    .ok_or_else(|| polars_err!(ComputeError: "{}: statistics are not numbers", stats.column))?;
+                for i in 0..array.len() {
+                    let (start, end) = array.offsets().start_end(i);
+                    let end = if array.is_valid(i) {
+                        end
+                    } else {
+                        start
+                    };
+                    for (j, col) in out.iter_mut().enumerate() {
+                        let at = start + j;
+                        let v = if at < end && values.is_valid(at) {
+                            values.value(at)
+                        } else {
+                            0.0
+                        };
+                        col.push(if v.is_nan() { 0.0 } else { v });
+                    }
                 }
             }
             Ok(Some(out))

@@ -27,13 +27,16 @@ pub mod calibrate;
 pub mod labelling;
 #[cfg(feature = "job")]
 pub mod report;
+#[cfg(feature = "polars")]
+pub mod source;
 pub mod stats;
+#[cfg(feature = "polars")]
+pub mod streamed;
 #[cfg(feature = "polars")]
 pub mod tables;
 
 use self::stats::{
-    bootstrap_corpus, paired_resampling, t_test_deltas, Alternative, PairedResampling,
-    ResampleOptions,
+    t_test_deltas, Alternative, ColumnSums, PairedResampler, PairedResampling, ResampleOptions,
 };
 
 /// Settings of a comparison.
@@ -426,174 +429,254 @@ pub fn compare_metrics(
         }
         None => metrics,
     };
-    // Paired deltas of the per-item metrics, resampled together in one pass.
-    let mut pairs: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
-    let mut spreads: Vec<Option<(f64, f64)>> = Vec::new();
-    let mut two_levels: Vec<Option<(Option<stats::TwoLevel>, usize)>> = Vec::new();
+    // Every metric's columns resampled together in one pass: the per-item deltas of the mean
+    // metrics, the per-item statistics of the corpus-level ones.
+    let mut prepared: Vec<Option<PreparedMean>> = Vec::with_capacity(metrics.len());
     for m in metrics {
-        if let MetricValues::Mean {
-            baseline,
-            candidate,
-            judge_spread,
-            judge_samples,
-            ..
-        } = m
-        {
-            two_levels.push(judge_samples.as_ref().and_then(|(bs, cs)| {
-                // Over the compared items; every one needs samples in both runs, else the
-                // items' bootstrap stands.
-                let compared: Vec<usize> = (0..baseline.len())
-                    .filter(|&i| baseline[i].is_finite() && candidate[i].is_finite())
-                    .collect();
-                if compared.is_empty()
-                    || compared
-                        .iter()
-                        .any(|&i| bs[i].is_empty() || cs[i].is_empty())
-                {
-                    return None;
-                }
-                let flips = compared
-                    .iter()
-                    .filter(|&&i| samples_disagree(&bs[i]) || samples_disagree(&cs[i]))
-                    .count();
-                let items: Vec<stats::ItemSamples> = compared
-                    .iter()
-                    .map(|&i| stats::ItemSamples {
-                        baseline: &bs[i],
-                        candidate: &cs[i],
-                    })
-                    .collect();
-                Some((
-                    stats::two_level_bootstrap(&items, &options.resample_options()),
-                    flips,
-                ))
-            }));
-            spreads.push(judge_spread.as_ref().and_then(|(bs, cs)| {
-                // Over the items compared (both values present) whose samples both runs have.
-                let (mut sum_b, mut sum_c, mut n) = (0.0, 0.0, 0usize);
-                for i in 0..baseline.len() {
-                    let compared = baseline[i].is_finite() && candidate[i].is_finite();
-                    if compared && bs[i].is_finite() && cs[i].is_finite() {
-                        sum_b += bs[i];
-                        sum_c += cs[i];
-                        n += 1;
-                    }
-                }
-                (n > 0).then(|| (sum_b / n as f64, sum_c / n as f64))
-            }));
-            let (b, c): (Vec<f64>, Vec<f64>) = baseline
-                .iter()
-                .zip(candidate)
-                .filter(|(b, c)| b.is_finite() && c.is_finite())
-                .map(|(b, c)| (*b, *c))
-                .unzip();
-            pairs.push((b, c));
-        }
-    }
-    let deltas: Vec<Vec<f64>> = pairs
-        .iter()
-        .map(|(b, c)| c.iter().zip(b).map(|(c, b)| c - b).collect())
-        .collect();
-    let slices: Vec<&[f64]> = deltas.iter().map(Vec::as_slice).collect();
-    let resampled = paired_resampling(&slices, &options.resample_options());
-    let alpha = 1.0 - options.confidence;
-    let mut out = Vec::with_capacity(metrics.len());
-    let mut next_mean = 0;
-    for m in metrics {
-        match m {
-            MetricValues::Mean { name, .. } => {
-                let j = next_mean;
-                next_mean += 1;
-                let (b, c) = &pairs[j];
-                let d = &deltas[j];
-                let r: Option<PairedResampling> = resampled[j];
-                let two_level = two_levels[j].and_then(|(t, _)| t);
-                let t = t_test_deltas(d);
-                let (hist, range) = histogram(d);
-                let tol = options.tolerance;
-                let nan = f64::NAN;
-                let p = r.map_or(nan, |r| r.p_value_of(options.alternative));
-                let t_interval =
-                    t.map(|t| t.confidence_interval(options.confidence, options.alternative));
-                out.push(MetricComparison {
-                    metric: name.clone(),
-                    kind: "mean",
-                    n: d.len(),
-                    baseline: mean(b),
-                    candidate: mean(c),
-                    delta: mean(d),
-                    ci_low: two_level.map_or_else(|| r.map_or(nan, |r| r.ci_low), |t| t.ci_low),
-                    ci_high: two_level.map_or_else(|| r.map_or(nan, |r| r.ci_high), |t| t.ci_high),
-                    p_randomization: p,
-                    p_t_test: t.map(|t| t.p_value_of(options.alternative)),
-                    t_statistic: t.map(|t| t.statistic),
-                    t_ci_low: t_interval.map(|i| i.0),
-                    t_ci_high: t_interval.map(|i| i.1),
-                    effect_size: t.map(|t| t.effect_size()),
-                    improved: d.iter().filter(|&&x| x > tol).count(),
-                    regressed: d.iter().filter(|&&x| x < -tol).count(),
-                    unchanged: d.iter().filter(|&&x| x.abs() <= tol).count(),
-                    significant: p < alpha,
-                    histogram: hist,
-                    histogram_range: range,
-                    baseline_judge_spread: spreads[j].map(|s| s.0),
-                    candidate_judge_spread: spreads[j].map(|s| s.1),
-                    interval: if two_level.is_some() {
-                        "items and judge samples"
-                    } else {
-                        "items"
-                    },
-                    judge_variance_share: two_level.map(|t| t.judge_share),
-                    judge_flips: two_levels[j].map(|(_, flips)| flips),
-                });
-            }
-            MetricValues::Corpus {
+        prepared.push(match m {
+            MetricValues::Mean {
                 name,
                 baseline,
                 candidate,
-                value,
-            } => {
-                let b: Vec<&[f64]> = baseline.iter().map(Vec::as_slice).collect();
-                let c: Vec<&[f64]> = candidate.iter().map(Vec::as_slice).collect();
-                let n = b.first().map_or(0, |c| c.len());
-                let r = if n > 0 {
-                    bootstrap_corpus(&b, &c, *value, &options.resample_options())
-                } else {
-                    None
-                };
-                let nan = f64::NAN;
-                let p = r.map_or(nan, |r| r.p_value_of(options.alternative));
-                out.push(MetricComparison {
-                    metric: name.clone(),
-                    kind: "corpus",
-                    n,
-                    baseline: r.map_or(nan, |r| r.baseline),
-                    candidate: r.map_or(nan, |r| r.candidate),
-                    delta: r.map_or(nan, |r| r.delta),
-                    ci_low: r.map_or(nan, |r| r.ci_low),
-                    ci_high: r.map_or(nan, |r| r.ci_high),
-                    p_randomization: p,
-                    p_t_test: None,
-                    t_statistic: None,
-                    t_ci_low: None,
-                    t_ci_high: None,
-                    effect_size: None,
-                    improved: 0,
-                    regressed: 0,
-                    unchanged: 0,
-                    significant: p < alpha,
-                    histogram: vec![0; HISTOGRAM_BINS],
-                    histogram_range: 0.0,
-                    baseline_judge_spread: None,
-                    candidate_judge_spread: None,
-                    interval: "items",
-                    judge_variance_share: None,
-                    judge_flips: None,
-                });
+                judge_spread,
+                judge_samples,
+            } => Some(prepare_mean(
+                name,
+                baseline,
+                candidate,
+                judge_spread.as_ref().map(|(b, c)| (b.as_slice(), c.as_slice())),
+                judge_samples
+                    .as_ref()
+                    .map(|(b, c)| (b.as_slice(), c.as_slice())),
+                options,
+            )),
+            MetricValues::Corpus { .. } => None,
+        });
+    }
+    let mut columns: Vec<&[f64]> = Vec::new();
+    for (m, p) in metrics.iter().zip(&prepared) {
+        match (m, p) {
+            (_, Some(p)) => columns.push(&p.deltas),
+            (MetricValues::Corpus { baseline, candidate, .. }, None) => columns
+                .extend(baseline.iter().chain(candidate).map(Vec::as_slice)),
+            _ => {}
+        }
+    }
+    let mut sums = resample_columns(&columns, options).into_iter();
+    let mut out = Vec::with_capacity(metrics.len());
+    for (m, p) in metrics.iter().zip(&prepared) {
+        match (m, p) {
+            (MetricValues::Corpus { name, baseline, candidate, value }, None) => {
+                let b: Vec<ColumnSums> = sums.by_ref().take(baseline.len()).collect();
+                let c: Vec<ColumnSums> = sums.by_ref().take(candidate.len()).collect();
+                out.push(finish_corpus(name, &b, &c, *value, options));
             }
+            (_, Some(p)) => {
+                let column = sums.next().expect("a sum per resampled column");
+                out.push(finish_mean(p, &column, options));
+            }
+            _ => {}
         }
     }
     out
+}
+
+/// The resampling sums of each column (see [`ColumnSums`]), the columns resampled together.
+pub(crate) fn resample_columns(columns: &[&[f64]], options: &CompareOptions) -> Vec<ColumnSums> {
+    let resample = options.resample_options();
+    let resampler = PairedResampler::new(columns, resample.resamples, resample.seed);
+    let sums = resampler.sums_parallel(resample.thread_count());
+    resampler.column_sums(&sums)
+}
+
+/// A mean metric's comparison from its items, all but the resampling of its deltas: what a
+/// comparison keeps of a metric once its values are dropped, and the deltas to resample.
+#[derive(Clone, Debug)]
+pub(crate) struct PreparedMean {
+    name: String,
+    /// The paired deltas (items with a value in both runs), to resample.
+    pub(crate) deltas: Vec<f64>,
+    n: usize,
+    baseline_mean: f64,
+    candidate_mean: f64,
+    delta_mean: f64,
+    t_test: Option<stats::TTest>,
+    histogram: (Vec<usize>, f64),
+    improved: usize,
+    regressed: usize,
+    unchanged: usize,
+    spread: Option<(f64, f64)>,
+    two_level: Option<(Option<stats::TwoLevel>, usize)>,
+}
+
+/// Everything of a mean metric's comparison that its aligned per-item values give (NaN: no
+/// value), with the judge's per-item spreads and samples when both runs have them.
+pub(crate) fn prepare_mean(
+    name: &str,
+    baseline: &[f64],
+    candidate: &[f64],
+    judge_spread: Option<(&[f64], &[f64])>,
+    judge_samples: Option<(&[Vec<f64>], &[Vec<f64>])>,
+    options: &CompareOptions,
+) -> PreparedMean {
+    let compared = |i: usize| baseline[i].is_finite() && candidate[i].is_finite();
+    let two_level = judge_samples.and_then(|(bs, cs)| {
+        // Over the compared items; every one needs samples in both runs, else the items'
+        // bootstrap stands.
+        let compared: Vec<usize> = (0..baseline.len()).filter(|&i| compared(i)).collect();
+        if compared.is_empty()
+            || compared
+                .iter()
+                .any(|&i| bs[i].is_empty() || cs[i].is_empty())
+        {
+            return None;
+        }
+        let flips = compared
+            .iter()
+            .filter(|&&i| samples_disagree(&bs[i]) || samples_disagree(&cs[i]))
+            .count();
+        let items: Vec<stats::ItemSamples> = compared
+            .iter()
+            .map(|&i| stats::ItemSamples {
+                baseline: &bs[i],
+                candidate: &cs[i],
+            })
+            .collect();
+        Some((
+            stats::two_level_bootstrap(&items, &options.resample_options()),
+            flips,
+        ))
+    });
+    let spread = judge_spread.and_then(|(bs, cs)| {
+        // Over the items compared (both values present) whose samples both runs have.
+        let (mut sum_b, mut sum_c, mut n) = (0.0, 0.0, 0usize);
+        for i in 0..baseline.len() {
+            if compared(i) && bs[i].is_finite() && cs[i].is_finite() {
+                sum_b += bs[i];
+                sum_c += cs[i];
+                n += 1;
+            }
+        }
+        (n > 0).then(|| (sum_b / n as f64, sum_c / n as f64))
+    });
+    let pairs = || {
+        baseline
+            .iter()
+            .zip(candidate)
+            .filter(|(b, c)| b.is_finite() && c.is_finite())
+    };
+    let deltas: Vec<f64> = pairs().map(|(b, c)| c - b).collect();
+    let n = deltas.len();
+    let mean_of = |sum: f64| if n == 0 { f64::NAN } else { sum / n as f64 };
+    let tol = options.tolerance;
+    PreparedMean {
+        name: name.to_string(),
+        n,
+        baseline_mean: mean_of(pairs().map(|(b, _)| *b).sum::<f64>()),
+        candidate_mean: mean_of(pairs().map(|(_, c)| *c).sum::<f64>()),
+        delta_mean: mean(&deltas),
+        t_test: t_test_deltas(&deltas),
+        histogram: histogram(&deltas),
+        improved: deltas.iter().filter(|&&x| x > tol).count(),
+        regressed: deltas.iter().filter(|&&x| x < -tol).count(),
+        unchanged: deltas.iter().filter(|&&x| x.abs() <= tol).count(),
+        spread,
+        two_level,
+        deltas,
+    }
+}
+
+/// A mean metric's comparison from its prepared parts and the resampling sums of its deltas.
+pub(crate) fn finish_mean(
+    prepared: &PreparedMean,
+    sums: &ColumnSums,
+    options: &CompareOptions,
+) -> MetricComparison {
+    let p_ = prepared;
+    let r: Option<PairedResampling> = sums.summarize(options.confidence);
+    let two_level = p_.two_level.and_then(|(t, _)| t);
+    let t = p_.t_test;
+    let nan = f64::NAN;
+    let alpha = 1.0 - options.confidence;
+    let p = r.map_or(nan, |r| r.p_value_of(options.alternative));
+    let t_interval = t.map(|t| t.confidence_interval(options.confidence, options.alternative));
+    MetricComparison {
+        metric: p_.name.clone(),
+        kind: "mean",
+        n: p_.n,
+        baseline: p_.baseline_mean,
+        candidate: p_.candidate_mean,
+        delta: p_.delta_mean,
+        ci_low: two_level.map_or_else(|| r.map_or(nan, |r| r.ci_low), |t| t.ci_low),
+        ci_high: two_level.map_or_else(|| r.map_or(nan, |r| r.ci_high), |t| t.ci_high),
+        p_randomization: p,
+        p_t_test: t.map(|t| t.p_value_of(options.alternative)),
+        t_statistic: t.map(|t| t.statistic),
+        t_ci_low: t_interval.map(|i| i.0),
+        t_ci_high: t_interval.map(|i| i.1),
+        effect_size: t.map(|t| t.effect_size()),
+        improved: p_.improved,
+        regressed: p_.regressed,
+        unchanged: p_.unchanged,
+        significant: p < alpha,
+        histogram: p_.histogram.0.clone(),
+        histogram_range: p_.histogram.1,
+        baseline_judge_spread: p_.spread.map(|s| s.0),
+        candidate_judge_spread: p_.spread.map(|s| s.1),
+        interval: if two_level.is_some() {
+            "items and judge samples"
+        } else {
+            "items"
+        },
+        judge_variance_share: two_level.map(|t| t.judge_share),
+        judge_flips: p_.two_level.map(|(_, flips)| flips),
+    }
+}
+
+/// A corpus-level metric's comparison from the resampling sums of its statistics in both runs.
+pub(crate) fn finish_corpus(
+    name: &str,
+    baseline: &[ColumnSums],
+    candidate: &[ColumnSums],
+    value: CorpusFn,
+    options: &CompareOptions,
+) -> MetricComparison {
+    let n = baseline.first().map_or(0, |c| c.n);
+    let r = if n > 0 {
+        stats::corpus_of_sums(baseline, candidate, value, options.confidence)
+    } else {
+        None
+    };
+    let nan = f64::NAN;
+    let alpha = 1.0 - options.confidence;
+    let p = r.map_or(nan, |r| r.p_value_of(options.alternative));
+    MetricComparison {
+        metric: name.to_string(),
+        kind: "corpus",
+        n,
+        baseline: r.map_or(nan, |r| r.baseline),
+        candidate: r.map_or(nan, |r| r.candidate),
+        delta: r.map_or(nan, |r| r.delta),
+        ci_low: r.map_or(nan, |r| r.ci_low),
+        ci_high: r.map_or(nan, |r| r.ci_high),
+        p_randomization: p,
+        p_t_test: None,
+        t_statistic: None,
+        t_ci_low: None,
+        t_ci_high: None,
+        effect_size: None,
+        improved: 0,
+        regressed: 0,
+        unchanged: 0,
+        significant: p < alpha,
+        histogram: vec![0; HISTOGRAM_BINS],
+        histogram_range: 0.0,
+        baseline_judge_spread: None,
+        candidate_judge_spread: None,
+        interval: "items",
+        judge_variance_share: None,
+        judge_flips: None,
+    }
 }
 
 /// The items whose value fell the most: `(item index, baseline, candidate)`, largest drop

@@ -37,6 +37,15 @@ impl SeenIds {
     }
 }
 
+/// The run's uncompressed size from its Parquet metadata (`None` for a frame): what holding
+/// it whole costs at least.
+fn run_bytes(job: &ScoreJob) -> Option<usize> {
+    let file = std::fs::File::open(job.run.path()?).ok()?;
+    let mut reader = ParquetReader::new(file);
+    let metadata = reader.get_metadata().ok()?;
+    Some(metadata.row_groups.iter().map(|g| g.total_byte_size()).sum())
+}
+
 /// Scores a run larger than `job.batch_rows` one batch of rows at a time: each batch is read
 /// from the Parquet file, joined with the golden rows of its ids (read from the golden file;
 /// see [`GoldenIndex`]), checked against the corpus (held in memory), scored and appended to
@@ -70,8 +79,15 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Batched> 
         return Ok(Batched::InMemory(None));
     }
     let in_memory = |why: &str| {
+        let size = match run_bytes(job) {
+            Some(bytes) => format!(
+                ", {:.2} GB uncompressed: at least that much memory",
+                bytes as f64 / 1e9
+            ),
+            None => String::new(),
+        };
         Ok(Batched::InMemory(Some(format!(
-            "scored in memory, not in batches of {} rows: {why}; memory grows with the run ({total} rows)",
+            "scored in memory, not in batches of {} rows: {why}; memory grows with the run ({total} rows{size})",
             job.batch_rows
         ))))
     };

@@ -89,7 +89,7 @@ pub fn run(job: &CalibrateJob) -> PolarsResult<String> {
     let names = run_names(&job.scores);
     let mut runs = Vec::with_capacity(job.scores.len());
     for (name, path) in names.into_iter().zip(&job.scores) {
-        let (table, _) = read_scores(path, &job.id, job.by.as_deref())?;
+        let table = read_scores(path, &job.id, job.by.as_deref())?;
         runs.push((name, table));
     }
     let calibration = calibrate_tables(&runs, &labels, &job.id, job.by.as_deref(), &job.options)?;

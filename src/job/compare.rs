@@ -8,9 +8,10 @@ use std::path::{Path, PathBuf};
 use polars::prelude::*;
 
 use crate::compare::report;
+use crate::compare::source::{ParquetScores, ScoresSource};
+use crate::compare::streamed::{compare_sources, summarize_source, DEFAULT_MEMORY};
 use crate::compare::tables::{
-    compare_tables, compared_columns, fill_answers, metrics_frame, regressed_ids,
-    regressions_frame, segments_frame, summarize_table, summary_frame, TableComparison,
+    compared_columns, metrics_frame, regressions_frame, segments_frame, summary_frame,
 };
 use crate::compare::{check_gates, CompareOptions, Gate};
 use crate::job::{self as score, ScoreJob};
@@ -64,14 +65,9 @@ fn err(msg: String) -> PolarsError {
     PolarsError::ComputeError(msg.into())
 }
 
-/// Reads the columns of a scores table that a comparison or a summary uses (see
-/// [`compared_columns`]: numbers and keys, not the kept texts, so memory grows with rows ×
-/// metrics, not with the answers), and the signatures `score` recorded in its metadata.
-pub fn read_scores(
-    path: &Path,
-    id: &str,
-    by: Option<&str>,
-) -> PolarsResult<(DataFrame, Vec<(String, String)>)> {
+/// Opens a scores table for a comparison or a summary: read piecewise (see
+/// [`crate::compare::streamed`]), with the signatures `score` recorded in its metadata.
+pub fn open_scores(path: &Path, id: &str) -> PolarsResult<(ParquetScores, Vec<(String, String)>)> {
     if !path.is_file() {
         return Err(err(format!("scores table not found: {}", path.display())));
     }
@@ -86,63 +82,34 @@ pub fn read_scores(
             Some((metric.to_string(), kv.value.clone().unwrap_or_default()))
         })
         .collect();
-    let schema = reader.schema()?;
-    let names: Vec<&str> = schema.iter_names().map(|n| n.as_str()).collect();
-    if !names.contains(&id) && !id.is_empty() {
+    let scores = ParquetScores::open(path)?;
+    let schema = scores.schema();
+    if !id.is_empty() && !schema.contains(id) {
+        let names: Vec<&str> = schema.iter_names().map(|n| n.as_str()).collect();
         return Err(err(format!(
             "compare: {} has no id column '{id}' (columns: {})",
             path.display(),
             names.join(", ")
         )));
     }
-    let mut columns = compared_columns(names, id, by);
+    Ok((scores, signatures))
+}
+
+/// Reads the columns of a scores table that its values come from (see [`compared_columns`]:
+/// numbers and keys, not the kept texts) whole, for the estimates that need both runs' judged
+/// values in frames (labelled deltas, calibration against labels).
+pub(crate) fn read_scores(path: &Path, id: &str, by: Option<&str>) -> PolarsResult<DataFrame> {
+    let (scores, _) = open_scores(path, id)?;
+    let schema = scores.schema();
+    let mut columns = compared_columns(schema.iter_names().map(|n| n.as_str()), id, by);
     // Judges defined as data: their card's column, recognised by its shape.
     columns.extend(
         schema
             .iter()
-            .filter(|(name, field)| {
-                crate::columnar::dispatch::is_judge_card_column(
-                    name,
-                    &DataType::from_arrow_field(field),
-                )
-            })
+            .filter(|(name, dtype)| crate::columnar::dispatch::is_judge_card_column(name, dtype))
             .map(|(name, _)| name.to_string()),
     );
-    let frame = reader
-        .with_columns(Some(columns))
-        .finish()
-        .map_err(|e| crate::job::parquet::naming_read_errors(e, &[("scores table", path)]))?;
-    Ok((frame, signatures))
-}
-
-/// The rows of the regressed items of a scores table, with their key columns and answer (none
-/// when the table keeps no answers): read by a streaming scan, so only those rows are loaded.
-fn regressed_rows(path: &Path, comparison: &TableComparison) -> PolarsResult<DataFrame> {
-    let mut rows = crate::job::inputs::scan(path, "scores")?;
-    let schema = rows.collect_schema()?;
-    let ids = regressed_ids(comparison);
-    if !schema.contains("answer") || ids.is_empty() {
-        return Ok(DataFrame::empty());
-    }
-    const KEY: &str = "__regressed_id";
-    let wanted = df!(KEY => ids)?;
-    let mut keep: Vec<Expr> = comparison.keys.iter().map(|k| col(k.as_str())).collect();
-    keep.push(col("answer"));
-    rows.select(keep.clone())
-        .with_column(
-            col(comparison.keys[0].as_str())
-                .cast(DataType::String)
-                .alias(KEY),
-        )
-        .join(
-            wanted.lazy(),
-            [col(KEY)],
-            [col(KEY)],
-            JoinArgs::new(JoinType::Inner),
-        )
-        .select(keep)
-        .collect_with_engine(Engine::Streaming)
-        .map(|frame| frame.unwrap_single())
+    scores.read(&columns, 0..scores.height())
 }
 
 pub(crate) fn create_parent(path: &Path) -> PolarsResult<()> {
@@ -177,41 +144,39 @@ pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
         }
     };
     let by = job.by.as_deref();
-    let (baseline, b_sigs) = read_scores(&baseline_path, &job.id, by)?;
-    let (candidate, c_sigs) = read_scores(&candidate_path, &job.id, by)?;
-    let mut comparison = compare_tables(
+    let (baseline, b_sigs) = open_scores(&baseline_path, &job.id)?;
+    let (candidate, c_sigs) = open_scores(&candidate_path, &job.id)?;
+    let mut comparison = compare_sources(
         &baseline,
         &candidate,
         &job.id,
-        job.by.as_deref(),
+        by,
         &job.options,
+        DEFAULT_MEMORY,
     )?;
     if let Some((baseline_labels, candidate_labels)) = &job.labels {
         let ppi = crate::metrics::ppi::PpiOptions {
             alpha: 1.0 - job.options.confidence,
             ..job.ppi.clone()
         };
+        // The labelled estimates pair labels with judged values in frames: both runs' value
+        // columns are read whole (about 8 bytes a row per value, twice).
         comparison.labelled = crate::compare::calibrate::labelled_deltas(
-            &baseline,
-            &candidate,
+            &read_scores(&baseline_path, &job.id, None)?,
+            &read_scores(&candidate_path, &job.id, None)?,
             &crate::job::calibrate::read_labels(baseline_labels)?,
             &crate::job::calibrate::read_labels(candidate_labels)?,
             &job.id,
             &ppi,
         )?;
     }
-    drop((baseline, candidate));
     if let Some((rejudged_baseline, rejudged_candidate)) = &job.rejudged {
-        let (b, _) = read_scores(rejudged_baseline, &job.id, None)?;
-        let (c, _) = read_scores(rejudged_candidate, &job.id, None)?;
-        let other = compare_tables(&b, &c, &job.id, None, &job.options)?;
+        let (b, _) = open_scores(rejudged_baseline, &job.id)?;
+        let (c, _) = open_scores(rejudged_candidate, &job.id)?;
+        let other = compare_sources(&b, &c, &job.id, None, &job.options, DEFAULT_MEMORY)?;
         comparison.judge_drift =
             crate::compare::verdict_changes(&comparison.metrics, &other.metrics);
     }
-    // The answers of the regressed items, read from the files for those rows only.
-    let regressed_baseline = regressed_rows(&baseline_path, &comparison)?;
-    let regressed_candidate = regressed_rows(&candidate_path, &comparison)?;
-    fill_answers(&mut comparison, &regressed_baseline, &regressed_candidate)?;
     let failures = check_gates(&job.gates, &comparison.metrics)?;
     let b_name = baseline_path.display().to_string();
     let c_name = candidate_path.display().to_string();
@@ -319,8 +284,8 @@ pub fn summary(
     options: &CompareOptions,
     out: Option<&Path>,
 ) -> PolarsResult<String> {
-    let (table, _) = read_scores(scores, "", by)?;
-    let rows = summarize_table(&table, by, options)?;
+    let (table, _) = open_scores(scores, "")?;
+    let rows = summarize_source(&table, by, options, DEFAULT_MEMORY)?;
     let mut text = report::summary_markdown(
         &rows,
         &scores.display().to_string(),

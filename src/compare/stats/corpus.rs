@@ -105,14 +105,61 @@ pub fn bootstrap_corpus<F: Fn(&[f64]) -> f64>(
         return None;
     }
     let sums = resampler.sums_parallel(options.thread_count());
-    let resamples = options.resamples;
-    let column_sum = |j: usize, v: i128| resampler.columns[j].fixed_to_f64(v);
-    let totals: Vec<f64> = (0..2 * k)
-        .map(|j| column_sum(j, sums.observed[j]))
-        .collect();
-    let (base_total, cand_total) = totals.split_at(k);
-    let base_value = metric(base_total);
-    let cand_value = metric(cand_total);
+    let mut sums = resampler.column_sums(&sums);
+    let candidate_sums = sums.split_off(k);
+    corpus_of_sums(&sums, &candidate_sums, metric, options.confidence)
+}
+
+/// [`bootstrap_corpus`] from each statistic's [`ColumnSums`] (the baseline's and the
+/// candidate's, one per statistic, all over the same n items and from one seed and resample
+/// count), for comparisons that resample their columns a group at a time: the same numbers.
+///
+/// ```
+/// use polars_rag::compare::stats::{bootstrap_corpus, corpus_of_sums, ColumnSums, ResampleOptions};
+/// let totals: Vec<f64> = (0..300).map(|i| 4.0 + (i % 5) as f64).collect();
+/// let base: Vec<f64> = totals.iter().map(|t| (t * 0.4).floor()).collect();
+/// let cand: Vec<f64> = totals.iter().map(|t| (t * 0.6).floor()).collect();
+/// let options = ResampleOptions { resamples: 200, seed: 9, ..Default::default() };
+/// let accuracy = |s: &[f64]| s[0] / s[1];
+/// let sums = |c: &[f64]| ColumnSums::of(c, &options);
+/// let apart = corpus_of_sums(&[sums(&base), sums(&totals)], &[sums(&cand), sums(&totals)], accuracy, 0.95);
+/// assert_eq!(apart, bootstrap_corpus(&[&base, &totals], &[&cand, &totals], accuracy, &options));
+/// ```
+///
+/// # Panics
+/// When the runs have different numbers of statistics, none, or sums of different shapes;
+/// when `confidence` is not in (0, 1).
+pub fn corpus_of_sums<F: Fn(&[f64]) -> f64>(
+    baseline: &[ColumnSums],
+    candidate: &[ColumnSums],
+    metric: F,
+    confidence: f64,
+) -> Option<CorpusResampling> {
+    let k = baseline.len();
+    assert!(
+        k > 0 && candidate.len() == k,
+        "corpus_of_sums: the runs need the same, non-zero, number of statistics"
+    );
+    let n = baseline[0].n;
+    let resamples = baseline[0].resamples();
+    assert!(
+        baseline
+            .iter()
+            .chain(candidate)
+            .all(|c| c.n == n && c.resamples() == resamples),
+        "corpus_of_sums: statistic sums differ in shape"
+    );
+    assert!(
+        confidence > 0.0 && confidence < 1.0,
+        "confidence must be in (0, 1), got {confidence}"
+    );
+    if n == 0 || baseline.iter().chain(candidate).any(|c| !c.is_finite()) {
+        return None;
+    }
+    let base_total: Vec<f64> = baseline.iter().map(ColumnSums::total).collect();
+    let cand_total: Vec<f64> = candidate.iter().map(ColumnSums::total).collect();
+    let base_value = metric(&base_total);
+    let cand_value = metric(&cand_total);
     let delta = cand_value - base_value;
 
     let mut base = vec![0.0; k];
@@ -123,12 +170,12 @@ pub fn bootstrap_corpus<F: Fn(&[f64]) -> f64>(
     let (mut extreme, mut above, mut below) = (0usize, 0usize, 0usize);
     for r in 0..resamples {
         // Every column has the same items, hence the same total weight.
-        let total_weight = sums.weights[r];
+        let total_weight = baseline[0].weight(r);
         if total_weight > 0 {
             let rescale = n as f64 / total_weight as f64;
             for j in 0..k {
-                base[j] = column_sum(j, sums.weighted[j * resamples + r]) * rescale;
-                cand[j] = column_sum(k + j, sums.weighted[(k + j) * resamples + r]) * rescale;
+                base[j] = baseline[j].weighted(r) * rescale;
+                cand[j] = candidate[j].weighted(r) * rescale;
             }
             let d = metric(&cand) - metric(&base);
             if d.is_finite() {
@@ -136,8 +183,8 @@ pub fn bootstrap_corpus<F: Fn(&[f64]) -> f64>(
             }
         }
         for j in 0..k {
-            let flipped_base = column_sum(j, sums.flipped[j * resamples + r]);
-            let flipped_cand = column_sum(k + j, sums.flipped[(k + j) * resamples + r]);
+            let flipped_base = baseline[j].flipped(r);
+            let flipped_cand = candidate[j].flipped(r);
             let (b, c) = (base_total[j], cand_total[j]);
             cand[j] = 0.5 * (c + flipped_cand) + 0.5 * (b - flipped_base);
             base[j] = 0.5 * (b + flipped_base) + 0.5 * (c - flipped_cand);
@@ -147,7 +194,7 @@ pub fn bootstrap_corpus<F: Fn(&[f64]) -> f64>(
         above += usize::from(swapped >= delta - tolerance);
         below += usize::from(swapped <= delta + tolerance);
     }
-    let (ci_low, ci_high, std_error) = percentile_interval(&mut deltas, options.confidence);
+    let (ci_low, ci_high, std_error) = percentile_interval(&mut deltas, confidence);
     let p = |count: usize| {
         if delta.is_finite() {
             (1 + count) as f64 / (resamples + 1) as f64

@@ -162,10 +162,6 @@ impl Column<'_> {
     pub(super) fn to_fixed(&self, x: f64) -> i128 {
         scale_pow2(x, -self.exponent).round() as i128
     }
-
-    pub(super) fn fixed_to_f64(&self, v: i128) -> f64 {
-        scale_pow2(v as f64, self.exponent)
-    }
 }
 
 /// Paired bootstrap and sign-flip randomization of several metrics' deltas, block by block.
@@ -338,55 +334,173 @@ impl<'a> PairedResampler<'a> {
     /// # Panics
     /// When `confidence` is not in (0, 1), or `sums` has another shape.
     pub fn summarize(&self, sums: &ResampleSums, confidence: f64) -> Vec<Option<PairedResampling>> {
-        assert!(
-            confidence > 0.0 && confidence < 1.0,
-            "confidence must be in (0, 1), got {confidence}"
-        );
+        self.column_sums(sums)
+            .iter()
+            .map(|column| column.summarize(confidence))
+            .collect()
+    }
+
+    /// The sums of each column on its own (see [`ColumnSums`]): a column's sums depend on its
+    /// values, the seed and the resample count only, not on the other columns resampled with it.
+    ///
+    /// # Panics
+    /// When `sums` has another shape.
+    pub fn column_sums(&self, sums: &ResampleSums) -> Vec<ColumnSums> {
         assert!(
             sums.resamples == self.resamples && sums.observed.len() == self.columns.len(),
-            "summarize: sums of another resampler"
+            "column_sums: sums of another resampler"
         );
         let resamples = self.resamples;
         self.columns
             .iter()
             .enumerate()
             .map(|(m, column)| {
-                let n = column.values.len();
-                if n == 0 || !column.finite {
-                    return None;
-                }
-                let observed = column.fixed_to_f64(sums.observed[m]);
                 let rows = m * resamples..(m + 1) * resamples;
-                let mut means: Vec<f64> = sums.weighted[rows.clone()]
-                    .iter()
-                    .zip(&sums.weights[rows.clone()])
-                    .filter(|&(_, &w)| w > 0)
-                    .map(|(&s, &w)| column.fixed_to_f64(s) / w as f64)
-                    .collect();
-                let tolerance = 1e-10 * column.abs_sum;
-                let threshold = observed.abs() - tolerance;
-                let (mut extreme, mut above, mut below) = (0usize, 0usize, 0usize);
-                for &s in &sums.flipped[rows] {
-                    let flipped = column.fixed_to_f64(s);
-                    extreme += usize::from(flipped.abs() >= threshold);
-                    above += usize::from(flipped >= observed - tolerance);
-                    below += usize::from(flipped <= observed + tolerance);
+                ColumnSums {
+                    n: column.values.len(),
+                    finite: column.finite,
+                    exponent: column.exponent,
+                    abs_sum: column.abs_sum,
+                    observed: sums.observed[m],
+                    weighted: sums.weighted[rows.clone()].to_vec(),
+                    flipped: sums.flipped[rows.clone()].to_vec(),
+                    weights: sums.weights[rows].to_vec(),
                 }
-                let p = |count: usize| (1 + count) as f64 / (resamples + 1) as f64;
-                let (ci_low, ci_high, std_error) = percentile_interval(&mut means, confidence);
-                Some(PairedResampling {
-                    n,
-                    mean_delta: observed / n as f64,
-                    ci_low,
-                    ci_high,
-                    std_error,
-                    p_randomization: p(extreme),
-                    resamples_used: means.len(),
-                    p_greater: p(above),
-                    p_less: p(below),
-                })
             })
             .collect()
+    }
+}
+
+/// One column's resampling sums, kept after its values are dropped: a comparison of more
+/// items and metrics than fit in memory at once resamples its columns a group at a time and
+/// summarises them from these, with the same numbers as one resampler over all columns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColumnSums {
+    /// Values in the column.
+    pub n: usize,
+    /// Whether all of them were finite (else the column has no summary).
+    finite: bool,
+    /// The fixed-point quantum is 2^exponent.
+    exponent: i32,
+    /// Σ |xᵢ|, the scale of the randomization test's tie tolerance.
+    abs_sum: f64,
+    observed: i128,
+    weighted: Vec<i128>,
+    flipped: Vec<i128>,
+    weights: Vec<u64>,
+}
+
+impl ColumnSums {
+    /// The sums of `values` resampled alone (the same as in a resampler with other columns).
+    ///
+    /// ```
+    /// use polars_rag::compare::stats::{ColumnSums, PairedResampler, ResampleOptions};
+    /// let a: Vec<f64> = (0..3000).map(|i| (i as f64).sin()).collect();
+    /// let b: Vec<f64> = (0..2000).map(|i| (i as f64).cos()).collect();
+    /// let options = ResampleOptions { resamples: 100, seed: 3, ..Default::default() };
+    /// let together = PairedResampler::new(&[&a, &b], 100, 3);
+    /// let sums = together.column_sums(&together.sums(0..together.block_count()));
+    /// assert_eq!(sums[1], ColumnSums::of(&b, &options));
+    /// ```
+    pub fn of(values: &[f64], options: &ResampleOptions) -> ColumnSums {
+        let resampler = PairedResampler::new(&[values], options.resamples, options.seed);
+        let sums = resampler.sums_parallel(options.thread_count());
+        resampler.column_sums(&sums).remove(0)
+    }
+
+    /// A column of zeros with the items (and so the weights) of this one.
+    pub fn zeros_like(&self) -> ColumnSums {
+        ColumnSums {
+            n: self.n,
+            finite: true,
+            exponent: 0,
+            abs_sum: 0.0,
+            observed: 0,
+            weighted: vec![0; self.weighted.len()],
+            flipped: vec![0; self.flipped.len()],
+            weights: self.weights.clone(),
+        }
+    }
+
+    /// Resamples behind the sums.
+    pub fn resamples(&self) -> usize {
+        self.weighted.len()
+    }
+
+    /// Whether every value was finite.
+    pub fn is_finite(&self) -> bool {
+        self.finite
+    }
+
+    pub(super) fn to_f64(&self, v: i128) -> f64 {
+        scale_pow2(v as f64, self.exponent)
+    }
+
+    /// Σ xᵢ.
+    pub fn total(&self) -> f64 {
+        self.to_f64(self.observed)
+    }
+
+    /// Σ wᵢxᵢ of resample `r`.
+    pub fn weighted(&self, r: usize) -> f64 {
+        self.to_f64(self.weighted[r])
+    }
+
+    /// Σ sᵢxᵢ of resample `r`.
+    pub fn flipped(&self, r: usize) -> f64 {
+        self.to_f64(self.flipped[r])
+    }
+
+    /// Σ wᵢ of resample `r`.
+    pub fn weight(&self, r: usize) -> u64 {
+        self.weights[r]
+    }
+
+    /// The bootstrap interval and randomization p-values of the column's mean (see
+    /// [`PairedResampler::summarize`]); `None` for an empty column or a non-finite one.
+    ///
+    /// # Panics
+    /// When `confidence` is not in (0, 1).
+    pub fn summarize(&self, confidence: f64) -> Option<PairedResampling> {
+        assert!(
+            confidence > 0.0 && confidence < 1.0,
+            "confidence must be in (0, 1), got {confidence}"
+        );
+        let n = self.n;
+        if n == 0 || !self.finite {
+            return None;
+        }
+        let resamples = self.resamples();
+        let observed = self.total();
+        let mut means: Vec<f64> = self
+            .weighted
+            .iter()
+            .zip(&self.weights)
+            .filter(|&(_, &w)| w > 0)
+            .map(|(&s, &w)| self.to_f64(s) / w as f64)
+            .collect();
+        let tolerance = 1e-10 * self.abs_sum;
+        let threshold = observed.abs() - tolerance;
+        let (mut extreme, mut above, mut below) = (0usize, 0usize, 0usize);
+        for &s in &self.flipped {
+            let flipped = self.to_f64(s);
+            extreme += usize::from(flipped.abs() >= threshold);
+            above += usize::from(flipped >= observed - tolerance);
+            below += usize::from(flipped <= observed + tolerance);
+        }
+        let p = |count: usize| (1 + count) as f64 / (resamples + 1) as f64;
+        let (ci_low, ci_high, std_error) = percentile_interval(&mut means, confidence);
+        Some(PairedResampling {
+            n,
+            mean_delta: observed / n as f64,
+            ci_low,
+            ci_high,
+            std_error,
+            p_randomization: p(extreme),
+            resamples_used: means.len(),
+            p_greater: p(above),
+            p_less: p(below),
+        })
     }
 }
 

@@ -1,0 +1,1096 @@
+//! The comparison of two scores tables (and the summary of one) in bounded memory.
+//!
+//! A paired bootstrap needs every item's values of both runs at once, but not every metric's:
+//! a column's resampling sums depend on its own values only ([`ColumnSums`]). So the tables are
+//! read piecewise ([`ScoresSource`]):
+//!
+//! 1. the key columns, a slice of rows at a time, each key reduced to a 128-bit hash: the items
+//!    are paired from the hashes (4 bytes an item per table are kept: its position in the other);
+//! 2. the metric columns a group at a time, the group as large as `memory` allows: its values
+//!    aligned item by item, its comparison computed (means, t-test, counts, largest drops) and
+//!    its columns resampled together, per segment too; only the sums are kept;
+//! 3. the keys and answers of the few items the report names, read for those rows alone.
+//!
+//! The numbers are those of one pass over everything in memory, bit for bit, whatever the
+//! grouping: the groups only decide how many columns share a pass of random draws.
+
+use std::collections::HashMap;
+use std::hash::Hasher;
+
+use polars::prelude::*;
+
+use super::source::{slices, ScoresSource};
+use super::stats::ColumnSums;
+use super::tables::{MetricSummary, Regression, TableComparison, REPEAT_COLUMNS};
+use super::{
+    finish_corpus, finish_mean, largest_drops, prepare_mean, resample_columns, CompareOptions,
+    CorpusFn, MetricComparison, PreparedMean,
+};
+use crate::columnar::dispatch;
+use crate::registry;
+
+/// Bytes of metric values a comparison holds at once by default (a group of columns): 10M
+/// items of two runs take 240 MB a metric, so about four metrics share a pass at that size,
+/// and every metric at once below about a million items.
+pub const DEFAULT_MEMORY: usize = 1 << 30;
+
+/// Where one value of a scores table sits.
+#[derive(Clone, Debug)]
+enum ValueAt {
+    /// A metric of the table: field `path` of column `id` (the column itself when empty).
+    Metric {
+        id: &'static str,
+        path: &'static str,
+        /// The metric's first value (its score): the one its judge samples are of.
+        first: bool,
+    },
+    /// A judge card's reply field.
+    Card { column: String, field: String },
+}
+
+impl ValueAt {
+    fn column(&self) -> &str {
+        match self {
+            ValueAt::Metric { id, .. } => id,
+            ValueAt::Card { column, .. } => column,
+        }
+    }
+
+    /// The values of rows of `frame` (which holds the column), NaN where missing.
+    fn values(&self, frame: &DataFrame) -> PolarsResult<Vec<f64>> {
+        let (column, path) = match self {
+            ValueAt::Metric { id, path, .. } => (*id, *path),
+            ValueAt::Card { column, field } => (column.as_str(), field.as_str()),
+        };
+        let series = frame.column(column)?.as_materialized_series();
+        match dispatch::value_at(series, path)? {
+            Some(values) => nan_for_null(&values),
+            None => Ok(vec![f64::NAN; frame.height()]),
+        }
+    }
+}
+
+fn nan_for_null(s: &Series) -> PolarsResult<Vec<f64>> {
+    Ok(s.cast(&DataType::Float64)?
+        .f64()?
+        .iter()
+        .map(|v| v.unwrap_or(f64::NAN))
+        .collect())
+}
+
+/// One labelled value of a table (`rouge.rougeL.fmeasure`).
+#[derive(Clone, Debug)]
+struct Value {
+    label: String,
+    at: ValueAt,
+}
+
+/// The values and the corpus-level statistics of a table, from its schema, in the order
+/// comparisons list them: the metrics' values in the metric table's order, the judge cards'
+/// values, then the corpus-level metrics.
+struct Layout {
+    values: Vec<Value>,
+    /// `(metric id, statistics column, statistic count, metric of sums)`.
+    corpus: Vec<(&'static str, &'static registry::CorpusStats, usize)>,
+}
+
+fn layout(schema: &Schema) -> PolarsResult<Layout> {
+    let empty = DataFrame::empty_with_schema(schema);
+    let mut values = Vec::new();
+    let mut corpus = Vec::new();
+    for info in registry::METRICS {
+        if schema.contains(info.id) {
+            for (k, path) in info.values.iter().enumerate() {
+                let column = empty.column(info.id)?.as_materialized_series();
+                if dispatch::value_at(column, path)?.is_some() {
+                    values.push(Value {
+                        label: registry::value_label(info.id, path),
+                        at: ValueAt::Metric {
+                            id: info.id,
+                            path,
+                            first: k == 0,
+                        },
+                    });
+                }
+            }
+        }
+        if let Some(stats) = &info.corpus
+            && let Some(columns) = dispatch::corpus_stats(&empty, stats)?
+        {
+            corpus.push((info.id, stats, columns.len()));
+        }
+    }
+    for (name, dtype) in schema.iter() {
+        if dispatch::is_judge_card_column(name, dtype)
+            && let DataType::Struct(fields) = dtype
+        {
+            let column = empty.column(name)?.as_materialized_series();
+            for field in fields {
+                if dispatch::value_at(column, field.name())?.is_some() {
+                    values.push(Value {
+                        label: format!("{name}.{}", field.name()),
+                        at: ValueAt::Card {
+                            column: name.to_string(),
+                            field: field.name().to_string(),
+                        },
+                    });
+                }
+            }
+        }
+    }
+    Ok(Layout { values, corpus })
+}
+
+/// The 128-bit hash of a key's text: two digests of the standard library's hasher (fixed keys,
+/// so the same within a process) under different prefixes. Items are paired on it; a collision
+/// among 10⁸ keys has probability ~10⁻²³.
+fn key_hash(key: &str) -> u128 {
+    let digest = |prefix: u8| {
+        let mut hasher = std::hash::DefaultHasher::new();
+        hasher.write_u8(prefix);
+        hasher.write(key.as_bytes());
+        hasher.finish()
+    };
+    (u128::from(digest(0)) << 64) | u128::from(digest(1))
+}
+
+/// Each row's key: the values of `keys` as text joined by `/` (`null` for a missing value),
+/// given to `each` row by row.
+fn for_each_key(
+    source: &dyn ScoresSource,
+    keys: &[String],
+    mut each: impl FnMut(usize, &str),
+) -> PolarsResult<()> {
+    let mut key = String::new();
+    for slice in slices(source, keys) {
+        let (start, frame) = slice?;
+        let texts: Vec<StringChunked> = keys
+            .iter()
+            .map(|k| Ok(frame.column(k)?.cast(&DataType::String)?.str()?.clone()))
+            .collect::<PolarsResult<_>>()?;
+        let iters: Vec<_> = texts.iter().map(|t| t.iter()).collect();
+        let mut iters = iters;
+        for row in 0..frame.height() {
+            key.clear();
+            for (k, it) in iters.iter_mut().enumerate() {
+                if k > 0 {
+                    key.push('/');
+                }
+                key.push_str(it.next().flatten().unwrap_or("null"));
+            }
+            each(start + row, &key);
+        }
+    }
+    Ok(())
+}
+
+/// The keys of the given rows (sorted, distinct), read for those rows alone.
+fn keys_of_rows(
+    source: &dyn ScoresSource,
+    keys: &[String],
+    rows: &[usize],
+) -> PolarsResult<HashMap<usize, String>> {
+    let mut out = HashMap::with_capacity(rows.len());
+    if rows.is_empty() {
+        return Ok(out);
+    }
+    for_each_key(source, keys, |row, key| {
+        if rows.binary_search(&row).is_ok() {
+            out.insert(row, key.to_string());
+        }
+    })?;
+    Ok(out)
+}
+
+/// The texts of column `name` at the given rows (sorted, distinct).
+fn texts_of_rows(
+    source: &dyn ScoresSource,
+    name: &str,
+    rows: &[usize],
+) -> PolarsResult<HashMap<usize, Option<String>>> {
+    let mut out = HashMap::with_capacity(rows.len());
+    if rows.is_empty() || !source.schema().contains(name) {
+        return Ok(out);
+    }
+    let columns = [name.to_string()];
+    for slice in slices(source, &columns) {
+        let (start, frame) = slice?;
+        let end = start + frame.height();
+        let first = rows.partition_point(|&r| r < start);
+        let last = rows.partition_point(|&r| r < end);
+        if first == last {
+            continue;
+        }
+        let texts = frame.column(name)?.cast(&DataType::String)?;
+        let texts = texts.str()?;
+        for &row in &rows[first..last] {
+            out.insert(row, texts.get(row - start).map(String::from));
+        }
+    }
+    Ok(out)
+}
+
+fn sorted_distinct(mut rows: Vec<usize>) -> Vec<usize> {
+    rows.sort_unstable();
+    rows.dedup();
+    rows
+}
+
+/// The rows of `hashes` whose key an earlier row has, in row order.
+fn repeated_rows(hashes: &[u128]) -> Vec<usize> {
+    let mut order: Vec<u32> = (0..hashes.len() as u32).collect();
+    order.sort_by_key(|&i| (hashes[i as usize], i));
+    let mut repeated: Vec<usize> = order
+        .windows(2)
+        .filter(|w| hashes[w[0] as usize] == hashes[w[1] as usize])
+        .map(|w| w[1] as usize)
+        .collect();
+    repeated.sort_unstable();
+    repeated
+}
+
+/// The items of two tables matched by key.
+struct Pairing {
+    /// `(baseline row, candidate row)` per matched item, in the candidate's order.
+    pairs: Vec<(u32, u32)>,
+    /// Whether both tables list the same keys in the same order (item p is row p of both).
+    same_order: bool,
+    baseline_only: Vec<usize>,
+    candidate_only: Vec<usize>,
+    /// Per row of each table, its item (`u32::MAX`: unmatched); empty in the same order.
+    baseline_item: Vec<u32>,
+    candidate_item: Vec<u32>,
+}
+
+impl Pairing {
+    fn item_of(&self, baseline: bool, row: usize) -> Option<usize> {
+        if self.same_order {
+            return Some(row);
+        }
+        let items = if baseline {
+            &self.baseline_item
+        } else {
+            &self.candidate_item
+        };
+        let p = items[row];
+        (p != u32::MAX).then_some(p as usize)
+    }
+}
+
+fn pair_items(
+    sources: [(&str, &dyn ScoresSource); 2],
+    keys: &[String],
+) -> PolarsResult<Pairing> {
+    let mut hashes: Vec<Vec<u128>> = Vec::with_capacity(2);
+    for (name, source) in sources {
+        if source.height() > u32::MAX as usize - 1 {
+            polars_bail!(ComputeError: "compare: the {name} table has {} rows; at most {} can be compared", source.height(), u32::MAX - 1);
+        }
+        let mut table = Vec::with_capacity(source.height());
+        for_each_key(source, keys, |_, key| table.push(key_hash(key)))?;
+        let repeated = repeated_rows(&table);
+        if !repeated.is_empty() {
+            let shown: Vec<usize> = sorted_distinct(repeated.iter().take(5).copied().collect());
+            let texts = keys_of_rows(source, keys, &shown)?;
+            let examples: Vec<&str> = shown.iter().map(|r| texts[r].as_str()).collect();
+            polars_bail!(ComputeError: "compare: {} keys occur more than once in the {name} table (e.g. {}); items are matched on {:?}: add a 'sample' or 'repeat' column to tell repeats apart", repeated.len(), examples.join(", "), keys);
+        }
+        hashes.push(table);
+    }
+    let (b, c) = (&hashes[0], &hashes[1]);
+    if b == c {
+        return Ok(Pairing {
+            pairs: (0..c.len() as u32).map(|i| (i, i)).collect(),
+            same_order: true,
+            baseline_only: Vec::new(),
+            candidate_only: Vec::new(),
+            baseline_item: Vec::new(),
+            candidate_item: Vec::new(),
+        });
+    }
+    let mut by_hash: Vec<(u128, u32)> = b.iter().enumerate().map(|(i, h)| (*h, i as u32)).collect();
+    by_hash.sort_unstable();
+    let mut pairs = Vec::new();
+    let mut candidate_only = Vec::new();
+    let mut baseline_item = vec![u32::MAX; b.len()];
+    let mut candidate_item = vec![u32::MAX; c.len()];
+    for (j, h) in c.iter().enumerate() {
+        match by_hash.binary_search_by_key(h, |&(hash, _)| hash) {
+            Ok(at) => {
+                let i = by_hash[at].1;
+                baseline_item[i as usize] = pairs.len() as u32;
+                candidate_item[j] = pairs.len() as u32;
+                pairs.push((i, j as u32));
+            }
+            Err(_) => candidate_only.push(j),
+        }
+    }
+    let baseline_only = (0..b.len())
+        .filter(|&i| baseline_item[i] == u32::MAX)
+        .collect();
+    Ok(Pairing {
+        pairs,
+        same_order: false,
+        baseline_only,
+        candidate_only,
+        baseline_item,
+        candidate_item,
+    })
+}
+
+/// What a comparison resamples, in the order of its rows.
+enum Unit {
+    /// A value both tables have.
+    Mean(Value),
+    /// Statistic `stat` of a corpus-level metric (the metric's index in the layout's `corpus`).
+    Statistic { metric: usize, stat: usize },
+}
+
+/// One unit's values of a group, aligned item by item.
+#[derive(Default)]
+struct Loaded {
+    baseline: Vec<f64>,
+    candidate: Vec<f64>,
+    /// Judge spreads of both runs (each `None` when no row of that run has one).
+    spreads: [Option<Vec<f64>>; 2],
+    /// Judge samples of both runs.
+    samples: [Option<Vec<Vec<f64>>>; 2],
+}
+
+/// Bytes a unit's values take per item while its group is compared.
+fn unit_bytes(unit: &Unit) -> usize {
+    match unit {
+        // Both runs' values and the deltas.
+        Unit::Mean(_) => 24,
+        // Both runs' statistics.
+        Unit::Statistic { .. } => 16,
+    }
+}
+
+/// The units in groups of consecutive units whose values of `items` items fit in `memory`
+/// bytes (a unit alone when it does not): the statistics of a corpus-level metric stay in one
+/// group when they fit, so that its resampling sums are not held across groups.
+fn groups(units: &[Unit], items: usize, memory: usize) -> Vec<std::ops::Range<usize>> {
+    // Blocks that should not be split: a mean value, or a corpus-level metric's statistics.
+    let mut blocks: Vec<std::ops::Range<usize>> = Vec::new();
+    for (u, unit) in units.iter().enumerate() {
+        match (unit, blocks.last_mut()) {
+            (Unit::Statistic { metric, stat }, Some(last))
+                if *stat > 0
+                    && matches!(&units[last.start], Unit::Statistic { metric: m, .. } if m == metric) =>
+            {
+                last.end = u + 1
+            }
+            _ => blocks.push(u..u + 1),
+        }
+    }
+    let bytes = |range: &std::ops::Range<usize>| -> usize {
+        units[range.clone()].iter().map(unit_bytes).sum::<usize>() * items
+    };
+    let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
+    for block in blocks {
+        if bytes(&block) > memory {
+            groups.extend(block.map(|u| u..u + 1));
+            continue;
+        }
+        match groups.last_mut() {
+            Some(last) if last.end == block.start && bytes(&(last.start..block.end)) <= memory => {
+                last.end = block.end
+            }
+            _ => groups.push(block),
+        }
+    }
+    groups
+}
+
+/// Reads the group's units of one table, aligned item by item into `loaded` (side 0: the
+/// baseline).
+fn load_side(
+    source: &dyn ScoresSource,
+    side: usize,
+    units: &[&Unit],
+    corpus: &[(&'static str, &'static registry::CorpusStats, usize)],
+    pairing: &Pairing,
+    items: usize,
+    loaded: &mut [Loaded],
+) -> PolarsResult<()> {
+    let mut columns: Vec<String> = Vec::new();
+    for unit in units {
+        let column = match unit {
+            Unit::Mean(value) => value.at.column().to_string(),
+            Unit::Statistic { metric, .. } => corpus[*metric].1.column.to_string(),
+        };
+        if !columns.contains(&column) {
+            columns.push(column);
+        }
+    }
+    for (unit, slot) in units.iter().zip(loaded.iter_mut()) {
+        let fill = if matches!(unit, Unit::Mean(_)) { f64::NAN } else { 0.0 };
+        *(if side == 0 {
+            &mut slot.baseline
+        } else {
+            &mut slot.candidate
+        }) = vec![fill; items];
+    }
+    for slice in slices(source, &columns) {
+        let (start, frame) = slice?;
+        let rows = frame.height();
+        // Each row's item, or None when the row is unmatched.
+        let item: Vec<Option<usize>> = (start..start + rows)
+            .map(|row| pairing.item_of(side == 0, row))
+            .collect();
+        let mut corpus_cache: HashMap<usize, Vec<Vec<f64>>> = HashMap::new();
+        for (unit, slot) in units.iter().zip(loaded.iter_mut()) {
+            let values = match unit {
+                Unit::Mean(value) => value.at.values(&frame)?,
+                Unit::Statistic { metric, stat } => {
+                    if !corpus_cache.contains_key(metric) {
+                        let stats = dispatch::corpus_stats(&frame, corpus[*metric].1)?
+                            .unwrap_or_default();
+                        corpus_cache.insert(*metric, stats);
+                    }
+                    corpus_cache[metric]
+                        .get(*stat)
+                        .cloned()
+                        .unwrap_or_else(|| vec![0.0; rows])
+                }
+            };
+            let target = if side == 0 {
+                &mut slot.baseline
+            } else {
+                &mut slot.candidate
+            };
+            for (k, v) in values.into_iter().enumerate() {
+                if let Some(p) = item[k] {
+                    target[p] = v;
+                }
+            }
+            if let Unit::Mean(Value {
+                at: ValueAt::Metric { id, first, .. },
+                ..
+            }) = unit
+            {
+                let column = frame.column(id)?.as_materialized_series();
+                // Spreads and samples are held only for a run that has some (judged with
+                // several samples per item): most metrics have none.
+                if let Some(spread) = dispatch::value_at(column, "spread")?
+                    && spread.null_count() < spread.len()
+                {
+                    let target = slot.spreads[side].get_or_insert_with(|| vec![f64::NAN; items]);
+                    for (k, v) in nan_for_null(&spread)?.into_iter().enumerate() {
+                        if let Some(p) = item[k] {
+                            target[p] = v;
+                        }
+                    }
+                }
+                if *first && let Some(samples) = dispatch::judge_samples(&frame, id)? {
+                    let target =
+                        slot.samples[side].get_or_insert_with(|| vec![Vec::new(); items]);
+                    for (k, s) in samples.into_iter().enumerate() {
+                        if let Some(p) = item[k] {
+                            target[p] = s;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn pick<'a, T: Clone>(values: &'a [T], items: Option<&[usize]>) -> std::borrow::Cow<'a, [T]> {
+    match items {
+        None => std::borrow::Cow::Borrowed(values),
+        Some(items) => std::borrow::Cow::Owned(items.iter().map(|&p| values[p].clone()).collect()),
+    }
+}
+
+/// Compares two scores tables read piecewise, holding at most about `memory` bytes of metric
+/// values at once (see the module's documentation). Items are matched by `id` (and the
+/// `sample` / `repeat` columns when both tables have them); `by` names the segment column of
+/// the baseline.
+///
+/// ```
+/// use polars::prelude::*;
+/// use polars_rag::compare::{streamed::compare_sources, tables::compare_tables, CompareOptions};
+/// let base = df!("query_id" => ["a", "b", "c", "d"], "mrr" => [1.0, 0.5, 0.0, 1.0]).unwrap();
+/// let cand = df!("query_id" => ["d", "c", "b", "a"], "mrr" => [1.0, 1.0, 0.5, 1.0]).unwrap();
+/// let options = CompareOptions { resamples: 200, ..Default::default() };
+/// let tight = compare_sources(&base, &cand, "query_id", None, &options, 1).unwrap();
+/// assert_eq!(tight.metrics, compare_tables(&base, &cand, "query_id", None, &options).unwrap().metrics);
+/// assert_eq!(tight.metrics[0].delta, 0.25);
+/// ```
+pub fn compare_sources(
+    baseline: &dyn ScoresSource,
+    candidate: &dyn ScoresSource,
+    id: &str,
+    by: Option<&str>,
+    options: &CompareOptions,
+    memory: usize,
+) -> PolarsResult<TableComparison> {
+    options.validate("compare")?;
+    let (b_schema, c_schema) = (baseline.schema(), candidate.schema());
+    for (name, schema) in [("baseline", &b_schema), ("candidate", &c_schema)] {
+        if !schema.contains(id) {
+            let names: Vec<&str> = schema.iter_names().map(|n| n.as_str()).collect();
+            polars_bail!(ColumnNotFound: "compare: the {name} table has no id column '{id}' (columns: {:?})", names);
+        }
+    }
+    let mut keys = vec![id.to_string()];
+    for extra in REPEAT_COLUMNS {
+        if b_schema.contains(extra) && c_schema.contains(extra) {
+            keys.push(extra.to_string());
+        }
+    }
+    let pairing = pair_items([("baseline", baseline), ("candidate", candidate)], &keys)?;
+    let items = pairing.pairs.len();
+
+    let (b_layout, c_layout) = (layout(&b_schema)?, layout(&c_schema)?);
+    let mut units: Vec<Unit> = b_layout
+        .values
+        .iter()
+        .filter(|v| c_layout.values.iter().any(|c| c.label == v.label))
+        .cloned()
+        .map(Unit::Mean)
+        .collect();
+    let corpus: Vec<_> = b_layout
+        .corpus
+        .iter()
+        .filter(|(id, _, k)| c_layout.corpus.iter().any(|(c, _, ck)| c == id && ck == k))
+        .copied()
+        .collect();
+    for (metric, (_, _, k)) in corpus.iter().enumerate() {
+        units.extend((0..*k).map(|stat| Unit::Statistic { metric, stat }));
+    }
+    if units.is_empty() {
+        polars_bail!(ComputeError: "compare: the tables share no metric column (scores tables from `polars-rag score` have columns named after metric ids)");
+    }
+
+    // Segments: each item's segment is its baseline row's.
+    let mut segments: Vec<(String, Vec<usize>)> = Vec::new();
+    if let Some(by) = by {
+        if !b_schema.contains(by) {
+            polars_bail!(ColumnNotFound: "compare: no segment column '{by}' in the baseline table");
+        }
+        let mut index: HashMap<String, usize> = HashMap::new();
+        let columns = [by.to_string()];
+        for slice in slices(baseline, &columns) {
+            let (start, frame) = slice?;
+            let values = frame.column(by)?.cast(&DataType::String)?;
+            for (k, v) in values.str()?.iter().enumerate() {
+                let Some(p) = pairing.item_of(true, start + k) else {
+                    continue;
+                };
+                let v = v.unwrap_or("(null)");
+                let g = match index.get(v) {
+                    Some(&g) => g,
+                    None => {
+                        index.insert(v.to_string(), segments.len());
+                        segments.push((v.to_string(), Vec::new()));
+                        segments.len() - 1
+                    }
+                };
+                segments[g].1.push(p);
+            }
+        }
+        // Items in the candidate's order within each segment, as the pairing lists them.
+        for (_, items) in &mut segments {
+            items.sort_unstable();
+        }
+        segments.sort_by(|a, b| a.0.cmp(&b.0));
+    }
+
+    let contexts = 1 + segments.len();
+    // Rows per context and unit (a corpus-level metric's at its first statistic); the sums of
+    // a corpus-level metric's statistics until it has them all.
+    let mut rows: Vec<Vec<Option<MetricComparison>>> = (0..contexts)
+        .map(|_| (0..units.len()).map(|_| None).collect())
+        .collect();
+    let first_unit: Vec<usize> = (0..corpus.len())
+        .map(|m| {
+            units
+                .iter()
+                .position(|u| matches!(u, Unit::Statistic { metric, .. } if *metric == m))
+                .expect("each corpus-level metric has statistics")
+        })
+        .collect();
+    let mut pending: HashMap<(usize, usize), (Vec<ColumnSums>, Vec<ColumnSums>)> = HashMap::new();
+    let mut regressions: Vec<(String, usize, f64, f64)> = Vec::new();
+    let mut flip_items: Vec<(String, Vec<usize>)> = Vec::new();
+    for group in groups(&units, items, memory) {
+        let group: Vec<(usize, &Unit)> = group.map(|u| (u, &units[u])).collect();
+        let group_units: Vec<&Unit> = group.iter().map(|(_, unit)| *unit).collect();
+        let mut loaded: Vec<Loaded> = (0..group.len()).map(|_| Loaded::default()).collect();
+        load_side(baseline, 0, &group_units, &corpus, &pairing, items, &mut loaded)?;
+        load_side(candidate, 1, &group_units, &corpus, &pairing, items, &mut loaded)?;
+        for ((_, unit), values) in group.iter().zip(&loaded) {
+            let Unit::Mean(value) = unit else { continue };
+            for (p, bv, cv) in
+                largest_drops(&values.baseline, &values.candidate, options.top, options.tolerance)
+            {
+                regressions.push((value.label.clone(), p, bv, cv));
+            }
+            if let [Some(bs), Some(cs)] = &values.samples {
+                let flips: Vec<usize> = (0..items)
+                    .filter(|&p| values.baseline[p].is_finite() && values.candidate[p].is_finite())
+                    .filter(|&p| {
+                        super::samples_disagree(&bs[p]) || super::samples_disagree(&cs[p])
+                    })
+                    .take(10)
+                    .collect();
+                if !flips.is_empty() {
+                    flip_items.push((value.label.clone(), flips));
+                }
+            }
+        }
+        for context in 0..contexts {
+            let subset = (context > 0).then(|| segments[context - 1].1.as_slice());
+            let mut prepared: Vec<Option<PreparedMean>> = Vec::with_capacity(group.len());
+            let mut statistics: Vec<Option<(Vec<f64>, Vec<f64>)>> = Vec::new();
+            for ((_, unit), values) in group.iter().zip(&loaded) {
+                match unit {
+                    Unit::Mean(value) => {
+                        let spreads = match &values.spreads {
+                            [Some(b), Some(c)] => Some((pick(b, subset), pick(c, subset))),
+                            _ => None,
+                        };
+                        let samples = match &values.samples {
+                            [Some(b), Some(c)] => Some((pick(b, subset), pick(c, subset))),
+                            _ => None,
+                        };
+                        prepared.push(Some(prepare_mean(
+                            &value.label,
+                            &pick(&values.baseline, subset),
+                            &pick(&values.candidate, subset),
+                            spreads.as_ref().map(|(b, c)| (b.as_ref(), c.as_ref())),
+                            samples.as_ref().map(|(b, c)| (b.as_ref(), c.as_ref())),
+                            options,
+                        )));
+                        statistics.push(None);
+                    }
+                    Unit::Statistic { .. } => {
+                        prepared.push(None);
+                        statistics.push(Some((
+                            pick(&values.baseline, subset).into_owned(),
+                            pick(&values.candidate, subset).into_owned(),
+                        )));
+                    }
+                }
+            }
+            let mut columns: Vec<&[f64]> = Vec::new();
+            for (p, s) in prepared.iter().zip(&statistics) {
+                match (p, s) {
+                    (Some(p), _) => columns.push(&p.deltas),
+                    (None, Some((b, c))) => columns.extend([b.as_slice(), c.as_slice()]),
+                    (None, None) => {}
+                }
+            }
+            let mut sums = resample_columns(&columns, options).into_iter();
+            let mut next = || sums.next().expect("a sum per resampled column");
+            for ((u, unit), p) in group.iter().zip(&prepared) {
+                match (unit, p) {
+                    (Unit::Mean(_), Some(p)) => {
+                        rows[context][*u] = Some(finish_mean(p, &next(), options));
+                    }
+                    (Unit::Statistic { metric, .. }, _) => {
+                        let (id, stats, k) = corpus[*metric];
+                        let entry = pending.entry((context, *metric)).or_default();
+                        entry.0.push(next());
+                        entry.1.push(next());
+                        if entry.0.len() == k {
+                            let (b, c) = pending.remove(&(context, *metric)).unwrap_or_default();
+                            let value: CorpusFn = stats.of_sums;
+                            rows[context][first_unit[*metric]] =
+                                Some(finish_corpus(id, &b, &c, value, options));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    let mut rows = rows.into_iter().map(|r| r.into_iter().flatten().collect::<Vec<_>>());
+    let metrics = rows.next().unwrap_or_default();
+    let segment_rows: Vec<(String, Vec<MetricComparison>)> = segments
+        .iter()
+        .map(|(value, _)| value.clone())
+        .zip(rows)
+        .collect();
+
+    // Regressions are in the units' order, the largest drop first within a unit.
+    let b_rows = sorted_distinct(
+        regressions
+            .iter()
+            .map(|r| pairing.pairs[r.1].0 as usize)
+            .chain(flip_items.iter().flat_map(|(_, ps)| ps.iter().map(|&p| pairing.pairs[p].0 as usize)))
+            .chain(pairing.baseline_only.iter().take(20).copied())
+            .collect(),
+    );
+    let c_rows = sorted_distinct(
+        regressions
+            .iter()
+            .map(|r| pairing.pairs[r.1].1 as usize)
+            .collect(),
+    );
+    let b_keys = keys_of_rows(baseline, &keys, &b_rows)?;
+    let c_key_rows = sorted_distinct(pairing.candidate_only.iter().take(20).copied().collect());
+    let c_keys = keys_of_rows(candidate, &keys, &c_key_rows)?;
+    let b_answers = texts_of_rows(baseline, "answer", &b_rows)?;
+    let c_answers = texts_of_rows(candidate, "answer", &c_rows)?;
+    let regressions = regressions
+        .into_iter()
+        .map(|(metric, p, bv, cv)| {
+            let (i, j) = (pairing.pairs[p].0 as usize, pairing.pairs[p].1 as usize);
+            Regression {
+                metric,
+                key: b_keys[&i].clone(),
+                baseline: bv,
+                candidate: cv,
+                baseline_answer: b_answers.get(&i).cloned().flatten(),
+                candidate_answer: c_answers.get(&j).cloned().flatten(),
+            }
+        })
+        .collect();
+    let judge_flip_items = flip_items
+        .into_iter()
+        .map(|(label, ps)| {
+            let keys = ps
+                .iter()
+                .map(|&p| b_keys[&(pairing.pairs[p].0 as usize)].clone())
+                .collect();
+            (label, keys)
+        })
+        .collect();
+    let shown = |rows: &[usize], texts: &HashMap<usize, String>| {
+        (
+            rows.len(),
+            rows.iter().take(20).map(|r| texts[r].clone()).collect(),
+        )
+    };
+    Ok(TableComparison {
+        baseline_only: shown(&pairing.baseline_only, &b_keys),
+        candidate_only: shown(&pairing.candidate_only, &c_keys),
+        keys,
+        matched: items,
+        metrics,
+        segment_column: by.map(String::from),
+        segments: segment_rows,
+        regressions,
+        options: *options,
+        labelled: Vec::new(),
+        judge_drift: Vec::new(),
+        judge_flip_items,
+    })
+}
+
+/// Per-metric (and per-segment) means of one scores table with bootstrap confidence
+/// intervals, read piecewise like [`compare_sources`].
+///
+/// ```
+/// use polars::prelude::*;
+/// use polars_rag::compare::{streamed::summarize_source, tables::summarize_table, CompareOptions};
+/// let scores = df!("query_id" => ["a", "b", "c"], "mrr" => [1.0, 0.5, 0.0], "seg" => ["x", "y", "x"]).unwrap();
+/// let options = CompareOptions { resamples: 200, ..Default::default() };
+/// let rows = summarize_source(&scores, Some("seg"), &options, 1).unwrap();
+/// assert_eq!(rows, summarize_table(&scores, Some("seg"), &options).unwrap());
+/// assert_eq!((rows[0].segment.as_str(), rows[0].mean), ("all", 0.5));
+/// ```
+pub fn summarize_source(
+    scores: &dyn ScoresSource,
+    by: Option<&str>,
+    options: &CompareOptions,
+    memory: usize,
+) -> PolarsResult<Vec<MetricSummary>> {
+    options.validate("summary")?;
+    let schema = scores.schema();
+    let layout = layout(&schema)?;
+    if layout.values.is_empty() && layout.corpus.is_empty() {
+        polars_bail!(ComputeError: "summary: the table has no metric column");
+    }
+    let height = scores.height();
+    let mut segments: Vec<(String, Vec<usize>)> = vec![("all".into(), (0..height).collect())];
+    if let Some(by) = by {
+        if !schema.contains(by) {
+            polars_bail!(ColumnNotFound: "summary: no segment column '{by}'");
+        }
+        let mut index: HashMap<String, usize> = HashMap::new();
+        let mut extra: Vec<(String, Vec<usize>)> = Vec::new();
+        let columns = [by.to_string()];
+        for slice in slices(scores, &columns) {
+            let (start, frame) = slice?;
+            let values = frame.column(by)?.cast(&DataType::String)?;
+            for (k, v) in values.str()?.iter().enumerate() {
+                let v = v.unwrap_or("(null)");
+                let g = match index.get(v) {
+                    Some(&g) => g,
+                    None => {
+                        index.insert(v.to_string(), extra.len());
+                        extra.push((v.to_string(), Vec::new()));
+                        extra.len() - 1
+                    }
+                };
+                extra[g].1.push(start + k);
+            }
+        }
+        extra.sort_by(|a, b| a.0.cmp(&b.0));
+        segments.extend(extra);
+    }
+    let mut units: Vec<Unit> = layout.values.iter().cloned().map(Unit::Mean).collect();
+    for (metric, (_, _, k)) in layout.corpus.iter().enumerate() {
+        units.extend((0..*k).map(|stat| Unit::Statistic { metric, stat }));
+    }
+    // Identity pairing: every row is an item. A table's values are read as the baseline side.
+    let pairing = Pairing {
+        pairs: Vec::new(),
+        same_order: true,
+        baseline_only: Vec::new(),
+        candidate_only: Vec::new(),
+        baseline_item: Vec::new(),
+        candidate_item: Vec::new(),
+    };
+    // Rows per segment and unit (a corpus-level metric's at its first statistic), and the sums
+    // of a corpus-level metric's statistics until it has them all.
+    let mut summaries: Vec<Vec<Option<MetricSummary>>> = (0..segments.len())
+        .map(|_| (0..units.len()).map(|_| None).collect())
+        .collect();
+    let mut pending: HashMap<(usize, usize), Vec<ColumnSums>> = HashMap::new();
+    let nan = f64::NAN;
+    for group in groups(&units, height, memory) {
+        let group: Vec<(usize, &Unit)> = group.map(|u| (u, &units[u])).collect();
+        let group_units: Vec<&Unit> = group.iter().map(|(_, unit)| *unit).collect();
+        let mut loaded: Vec<Loaded> = (0..group.len()).map(|_| Loaded::default()).collect();
+        load_side(scores, 0, &group_units, &layout.corpus, &pairing, height, &mut loaded)?;
+        for (s, (segment, rows)) in segments.iter().enumerate() {
+            let columns: Vec<Vec<f64>> = group
+                .iter()
+                .zip(&loaded)
+                .map(|((_, unit), values)| {
+                    let picked = rows.iter().map(|&i| values.baseline[i]);
+                    match unit {
+                        Unit::Mean(_) => picked.filter(|x| x.is_finite()).collect(),
+                        Unit::Statistic { .. } => picked.collect(),
+                    }
+                })
+                .collect();
+            let slices: Vec<&[f64]> = columns.iter().map(Vec::as_slice).collect();
+            let sums = resample_columns(&slices, options);
+            for (((u, unit), column), n) in group.iter().zip(sums).zip(columns.iter().map(Vec::len)) {
+                match unit {
+                    Unit::Mean(value) => {
+                        // The interval of a mean is the paired interval of "deltas" equal to
+                        // the values.
+                        let r = column.summarize(options.confidence);
+                        summaries[s][*u] = Some(MetricSummary {
+                            segment: segment.clone(),
+                            metric: value.label.clone(),
+                            n,
+                            mean: r.map_or(nan, |r| r.mean_delta),
+                            ci_low: r.map_or(nan, |r| r.ci_low),
+                            ci_high: r.map_or(nan, |r| r.ci_high),
+                        });
+                    }
+                    Unit::Statistic { metric, .. } => {
+                        let (id, stats, k) = layout.corpus[*metric];
+                        let entry = pending.entry((s, *metric)).or_default();
+                        entry.push(column);
+                        if entry.len() < k {
+                            continue;
+                        }
+                        let c = pending.remove(&(s, *metric)).unwrap_or_default();
+                        // Against an all-zero baseline whose metric is 0, the delta is the
+                        // metric itself.
+                        let b: Vec<ColumnSums> = c.iter().map(ColumnSums::zeros_like).collect();
+                        let r = if rows.is_empty() {
+                            None
+                        } else {
+                            super::stats::corpus_of_sums(&b, &c, stats.of_sums, options.confidence)
+                        };
+                        let first = *u + 1 - k;
+                        summaries[s][first] = Some(MetricSummary {
+                            segment: segment.clone(),
+                            metric: id.to_string(),
+                            n: rows.len(),
+                            mean: r.map_or(nan, |r| r.candidate),
+                            ci_low: r.map_or(nan, |r| r.ci_low + r.baseline),
+                            ci_high: r.map_or(nan, |r| r.ci_high + r.baseline),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    Ok(summaries.into_iter().flatten().flatten().collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::{compare_metrics, MetricValues};
+
+    fn structure(name: &str, fields: Vec<Series>) -> Series {
+        let len = fields[0].len();
+        StructChunked::from_series(name.into(), len, fields.iter())
+            .unwrap()
+            .into_series()
+    }
+
+    /// A scores table of `n` items: a plain metric with missing values, a nested one, a judged
+    /// one with its samples, a judge card, two corpus-level metrics' statistics, a segment
+    /// column and answers; `shift` moves every value.
+    fn table(ids: &[usize], shift: f64) -> DataFrame {
+        let wave = |i: usize, k: f64| ((i as f64 * k + shift * 40.0).sin() * 0.5 + 0.5 + shift).clamp(0.0, 1.0);
+        let mrr: Vec<Option<f64>> = ids
+            .iter()
+            .map(|&i| (i % 7 != 3).then(|| wave(i, 1.3)))
+            .collect();
+        let f = |k: f64| -> Series {
+            Series::new("fmeasure".into(), ids.iter().map(|&i| wave(i, k)).collect::<Vec<_>>())
+        };
+        let rouge = structure(
+            "rouge",
+            vec![
+                structure("rouge1", vec![f(0.7)]),
+                structure("rougeL", vec![f(0.9)]),
+            ],
+        );
+        let samples: Vec<Series> = ids
+            .iter()
+            .map(|&i| Series::new("".into(), [wave(i, 2.1), wave(i + 1, 2.1), wave(i, 2.1)]))
+            .collect();
+        let faithfulness = structure(
+            "faithfulness",
+            vec![
+                Series::new("score".into(), ids.iter().map(|&i| wave(i, 2.1)).collect::<Vec<_>>()),
+                Series::new("spread".into(), ids.iter().map(|&i| (wave(i + 1, 2.1) - wave(i, 2.1)).abs()).collect::<Vec<_>>()),
+                Series::new("sample_scores".into(), samples),
+            ],
+        );
+        let tone = structure(
+            "tone",
+            vec![
+                Series::new("score".into(), ids.iter().map(|&i| (i % 5) as i64).collect::<Vec<_>>()),
+                Series::new("judge_error".into(), ids.iter().map(|_| None::<&str>).collect::<Vec<_>>()),
+            ],
+        );
+        let counts = |k: usize| -> Vec<f64> {
+            ids.iter().map(|&i| ((i * (k + 3) + shift.to_bits() as usize % 3) % 9) as f64).collect()
+        };
+        let quoted = structure(
+            "quoted_spans",
+            vec![
+                Series::new("matched".into(), counts(1)),
+                Series::new("total".into(), counts(1).iter().map(|m| m + 2.0).collect::<Vec<_>>()),
+            ],
+        );
+        let bleu_stats: Vec<Series> = ids
+            .iter()
+            .map(|&i| {
+                let hyp = (10 + i % 6) as f64;
+                let stats: Vec<f64> = (0..4)
+                    .map(|k| ((i + k) % 5) as f64 + shift.abs() * 4.0)
+                    .chain((0..4).map(|k| hyp - k as f64))
+                    .chain([hyp, hyp + 1.0])
+                    .collect();
+                Series::new("".into(), stats)
+            })
+            .collect();
+        df!(
+            "query_id" => ids.iter().map(|i| format!("q{i}")).collect::<Vec<_>>(),
+            "seg" => ids.iter().map(|i| ["x", "y", "z"][i % 3]).collect::<Vec<_>>(),
+            "answer" => ids.iter().map(|i| format!("answer {i}")).collect::<Vec<_>>(),
+            "mrr" => mrr,
+            "corpus_bleu_stats" => bleu_stats,
+        )
+        .unwrap()
+        .hstack(&[rouge.into(), faithfulness.into(), tone.into(), quoted.into()])
+        .unwrap()
+    }
+
+    fn options() -> CompareOptions {
+        CompareOptions {
+            resamples: 200,
+            seed: 7,
+            ..Default::default()
+        }
+    }
+
+    /// The groups decide how many columns share a pass of draws, never a number: one column a
+    /// group, a few, and all at once give the same comparison, bit for bit.
+    #[test]
+    fn any_grouping_gives_the_same_comparison() {
+        let baseline = table(&(0..300).collect::<Vec<_>>(), 0.0);
+        // The candidate lists the items in another order, lacks some and has others.
+        let ids: Vec<usize> = (3..305).rev().collect();
+        let candidate = table(&ids, 0.03);
+        let whole = compare_sources(&baseline, &candidate, "query_id", Some("seg"), &options(), usize::MAX)
+            .unwrap();
+        let whole_json = serde_json::to_string(&whole).unwrap();
+        for memory in [1, 300 * 24 * 3, 300 * 16 * 11] {
+            let grouped =
+                compare_sources(&baseline, &candidate, "query_id", Some("seg"), &options(), memory)
+                    .unwrap();
+            assert_eq!(serde_json::to_string(&grouped).unwrap(), whole_json, "memory {memory}");
+        }
+        assert_eq!(whole.matched, 297);
+        assert_eq!(whole.baseline_only.0, 3);
+        assert_eq!(whole.candidate_only, (5, vec!["q304", "q303", "q302", "q301", "q300"].into_iter().map(String::from).collect()));
+        let names: Vec<&str> = whole.metrics.iter().map(|m| m.metric.as_str()).collect();
+        assert_eq!(
+            names,
+            ["rouge.rouge1.fmeasure", "rouge.rougeL.fmeasure", "mrr", "faithfulness.score", "tone.score", "citation_alignment", "corpus_bleu"]
+                .iter()
+                .filter(|n| names.contains(n))
+                .copied()
+                .collect::<Vec<_>>()
+        );
+        assert!(names.contains(&"corpus_bleu") && names.contains(&"citation_alignment"));
+        assert_eq!(whole.segments.len(), 3);
+        assert!(!whole.regressions.is_empty());
+        let faithfulness = whole.metrics.iter().find(|m| m.metric == "faithfulness.score").unwrap();
+        assert_eq!(faithfulness.interval, "items and judge samples");
+        assert!(whole.judge_flip_items.iter().any(|(m, keys)| m == "faithfulness.score" && !keys.is_empty()));
+        let r = &whole.regressions[0];
+        assert_eq!(r.baseline_answer.as_deref(), Some(format!("answer {}", &r.key[1..]).as_str()));
+    }
+
+    /// A mean metric's row is that of the statistics layer over the items paired by key.
+    #[test]
+    fn a_metric_row_is_the_statistics_of_the_paired_items() {
+        let baseline = table(&(0..200).collect::<Vec<_>>(), 0.0);
+        let ids: Vec<usize> = (0..200).rev().collect();
+        let candidate = table(&ids, 0.05);
+        let compared = compare_sources(&baseline, &candidate, "query_id", None, &options(), 1).unwrap();
+        let values = |df: &DataFrame, order: &[usize]| -> Vec<f64> {
+            let mrr = df.column("mrr").unwrap().f64().unwrap().clone();
+            order.iter().map(|&row| mrr.get(row).unwrap_or(f64::NAN)).collect()
+        };
+        // Item p is candidate row p, id 199 - p: baseline row 199 - p.
+        let b = values(&baseline, &(0..200).rev().collect::<Vec<_>>());
+        let c = values(&candidate, &(0..200).collect::<Vec<_>>());
+        let expected = compare_metrics(&[MetricValues::mean("mrr", b, c)], None, &options());
+        let row = compared.metrics.iter().find(|m| m.metric == "mrr").unwrap();
+        assert_eq!(row, &expected[0]);
+    }
+
+    #[test]
+    fn any_grouping_gives_the_same_summary() {
+        let scores = table(&(0..250).collect::<Vec<_>>(), 0.0);
+        let whole = summarize_source(&scores, Some("seg"), &options(), usize::MAX).unwrap();
+        for memory in [1, 250 * 24 * 4] {
+            assert_eq!(summarize_source(&scores, Some("seg"), &options(), memory).unwrap(), whole);
+        }
+        let mrr: Vec<f64> = scores.column("mrr").unwrap().f64().unwrap().iter().flatten().collect();
+        let all = whole.iter().find(|r| r.segment == "all" && r.metric == "mrr").unwrap();
+        assert_eq!(all.n, mrr.len());
+        assert_eq!(all.mean, crate::compare::stats::paired_resampling(&[&mrr], &crate::compare::stats::ResampleOptions { resamples: 200, seed: 7, ..Default::default() })[0].unwrap().mean_delta);
+        assert_eq!(whole.iter().filter(|r| r.metric == "corpus_bleu").count(), 4);
+    }
+
+    #[test]
+    fn repeated_keys_are_named() {
+        let baseline = table(&[1, 2, 2, 3, 3, 3], 0.0);
+        let candidate = table(&[1, 2, 3], 0.0);
+        let e = compare_sources(&baseline, &candidate, "query_id", None, &options(), 1).unwrap_err();
+        assert!(e.to_string().contains("3 keys occur more than once in the baseline table (e.g. q2, q3, q3)"), "{e}");
+    }
+}

@@ -37,6 +37,53 @@ impl SeenIds {
     }
 }
 
+/// For a long run (one row per retrieved item): how many queries it has when each query's
+/// rows are together, else `None`. One pass over the id column; a query is known by the hash of
+/// its id (a collision can only make a run look unsorted, never the reverse).
+fn contiguous_queries(run: &LazyFrame, id: &str, total: usize) -> PolarsResult<Option<usize>> {
+    const STEP: usize = 1_000_000;
+    let hash = |key: Option<&str>| match key {
+        Some(key) => super::golden::id_hash(key),
+        None => super::golden::id_hash("\0null"),
+    };
+    let mut closed: std::collections::HashSet<u64> = std::collections::HashSet::new();
+    let mut current: Option<Option<String>> = None;
+    let mut queries = 0usize;
+    for offset in (0..total).step_by(STEP) {
+        let ids = run
+            .clone()
+            .select([col(id).cast(DataType::String)])
+            .slice(offset as i64, STEP as IdxSize)
+            .collect()?;
+        for key in ids.column(id)?.str()?.iter() {
+            if current.as_ref().map(|c| c.as_deref()) == Some(key) {
+                continue;
+            }
+            if let Some(previous) = current.take() {
+                closed.insert(hash(previous.as_deref()));
+            }
+            if closed.contains(&hash(key)) {
+                return Ok(None);
+            }
+            current = Some(key.map(String::from));
+            queries += 1;
+        }
+    }
+    Ok(Some(queries))
+}
+
+/// The row where the last query of `rows` starts (0 when every row is of one query).
+fn start_of_last_query(rows: &DataFrame, id: &str) -> PolarsResult<usize> {
+    let ids = rows.column(id)?.cast(&DataType::String)?;
+    let ids = ids.str()?;
+    let last = ids.get(ids.len().saturating_sub(1));
+    let mut start = ids.len();
+    while start > 0 && ids.get(start - 1) == last {
+        start -= 1;
+    }
+    Ok(start)
+}
+
 /// The run's uncompressed size from its Parquet metadata (`None` for a frame): what holding
 /// it whole costs at least.
 fn run_bytes(job: &ScoreJob) -> Option<usize> {
@@ -92,11 +139,18 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Batched> 
         ))))
     };
     let retrieved_name = job.columns.retrieved.as_deref().unwrap_or("retrieved");
-    if join::is_long_run(&run_schema, retrieved_name) {
-        return in_memory(
-            "the run has one row per retrieved item and is collapsed per query whole",
-        );
-    }
+    let long_run = join::is_long_run(&run_schema, retrieved_name);
+    // A long run streams when each query's rows are together (the usual TREC file): a batch
+    // then ends where a query does, and is collapsed on its own.
+    let queries = match long_run {
+        true => match contiguous_queries(&run_scan, id, total)? {
+            Some(queries) => Some(queries),
+            None => return in_memory(
+                "the run has one row per retrieved item and some query's rows are not together (sort the run by query id to stream it)",
+            ),
+        },
+        false => None,
+    };
     if job.review.is_some() {
         return in_memory("--review ranks every judged row");
     }
@@ -135,8 +189,40 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Batched> 
                 .collect()?,
         )
     };
+    // A long run's rows, one row per query: its retrieved items collapsed into a list.
+    let collapse = |raw: DataFrame| -> PolarsResult<DataFrame> {
+        if !long_run {
+            return Ok(raw);
+        }
+        let mut collapsed = join::collapse_run(&raw, id)?;
+        collapsed.rename("retrieved", retrieved_name.into())?;
+        Ok(collapsed)
+    };
+    // The next batch from row `offset` of the run, and the rows it took: `batch_rows` rows, or
+    // for a long run the rows of the queries they complete (more when one query is longer).
+    let next_batch = |offset: usize| -> PolarsResult<(DataFrame, usize)> {
+        let mut want = job.batch_rows;
+        loop {
+            let raw = read_batch(offset, want)?;
+            let taken = raw.height();
+            if !long_run || offset + taken >= total {
+                return Ok((collapse(raw)?, taken));
+            }
+            let cut = start_of_last_query(&raw, id)?;
+            if cut > 0 {
+                return Ok((collapse(raw.slice(0, cut))?, cut));
+            }
+            want *= 2;
+        }
+    };
+    if long_run {
+        notes.push(super::inputs::long_run_note(
+            retrieved_name,
+            run_schema.contains("rank"),
+        ));
+    }
     // The joined table's columns, from an empty batch: what the metrics are chosen from.
-    let empty = read_batch(0, 0)?;
+    let empty = collapse(read_batch(0, 0)?)?;
     let shape = match &golden {
         Some(golden) => golden.join(&empty, id)?.0,
         None => empty,
@@ -172,11 +258,11 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Batched> 
     let mut offset = 0usize;
     let mut golden_done = golden.is_none() || job.parts == Parts::Block;
     use crate::engines::progress::{Progress, Work};
-    Progress::planned(Work::Rows, total as u64, 0);
+    Progress::planned(Work::Rows, queries.unwrap_or(total) as u64, 0);
     loop {
         let batch = if offset < total {
-            let batch = read_batch(offset, job.batch_rows)?;
-            offset += batch.height().max(1);
+            let (batch, taken) = next_batch(offset)?;
+            offset += taken.max(1);
             seen.add(&batch.column(id)?.cast(&DataType::String)?.str()?.clone());
             match &golden {
                 Some(golden) => {
@@ -193,7 +279,7 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Batched> 
             // Golden questions the run never answered: in_run false, their scores null.
             golden_done = true;
             let golden = golden.as_ref().expect("a golden table");
-            let missing = golden.unanswered(&read_batch(0, 0)?, id)?;
+            let missing = golden.unanswered(&collapse(read_batch(0, 0)?)?, id)?;
             if missing.height() > 0 {
                 notes.push(format!(
                     "golden: {} of {} questions have no answer in the run (in_run = false; their scores are null)",

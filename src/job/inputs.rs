@@ -160,6 +160,14 @@ pub(crate) struct Inputs {
     pub(crate) notes: Vec<String>,
 }
 
+/// The note of a long run collapsed per query.
+pub(crate) fn long_run_note(retrieved_name: &str, ranked: bool) -> String {
+    format!(
+        "run: one row per retrieved item (doc_id); collapsed into a '{retrieved_name}' list per query{}",
+        if ranked { ", ordered by rank" } else { ", in row order" }
+    )
+}
+
 /// Reads the run (collapsing a long one) and, with a golden table, joins it (the table layer,
 /// [`join::join_golden`]); what the join found becomes notes.
 pub(crate) fn load_inputs(job: &ScoreJob, id: &str) -> PolarsResult<Inputs> {
@@ -178,10 +186,7 @@ pub(crate) fn load_inputs(job: &ScoreJob, id: &str) -> PolarsResult<Inputs> {
                 "score --block: {run_name} has one row per retrieved item; collapse the run to one row per query first (polars_rag.collapse_run), so that no query is split across blocks"
             )));
         }
-        notes.push(format!(
-            "run: one row per retrieved item (doc_id); collapsed into a '{retrieved_name}' list per query{}",
-            if run_schema.contains("rank") { ", ordered by rank" } else { ", in row order" }
-        ));
+        notes.push(long_run_note(retrieved_name, run_schema.contains("rank")));
         run = join::collapse_run(&run, id)?;
         run.rename("retrieved", retrieved_name.into())?;
     }

@@ -340,3 +340,82 @@ fn a_long_run_is_not_scored_in_blocks() {
     assert!(stderr.contains("one row per retrieved item"), "{stderr}");
     assert!(!dir.join("part.parquet").exists());
 }
+
+/// The demo run as a long (TREC-style) run: one row per retrieved item, with its rank.
+fn long_run() -> DataFrame {
+    let run = read(&demo("run_a.parquet"));
+    let exploded = run
+        .explode(
+            ["retrieved"],
+            ExplodeOptions {
+                empty_as_null: true,
+                keep_nulls: true,
+            },
+        )
+        .unwrap();
+    let items = exploded
+        .column("retrieved")
+        .unwrap()
+        .struct_()
+        .unwrap()
+        .clone()
+        .unnest();
+    let mut long = exploded.drop("retrieved").unwrap();
+    for field in ["file", "start", "end", "text", "score"] {
+        long.with_column(items.column(field).unwrap().clone()).unwrap();
+    }
+    long.with_column(items.column("id").unwrap().clone().with_name("doc_id".into()))
+        .unwrap();
+    // The rank within each query, in row order.
+    let ids = long.column("query_id").unwrap().str().unwrap().clone();
+    let mut rank = Vec::with_capacity(ids.len());
+    for (i, id) in ids.iter().enumerate() {
+        let previous = (i > 0).then(|| ids.get(i - 1)).flatten();
+        rank.push(if i > 0 && previous == id { rank[i - 1] + 1 } else { 1i64 });
+    }
+    long.with_column(Column::new("rank".into(), rank)).unwrap();
+    long
+}
+
+/// A long run whose queries' rows are together streams: each batch ends where a query does and
+/// is collapsed on its own, with the scores and summary of the whole run collapsed at once
+/// (batches shorter than a query take the whole query). A run whose query rows are scattered is
+/// scored whole, and the note says why and how large the run is.
+#[test]
+fn a_long_run_streams_when_each_querys_rows_are_together() {
+    let dir = scratch("long-stream");
+    let mut long = long_run();
+    assert!(long.height() > 40, "{}", long.height());
+    let run_path = dir.join("long.parquet");
+    write(&mut long, &run_path);
+    let (whole_summary, whole) = score(&run_path, &dir.join("whole.parquet"), 0);
+    assert!(whole_summary.contains("collapsed into a 'retrieved' list per query, ordered by rank"));
+    for batch in [2, 7, 40] {
+        let (summary, batched) = score(&run_path, &dir.join(format!("b{batch}.parquet")), batch);
+        assert!(
+            summary.contains(&format!("note: streamed in batches of {batch} rows")),
+            "{summary}"
+        );
+        assert!(batched.equals_missing(&whole), "batch {batch}:\n{batched}\n{whole}");
+        assert_eq!(lines(&summary), lines(&whole_summary), "batch {batch}");
+    }
+
+    // Scattered: the first item of a query of several items moved to the end.
+    let n = long.height();
+    let ids = long.column("query_id").unwrap().str().unwrap().clone();
+    let moved = (0..n - 1).find(|&i| ids.get(i) == ids.get(i + 1)).unwrap();
+    let mut scattered = long
+        .slice(0, moved)
+        .vstack(&long.slice(moved as i64 + 1, n))
+        .unwrap()
+        .vstack(&long.slice(moved as i64, 1))
+        .unwrap();
+    let scattered_path = dir.join("scattered.parquet");
+    write(&mut scattered, &scattered_path);
+    let (summary, _) = score(&scattered_path, &dir.join("scattered-b5.parquet"), 5);
+    assert!(
+        summary.contains("scored in memory, not in batches of 5 rows: the run has one row per retrieved item and some query's rows are not together"),
+        "{summary}"
+    );
+    assert!(summary.contains("GB uncompressed: at least that much memory"), "{summary}");
+}

@@ -484,7 +484,7 @@ pub(crate) struct ScoreArgs {
     pub(crate) quiet: bool,
     /// Write the judged rows to check by hand (citation_support: no verdict, disagreeing strict
     /// runs, unverified phrases, unsupported or flagged verdicts) to this .xlsx, most suspicious
-    /// first.
+    /// first (at most the 1,048,575 rows a worksheet holds; kept batch by batch).
     #[arg(long)]
     pub(crate) review: Option<PathBuf>,
     /// Grade the retrieved passages (list of {id, text} structs) with the judge, 0-3, into this

@@ -751,11 +751,7 @@ pub fn corpus_stats(
                     .ok_or_else(|| polars_err!(ComputeError: "{}: statistics are not numbers", stats.column))?;
                 for i in 0..array.len() {
                     let (start, end) = array.offsets().start_end(i);
-                    let end = if array.is_valid(i) {
-                        end
-                    } else {
-                        start
-                    };
+                    let end = if array.is_valid(i) { end } else { start };
                     for (j, col) in out.iter_mut().enumerate() {
                         let at = start + j;
                         let v = if at < end && values.is_valid(at) {

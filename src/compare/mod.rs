@@ -444,7 +444,9 @@ pub fn compare_metrics(
                 name,
                 baseline,
                 candidate,
-                judge_spread.as_ref().map(|(b, c)| (b.as_slice(), c.as_slice())),
+                judge_spread
+                    .as_ref()
+                    .map(|(b, c)| (b.as_slice(), c.as_slice())),
                 judge_samples
                     .as_ref()
                     .map(|(b, c)| (b.as_slice(), c.as_slice())),
@@ -457,8 +459,14 @@ pub fn compare_metrics(
     for (m, p) in metrics.iter().zip(&prepared) {
         match (m, p) {
             (_, Some(p)) => columns.push(&p.deltas),
-            (MetricValues::Corpus { baseline, candidate, .. }, None) => columns
-                .extend(baseline.iter().chain(candidate).map(Vec::as_slice)),
+            (
+                MetricValues::Corpus {
+                    baseline,
+                    candidate,
+                    ..
+                },
+                None,
+            ) => columns.extend(baseline.iter().chain(candidate).map(Vec::as_slice)),
             _ => {}
         }
     }
@@ -466,7 +474,15 @@ pub fn compare_metrics(
     let mut out = Vec::with_capacity(metrics.len());
     for (m, p) in metrics.iter().zip(&prepared) {
         match (m, p) {
-            (MetricValues::Corpus { name, baseline, candidate, value }, None) => {
+            (
+                MetricValues::Corpus {
+                    name,
+                    baseline,
+                    candidate,
+                    value,
+                },
+                None,
+            ) => {
                 let b: Vec<ColumnSums> = sums.by_ref().take(baseline.len()).collect();
                 let c: Vec<ColumnSums> = sums.by_ref().take(candidate.len()).collect();
                 out.push(finish_corpus(name, &b, &c, *value, options));
@@ -509,6 +525,9 @@ pub(crate) struct PreparedMean {
     two_level: Option<(Option<stats::TwoLevel>, usize)>,
 }
 
+/// Each item's judge sample scores in the baseline and in the candidate, borrowed.
+pub(crate) type SamplesOfBoth<'a> = (&'a [Vec<f64>], &'a [Vec<f64>]);
+
 /// Everything of a mean metric's comparison that its aligned per-item values give (NaN: no
 /// value), with the judge's per-item spreads and samples when both runs have them.
 pub(crate) fn prepare_mean(
@@ -516,7 +535,7 @@ pub(crate) fn prepare_mean(
     baseline: &[f64],
     candidate: &[f64],
     judge_spread: Option<(&[f64], &[f64])>,
-    judge_samples: Option<(&[Vec<f64>], &[Vec<f64>])>,
+    judge_samples: Option<SamplesOfBoth<'_>>,
     options: &CompareOptions,
 ) -> PreparedMean {
     let compared = |i: usize| baseline[i].is_finite() && candidate[i].is_finite();

@@ -100,7 +100,9 @@ impl ScoresSource for ParquetScores {
             .with_columns(Some(columns.to_vec()))
             .with_slice(Some((rows.start, rows.len())))
             .finish()
-            .map_err(|e| crate::job::parquet::naming_read_errors(e, &[("scores table", &self.path)]))
+            .map_err(|e| {
+                crate::job::parquet::naming_read_errors(e, &[("scores table", &self.path)])
+            })
     }
 }
 

@@ -277,10 +277,7 @@ impl Pairing {
     }
 }
 
-fn pair_items(
-    sources: [(&str, &dyn ScoresSource); 2],
-    keys: &[String],
-) -> PolarsResult<Pairing> {
+fn pair_items(sources: [(&str, &dyn ScoresSource); 2], keys: &[String]) -> PolarsResult<Pairing> {
     let mut hashes: Vec<Vec<u128>> = Vec::with_capacity(2);
     for (name, source) in sources {
         if source.height() > u32::MAX as usize - 1 {
@@ -357,20 +354,27 @@ struct Loaded {
     samples: [Option<Vec<Vec<f64>>>; 2],
 }
 
-/// Bytes a unit's values take per item while its group is compared.
-fn unit_bytes(unit: &Unit) -> usize {
-    match unit {
-        // Both runs' values and the deltas.
-        Unit::Mean(_) => 24,
-        // Both runs' statistics.
-        Unit::Statistic { .. } => 16,
+/// Bytes a unit's values take per item while its group is compared: both runs' values, and
+/// with segments a segment's copy of them and its deltas; without, a mean value's deltas
+/// replace its values one unit at a time.
+fn unit_bytes(unit: &Unit, segments: bool) -> usize {
+    match (unit, segments) {
+        (Unit::Mean(_), false) | (Unit::Statistic { .. }, false) => 16,
+        (Unit::Mean(_), true) => 40,
+        (Unit::Statistic { .. }, true) => 32,
     }
 }
 
 /// The units in groups of consecutive units whose values of `items` items fit in `memory`
 /// bytes (a unit alone when it does not): the statistics of a corpus-level metric stay in one
-/// group when they fit, so that its resampling sums are not held across groups.
-fn groups(units: &[Unit], items: usize, memory: usize) -> Vec<std::ops::Range<usize>> {
+/// group when they fit, so that its resampling sums are not held across groups; each group is
+/// one pass of random draws over the items, the comparison's main cost.
+fn groups(
+    units: &[Unit],
+    items: usize,
+    memory: usize,
+    segments: bool,
+) -> Vec<std::ops::Range<usize>> {
     // Blocks that should not be split: a mean value, or a corpus-level metric's statistics.
     let mut blocks: Vec<std::ops::Range<usize>> = Vec::new();
     for (u, unit) in units.iter().enumerate() {
@@ -385,19 +389,29 @@ fn groups(units: &[Unit], items: usize, memory: usize) -> Vec<std::ops::Range<us
         }
     }
     let bytes = |range: &std::ops::Range<usize>| -> usize {
-        units[range.clone()].iter().map(unit_bytes).sum::<usize>() * items
+        units[range.clone()]
+            .iter()
+            .map(|unit| unit_bytes(unit, segments))
+            .sum::<usize>()
+            * items
     };
     let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
+    let fits = |range: &std::ops::Range<usize>| bytes(range) <= memory;
     for block in blocks {
-        if bytes(&block) > memory {
-            groups.extend(block.map(|u| u..u + 1));
-            continue;
-        }
-        match groups.last_mut() {
-            Some(last) if last.end == block.start && bytes(&(last.start..block.end)) <= memory => {
-                last.end = block.end
+        if let Some(last) = groups.last_mut()
+            && fits(&(last.start..block.end))
+        {
+            last.end = block.end;
+        } else if fits(&block) {
+            groups.push(block);
+        } else {
+            // Larger than a group: its units fill groups one after another.
+            for u in block {
+                match groups.last_mut() {
+                    Some(last) if last.end == u && fits(&(last.start..u + 1)) => last.end = u + 1,
+                    _ => groups.push(u..u + 1),
+                }
             }
-            _ => groups.push(block),
         }
     }
     groups
@@ -425,7 +439,11 @@ fn load_side(
         }
     }
     for (unit, slot) in units.iter().zip(loaded.iter_mut()) {
-        let fill = if matches!(unit, Unit::Mean(_)) { f64::NAN } else { 0.0 };
+        let fill = if matches!(unit, Unit::Mean(_)) {
+            f64::NAN
+        } else {
+            0.0
+        };
         *(if side == 0 {
             &mut slot.baseline
         } else {
@@ -445,8 +463,8 @@ fn load_side(
                 Unit::Mean(value) => value.at.values(&frame)?,
                 Unit::Statistic { metric, stat } => {
                     if !corpus_cache.contains_key(metric) {
-                        let stats = dispatch::corpus_stats(&frame, corpus[*metric].1)?
-                            .unwrap_or_default();
+                        let stats =
+                            dispatch::corpus_stats(&frame, corpus[*metric].1)?.unwrap_or_default();
                         corpus_cache.insert(*metric, stats);
                     }
                     corpus_cache[metric]
@@ -484,8 +502,7 @@ fn load_side(
                     }
                 }
                 if *first && let Some(samples) = dispatch::judge_samples(&frame, id)? {
-                    let target =
-                        slot.samples[side].get_or_insert_with(|| vec![Vec::new(); items]);
+                    let target = slot.samples[side].get_or_insert_with(|| vec![Vec::new(); items]);
                     for (k, s) in samples.into_iter().enumerate() {
                         if let Some(p) = item[k] {
                             target[p] = s;
@@ -617,25 +634,42 @@ pub fn compare_sources(
     let mut pending: HashMap<(usize, usize), (Vec<ColumnSums>, Vec<ColumnSums>)> = HashMap::new();
     let mut regressions: Vec<(String, usize, f64, f64)> = Vec::new();
     let mut flip_items: Vec<(String, Vec<usize>)> = Vec::new();
-    for group in groups(&units, items, memory) {
+    for group in groups(&units, items, memory, !segments.is_empty()) {
         let group: Vec<(usize, &Unit)> = group.map(|u| (u, &units[u])).collect();
         let group_units: Vec<&Unit> = group.iter().map(|(_, unit)| *unit).collect();
         let mut loaded: Vec<Loaded> = (0..group.len()).map(|_| Loaded::default()).collect();
-        load_side(baseline, 0, &group_units, &corpus, &pairing, items, &mut loaded)?;
-        load_side(candidate, 1, &group_units, &corpus, &pairing, items, &mut loaded)?;
+        load_side(
+            baseline,
+            0,
+            &group_units,
+            &corpus,
+            &pairing,
+            items,
+            &mut loaded,
+        )?;
+        load_side(
+            candidate,
+            1,
+            &group_units,
+            &corpus,
+            &pairing,
+            items,
+            &mut loaded,
+        )?;
         for ((_, unit), values) in group.iter().zip(&loaded) {
             let Unit::Mean(value) = unit else { continue };
-            for (p, bv, cv) in
-                largest_drops(&values.baseline, &values.candidate, options.top, options.tolerance)
-            {
+            for (p, bv, cv) in largest_drops(
+                &values.baseline,
+                &values.candidate,
+                options.top,
+                options.tolerance,
+            ) {
                 regressions.push((value.label.clone(), p, bv, cv));
             }
             if let [Some(bs), Some(cs)] = &values.samples {
                 let flips: Vec<usize> = (0..items)
                     .filter(|&p| values.baseline[p].is_finite() && values.candidate[p].is_finite())
-                    .filter(|&p| {
-                        super::samples_disagree(&bs[p]) || super::samples_disagree(&cs[p])
-                    })
+                    .filter(|&p| super::samples_disagree(&bs[p]) || super::samples_disagree(&cs[p]))
                     .take(10)
                     .collect();
                 if !flips.is_empty() {
@@ -643,11 +677,22 @@ pub fn compare_sources(
                 }
             }
         }
-        for context in 0..contexts {
+        // The segments first, then all items: their values are then moved, not copied.
+        for context in (1..contexts).chain([0]) {
             let subset = (context > 0).then(|| segments[context - 1].1.as_slice());
             let mut prepared: Vec<Option<PreparedMean>> = Vec::with_capacity(group.len());
             let mut statistics: Vec<Option<(Vec<f64>, Vec<f64>)>> = Vec::new();
-            for ((_, unit), values) in group.iter().zip(&loaded) {
+            for ((_, unit), values) in group.iter().zip(loaded.iter_mut()) {
+                let (baseline, candidate) = match subset {
+                    Some(items) => (
+                        pick(&values.baseline, Some(items)).into_owned(),
+                        pick(&values.candidate, Some(items)).into_owned(),
+                    ),
+                    None => (
+                        std::mem::take(&mut values.baseline),
+                        std::mem::take(&mut values.candidate),
+                    ),
+                };
                 match unit {
                     Unit::Mean(value) => {
                         let spreads = match &values.spreads {
@@ -660,8 +705,8 @@ pub fn compare_sources(
                         };
                         prepared.push(Some(prepare_mean(
                             &value.label,
-                            &pick(&values.baseline, subset),
-                            &pick(&values.candidate, subset),
+                            &baseline,
+                            &candidate,
                             spreads.as_ref().map(|(b, c)| (b.as_ref(), c.as_ref())),
                             samples.as_ref().map(|(b, c)| (b.as_ref(), c.as_ref())),
                             options,
@@ -670,10 +715,7 @@ pub fn compare_sources(
                     }
                     Unit::Statistic { .. } => {
                         prepared.push(None);
-                        statistics.push(Some((
-                            pick(&values.baseline, subset).into_owned(),
-                            pick(&values.candidate, subset).into_owned(),
-                        )));
+                        statistics.push(Some((baseline, candidate)));
                     }
                 }
             }
@@ -709,7 +751,9 @@ pub fn compare_sources(
             }
         }
     }
-    let mut rows = rows.into_iter().map(|r| r.into_iter().flatten().collect::<Vec<_>>());
+    let mut rows = rows
+        .into_iter()
+        .map(|r| r.into_iter().flatten().collect::<Vec<_>>());
     let metrics = rows.next().unwrap_or_default();
     let segment_rows: Vec<(String, Vec<MetricComparison>)> = segments
         .iter()
@@ -722,7 +766,11 @@ pub fn compare_sources(
         regressions
             .iter()
             .map(|r| pairing.pairs[r.1].0 as usize)
-            .chain(flip_items.iter().flat_map(|(_, ps)| ps.iter().map(|&p| pairing.pairs[p].0 as usize)))
+            .chain(
+                flip_items
+                    .iter()
+                    .flat_map(|(_, ps)| ps.iter().map(|&p| pairing.pairs[p].0 as usize)),
+            )
             .chain(pairing.baseline_only.iter().take(20).copied())
             .collect(),
     );
@@ -855,11 +903,19 @@ pub fn summarize_source(
         .collect();
     let mut pending: HashMap<(usize, usize), Vec<ColumnSums>> = HashMap::new();
     let nan = f64::NAN;
-    for group in groups(&units, height, memory) {
+    for group in groups(&units, height, memory, segments.len() > 1) {
         let group: Vec<(usize, &Unit)> = group.map(|u| (u, &units[u])).collect();
         let group_units: Vec<&Unit> = group.iter().map(|(_, unit)| *unit).collect();
         let mut loaded: Vec<Loaded> = (0..group.len()).map(|_| Loaded::default()).collect();
-        load_side(scores, 0, &group_units, &layout.corpus, &pairing, height, &mut loaded)?;
+        load_side(
+            scores,
+            0,
+            &group_units,
+            &layout.corpus,
+            &pairing,
+            height,
+            &mut loaded,
+        )?;
         for (s, (segment, rows)) in segments.iter().enumerate() {
             let columns: Vec<Vec<f64>> = group
                 .iter()
@@ -874,7 +930,8 @@ pub fn summarize_source(
                 .collect();
             let slices: Vec<&[f64]> = columns.iter().map(Vec::as_slice).collect();
             let sums = resample_columns(&slices, options);
-            for (((u, unit), column), n) in group.iter().zip(sums).zip(columns.iter().map(Vec::len)) {
+            for (((u, unit), column), n) in group.iter().zip(sums).zip(columns.iter().map(Vec::len))
+            {
                 match unit {
                     Unit::Mean(value) => {
                         // The interval of a mean is the paired interval of "deltas" equal to
@@ -938,13 +995,18 @@ mod tests {
     /// one with its samples, a judge card, two corpus-level metrics' statistics, a segment
     /// column and answers; `shift` moves every value.
     fn table(ids: &[usize], shift: f64) -> DataFrame {
-        let wave = |i: usize, k: f64| ((i as f64 * k + shift * 40.0).sin() * 0.5 + 0.5 + shift).clamp(0.0, 1.0);
+        let wave = |i: usize, k: f64| {
+            ((i as f64 * k + shift * 40.0).sin() * 0.5 + 0.5 + shift).clamp(0.0, 1.0)
+        };
         let mrr: Vec<Option<f64>> = ids
             .iter()
             .map(|&i| (i % 7 != 3).then(|| wave(i, 1.3)))
             .collect();
         let f = |k: f64| -> Series {
-            Series::new("fmeasure".into(), ids.iter().map(|&i| wave(i, k)).collect::<Vec<_>>())
+            Series::new(
+                "fmeasure".into(),
+                ids.iter().map(|&i| wave(i, k)).collect::<Vec<_>>(),
+            )
         };
         let rouge = structure(
             "rouge",
@@ -960,26 +1022,45 @@ mod tests {
         let faithfulness = structure(
             "faithfulness",
             vec![
-                Series::new("score".into(), ids.iter().map(|&i| wave(i, 2.1)).collect::<Vec<_>>()),
-                Series::new("spread".into(), ids.iter().map(|&i| (wave(i + 1, 2.1) - wave(i, 2.1)).abs()).collect::<Vec<_>>()),
+                Series::new(
+                    "score".into(),
+                    ids.iter().map(|&i| wave(i, 2.1)).collect::<Vec<_>>(),
+                ),
+                Series::new(
+                    "spread".into(),
+                    ids.iter()
+                        .map(|&i| (wave(i + 1, 2.1) - wave(i, 2.1)).abs())
+                        .collect::<Vec<_>>(),
+                ),
                 Series::new("sample_scores".into(), samples),
             ],
         );
         let tone = structure(
             "tone",
             vec![
-                Series::new("score".into(), ids.iter().map(|&i| (i % 5) as i64).collect::<Vec<_>>()),
-                Series::new("judge_error".into(), ids.iter().map(|_| None::<&str>).collect::<Vec<_>>()),
+                Series::new(
+                    "score".into(),
+                    ids.iter().map(|&i| (i % 5) as i64).collect::<Vec<_>>(),
+                ),
+                Series::new(
+                    "judge_error".into(),
+                    ids.iter().map(|_| None::<&str>).collect::<Vec<_>>(),
+                ),
             ],
         );
         let counts = |k: usize| -> Vec<f64> {
-            ids.iter().map(|&i| ((i * (k + 3) + shift.to_bits() as usize % 3) % 9) as f64).collect()
+            ids.iter()
+                .map(|&i| ((i * (k + 3) + shift.to_bits() as usize % 3) % 9) as f64)
+                .collect()
         };
         let quoted = structure(
             "quoted_spans",
             vec![
                 Series::new("matched".into(), counts(1)),
-                Series::new("total".into(), counts(1).iter().map(|m| m + 2.0).collect::<Vec<_>>()),
+                Series::new(
+                    "total".into(),
+                    counts(1).iter().map(|m| m + 2.0).collect::<Vec<_>>(),
+                ),
             ],
         );
         let bleu_stats: Vec<Series> = ids
@@ -1002,7 +1083,12 @@ mod tests {
             "corpus_bleu_stats" => bleu_stats,
         )
         .unwrap()
-        .hstack(&[rouge.into(), faithfulness.into(), tone.into(), quoted.into()])
+        .hstack(&[
+            rouge.into(),
+            faithfulness.into(),
+            tone.into(),
+            quoted.into(),
+        ])
         .unwrap()
     }
 
@@ -1022,35 +1108,79 @@ mod tests {
         // The candidate lists the items in another order, lacks some and has others.
         let ids: Vec<usize> = (3..305).rev().collect();
         let candidate = table(&ids, 0.03);
-        let whole = compare_sources(&baseline, &candidate, "query_id", Some("seg"), &options(), usize::MAX)
-            .unwrap();
+        let whole = compare_sources(
+            &baseline,
+            &candidate,
+            "query_id",
+            Some("seg"),
+            &options(),
+            usize::MAX,
+        )
+        .unwrap();
         let whole_json = serde_json::to_string(&whole).unwrap();
         for memory in [1, 300 * 24 * 3, 300 * 16 * 11] {
-            let grouped =
-                compare_sources(&baseline, &candidate, "query_id", Some("seg"), &options(), memory)
-                    .unwrap();
-            assert_eq!(serde_json::to_string(&grouped).unwrap(), whole_json, "memory {memory}");
+            let grouped = compare_sources(
+                &baseline,
+                &candidate,
+                "query_id",
+                Some("seg"),
+                &options(),
+                memory,
+            )
+            .unwrap();
+            assert_eq!(
+                serde_json::to_string(&grouped).unwrap(),
+                whole_json,
+                "memory {memory}"
+            );
         }
         assert_eq!(whole.matched, 297);
         assert_eq!(whole.baseline_only.0, 3);
-        assert_eq!(whole.candidate_only, (5, vec!["q304", "q303", "q302", "q301", "q300"].into_iter().map(String::from).collect()));
+        assert_eq!(
+            whole.candidate_only,
+            (
+                5,
+                vec!["q304", "q303", "q302", "q301", "q300"]
+                    .into_iter()
+                    .map(String::from)
+                    .collect()
+            )
+        );
         let names: Vec<&str> = whole.metrics.iter().map(|m| m.metric.as_str()).collect();
         assert_eq!(
             names,
-            ["rouge.rouge1.fmeasure", "rouge.rougeL.fmeasure", "mrr", "faithfulness.score", "tone.score", "citation_alignment", "corpus_bleu"]
-                .iter()
-                .filter(|n| names.contains(n))
-                .copied()
-                .collect::<Vec<_>>()
+            [
+                "rouge.rouge1.fmeasure",
+                "rouge.rougeL.fmeasure",
+                "mrr",
+                "faithfulness.score",
+                "tone.score",
+                "citation_alignment",
+                "corpus_bleu"
+            ]
+            .iter()
+            .filter(|n| names.contains(n))
+            .copied()
+            .collect::<Vec<_>>()
         );
         assert!(names.contains(&"corpus_bleu") && names.contains(&"citation_alignment"));
         assert_eq!(whole.segments.len(), 3);
         assert!(!whole.regressions.is_empty());
-        let faithfulness = whole.metrics.iter().find(|m| m.metric == "faithfulness.score").unwrap();
+        let faithfulness = whole
+            .metrics
+            .iter()
+            .find(|m| m.metric == "faithfulness.score")
+            .unwrap();
         assert_eq!(faithfulness.interval, "items and judge samples");
-        assert!(whole.judge_flip_items.iter().any(|(m, keys)| m == "faithfulness.score" && !keys.is_empty()));
+        assert!(whole
+            .judge_flip_items
+            .iter()
+            .any(|(m, keys)| m == "faithfulness.score" && !keys.is_empty()));
         let r = &whole.regressions[0];
-        assert_eq!(r.baseline_answer.as_deref(), Some(format!("answer {}", &r.key[1..]).as_str()));
+        assert_eq!(
+            r.baseline_answer.as_deref(),
+            Some(format!("answer {}", &r.key[1..]).as_str())
+        );
     }
 
     /// A mean metric's row is that of the statistics layer over the items paired by key.
@@ -1059,10 +1189,14 @@ mod tests {
         let baseline = table(&(0..200).collect::<Vec<_>>(), 0.0);
         let ids: Vec<usize> = (0..200).rev().collect();
         let candidate = table(&ids, 0.05);
-        let compared = compare_sources(&baseline, &candidate, "query_id", None, &options(), 1).unwrap();
+        let compared =
+            compare_sources(&baseline, &candidate, "query_id", None, &options(), 1).unwrap();
         let values = |df: &DataFrame, order: &[usize]| -> Vec<f64> {
             let mrr = df.column("mrr").unwrap().f64().unwrap().clone();
-            order.iter().map(|&row| mrr.get(row).unwrap_or(f64::NAN)).collect()
+            order
+                .iter()
+                .map(|&row| mrr.get(row).unwrap_or(f64::NAN))
+                .collect()
         };
         // Item p is candidate row p, id 199 - p: baseline row 199 - p.
         let b = values(&baseline, &(0..200).rev().collect::<Vec<_>>());
@@ -1077,20 +1211,53 @@ mod tests {
         let scores = table(&(0..250).collect::<Vec<_>>(), 0.0);
         let whole = summarize_source(&scores, Some("seg"), &options(), usize::MAX).unwrap();
         for memory in [1, 250 * 24 * 4] {
-            assert_eq!(summarize_source(&scores, Some("seg"), &options(), memory).unwrap(), whole);
+            assert_eq!(
+                summarize_source(&scores, Some("seg"), &options(), memory).unwrap(),
+                whole
+            );
         }
-        let mrr: Vec<f64> = scores.column("mrr").unwrap().f64().unwrap().iter().flatten().collect();
-        let all = whole.iter().find(|r| r.segment == "all" && r.metric == "mrr").unwrap();
+        let mrr: Vec<f64> = scores
+            .column("mrr")
+            .unwrap()
+            .f64()
+            .unwrap()
+            .iter()
+            .flatten()
+            .collect();
+        let all = whole
+            .iter()
+            .find(|r| r.segment == "all" && r.metric == "mrr")
+            .unwrap();
         assert_eq!(all.n, mrr.len());
-        assert_eq!(all.mean, crate::compare::stats::paired_resampling(&[&mrr], &crate::compare::stats::ResampleOptions { resamples: 200, seed: 7, ..Default::default() })[0].unwrap().mean_delta);
-        assert_eq!(whole.iter().filter(|r| r.metric == "corpus_bleu").count(), 4);
+        assert_eq!(
+            all.mean,
+            crate::compare::stats::paired_resampling(
+                &[&mrr],
+                &crate::compare::stats::ResampleOptions {
+                    resamples: 200,
+                    seed: 7,
+                    ..Default::default()
+                }
+            )[0]
+            .unwrap()
+            .mean_delta
+        );
+        assert_eq!(
+            whole.iter().filter(|r| r.metric == "corpus_bleu").count(),
+            4
+        );
     }
 
     #[test]
     fn repeated_keys_are_named() {
         let baseline = table(&[1, 2, 2, 3, 3, 3], 0.0);
         let candidate = table(&[1, 2, 3], 0.0);
-        let e = compare_sources(&baseline, &candidate, "query_id", None, &options(), 1).unwrap_err();
-        assert!(e.to_string().contains("3 keys occur more than once in the baseline table (e.g. q2, q3, q3)"), "{e}");
+        let e =
+            compare_sources(&baseline, &candidate, "query_id", None, &options(), 1).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("3 keys occur more than once in the baseline table (e.g. q2, q3, q3)"),
+            "{e}"
+        );
     }
 }

@@ -90,7 +90,13 @@ fn run_bytes(job: &ScoreJob) -> Option<usize> {
     let file = std::fs::File::open(job.run.path()?).ok()?;
     let mut reader = ParquetReader::new(file);
     let metadata = reader.get_metadata().ok()?;
-    Some(metadata.row_groups.iter().map(|g| g.total_byte_size()).sum())
+    Some(
+        metadata
+            .row_groups
+            .iter()
+            .map(|g| g.total_byte_size())
+            .sum(),
+    )
 }
 
 /// Scores a run larger than `job.batch_rows` one batch of rows at a time: each batch is read
@@ -151,9 +157,6 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Batched> 
         },
         false => None,
     };
-    if job.review.is_some() {
-        return in_memory("--review ranks every judged row");
-    }
     if job.grade_relevance.is_some() {
         return in_memory("--grade-relevance grades every query's retrieved passages together");
     }
@@ -230,7 +233,7 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Batched> 
     let resolved = resolve_columns(job, shape.schema())?;
     let options = options_with_relevance(job, &resolved);
     let chosen = choose_metrics(job, &resolved, &mut notes)?;
-    if let Some(why) = why_not_streamed(job, &chosen, &options) {
+    if let Some(why) = why_not_streamed(&chosen, &options) {
         return in_memory(&why);
     }
     let audits = super::claims::audits_claims(job, &resolved);
@@ -254,6 +257,11 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Batched> 
         None
     };
     let (mut claim_sums, mut audited_answers) = ([0.0f64; 3], 0usize);
+    // The review keeps the most suspicious rows a worksheet holds, batch by batch.
+    let mut review = job
+        .review
+        .as_ref()
+        .map(|_| super::output::Review::default());
     let file = out.file()?;
     let mut offset = 0usize;
     let mut golden_done = golden.is_none() || job.parts == Parts::Block;
@@ -291,6 +299,7 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Batched> 
         } else {
             break;
         };
+        stages.lap("read and join");
         if batch.height() == 0 {
             continue;
         }
@@ -302,6 +311,7 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Batched> 
             &resolved,
             &mut corpus_tally,
         )?;
+        stages.lap("corpus check");
         let mut scores =
             compute_scores(job, &options, &resolved, &chosen, &frame, &mut batch_notes)?;
         if let Some(writer) = &mut claims_writer {
@@ -314,7 +324,11 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Batched> 
             }
             audited_answers += audit.answers;
         }
+        if let Some(review) = &mut review {
+            review.add(&frame, id, &resolved, &scores, rows_written)?;
+        }
         add_corpus_sums(&chosen, &scores, &mut sums)?;
+        stages.lap("score");
         scores.rechunk_mut_par();
         if writer.is_none() {
             let schema = scores.schema().as_ref().clone();
@@ -337,6 +351,7 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Batched> 
             .write_batch(&scores)
             .map_err(|e| write_error(out_path, e))?;
         rows_written += scores.height();
+        stages.lap("write");
         Progress::finished(Work::Rows, frame.height() as u64);
     }
     match writer {
@@ -353,10 +368,13 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Batched> 
         notes.push(super::claims::note(written, audited_answers, &path));
         claims_file = Some(path);
     }
-    stages.lap("score and write");
+    stages.lap("write");
     if job.parts == Parts::Block {
         write_block_tally(job, &chosen, scan(out_path, "scores")?)?;
         return Ok(Batched::Done(Box::new(block_report(job, rows_written))));
+    }
+    if let (Some(review), Some(path)) = (review, &job.review) {
+        review.write(path, &mut notes)?;
     }
 
     // The notes of the in-memory path, from what the batches found.

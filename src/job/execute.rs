@@ -9,7 +9,7 @@ use super::claims::{self, CLAIM_AUDIT};
 use super::corpus::{apply_corpus, CorpusTally};
 use super::inputs::{load_inputs, Inputs};
 use super::output::signatures;
-use super::output::{refuse_overwriting_inputs, write_review, write_scores};
+use super::output::{refuse_overwriting_inputs, write_scores, Review};
 use super::parts::{block_report, summarise_parts, write_block_tally};
 use super::plan::{
     choose_metrics, fused_ranked, options_with_relevance, resolve_columns, Chosen, Resolved,
@@ -43,9 +43,15 @@ impl Stages {
         }
     }
 
+    /// Ends the stage `name` now: its time since the last lap is added to the stage's (a
+    /// stage lapped once per batch adds up over the batches).
     pub(crate) fn lap(&mut self, name: &'static str) {
         let now = std::time::Instant::now();
-        self.laps.push((name, (now - self.last).as_secs_f64()));
+        let seconds = (now - self.last).as_secs_f64();
+        match self.laps.iter_mut().find(|(stage, _)| *stage == name) {
+            Some((_, total)) => *total += seconds,
+            None => self.laps.push((name, seconds)),
+        }
         self.last = now;
     }
 
@@ -179,7 +185,9 @@ pub(crate) fn run_job(job: &ScoreJob) -> PolarsResult<ScoreReport> {
         return Ok(block_report(job, scores.height()));
     }
     if let Some(path) = &job.review {
-        write_review(path, &frame, &id, &resolved, &scores, &mut notes)?;
+        let mut review = Review::default();
+        review.add(&frame, &id, &resolved, &scores, 0)?;
+        review.write(path, &mut notes)?;
     }
     stages.lap("aggregates and write");
     let ids: Vec<MetricId> = chosen.iter().map(|(m, _)| m.metric).collect();
@@ -310,15 +318,10 @@ pub(crate) fn with_details(
 
 /// Why a job cannot stream its run batch by batch with the same scores as in memory, or `None`
 /// when it can: every metric must be row-wise or combine per-row statistics, and none may need
-/// the whole column (soak's automatic window).
-pub(crate) fn why_not_streamed(
-    job: &ScoreJob,
-    chosen: &Chosen,
-    options: &MetricOptions,
-) -> Option<String> {
-    if job.locate_quotes && job.options.locate_quotes.window_from_batch() {
-        return Some("--locate-quotes sizes its window from every quote (soak's automatic window; set locate_quotes.window)".into());
-    }
+/// the whole column (soak's automatic window over a quote column). `--locate-quotes` streams:
+/// it locates each answer's quotes in that row's sources, sizing soak's automatic window from
+/// the row's own quotes.
+pub(crate) fn why_not_streamed(chosen: &Chosen, options: &MetricOptions) -> Option<String> {
     let whole: Vec<&str> = chosen
         .iter()
         .filter(|(info, _)| {

@@ -11,43 +11,110 @@ use crate::job::Input;
 use crate::registry::MetricOptions;
 
 /// The review workbook of `score --review`: the judged rows to check by hand with their id,
-/// claim and cited span, most suspicious first.
-pub(crate) fn write_review(
-    path: &Path,
-    frame: &DataFrame,
-    id: &str,
-    resolved: &Resolved,
-    scores: &DataFrame,
-    notes: &mut Vec<String>,
-) -> PolarsResult<()> {
-    let Ok(support) = scores.column("citation_support") else {
-        notes.push("--review skipped: no citation_support was computed (it needs a judge and claim / cited_span columns)".into());
-        return Ok(());
-    };
-    let mut columns: Vec<Column> = Vec::new();
-    for name in [
-        Some(id),
-        resolved.claim.as_deref(),
-        resolved.cited_span.as_deref(),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        if let Ok(c) = frame.column(name) {
-            columns.push(c.clone());
+/// claim and cited span, most suspicious first. Rows are added a batch at a time and only the
+/// most suspicious that a worksheet holds ([`SHEET_ROWS`]) are kept, so the review of a run
+/// of any size takes bounded memory.
+#[derive(Default)]
+pub(crate) struct Review {
+    kept: Option<DataFrame>,
+    flagged: usize,
+    judged: usize,
+    /// No citation_support was computed.
+    skipped: bool,
+}
+
+/// The rows a worksheet holds below its header.
+pub(crate) const SHEET_ROWS: usize = crate::metrics::locate::export::SHEET_ROWS;
+
+impl Review {
+    /// Adds the judged rows of a batch (its joined `frame` and its `scores`), the batch's
+    /// first row being row `first_row` of the scores table.
+    pub(crate) fn add(
+        &mut self,
+        frame: &DataFrame,
+        id: &str,
+        resolved: &Resolved,
+        scores: &DataFrame,
+        first_row: usize,
+    ) -> PolarsResult<()> {
+        let Ok(support) = scores.column("citation_support") else {
+            self.skipped = true;
+            return Ok(());
+        };
+        let mut columns: Vec<Column> = Vec::new();
+        for name in [
+            Some(id),
+            resolved.claim.as_deref(),
+            resolved.cited_span.as_deref(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if let Ok(c) = frame.column(name) {
+                columns.push(c.clone());
+            }
         }
+        columns.push(support.clone());
+        let judged = DataFrame::new(frame.height(), columns)?;
+        let mut review = crate::columnar::judged::citation_review(&judged, "citation_support")?;
+        let rows = review.column("row")?.cast(&DataType::UInt64)?;
+        review.with_column(
+            (rows.as_materialized_series() + first_row as u64)
+                .with_name("row".into())
+                .into_column(),
+        )?;
+        self.judged += frame.height();
+        self.flagged += review.height();
+        let kept = match self.kept.take() {
+            Some(kept) => kept.vstack(&review)?,
+            None => review,
+        };
+        self.kept = Some(if kept.height() > SHEET_ROWS {
+            most_suspicious(&kept)?.head(Some(SHEET_ROWS))
+        } else {
+            kept
+        });
+        Ok(())
     }
-    columns.push(support.clone());
-    let judged = DataFrame::new(frame.height(), columns)?;
-    let review = crate::columnar::judged::citation_review(&judged, "citation_support")?;
-    crate::columnar::judged::write_citation_review(&review, path)?;
-    notes.push(format!(
-        "review: {} of {} judged rows to check by hand, most suspicious first, in {}",
-        review.height(),
-        frame.height(),
-        path.display()
-    ));
-    Ok(())
+
+    /// Writes the workbook and says what it holds.
+    pub(crate) fn write(self, path: &Path, notes: &mut Vec<String>) -> PolarsResult<()> {
+        if self.skipped {
+            notes.push("--review skipped: no citation_support was computed (it needs a judge and claim / cited_span columns)".into());
+            return Ok(());
+        }
+        let Some(kept) = self.kept else {
+            return Ok(());
+        };
+        let review = most_suspicious(&kept)?;
+        crate::columnar::judged::write_citation_review(&review, path)?;
+        let held = if self.flagged > review.height() {
+            format!(
+                " (the {} most suspicious of {} flagged: a worksheet holds no more)",
+                review.height(),
+                self.flagged
+            )
+        } else {
+            String::new()
+        };
+        notes.push(format!(
+            "review: {} of {} judged rows to check by hand, most suspicious first, in {}{held}",
+            review.height(),
+            self.judged,
+            path.display()
+        ));
+        Ok(())
+    }
+}
+
+/// Review rows most suspicious first, ties in row order.
+fn most_suspicious(review: &DataFrame) -> PolarsResult<DataFrame> {
+    review.sort(
+        ["suspicion", "row"],
+        SortMultipleOptions::default()
+            .with_order_descending_multi([true, false])
+            .with_maintain_order(true),
+    )
 }
 
 /// Writes the scores table atomically, with every metric's signature in its Parquet metadata.

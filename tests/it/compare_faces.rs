@@ -534,7 +534,10 @@ fn compare_warns_on_stdout_when_the_signatures_differ() {
 }
 
 fn fixture(file: &str) -> String {
-    format!("{}/tests/fixtures/compare/{file}", env!("CARGO_MANIFEST_DIR"))
+    format!(
+        "{}/tests/fixtures/compare/{file}",
+        env!("CARGO_MANIFEST_DIR")
+    )
 }
 
 fn json_file(path: &Path) -> serde_json::Value {
@@ -602,7 +605,10 @@ fn comparisons_read_piecewise_equal_the_recorded_in_memory_ones() {
         summary.to_str().unwrap(),
     ]);
     assert!(ok, "{out}{err}");
-    let (got, recorded) = (read(&summary), read(Path::new(&fixture("expected_summary.parquet"))));
+    let (got, recorded) = (
+        read(&summary),
+        read(Path::new(&fixture("expected_summary.parquet"))),
+    );
     assert_eq!(got.height(), 4 * 8);
     assert!(got.equals_missing(&recorded), "{got}\n{recorded}");
 }

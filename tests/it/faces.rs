@@ -1248,6 +1248,39 @@ fn every_scored_id_is_computed_by_the_cli() {
                 common::worksheet_xml(&review).matches("<row ").count(),
                 listed + 1
             );
+            // Streamed in batches of two rows, the review keeps the same rows in the same
+            // order.
+            let batched_review = dir.join("review-batched.xlsx");
+            let done = std::process::Command::new(env!("CARGO_BIN_EXE_polars-rag"))
+                .args(["score", "--metrics", "citation_support", "--run"])
+                .arg(&varied_path)
+                .arg("--out")
+                .arg(dir.join("review-scores-batched.parquet"))
+                .args([
+                    "--judge-base-url",
+                    &judge_server.base_url,
+                    "--judge-model",
+                    "fake-judge",
+                    "--no-judge-cache",
+                    "--batch-rows",
+                    "2",
+                    "--review",
+                ])
+                .arg(&batched_review)
+                .output()
+                .unwrap();
+            let said = String::from_utf8_lossy(&done.stdout);
+            assert!(
+                done.status.success(),
+                "{}",
+                String::from_utf8_lossy(&done.stderr)
+            );
+            assert!(said.contains("streamed in batches of 2 rows"), "{said}");
+            assert!(said.contains(&format!("review: {listed} of")), "{said}");
+            assert_eq!(
+                common::worksheet_xml(&batched_review),
+                common::worksheet_xml(&review)
+            );
         }
         match info.kind {
             // Tools, and metrics whose inputs are not columns of score's tables (human labels),

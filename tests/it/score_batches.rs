@@ -362,16 +362,27 @@ fn long_run() -> DataFrame {
         .unnest();
     let mut long = exploded.drop("retrieved").unwrap();
     for field in ["file", "start", "end", "text", "score"] {
-        long.with_column(items.column(field).unwrap().clone()).unwrap();
+        long.with_column(items.column(field).unwrap().clone())
+            .unwrap();
     }
-    long.with_column(items.column("id").unwrap().clone().with_name("doc_id".into()))
-        .unwrap();
+    long.with_column(
+        items
+            .column("id")
+            .unwrap()
+            .clone()
+            .with_name("doc_id".into()),
+    )
+    .unwrap();
     // The rank within each query, in row order.
     let ids = long.column("query_id").unwrap().str().unwrap().clone();
     let mut rank = Vec::with_capacity(ids.len());
     for (i, id) in ids.iter().enumerate() {
         let previous = (i > 0).then(|| ids.get(i - 1)).flatten();
-        rank.push(if i > 0 && previous == id { rank[i - 1] + 1 } else { 1i64 });
+        rank.push(if i > 0 && previous == id {
+            rank[i - 1] + 1
+        } else {
+            1i64
+        });
     }
     long.with_column(Column::new("rank".into(), rank)).unwrap();
     long
@@ -396,7 +407,10 @@ fn a_long_run_streams_when_each_querys_rows_are_together() {
             summary.contains(&format!("note: streamed in batches of {batch} rows")),
             "{summary}"
         );
-        assert!(batched.equals_missing(&whole), "batch {batch}:\n{batched}\n{whole}");
+        assert!(
+            batched.equals_missing(&whole),
+            "batch {batch}:\n{batched}\n{whole}"
+        );
         assert_eq!(lines(&summary), lines(&whole_summary), "batch {batch}");
     }
 
@@ -417,5 +431,59 @@ fn a_long_run_streams_when_each_querys_rows_are_together() {
         summary.contains("scored in memory, not in batches of 5 rows: the run has one row per retrieved item and some query's rows are not together"),
         "{summary}"
     );
-    assert!(summary.contains("GB uncompressed: at least that much memory"), "{summary}");
+    assert!(
+        summary.contains("GB uncompressed: at least that much memory"),
+        "{summary}"
+    );
+}
+
+/// `--locate-quotes` in soak's mode sizes each row's window from that row's own quotes, so it
+/// streams: batches locate every answer's quotes as the whole run does.
+#[test]
+fn located_answer_quotes_stream_in_soaks_mode() {
+    let dir = scratch("locate-soak");
+    let config = dir.join("soak.toml");
+    std::fs::write(&config, "[locate_quotes]\ncompat = \"soak\"\n").unwrap();
+    let scored = |batch: usize| -> (String, DataFrame) {
+        let out = dir.join(format!("b{batch}.parquet"));
+        let o = Command::new(env!("CARGO_BIN_EXE_polars-rag"))
+            .args(["score", "--run"])
+            .arg(demo("run_a.parquet"))
+            .arg("--golden")
+            .arg(demo("golden.parquet"))
+            .args([
+                "--metrics",
+                "exact_match",
+                "--locate-quotes",
+                "--progress",
+                "never",
+            ])
+            .arg("--config")
+            .arg(&config)
+            .args(["--batch-rows", &batch.to_string(), "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let scores = read(&out)
+            .sort(["query_id"], SortMultipleOptions::default())
+            .unwrap();
+        (String::from_utf8_lossy(&o.stdout).to_string(), scores)
+    };
+    let (_, whole) = scored(0);
+    let located = whole
+        .column("locate_quotes")
+        .unwrap()
+        .list()
+        .unwrap()
+        .clone();
+    assert!(located.lst_lengths().iter().flatten().any(|n| n > 0));
+    for batch in [1, 5] {
+        let (summary, batched) = scored(batch);
+        assert!(
+            summary.contains(&format!("note: streamed in batches of {batch} rows")),
+            "{summary}"
+        );
+        assert!(batched.equals_missing(&whole), "batch {batch}");
+    }
 }

@@ -236,7 +236,11 @@ mod tests {
         let resampler = PairedResampler::new(&[&values], 1, 0);
         let column = &resampler.columns[0];
         for x in [0.1, -3.5, 1e-3, 12.345] {
-            assert!(close(scale_pow2(column.to_fixed(x) as f64, column.exponent), x, 1e-30));
+            assert!(close(
+                scale_pow2(column.to_fixed(x) as f64, column.exponent),
+                x,
+                1e-30
+            ));
         }
         assert_eq!(scale_pow2(1.5, 2000), f64::INFINITY);
         // Beyond the range of one power of two: 1e300 · 2⁻¹¹⁰⁰ is a normal number.

@@ -8,13 +8,14 @@ use std::path::{Path, PathBuf};
 use polars::prelude::*;
 
 use crate::compare::report;
-use crate::compare::source::{ParquetScores, ScoresSource};
+use crate::compare::source::{ScoresSource, READ_ROWS};
 use crate::compare::streamed::{compare_sources, summarize_source, DEFAULT_MEMORY};
 use crate::compare::tables::{
     compared_columns, metrics_frame, regressions_frame, segments_frame, summary_frame,
 };
 use crate::compare::{check_gates, CompareOptions, Gate};
 use crate::job::{self as score, ScoreJob};
+use std::ops::Range;
 
 use crate::job::SIGNATURE_KEY;
 
@@ -63,6 +64,67 @@ pub struct CompareReport {
 
 fn err(msg: String) -> PolarsError {
     PolarsError::ComputeError(msg.into())
+}
+
+/// A scores table in a Parquet file, read a slice of rows and a few columns at a time.
+#[derive(Clone, Debug)]
+pub struct ParquetScores {
+    path: PathBuf,
+    schema: Schema,
+    height: usize,
+    read_rows: usize,
+}
+
+impl ParquetScores {
+    /// Opens a scores table: its schema and row count, from its metadata.
+    pub fn open(path: &Path) -> PolarsResult<ParquetScores> {
+        let mut reader =
+            ParquetReader::new(crate::job::parquet::parquet_file(path, "scores table")?);
+        let schema = Schema::from_arrow_schema(reader.schema()?.as_ref());
+        let height = reader.num_rows()?;
+        Ok(ParquetScores {
+            path: path.to_path_buf(),
+            schema,
+            height,
+            read_rows: READ_ROWS,
+        })
+    }
+
+    /// The same table read `rows` rows at a time (at least one).
+    pub fn with_read_rows(mut self, rows: usize) -> ParquetScores {
+        self.read_rows = rows.max(1);
+        self
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl ScoresSource for ParquetScores {
+    fn height(&self) -> usize {
+        self.height
+    }
+
+    fn schema(&self) -> Schema {
+        self.schema.clone()
+    }
+
+    fn read_rows(&self) -> usize {
+        self.read_rows
+    }
+
+    fn read(&self, columns: &[String], rows: Range<usize>) -> PolarsResult<DataFrame> {
+        let file = crate::job::parquet::parquet_file(&self.path, "scores table")?;
+        ParquetReader::new(file)
+            .with_columns(Some(columns.to_vec()))
+            .with_slice(Some((rows.start, rows.len())))
+            .finish()
+            .map_err(|e| {
+                crate::job::parquet::naming_read_errors(e, &[("scores table", &self.path)])
+            })
+    }
 }
 
 /// Opens a scores table for a comparison or a summary: read piecewise (see

@@ -571,8 +571,8 @@ fn comparisons_read_piecewise_equal_the_recorded_in_memory_ones() {
     assert_eq!(expected["metrics"].as_array().unwrap().len(), 8);
 
     // The library, one metric at a time and 37 rows per read: the same comparison.
-    use polars_rag::compare::source::ParquetScores;
     use polars_rag::compare::streamed::compare_sources;
+    use polars_rag::job::compare::ParquetScores;
     let open = |file: &str| {
         ParquetScores::open(Path::new(&fixture(file)))
             .unwrap()

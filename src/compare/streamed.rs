@@ -5,7 +5,7 @@
 //! read piecewise ([`ScoresSource`]):
 //!
 //! 1. the key columns, a slice of rows at a time, each key reduced to a 128-bit hash: the items
-//!    are paired from the hashes (4 bytes an item per table are kept: its position in the other);
+//!    are paired from the hashes (about 16 bytes an item are kept: the pairs and each row's item);
 //! 2. the metric columns a group at a time, the group as large as `memory` allows: its values
 //!    aligned item by item, its comparison computed (means, t-test, counts, largest drops) and
 //!    its columns resampled together, per segment too; only the sums are kept;
@@ -29,9 +29,9 @@ use super::{
 use crate::columnar::dispatch;
 use crate::registry;
 
-/// Bytes of metric values a comparison holds at once by default (a group of columns): 10M
-/// items of two runs take 240 MB a metric, so about four metrics share a pass at that size,
-/// and every metric at once below about a million items.
+/// Bytes of metric values a comparison holds at once by default (a group of columns): a value
+/// of 10M items of two runs takes 160 MB (without segments), so about six share a pass of
+/// random draws at that size; the 29 metrics of the scale workload fit in two groups at 1M.
 pub const DEFAULT_MEMORY: usize = 1 << 30;
 
 /// Where one value of a scores table sits.

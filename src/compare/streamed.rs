@@ -263,6 +263,18 @@ struct Pairing {
 }
 
 impl Pairing {
+    /// Both tables list the same items in the same order: item p is row p of both.
+    fn in_order(pairs: Vec<(u32, u32)>) -> Pairing {
+        Pairing {
+            pairs,
+            same_order: true,
+            baseline_only: Vec::new(),
+            candidate_only: Vec::new(),
+            baseline_item: Vec::new(),
+            candidate_item: Vec::new(),
+        }
+    }
+
     fn item_of(&self, baseline: bool, row: usize) -> Option<usize> {
         if self.same_order {
             return Some(row);
@@ -296,14 +308,9 @@ fn pair_items(sources: [(&str, &dyn ScoresSource); 2], keys: &[String]) -> Polar
     }
     let (b, c) = (&hashes[0], &hashes[1]);
     if b == c {
-        return Ok(Pairing {
-            pairs: (0..c.len() as u32).map(|i| (i, i)).collect(),
-            same_order: true,
-            baseline_only: Vec::new(),
-            candidate_only: Vec::new(),
-            baseline_item: Vec::new(),
-            candidate_item: Vec::new(),
-        });
+        return Ok(Pairing::in_order(
+            (0..c.len() as u32).map(|i| (i, i)).collect(),
+        ));
     }
     let mut by_hash: Vec<(u128, u32)> = b.iter().enumerate().map(|(i, h)| (*h, i as u32)).collect();
     by_hash.sort_unstable();
@@ -515,6 +522,44 @@ fn load_side(
     Ok(())
 }
 
+/// The items of each value of the segment column `by` (`(null)` for a missing one), sorted by
+/// value, each segment's items in ascending order; `item_of` gives a row's item (`None`: the
+/// row is not compared).
+fn segment_items(
+    source: &dyn ScoresSource,
+    by: &str,
+    item_of: impl Fn(usize) -> Option<usize>,
+) -> PolarsResult<Vec<(String, Vec<usize>)>> {
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut segments: Vec<(String, Vec<usize>)> = Vec::new();
+    let columns = [by.to_string()];
+    for slice in slices(source, &columns) {
+        let (start, frame) = slice?;
+        let values = frame.column(by)?.cast(&DataType::String)?;
+        for (k, v) in values.str()?.iter().enumerate() {
+            let Some(item) = item_of(start + k) else {
+                continue;
+            };
+            let v = v.unwrap_or("(null)");
+            let g = match index.get(v) {
+                Some(&g) => g,
+                None => {
+                    index.insert(v.to_string(), segments.len());
+                    segments.push((v.to_string(), Vec::new()));
+                    segments.len() - 1
+                }
+            };
+            segments[g].1.push(item);
+        }
+    }
+    // Items in the candidate's order within each segment, as the pairing lists them.
+    for (_, items) in &mut segments {
+        items.sort_unstable();
+    }
+    segments.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(segments)
+}
+
 fn pick<'a, T: Clone>(values: &'a [T], items: Option<&[usize]>) -> std::borrow::Cow<'a, [T]> {
     match items {
         None => std::borrow::Cow::Borrowed(values),
@@ -589,32 +634,7 @@ pub fn compare_sources(
         if !b_schema.contains(by) {
             polars_bail!(ColumnNotFound: "compare: no segment column '{by}' in the baseline table");
         }
-        let mut index: HashMap<String, usize> = HashMap::new();
-        let columns = [by.to_string()];
-        for slice in slices(baseline, &columns) {
-            let (start, frame) = slice?;
-            let values = frame.column(by)?.cast(&DataType::String)?;
-            for (k, v) in values.str()?.iter().enumerate() {
-                let Some(p) = pairing.item_of(true, start + k) else {
-                    continue;
-                };
-                let v = v.unwrap_or("(null)");
-                let g = match index.get(v) {
-                    Some(&g) => g,
-                    None => {
-                        index.insert(v.to_string(), segments.len());
-                        segments.push((v.to_string(), Vec::new()));
-                        segments.len() - 1
-                    }
-                };
-                segments[g].1.push(p);
-            }
-        }
-        // Items in the candidate's order within each segment, as the pairing lists them.
-        for (_, items) in &mut segments {
-            items.sort_unstable();
-        }
-        segments.sort_by(|a, b| a.0.cmp(&b.0));
+        segments = segment_items(baseline, by, |row| pairing.item_of(true, row))?;
     }
 
     let contexts = 1 + segments.len();
@@ -861,41 +881,14 @@ pub fn summarize_source(
         if !schema.contains(by) {
             polars_bail!(ColumnNotFound: "summary: no segment column '{by}'");
         }
-        let mut index: HashMap<String, usize> = HashMap::new();
-        let mut extra: Vec<(String, Vec<usize>)> = Vec::new();
-        let columns = [by.to_string()];
-        for slice in slices(scores, &columns) {
-            let (start, frame) = slice?;
-            let values = frame.column(by)?.cast(&DataType::String)?;
-            for (k, v) in values.str()?.iter().enumerate() {
-                let v = v.unwrap_or("(null)");
-                let g = match index.get(v) {
-                    Some(&g) => g,
-                    None => {
-                        index.insert(v.to_string(), extra.len());
-                        extra.push((v.to_string(), Vec::new()));
-                        extra.len() - 1
-                    }
-                };
-                extra[g].1.push(start + k);
-            }
-        }
-        extra.sort_by(|a, b| a.0.cmp(&b.0));
-        segments.extend(extra);
+        segments.extend(segment_items(scores, by, Some)?);
     }
     let mut units: Vec<Unit> = layout.values.iter().cloned().map(Unit::Mean).collect();
     for (metric, (_, _, k)) in layout.corpus.iter().enumerate() {
         units.extend((0..*k).map(|stat| Unit::Statistic { metric, stat }));
     }
     // Identity pairing: every row is an item. A table's values are read as the baseline side.
-    let pairing = Pairing {
-        pairs: Vec::new(),
-        same_order: true,
-        baseline_only: Vec::new(),
-        candidate_only: Vec::new(),
-        baseline_item: Vec::new(),
-        candidate_item: Vec::new(),
-    };
+    let pairing = Pairing::in_order(Vec::new());
     // Rows per segment and unit (a corpus-level metric's at its first statistic), and the sums
     // of a corpus-level metric's statistics until it has them all.
     let mut summaries: Vec<Vec<Option<MetricSummary>>> = (0..segments.len())

@@ -182,7 +182,13 @@ done
 step "Docs: generated references current, the site builds (mkdocs --strict)"
 .venv/bin/python scripts/gen_docs.py --check
 site_dir="$(mktemp -d)"
-NO_MKDOCS_2_WARNING=1 .venv-docs/bin/mkdocs build --strict --quiet --site-dir "$site_dir/site"
+# No --quiet: it lowers mkdocs' log level below its warnings, and --strict then has none to count.
+# The log is also searched for a warning, so that a change of mkdocs' counting cannot let one by.
+NO_MKDOCS_2_WARNING=1 .venv-docs/bin/mkdocs build --strict --site-dir "$site_dir/site" 2>&1 | tee "$site_dir/mkdocs.log"
+if grep -q '^WARNING' "$site_dir/mkdocs.log"; then
+    echo "FAILED: the documentation build warned (above); every warning is an error" >&2
+    exit 1
+fi
 # Every page opened in headless Chromium: no console error, the search finds a metric by id.
 if command -v chromium >/dev/null 2>&1 && command -v node >/dev/null 2>&1; then
     node --experimental-websocket scripts/docs-browser/check_site.mjs "$site_dir/site" "$(command -v chromium)"

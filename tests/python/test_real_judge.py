@@ -3,7 +3,27 @@
 and PyPI by ``scripts/llm-server/install.sh`` (the test script exports the model's path as
 ``POLARS_RAG_TEST_LLM_MODEL``). A 135M model judges badly: these tests check the engine with a
 real server (every reply valid against its schema or the row's reason given, the cache, identical
-replies at temperature 0, concurrency, the judged RAG metrics' plumbing), not the verdicts."""
+replies at temperature 0, concurrency, the judged RAG metrics' plumbing), not the verdicts.
+
+Why these assertions hold on any machine. llama.cpp picks its SIMD kernels for the CPU it runs
+on (an AVX-512 Xeon and an AVX2 EPYC load different ``libggml-cpu-*`` variants) and splits its
+sums by thread, so the last bits of the logits, and with them the path greedy decoding takes,
+differ between machines: on one the model ends its JSON, on another it rambles inside a string
+until ``max_tokens``. So nothing here asserts what the model writes or whether it finishes. What
+is asserted is what the engine guarantees whatever the model does:
+
+- every row is a value of the card's schema (a score in range), or null with the engine's named
+  reason (cut off at ``max_tokens``, not JSON, not matching the schema): nothing lost, nothing
+  unexplained;
+- at temperature 0 the same server answers the same request the same way, so a re-run on the
+  cache reproduces the first run's frame exactly, and it asks the server only the questions that
+  failed (failed replies are not cached), at most twice each (one re-ask of an invalid reply).
+
+The whole module runs twice, against a server on 2 threads and on 1: two numerical paths on the
+same machine, as another CPU would give. The judge keeps its default room (``max_tokens`` 1024)
+so that replies usually finish, which keeps the tests meaningful (a run where every row failed
+would still pass the guarantees, so the tests also show the failures' reasons when they fail).
+"""
 
 from __future__ import annotations
 
@@ -22,15 +42,21 @@ SERVER = llm_server.SERVER
 MODEL = os.environ.get("POLARS_RAG_TEST_LLM_MODEL", "")
 
 
-@pytest.fixture(scope="module")
-def server_url():
+# The server's thread counts the module runs against: 2 is the server's default; 1 sums in another
+# order (measured on one machine: 1 and 2 threads give different greedy replies to one request).
+SERVER_THREADS = (2, 1)
+
+
+@pytest.fixture(scope="module", params=SERVER_THREADS, ids=lambda n: f"{n}-thread-server")
+def server_url(request):
     if not MODEL or not Path(MODEL).is_file():
         pytest.skip("no local judge model (scripts/llm-server/install.sh; POLARS_RAG_TEST_LLM_MODEL)")
     if not (SERVER / "node_modules" / "node-llama-cpp").is_dir():
         pytest.skip("node-llama-cpp is not installed (scripts/llm-server/install.sh)")
     # A repeat penalty, as Ollama and llama.cpp's server apply by default: decoded greedily, a
     # 135M model otherwise repeats list items until max_tokens and the reply is cut off.
-    process, url = llm_server.start(llm_server.server_command(MODEL) + ["--repeat-penalty", "1.1"])
+    command = llm_server.server_command(MODEL) + ["--repeat-penalty", "1.1", "--threads", str(request.param)]
+    process, url = llm_server.start(command)
     try:
         yield url
     finally:
@@ -38,8 +64,40 @@ def server_url():
 
 
 def judge(url: str, **settings) -> pr.Judge:
-    settings.setdefault("max_tokens", 256)
+    # The engine's default room for a reply (max_tokens 1024), and a long timeout for a loaded
+    # machine.
     return pr.Judge(base_url=url, model="smollm2-135m", timeout=300.0, **settings)
+
+
+# The reasons the engine gives a row whose reply it could not use (engines/judge/engine.rs):
+# a failure of the reply, not of the transport, the settings or the budget.
+REPLY_PROBLEMS = (
+    "the reply was cut off at max_tokens",
+    "the reply is not a JSON object",
+    "the reply does not match the schema",
+    "invalid reply, asked twice",
+)
+
+
+def assert_value_or_reason(metric: str, values: pl.DataFrame, valid) -> None:
+    """Each row of a judged metric's unnested struct: a valid value and no error, or a null value
+    and one of the engine's named reasons."""
+    for i, row in enumerate(values.iter_rows(named=True)):
+        error = row["judge_error"]
+        if error is None:
+            assert valid(row), (metric, i, row)
+        else:
+            # A multi-step metric names the step before the reason (e.g. the card's id).
+            assert any(problem in error for problem in REPLY_PROBLEMS), (metric, i, error)
+
+
+def assert_rerun_asks_only_what_failed(first_failures: int, rerun: pr.Judge) -> None:
+    """A re-run on the first run's cache: answered by the cache but for the questions that failed
+    (a failed reply is not cached), each asked at most twice, failing again the same way."""
+    usage = rerun.usage()
+    calls, failures = usage["calls"].sum(), usage["failures"].sum()
+    assert failures == first_failures, (failures, first_failures)
+    assert first_failures <= calls <= 2 * first_failures, (calls, first_failures)
 
 
 VERDICTS = {"fully_supported", "partially_supported", "not_supported"}
@@ -63,17 +121,17 @@ def test_citation_support_replies_are_valid_cached_and_reproducible(server_url, 
     first = pairs().select(pr.citation_support("claim", "cited_span", judge=cached))
     rows = first["citation_support"].struct.unnest()
     assert first["citation_support"].is_null().to_list() == [False, False, True, False]
-    for i, (verdict, error) in enumerate(zip(rows["verdict"], rows["judge_error"])):
-        if i == 2:
-            continue  # the null claim: a null row, never asked
-        # Either a verdict the schema allows, or the reason there is none: nothing lost.
-        assert (verdict in VERDICTS) != (error is not None), (verdict, error)
-    calls = cached.usage()["calls"].sum()
+    # Either a verdict the schema allows, or the reason there is none: nothing lost (the null
+    # claim is a null row, never asked).
+    assert_value_or_reason("citation_support", rows[[0, 1, 3]], lambda row: row["verdict"] in VERDICTS)
+    usage = cached.usage()
+    calls, failures = usage["calls"].sum(), usage["failures"].sum()
     assert 3 <= calls <= 3 * 2 * 6  # three distinct rows; a re-ask and retries at most
-    # A re-run is answered by the cache: no call, the same frame.
-    again = pairs().select(pr.citation_support("claim", "cited_span", judge=cached))
-    assert cached.usage()["calls"].sum() == calls
+    # A re-run is answered by the cache (but for what failed): the same frame.
+    rerun = judge(server_url, cache=tmp_path, max_concurrency=3)
+    again = pairs().select(pr.citation_support("claim", "cited_span", judge=rerun))
     assert again.equals(first)
+    assert_rerun_asks_only_what_failed(failures, rerun)
     # Temperature 0 and a fixed seed: a run without the cache gets the same replies.
     uncached = judge(server_url, cache=None, max_concurrency=1)
     fresh = pairs().select(pr.citation_support("claim", "cited_span", judge=uncached))
@@ -107,26 +165,21 @@ def test_every_judged_rag_metric_on_a_real_model_and_a_cached_rerun(server_url, 
     out = score(first_judge)
     for metric in metrics:
         values = out[metric].struct.unnest()
-        # Every row judged: a score in [0, 1], or null where the metric defines one (no
-        # statements), and no judge_error (with the repeat penalty this model's replies fit).
-        assert values["judge_error"].to_list() == [None, None], (metric, values["judge_error"].to_list())
-        for score_value in values["score"]:
-            assert score_value is None or 0.0 <= score_value <= 1.0, (metric, score_value)
+        # Every row judged: a score in [0, 1] (or null where the metric defines one: no
+        # statements), or null with the engine's reason.
+        assert_value_or_reason(metric, values, lambda row: row["score"] is None or 0.0 <= row["score"] <= 1.0)
     usage = first_judge.usage()
-    calls = usage["calls"].sum()
+    calls, failures = usage["calls"].sum(), usage["failures"].sum()
     assert calls >= 5 * 2  # every metric asked the server for each of the two rows
     rows = {row["prompt"]: row["rows"] for row in usage.iter_rows(named=True)}
     assert rows["faithfulness_statements"] == 2 and rows["context_recall"] == 2
 
-    # The same settings again (one judge per distinct settings in a process, so its usage goes
-    # on counting) and a judge with other settings on the same cache file (a new engine, fresh
-    # usage): every reply comes from the cache, and no call reaches the server.
-    again = score(judge(server_url, cache=cache, max_concurrency=2))
-    assert first_judge.usage()["calls"].sum() == calls
-    assert again.equals(out)
+    # A judge with other settings on the same cache file (a new engine, fresh usage): every
+    # reply that was kept comes from the cache, the frame is the same to the last bit, and only
+    # the questions that failed reach the server again.
     other = judge(server_url, cache=cache, max_concurrency=1)
     assert score(other).equals(out)
-    assert other.usage()["calls"].sum() == 0, "a cached re-run must make no call to the server"
+    assert_rerun_asks_only_what_failed(failures, other)
     assert other.usage()["cache_hits"].sum() > 0
 
 
@@ -151,13 +204,14 @@ def test_relevance_grade_on_a_real_model_and_a_cached_rerun(server_url, tmp_path
     })
     first = judge(server_url, cache=tmp_path, max_concurrency=2)
     out = df.select(pr.relevance_grade("question", "passage", judge=first)).unnest("relevance_grade")
-    # Every row graded, 0 to 3, without a judge error: the plumbing, not the model's opinion.
-    assert out["judge_error"].to_list() == [None, None]
-    assert all(0 <= g <= 3 for g in out["grade"])
-    calls = first.usage()["calls"].sum()
-    assert calls == 2
-    again = df.select(pr.relevance_grade("question", "passage", judge=judge(server_url, cache=tmp_path, max_concurrency=1)))
-    assert again.unnest("relevance_grade").equals(out) and first.usage()["calls"].sum() == calls
+    # Every row graded 0 to 3, or the reason it is not: the plumbing, not the model's opinion.
+    assert_value_or_reason("relevance_grade", out, lambda row: 0 <= row["grade"] <= 3)
+    failures = first.usage()["failures"].sum()
+    assert 2 <= first.usage()["calls"].sum() <= 4
+    rerun = judge(server_url, cache=tmp_path, max_concurrency=1)
+    again = df.select(pr.relevance_grade("question", "passage", judge=rerun))
+    assert again.unnest("relevance_grade").equals(out)
+    assert_rerun_asks_only_what_failed(failures, rerun)
 
 
 def test_citation_recall_precision_on_a_real_model(server_url, tmp_path):
@@ -167,13 +221,16 @@ def test_citation_recall_precision_on_a_real_model(server_url, tmp_path):
     })
     first = judge(server_url, cache=tmp_path, max_concurrency=2)
     out = df.select(pr.citation_recall_precision("answer", "passages", judge=first)).unnest("citation_recall_precision")
-    # The plumbing, not the model's opinion: two sentences, three citations, scores in [0, 1].
-    row = out.row(0, named=True)
-    assert (row["sentences"], row["citations"], row["judge_error"]) == (2, 3, None)
-    assert 0 <= row["citation_recall"] <= 1 and 0 <= row["citation_precision"] <= 1
-    calls = first.usage()["calls"].sum()
-    again = df.select(pr.citation_recall_precision("answer", "passages", judge=judge(server_url, cache=tmp_path)))
-    assert again.unnest("citation_recall_precision").equals(out) and first.usage()["calls"].sum() == calls
+    # The plumbing, not the model's opinion: two sentences, three citations, scores in [0, 1], or
+    # the reason there are none.
+    assert_value_or_reason("citation_recall_precision", out, lambda row: (
+        (row["sentences"], row["citations"]) == (2, 3)
+        and 0 <= row["citation_recall"] <= 1 and 0 <= row["citation_precision"] <= 1))
+    failures = first.usage()["failures"].sum()
+    rerun = judge(server_url, cache=tmp_path)
+    again = df.select(pr.citation_recall_precision("answer", "passages", judge=rerun))
+    assert again.unnest("citation_recall_precision").equals(out)
+    assert_rerun_asks_only_what_failed(failures, rerun)
 
 
 def test_claim_checks_on_a_real_model(server_url, tmp_path):
@@ -185,11 +242,13 @@ def test_claim_checks_on_a_real_model(server_url, tmp_path):
     first = judge(server_url, cache=tmp_path, max_concurrency=2)
     out = df.select(pr.claim_checks("answer", "reference", "contexts", judge=first)).unnest("claim_checks")
     # The plumbing, not the model's opinion: every score in [0, 1] or a reason.
-    row = out.row(0, named=True)
-    assert row["judge_error"] is not None or all(0.0 <= row[k] <= 1.0 for k in ("precision", "recall", "faithfulness"))
-    calls = first.usage()["calls"].sum()
-    again = df.select(pr.claim_checks("answer", "reference", "contexts", judge=judge(server_url, cache=tmp_path)))
-    assert again.unnest("claim_checks").equals(out) and first.usage()["calls"].sum() == calls
+    assert_value_or_reason("claim_checks", out, lambda row: all(
+        row[k] is None or 0.0 <= row[k] <= 1.0 for k in ("precision", "recall", "faithfulness")))
+    failures = first.usage()["failures"].sum()
+    rerun = judge(server_url, cache=tmp_path)
+    again = df.select(pr.claim_checks("answer", "reference", "contexts", judge=rerun))
+    assert again.unnest("claim_checks").equals(out)
+    assert_rerun_asks_only_what_failed(failures, rerun)
 
 
 def test_nuggets_on_a_real_model(server_url, tmp_path):
@@ -199,17 +258,18 @@ def test_nuggets_on_a_real_model(server_url, tmp_path):
     })
     first = judge(server_url, cache=tmp_path, max_concurrency=2)
     created = golden.select(pr.create_nuggets("question", "reference_answers", judge=first, max_nuggets=5))
-    row = created.unnest("create_nuggets").row(0, named=True)
     # The plumbing, not the model's opinion: nuggets of known importance, at most five, or a reason.
-    assert row["judge_error"] is not None or (
-        len(row["nuggets"]) <= 5 and all(n["importance"] in ("vital", "okay") for n in row["nuggets"]))
+    assert_value_or_reason("create_nuggets", created.unnest("create_nuggets"), lambda row: (
+        len(row["nuggets"]) <= 5 and all(n["importance"] in ("vital", "okay") for n in row["nuggets"])))
+    failures_before = first.usage()["failures"].sum()
     nuggets = [{"text": "The bridge opened in 1937", "importance": "vital"},
                {"text": "The bridge is red", "importance": "okay"}]
     run = pl.DataFrame({"answer": ["The Golden Gate Bridge opened in 1937."], "nuggets": [nuggets]})
     out = run.select(pr.nugget_assignment("answer", "nuggets", judge=first)).unnest("nugget_assignment")
-    scored = out.row(0, named=True)
-    assert scored["judge_error"] is not None or (
-        set(scored["assignment"]) <= {"support", "partial_support", "not_support"} and 0 <= scored["all_score"] <= 1)
-    calls = first.usage()["calls"].sum()
-    again = run.select(pr.nugget_assignment("answer", "nuggets", judge=judge(server_url, cache=tmp_path)))
-    assert again.unnest("nugget_assignment").equals(out) and first.usage()["calls"].sum() == calls
+    assert_value_or_reason("nugget_assignment", out, lambda row: (
+        set(row["assignment"]) <= {"support", "partial_support", "not_support"} and 0 <= row["all_score"] <= 1))
+    failures = first.usage()["failures"].sum() - failures_before
+    rerun = judge(server_url, cache=tmp_path)
+    again = run.select(pr.nugget_assignment("answer", "nuggets", judge=rerun))
+    assert again.unnest("nugget_assignment").equals(out)
+    assert_rerun_asks_only_what_failed(failures, rerun)

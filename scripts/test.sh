@@ -64,7 +64,18 @@ step() {
 ledger_dir="$(mktemp -d)"
 export POLARS_RAG_PARTS_LEDGER="$ledger_dir/parts.tsv"
 : >"$POLARS_RAG_PARTS_LEDGER"
-trap 'rm -rf "$ledger_dir"' EXIT
+# The time each step took is printed however the run ends: a failed run says where its time went.
+print_timings() {
+    if [ -n "$current" ]; then timings+=("$(printf '%5ds  %s' $((SECONDS - current_start)) "$current")"); current=""; fi
+    printf '\n== Timings (this run: %d min %d s)\n' $(((SECONDS - started) / 60)) $(((SECONDS - started) % 60))
+    printf '%s\n' "${timings[@]}"
+}
+on_exit() {
+    status=$?
+    if [ "$status" != 0 ]; then printf '\nFAILED (status %d) in step: %s\n' "$status" "$current" >&2; print_timings; fi
+    rm -rf "$ledger_dir"
+}
+trap on_exit EXIT
 
 # A real part could not be installed: fatal where parts are required, else noted in the ledger
 # (its tests then skip, saying why).
@@ -221,5 +232,4 @@ for part in "judge server" "embedding model" "ray" "chromium"; do
     fi
 done
 
-printf '\n== Timings (this run: %d min %d s)\n' $(((SECONDS - started) / 60)) $(((SECONDS - started) % 60))
-printf '%s\n' "${timings[@]}"
+print_timings

@@ -10,8 +10,8 @@
 //! Replacing is for regular files only. A target that exists and is something else is never
 //! replaced: a device, a FIFO or a socket (`/dev/null`, `/dev/stdout`, a named pipe) is written
 //! through, so that a failed write (`/dev/full`) fails the command; a directory is an error
-//! naming it. A symbolic link to a regular file is followed: the file it points to is replaced,
-//! and the link stays.
+//! naming it. A symbolic link is followed: the file it points to is replaced, or created when
+//! it does not exist yet (a dangling link), and the link stays.
 //!
 //! ```
 //! use std::io::Write;
@@ -50,22 +50,51 @@ enum Existing {
     WriteThrough,
 }
 
+/// The most links followed from one target, as the kernel's own limit: a longer chain (or a
+/// loop) is an error rather than a hang.
+const MAX_LINKS: usize = 40;
+
+/// The path `target` names once its links are followed, the last one even when what it points
+/// to does not exist yet (a dangling link names the file to create); `target` itself when it is
+/// not a link.
+fn through_links(target: &Path) -> io::Result<PathBuf> {
+    let mut path = target.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match std::fs::symlink_metadata(&path) {
+            Ok(metadata) if metadata.file_type().is_symlink() => {
+                let next = std::fs::read_link(&path)?;
+                path = match path.parent() {
+                    Some(dir) if next.is_relative() => dir.join(next),
+                    _ => next,
+                };
+            }
+            Ok(_) => return Ok(path),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(path),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "{} is a chain of more than {MAX_LINKS} symbolic links (a loop?)",
+            target.display()
+        ),
+    ))
+}
+
 fn existing(target: &Path) -> io::Result<Existing> {
     let metadata = match std::fs::metadata(target) {
         Ok(metadata) => metadata,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Ok(Existing::Replace(target.to_path_buf()));
+            // Nothing there, or a link to a file not written yet: the file the link names is
+            // created, and the link stays.
+            return Ok(Existing::Replace(through_links(target)?));
         }
         Err(e) => return Err(e),
     };
     if metadata.is_file() {
         // A link to a regular file: replace the file it points to, keep the link.
-        let resolved = if std::fs::symlink_metadata(target)?.file_type().is_symlink() {
-            std::fs::canonicalize(target)?
-        } else {
-            target.to_path_buf()
-        };
-        return Ok(Existing::Replace(resolved));
+        return Ok(Existing::Replace(through_links(target)?));
     }
     if metadata.is_dir() {
         return Err(io::Error::new(
@@ -270,6 +299,32 @@ mod tests {
             .file_type()
             .is_symlink());
         assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_dangling_link_creates_its_target_and_stays_a_link() {
+        let dir = scratch("dangling");
+        std::fs::create_dir_all(dir.join("results")).unwrap();
+        // A relative link, through a second link: both are resolved from their own directory.
+        let link = dir.join("out.parquet");
+        std::os::unix::fs::symlink("results/hop.parquet", &link).unwrap();
+        std::os::unix::fs::symlink("run-1.parquet", dir.join("results/hop.parquet")).unwrap();
+        write(&link, b"new").unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(
+            std::fs::read_to_string(dir.join("results/run-1.parquet")).unwrap(),
+            "new"
+        );
+        // A loop of links is an error naming the path, not a hang.
+        let a = dir.join("a");
+        std::os::unix::fs::symlink("b", &a).unwrap();
+        std::os::unix::fs::symlink("a", dir.join("b")).unwrap();
+        let e = write(&a, b"x").unwrap_err().to_string();
+        assert!(e.contains("symbolic links"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -27,7 +27,14 @@ pub fn read_bytes(path: &Path, what: &str, limit: u64) -> crate::Result<Vec<u8>>
     checked_bytes(path, what, limit).map_err(crate::Error::input)
 }
 
-fn checked_bytes(path: &Path, what: &str, limit: u64) -> Result<Vec<u8>, String> {
+/// The metadata of `path` (a `what`) when it is a regular file (links followed); an input error
+/// naming the file otherwise. Checked before a file is opened, since opening a FIFO blocks
+/// until a writer comes.
+pub fn regular_file(path: &Path, what: &str) -> crate::Result<std::fs::Metadata> {
+    regular_metadata(path, what).map_err(crate::Error::input)
+}
+
+fn regular_metadata(path: &Path, what: &str) -> Result<std::fs::Metadata, String> {
     let shown = path.display();
     let metadata =
         std::fs::metadata(path).map_err(|e| format!("cannot read {what} {shown}: {e}"))?;
@@ -41,6 +48,12 @@ fn checked_bytes(path: &Path, what: &str, limit: u64) -> Result<Vec<u8>, String>
             "{what} {shown} is not a regular file ({kind}); give the path of a file"
         ));
     }
+    Ok(metadata)
+}
+
+fn checked_bytes(path: &Path, what: &str, limit: u64) -> Result<Vec<u8>, String> {
+    let shown = path.display();
+    let metadata = regular_metadata(path, what)?;
     if metadata.len() > limit {
         return Err(too_large(path, what, metadata.len(), limit));
     }

@@ -161,15 +161,14 @@ class Calibration(NamedTuple):
     confusion: pl.DataFrame
 
 
-def _labels_frame(labels: FrameLike | str | os.PathLike[str]) -> pl.DataFrame:
-    """A labels table given as a frame, or as the path of a workbook (.xlsx) or Parquet file."""
+def _labels_frame(labels: FrameLike | str | os.PathLike[str], function: str = "calibrate") -> pl.DataFrame:
+    """A labels table given as a frame, or as the path of a workbook (.xlsx) or Parquet file
+    (read as ``polars-rag calibrate --labels`` reads it: a FIFO, directory or device is refused,
+    not waited on)."""
     if isinstance(labels, (str, os.PathLike)):
-        path = os.fspath(labels)
-        if path.lower().endswith(".xlsx"):
-            from polars_rag._internal import read_workbook
+        from polars_rag._internal import read_labels
 
-            return read_workbook(path)
-        return pl.read_parquet(path)
+        return read_labels(os.fspath(labels), function)
     return _frame(labels)
 
 
@@ -304,8 +303,8 @@ def labelled_deltas(
     return _labelled_deltas(
         _frame(baseline),
         _frame(candidate),
-        _labels_frame(baseline_labels),
-        _labels_frame(candidate_labels),
+        _labels_frame(baseline_labels, "labelled_deltas"),
+        _labels_frame(candidate_labels, "labelled_deltas"),
         id,
         _as_float("labelled_deltas", "alpha", alpha),
         _alternative(alternative),

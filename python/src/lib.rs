@@ -1072,10 +1072,9 @@ fn labelling_sheet(
         )
         .map_err(py_err_in("sample_for_labelling"))?;
         if let Some(path) = xlsx {
-            polars_rag::columnar::sheets::write_frame(
-                &sheet.frame,
+            labelling::write_labelling_sheet(
+                &sheet,
                 std::path::Path::new(&path),
-                "Labels",
                 "sample_for_labelling",
             )
             .map_err(py_err_in("sample_for_labelling"))?;
@@ -1084,14 +1083,22 @@ fn labelling_sheet(
     })
 }
 
-/// The first sheet of an `.xlsx` workbook as a frame (a filled-in labelling sheet).
+/// A labels table at `path`: a filled-in labelling workbook (`.xlsx`) or a Parquet file, read
+/// as `polars-rag calibrate --labels` reads it, for the Python function `function`. The GIL is
+/// released while the file is read.
 #[pyfunction]
-fn read_workbook(path: String) -> PyResult<PyDataFrame> {
-    py_guarded("calibrate", move || {
-        let frame =
-            polars_rag::columnar::sheets::read_frame(std::path::Path::new(&path), "calibrate")
-                .map_err(py_err_in("calibrate"))?;
-        Ok(PyDataFrame(frame))
+fn read_labels(py: Python<'_>, path: String, function: &str) -> PyResult<PyDataFrame> {
+    let function = match function {
+        "labelled_deltas" => "labelled_deltas",
+        _ => "calibrate",
+    };
+    py.detach(|| {
+        py_guarded(function, move || {
+            let frame =
+                polars_rag::job::calibrate::read_labels(std::path::Path::new(&path), function)
+                    .map_err(py_err_in(function))?;
+            Ok(PyDataFrame(frame))
+        })
     })
 }
 
@@ -1140,7 +1147,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(labelling_sheet, m)?)?;
     m.add_function(wrap_pyfunction!(labelled_deltas, m)?)?;
     m.add_function(wrap_pyfunction!(judge_drift, m)?)?;
-    m.add_function(wrap_pyfunction!(read_workbook, m)?)?;
+    m.add_function(wrap_pyfunction!(read_labels, m)?)?;
     m.add_function(wrap_pyfunction!(metric_ids, m)?)?;
     m.add_function(wrap_pyfunction!(metric_catalogue, m)?)?;
     m.add_function(wrap_pyfunction!(validate_golden, m)?)?;

@@ -266,47 +266,153 @@ pub fn judged_value_numbers(df: &DataFrame, name: &str) -> PolarsResult<Option<V
         }))
 }
 
-/// The labels of a judged value: the labels table's column named as the value, or (for a
-/// metric with one value) after the metric, or the value inside a scores table's struct column.
+/// The labels of a judged value, with the name of the column they are in (for errors): the
+/// labels table's column named as the value, or (for a metric with one value) after the
+/// metric, or the value inside a scores table's struct column (`column.field`).
 fn label_series(
     labels: &DataFrame,
     name: &str,
     owner: &str,
     path: &str,
     single: bool,
-) -> PolarsResult<Option<Series>> {
+) -> PolarsResult<Option<(Series, String)>> {
     if let Ok(column) = labels.column(name) {
-        return Ok(Some(column.as_materialized_series().clone()));
+        return Ok(Some((column.as_materialized_series().clone(), name.into())));
     }
     let Ok(column) = labels.column(owner) else {
         return Ok(None);
     };
     let series = column.as_materialized_series();
     if !matches!(series.dtype(), DataType::Struct(_)) {
-        return Ok(single.then(|| series.clone()));
+        return Ok(single.then(|| (series.clone(), owner.into())));
     }
-    crate::columnar::dispatch::field_at(series, path)
+    Ok(crate::columnar::dispatch::field_at(series, path)?
+        .map(|field| (field, format!("{owner}.{path}"))))
 }
 
-/// Checks a labels column against its judged value's kind and reads it; an error names the
-/// column, the first bad row and its value.
-fn read_labels(series: &Series, numeric: bool, keys: &[String]) -> PolarsResult<Values> {
-    let name = series.name().to_string();
+/// The scale of a judged value, where it is known: the range its labels must lie in, as
+/// `(low, high)`, or `None` when nothing bounds it (a judge card's numeric field).
+///
+/// A metric's values are shares or scores in [0, 1], but for `answer_relevancy` (a mean of
+/// cosines, [−1, 1]) and `relevance_grade` (TREC's 0–3 grades); a raw grade is on its rubric's
+/// scale, read from the table ([`grade_scale`]); a judge card's yes/no field is 0 or 1. The
+/// judge's own values always fit: a range widens to hold them.
+fn label_range(
+    scores: &DataFrame,
+    owner: &str,
+    path: &str,
+    judged: &[Option<f64>],
+) -> PolarsResult<Option<(f64, f64)>> {
+    let known = if registry::find(owner).is_some() {
+        match (owner, path) {
+            (_, "raw_score") => grade_scale(scores, owner)?,
+            ("answer_relevancy", _) => Some((-1.0, 1.0)),
+            ("relevance_grade", _) => Some((0.0, 3.0)),
+            _ => Some((0.0, 1.0)),
+        }
+    } else {
+        let field = match scores.column(owner) {
+            Ok(column) => {
+                crate::columnar::dispatch::field_at(column.as_materialized_series(), path)?
+            }
+            Err(_) => None,
+        };
+        field
+            .filter(|f| f.dtype() == &DataType::Boolean)
+            .map(|_| (0.0, 1.0))
+    };
+    Ok(known.map(|(low, high)| {
+        judged
+            .iter()
+            .flatten()
+            .fold((low, high), |(lo, hi), &v| (lo.min(v), hi.max(v)))
+    }))
+}
+
+/// The grade scale of a rubric metric (`g_eval`) in a scores table: its `score` is the grade
+/// (the probability-weighted one where the table has it) mapped linearly from the scale's
+/// least and greatest grade to [0, 1], so two rows with different grades give the scale. With
+/// fewer, the widest scale a rubric may have (100 grades apart) around the grades seen.
+fn grade_scale(scores: &DataFrame, owner: &str) -> PolarsResult<Option<(f64, f64)>> {
+    use crate::columnar::dispatch::field_at;
+    let Ok(column) = scores.column(owner) else {
+        return Ok(None);
+    };
+    let series = column.as_materialized_series();
+    let (Some(score), Some(raw)) = (field_at(series, "score")?, field_at(series, "raw_score")?)
+    else {
+        return Ok(None);
+    };
+    let weighted = match field_at(series, "weighted_score")? {
+        Some(w) => numbers(&w)?,
+        None => vec![None; series.len()],
+    };
+    let points: Vec<(f64, f64)> = numbers(&score)?
+        .into_iter()
+        .zip(numbers(&raw)?)
+        .zip(weighted)
+        .filter_map(|((s, r), w)| Some((w.or(r)?, s?)))
+        .collect();
+    let Some(&(v1, s1)) = points.first() else {
+        return Ok(None);
+    };
+    if let Some(&(v2, s2)) = points.iter().find(|(v, s)| *v != v1 && *s != s1) {
+        let width = (v2 - v1) / (s2 - s1);
+        let low = (v1 - s1 * width).round();
+        let high = (low + width).round();
+        if low.is_finite() && high.is_finite() && high > low && high - low <= 100.0 {
+            return Ok(Some((low, high)));
+        }
+    }
+    let seen = points
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), (v, _)| {
+            (lo.min(*v), hi.max(*v))
+        });
+    Ok(Some((seen.1 - 100.0, seen.0 + 100.0)))
+}
+
+/// What a labels column is read for, to name it in errors: the caller (`calibrate`,
+/// `compare`), the table (`the labels table`), each labels row's key, the judged value.
+struct LabelsContext<'a> {
+    who: &'a str,
+    table: &'a str,
+    keys: &'a [String],
+    value: &'a str,
+    /// The judged value's scale, where it is known.
+    range: Option<(f64, f64)>,
+}
+
+/// Checks a labels column (named `column`) against its judged value's kind and scale and reads
+/// it; an error names the table, the column, the first bad row, its key and its value.
+fn read_labels(
+    series: &Series,
+    column: &str,
+    numeric: bool,
+    at: &LabelsContext,
+) -> PolarsResult<Values> {
+    let LabelsContext {
+        who, table, keys, ..
+    } = *at;
+    let dtype = series.dtype();
     if !numeric {
-        return match series.dtype() {
+        return match dtype {
             DataType::String | DataType::Boolean | DataType::Null => {
                 Ok(Values::Verdicts(verdicts(series)?))
             }
             other => {
-                polars_bail!(SchemaMismatch: "calibrate: labels column '{name}' must hold verdicts (text), got {other}")
+                polars_bail!(SchemaMismatch: "{who}: labels column '{column}' of {table} must hold verdicts (text) to label {}, got {other}", at.value)
             }
         };
     }
-    let is_number = series.dtype().is_primitive_numeric()
-        || matches!(series.dtype(), DataType::Boolean | DataType::Null);
+    let is_number =
+        dtype.is_primitive_numeric() || matches!(dtype, DataType::Boolean | DataType::Null);
     let values: Vec<Option<f64>> = if is_number {
         series.cast(&DataType::Float64)?.f64()?.iter().collect()
-    } else {
+    } else if matches!(
+        dtype,
+        DataType::String | DataType::Categorical(..) | DataType::Enum(..)
+    ) {
         // Numbers typed into a sheet may arrive as text: read them, and name the first that
         // is not a number.
         let text = series.cast(&DataType::String)?;
@@ -317,19 +423,85 @@ fn read_labels(series: &Series, numeric: bool, keys: &[String]) -> PolarsResult<
                 None => values.push(None),
                 Some((_, Ok(number))) => values.push(Some(number)),
                 Some((v, Err(_))) => {
-                    polars_bail!(SchemaMismatch: "calibrate: labels column '{name}' must hold numbers (the judge's values are numbers); row {} ({}) has {v:?}", row + 1, keys[row])
+                    polars_bail!(SchemaMismatch: "{who}: labels column '{column}' of {table} must hold numbers (the judge's values of {} are numbers); row {} ({}) has {v:?}", at.value, row + 1, keys[row])
                 }
             }
         }
         values
+    } else {
+        polars_bail!(SchemaMismatch: "{who}: labels column '{column}' of {table} is {dtype}; a label of {} is one number per row (or text holding one)", at.value);
     };
     if let Some(row) = values
         .iter()
         .position(|v| v.is_some_and(|x| !x.is_finite()))
     {
-        polars_bail!(ComputeError: "calibrate: labels column '{name}' row {} ({}) has {}, not a finite number", row + 1, keys[row], values[row].unwrap_or(f64::NAN));
+        polars_bail!(ComputeError: "{who}: labels column '{column}' of {table}: row {} ({}) has {}, not a finite number", row + 1, keys[row], values[row].unwrap_or(f64::NAN));
+    }
+    if let Some((low, high)) = at.range {
+        // A hair of slack: a label written as 0.30000000000000004 is on the scale.
+        let slack = 1e-9 * (high - low).abs().max(1.0);
+        if let Some(row) = values
+            .iter()
+            .position(|v| v.is_some_and(|x| x < low - slack || x > high + slack))
+        {
+            polars_bail!(ComputeError: "{who}: labels column '{column}' of {table}: row {} ({}) has {}, outside the range of {} ({low} to {high}); a label is on the judged value's scale", row + 1, keys[row], values[row].unwrap_or(f64::NAN), at.value);
+        }
     }
     Ok(Values::Numbers(values))
+}
+
+/// Each row's key: the text of its `keys` columns joined by `/`, as `compare` pairs rows. A
+/// key column that cannot be read as text, or a row without a key (a null), is an error naming
+/// the table (`table`: "the labels table", "scores table run"), the column and the row: a null
+/// key matches nothing, and is never mistaken for the text `null`.
+fn item_keys(df: &DataFrame, keys: &[String], who: &str, table: &str) -> PolarsResult<Vec<String>> {
+    let mut out = vec![String::new(); df.height()];
+    for (k, key) in keys.iter().enumerate() {
+        let column = df.column(key)?;
+        let dtype = column.dtype();
+        if matches!(
+            dtype,
+            DataType::List(_) | DataType::Array(..) | DataType::Struct(_) | DataType::Binary
+        ) {
+            polars_bail!(SchemaMismatch: "{who}: key column '{key}' of {table} is {dtype}; a key is a text or a number");
+        }
+        let text = column.cast(&DataType::String).map_err(|e| {
+            polars_err!(SchemaMismatch: "{who}: key column '{key}' of {table} ({dtype}) cannot be read as text: {e}")
+        })?;
+        for (row, (joined, value)) in out.iter_mut().zip(text.str()?.iter()).enumerate() {
+            let Some(value) = value else {
+                polars_bail!(ComputeError: "{who}: row {} of {table} has no {key} (it is empty); every row needs its key to be matched", row + 1);
+            };
+            if k > 0 {
+                joined.push('/');
+            }
+            joined.push_str(value);
+        }
+    }
+    Ok(out)
+}
+
+/// An error when a key occurs on more than one row of `table`: its labels or judge values would
+/// count once per row. `hint` says how to tell the rows apart.
+fn refuse_repeated_keys(
+    table_keys: &[String],
+    who: &str,
+    table: &str,
+    keys: &[String],
+    hint: &str,
+) -> PolarsResult<()> {
+    let mut seen: std::collections::HashSet<&str> =
+        std::collections::HashSet::with_capacity(table_keys.len());
+    let repeated: Vec<&str> = table_keys
+        .iter()
+        .filter(|k| !seen.insert(k.as_str()))
+        .map(String::as_str)
+        .collect();
+    if repeated.is_empty() {
+        return Ok(());
+    }
+    let examples: Vec<&str> = repeated.iter().take(5).copied().collect();
+    polars_bail!(ComputeError: "{who}: {} keys occur more than once in {table} (e.g. {}); items are matched on {keys:?}: {hint}", repeated.len(), examples.join(", "))
 }
 
 /// The rows of each segment: `all` first, then each value of `by`, sorted.
@@ -338,10 +510,12 @@ fn segments(df: &DataFrame, by: Option<&str>) -> PolarsResult<Vec<(String, Vec<u
     let Some(by) = by else {
         return Ok(groups);
     };
-    let values = df
-        .column(by)
-        .map_err(|_| polars_err!(ColumnNotFound: "calibrate: no segment column '{by}' in the scores table"))?
-        .cast(&DataType::String)?;
+    let column = df.column(by).map_err(
+        |_| polars_err!(ColumnNotFound: "calibrate: no segment column '{by}' in the scores table"),
+    )?;
+    let values = column.cast(&DataType::String).map_err(|e| {
+        polars_err!(SchemaMismatch: "calibrate: the scores table's segment column '{by}' ({}) cannot be read as text: {e}", column.dtype())
+    })?;
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut extra: Vec<(String, Vec<usize>)> = Vec::new();
     for (i, v) in values.str()?.iter().enumerate() {
@@ -394,14 +568,22 @@ pub fn calibrate_tables(
                 keys.push(extra.to_string());
             }
         }
-        let label_keys = super::tables::key_strings(labels, &keys)?;
+        let label_keys = item_keys(labels, &keys, "calibrate", "the labels table")?;
         let mut label_row: HashMap<&str, usize> = HashMap::with_capacity(label_keys.len());
         for (i, key) in label_keys.iter().enumerate() {
             if label_row.insert(key, i).is_some() {
                 polars_bail!(ComputeError: "calibrate: the labels table has key {key} twice (rows are matched on {keys:?}; label each item once)");
             }
         }
-        let score_keys = super::tables::key_strings(scores, &keys)?;
+        let table = format!("scores table {run}");
+        let score_keys = item_keys(scores, &keys, "calibrate", &table)?;
+        refuse_repeated_keys(
+            &score_keys,
+            "calibrate",
+            &table,
+            &keys,
+            &repeats_hint(scores, labels, "the labels table"),
+        )?;
         let in_scores: std::collections::HashSet<&str> =
             score_keys.iter().map(String::as_str).collect();
         let missing: Vec<&String> = label_keys
@@ -421,14 +603,25 @@ pub fn calibrate_tables(
         let values = judged_values(scores)?;
         for (name, owner, path, judged) in values {
             let single = registry::find(&owner).is_some_and(|info| info.values.len() == 1);
-            let Some(series) = label_series(labels, &name, &owner, &path, single)? else {
+            let Some((series, column)) = label_series(labels, &name, &owner, &path, single)? else {
                 if !calibration.unlabelled_values.contains(&name) {
                     calibration.unlabelled_values.push(name);
                 }
                 continue;
             };
+            let range = match &judged {
+                Values::Numbers(j) => label_range(scores, &owner, &path, j)?,
+                Values::Verdicts(_) => None,
+            };
+            let at = LabelsContext {
+                who: "calibrate",
+                table: "the labels table",
+                keys: &label_keys,
+                value: &name,
+                range,
+            };
             let numeric = matches!(judged, Values::Numbers(_));
-            let label_values = read_labels(&series, numeric, &label_keys)?;
+            let label_values = read_labels(&series, &column, numeric, &at)?;
             labelled_any.push(name.clone());
             for (segment, items) in &groups {
                 let context = (run.as_str(), name.as_str(), segment.as_str());
@@ -454,6 +647,21 @@ pub fn calibrate_tables(
         .unlabelled_values
         .retain(|v| !labelled_any.contains(v));
     Ok(calibration)
+}
+
+/// How to tell a scores table's repeated rows apart when they share a key: by its `sample` or
+/// `repeat` column, which `labels` (named `labels_table`) then needs too.
+fn repeats_hint(scores: &DataFrame, labels: &DataFrame, labels_table: &str) -> String {
+    let unmatched: Vec<&str> = super::tables::REPEAT_COLUMNS
+        .into_iter()
+        .filter(|c| scores.column(c).is_ok() && labels.column(c).is_err())
+        .collect();
+    match unmatched.first() {
+        Some(column) => format!(
+            "the scores table tells its repeats apart by '{column}', which {labels_table} lacks: give {labels_table} the '{column}' column (a label per repeat), or calibrate a table with one row per item"
+        ),
+        None => "add a 'sample' or 'repeat' column to tell repeats apart".into(),
+    }
 }
 
 type Context<'a> = (&'a str, &'a str, &'a str);
@@ -746,17 +954,19 @@ type AlignedValue = (String, Vec<Option<f64>>, Vec<Option<f64>>);
 /// name, the label of each row (`None`: unlabelled).
 fn aligned_numeric_labels(
     scores: &DataFrame,
+    score_keys: &[String],
     labels: &DataFrame,
+    labels_table: &str,
     keys: &[String],
 ) -> PolarsResult<Vec<AlignedValue>> {
-    let label_keys = super::tables::key_strings(labels, keys)?;
+    let label_keys = item_keys(labels, keys, "compare", labels_table)?;
     let mut label_row: HashMap<&str, usize> = HashMap::with_capacity(label_keys.len());
     for (i, key) in label_keys.iter().enumerate() {
         if label_row.insert(key, i).is_some() {
-            polars_bail!(ComputeError: "compare: a labels table has key {key} twice (rows are matched on {keys:?}; label each item once)");
+            polars_bail!(ComputeError: "compare: {labels_table} has key {key} twice (rows are matched on {keys:?}; label each item once)");
         }
     }
-    let row_of: Vec<Option<usize>> = super::tables::key_strings(scores, keys)?
+    let row_of: Vec<Option<usize>> = score_keys
         .iter()
         .map(|k| label_row.get(k.as_str()).copied())
         .collect();
@@ -766,10 +976,17 @@ fn aligned_numeric_labels(
             continue;
         };
         let single = registry::find(&owner).is_some_and(|info| info.values.len() == 1);
-        let Some(series) = label_series(labels, &name, &owner, &path, single)? else {
+        let Some((series, column)) = label_series(labels, &name, &owner, &path, single)? else {
             continue;
         };
-        let Values::Numbers(values) = read_labels(&series, true, &label_keys)? else {
+        let at = LabelsContext {
+            who: "compare",
+            table: labels_table,
+            keys: &label_keys,
+            value: &name,
+            range: label_range(scores, &owner, &path, &judged)?,
+        };
+        let Values::Numbers(values) = read_labels(&series, &column, true, &at)? else {
             continue;
         };
         let aligned = row_of.iter().map(|r| r.and_then(|r| values[r])).collect();
@@ -834,21 +1051,39 @@ pub fn labelled_deltas(
             keys.push(extra.to_string());
         }
     }
-    let b_keys = super::tables::key_strings(baseline, &keys)?;
-    let mut b_row: HashMap<&str, usize> = HashMap::with_capacity(b_keys.len());
-    for (i, k) in b_keys.iter().enumerate() {
-        if b_row.insert(k, i).is_some() {
-            polars_bail!(ComputeError: "compare: the baseline table has key {k} twice");
-        }
+    let b_keys = item_keys(baseline, &keys, "compare", "the baseline table")?;
+    let c_keys = item_keys(candidate, &keys, "compare", "the candidate table")?;
+    for (table, table_keys, scores, labels) in [
+        ("the baseline table", &b_keys, baseline, baseline_labels),
+        ("the candidate table", &c_keys, candidate, candidate_labels),
+    ] {
+        let hint = repeats_hint(scores, labels, "its labels table");
+        refuse_repeated_keys(table_keys, "compare", table, &keys, &hint)?;
     }
-    let c_keys = super::tables::key_strings(candidate, &keys)?;
+    let b_row: HashMap<&str, usize> = b_keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (k.as_str(), i))
+        .collect();
     let pairs: Vec<(usize, usize)> = c_keys
         .iter()
         .enumerate()
         .filter_map(|(j, k)| b_row.get(k.as_str()).map(|&i| (i, j)))
         .collect();
-    let b_values = aligned_numeric_labels(baseline, baseline_labels, &keys)?;
-    let c_values = aligned_numeric_labels(candidate, candidate_labels, &keys)?;
+    let b_values = aligned_numeric_labels(
+        baseline,
+        &b_keys,
+        baseline_labels,
+        "the baseline labels table",
+        &keys,
+    )?;
+    let c_values = aligned_numeric_labels(
+        candidate,
+        &c_keys,
+        candidate_labels,
+        "the candidate labels table",
+        &keys,
+    )?;
     let mut out = Vec::new();
     for (name, b_judged, b_labels) in &b_values {
         let Some((_, c_judged, c_labels)) = c_values.iter().find(|(n, ..)| n == name) else {

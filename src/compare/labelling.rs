@@ -68,18 +68,8 @@ pub fn stratified_sample(strata: &[String], options: &LabelSampleOptions) -> Vec
         .collect();
     let given: usize = quota.iter().sum();
     if given > n {
-        // The minimum alone exceeds n: the largest strata give theirs up first.
-        let mut by_size: Vec<usize> = (0..quota.len()).collect();
-        by_size.sort_by_key(|&s| std::cmp::Reverse(members.values().nth(s).map_or(0, Vec::len)));
-        let mut excess = given - n;
-        while excess > 0 {
-            for &s in &by_size {
-                if excess > 0 && quota[s] > 0 {
-                    quota[s] -= 1;
-                    excess -= 1;
-                }
-            }
-        }
+        let sizes: Vec<usize> = members.values().map(Vec::len).collect();
+        give_up_excess(&mut quota, &sizes, given - n);
     } else {
         let room: Vec<usize> = members
             .values()
@@ -126,6 +116,40 @@ pub fn stratified_sample(strata: &[String], options: &LabelSampleOptions) -> Vec
     }
     picked.sort_by_key(|&i| (draw(order_key, i as u64), i));
     picked
+}
+
+/// Takes `excess` items off the quotas, one per stratum in turns, the largest strata (by
+/// `sizes`; ties: the stratum listed first) giving theirs up first in each turn: what turns of
+/// one item each would do, computed in O(s log s) for s strata rather than one turn at a time.
+fn give_up_excess(quota: &mut [usize], sizes: &[usize], excess: usize) {
+    // After t full turns a stratum has given min(quota, t): find the most full turns that
+    // take at most `excess`, by bisection over t.
+    let taken = |turns: usize| quota.iter().map(|&q| q.min(turns)).sum::<usize>();
+    let (mut low, mut high) = (0, quota.iter().copied().max().unwrap_or(0));
+    while low < high {
+        let mid = low + (high - low).div_ceil(2);
+        if taken(mid) <= excess {
+            low = mid;
+        } else {
+            high = mid - 1;
+        }
+    }
+    let mut left = excess - taken(low);
+    for q in quota.iter_mut() {
+        *q -= (*q).min(low);
+    }
+    // The last, partial turn: the largest strata with a quota left give one more each.
+    let mut by_size: Vec<usize> = (0..quota.len()).collect();
+    by_size.sort_by_key(|&s| (std::cmp::Reverse(sizes[s]), s));
+    for s in by_size {
+        if left == 0 {
+            break;
+        }
+        if quota[s] > 0 {
+            quota[s] -= 1;
+            left -= 1;
+        }
+    }
 }
 
 /// The stratum of a judge's value: a verdict or grade as it is, a continuous score by its
@@ -227,6 +251,45 @@ mod tests {
     }
 
     #[test]
+    fn giving_up_the_excess_matches_turns_of_one_item() {
+        // The allocation taken one item per stratum and turn, as it is defined.
+        fn by_turns(quota: &mut [usize], sizes: &[usize], mut excess: usize) {
+            let mut by_size: Vec<usize> = (0..quota.len()).collect();
+            by_size.sort_by_key(|&s| std::cmp::Reverse(sizes[s]));
+            while excess > 0 {
+                for &s in &by_size {
+                    if excess > 0 && quota[s] > 0 {
+                        quota[s] -= 1;
+                        excess -= 1;
+                    }
+                }
+            }
+        }
+        let mut state = 7u64;
+        let mut next = |below: usize| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as usize % below
+        };
+        for _ in 0..2000 {
+            let strata = 1 + next(12);
+            let sizes: Vec<usize> = (0..strata).map(|_| 1 + next(9)).collect();
+            let min = 1 + next(6);
+            let quota: Vec<usize> = sizes.iter().map(|&n| min.min(n)).collect();
+            let given: usize = quota.iter().sum();
+            let excess = next(given + 1);
+            let (mut fast, mut slow) = (quota.clone(), quota.clone());
+            give_up_excess(&mut fast, &sizes, excess);
+            by_turns(&mut slow, &sizes, excess);
+            assert_eq!(
+                fast, slow,
+                "sizes {sizes:?}, minimum {min}, excess {excess}"
+            );
+        }
+    }
+
+    #[test]
     fn the_seed_decides_the_items() {
         let s = strata(&[("a", 1000)]);
         let pick = |seed| {
@@ -285,6 +348,9 @@ pub struct LabellingSheet {
     pub frame: polars::prelude::DataFrame,
     /// The label columns, named as `calibrate` reads them.
     pub values: Vec<String>,
+    /// The key columns rows are matched on: the id, and `sample` / `repeat` when the scores
+    /// table has them.
+    pub keys: Vec<String>,
     /// Per stratum (`segment / verdict`): items in the table, items picked.
     pub strata: Vec<(String, usize, usize)>,
 }
@@ -365,6 +431,7 @@ pub fn labelling_sheet(
             keep.push(extra.to_string());
         }
     }
+    let key_count = keep.len();
     if let Some(by) = by
         && !keep.iter().any(|k| k == by)
     {
@@ -385,6 +452,7 @@ pub fn labelling_sheet(
         "rows".into(),
         picked.iter().map(|&i| i as IdxSize).collect(),
     );
+    let keys: Vec<String> = keep[..key_count].to_vec();
     let mut frame = scores.select(keep)?.take(&rows)?;
     for name in values.iter().map(String::as_str).chain(["comment"]) {
         if frame.column(name).is_ok() {
@@ -397,9 +465,30 @@ pub fn labelling_sheet(
     Ok(LabellingSheet {
         frame,
         values,
+        keys,
         strata: counts
             .into_iter()
             .map(|(s, (n, p))| (s.to_string(), n, p))
             .collect(),
     })
+}
+
+/// Writes the sheet as the workbook at `path` (one sheet, `Labels`), atomically; `what` names
+/// the caller in errors. The key cells are text holding each key's text form, the one
+/// `calibrate` matches the scores table's keys by: a spreadsheet's numbers are 64-bit floats,
+/// which would round an integer id above 2^53 (two ids becoming one) and give a float id back
+/// with other digits.
+#[cfg(all(feature = "polars", feature = "xlsx"))]
+pub fn write_labelling_sheet(
+    sheet: &LabellingSheet,
+    path: &std::path::Path,
+    what: &str,
+) -> polars::prelude::PolarsResult<()> {
+    use polars::prelude::*;
+    let mut frame = sheet.frame.clone();
+    for key in &sheet.keys {
+        let text = frame.column(key)?.cast(&DataType::String)?;
+        frame.with_column(text)?;
+    }
+    crate::columnar::sheets::write_frame(&frame, path, "Labels", what)
 }

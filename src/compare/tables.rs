@@ -61,25 +61,6 @@ pub struct TableComparison {
     pub judge_flip_items: Vec<(String, Vec<String>)>,
 }
 
-/// Each row's key: the values of `keys` as text joined by `/` (`null` for a missing value).
-pub(crate) fn key_strings(df: &DataFrame, keys: &[String]) -> PolarsResult<Vec<String>> {
-    let cols: Vec<StringChunked> = keys
-        .iter()
-        .map(|k| Ok(df.column(k)?.cast(&DataType::String)?.str()?.clone()))
-        .collect::<PolarsResult<_>>()?;
-    let mut keys: Vec<String> = cols[0]
-        .iter()
-        .map(|v| v.unwrap_or("null").to_string())
-        .collect();
-    for c in &cols[1..] {
-        for (key, v) in keys.iter_mut().zip(c.iter()) {
-            key.push('/');
-            key.push_str(v.unwrap_or("null"));
-        }
-    }
-    Ok(keys)
-}
-
 /// The columns of a scores table that a comparison's values come from, in the table's order:
 /// the id, the repeat columns, the segment column, and every metric and per-row statistics
 /// column. The text columns a scores table keeps (answers, questions, references) are left

@@ -67,25 +67,47 @@ pub fn confusion_path(out: &Path) -> PathBuf {
 }
 
 /// The labels table: a workbook (`.xlsx`, its first sheet, as `polars-rag sample` writes it and
-/// a person fills it in) or Parquet.
-pub fn read_labels(path: &Path) -> PolarsResult<DataFrame> {
+/// a person fills it in) or Parquet; `who` (`calibrate`, `compare`) names the caller in errors.
+/// A path that is not a regular file is refused before it is opened (opening a FIFO would wait
+/// for a writer forever).
+pub fn read_labels(path: &Path, who: &str) -> PolarsResult<DataFrame> {
+    if std::fs::symlink_metadata(path).is_err() {
+        polars_bail!(ComputeError: "{who}: labels table not found: {}", path.display());
+    }
+    crate::files::regular_file(path, "labels table")
+        .map_err(|e| polars_err!(ComputeError: "{who}: {e}"))?;
     let is_workbook = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("xlsx"));
     if is_workbook {
-        return crate::columnar::sheets::read_frame(path, "calibrate");
+        return crate::columnar::sheets::read_frame(path, who);
     }
     ParquetReader::new(crate::job::parquet::parquet_file(path, "labels table")?)
         .finish()
         .map_err(|e| crate::job::parquet::naming_read_errors(e, &[("labels table", path)]))
 }
 
+/// An error when an output of the job is one of its inputs (the labels, a scores table), which
+/// writing it would destroy.
+fn refuse_overwriting_inputs(job: &CalibrateJob, out: &Path) -> PolarsResult<()> {
+    let inputs = std::iter::once(("labels table", &job.labels))
+        .chain(job.scores.iter().map(|path| ("scores table", path)));
+    for (what, input) in inputs {
+        for output in [out.to_path_buf(), confusion_path(out)] {
+            if crate::job::parquet::same_file(&output, input) {
+                polars_bail!(InvalidOperation: "calibrate: refusing to write {}: it is the {what} of this job (choose another --out)", output.display());
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Runs the job: the Markdown report.
 pub fn run(job: &CalibrateJob) -> PolarsResult<String> {
-    if !job.labels.is_file() {
-        polars_bail!(ComputeError: "calibrate: labels table not found: {}", job.labels.display());
+    if let Some(out) = &job.out {
+        refuse_overwriting_inputs(job, out)?;
     }
-    let labels = read_labels(&job.labels)?;
+    let labels = read_labels(&job.labels, "calibrate")?;
     let names = run_names(&job.scores);
     let mut runs = Vec::with_capacity(job.scores.len());
     for (name, path) in names.into_iter().zip(&job.scores) {

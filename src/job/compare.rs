@@ -226,8 +226,8 @@ pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
         comparison.labelled = crate::compare::calibrate::labelled_deltas(
             &read_scores(&baseline_path, &job.id, None)?,
             &read_scores(&candidate_path, &job.id, None)?,
-            &crate::job::calibrate::read_labels(baseline_labels)?,
-            &crate::job::calibrate::read_labels(candidate_labels)?,
+            &crate::job::calibrate::read_labels(baseline_labels, "compare")?,
+            &crate::job::calibrate::read_labels(candidate_labels, "compare")?,
             &job.id,
             &ppi,
         )?;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use polars::prelude::*;
 
 use crate::atomic::AtomicFile;
-use crate::compare::labelling::{labelling_sheet, LabelSampleOptions};
+use crate::compare::labelling::{labelling_sheet, write_labelling_sheet, LabelSampleOptions};
 use crate::job::compare::create_parent;
 
 /// A `sample` job.
@@ -46,8 +46,14 @@ pub fn sample_paths(out: &Path) -> (PathBuf, PathBuf) {
 
 /// Runs the job: what was picked, where it was written, and what to do next.
 pub fn run(job: &SampleJob) -> PolarsResult<String> {
-    if !job.scores.is_file() {
+    if std::fs::symlink_metadata(&job.scores).is_err() {
         polars_bail!(ComputeError: "sample: scores table not found: {}", job.scores.display());
+    }
+    let (xlsx, parquet) = sample_paths(&job.out);
+    for output in [&xlsx, &parquet] {
+        if crate::job::parquet::same_file(output, &job.scores) {
+            polars_bail!(InvalidOperation: "sample: refusing to write {}: it is the scores table of this job (choose another --out)", output.display());
+        }
     }
     let scores = ParquetReader::new(crate::job::parquet::parquet_file(
         &job.scores,
@@ -62,9 +68,8 @@ pub fn run(job: &SampleJob) -> PolarsResult<String> {
         job.values.as_deref(),
         &job.options,
     )?;
-    let (xlsx, parquet) = sample_paths(&job.out);
     create_parent(&xlsx)?;
-    crate::columnar::sheets::write_frame(&sheet.frame, &xlsx, "Labels", "sample")?;
+    write_labelling_sheet(&sheet, &xlsx, "sample")?;
     let mut frame = sheet.frame.clone();
     let mut file = AtomicFile::create(&parquet)?;
     ParquetWriter::new(file.file()?).finish(&mut frame)?;

@@ -257,19 +257,25 @@ fn each_judged_value_is_calibrated_against_its_labels() {
 
 #[test]
 fn another_judges_scores_table_is_a_labels_table() {
-    // The same items judged by a second setting: faithfulness 0.1 lower everywhere.
-    let stronger = scores()
-        .lazy()
-        .with_column(
-            as_struct(vec![(col("faithfulness").struct_().field_by_name("score")
-                - lit(0.1))
-            .alias("score")])
-            .alias("faithfulness"),
-        )
-        .collect()
-        .unwrap();
+    // The same items judged by a second setting: faithfulness 0.1 lower everywhere (the run's
+    // scores lie in [0.1, 1], so that both stay on the score's scale).
+    let shifted = |offset: f64, factor: f64| {
+        scores()
+            .lazy()
+            .with_column(
+                as_struct(vec![(lit(offset)
+                    + lit(factor)
+                        * col("faithfulness").struct_().field_by_name("score"))
+                .alias("score")])
+                .alias("faithfulness"),
+            )
+            .collect()
+            .unwrap()
+    };
+    let run = shifted(0.1, 0.9);
+    let stronger = shifted(0.0, 0.9);
     let c = calibrate_tables(
-        &[("run".into(), scores())],
+        &[("run".into(), run)],
         &stronger,
         "query_id",
         None,
@@ -301,7 +307,7 @@ fn bad_labels_are_refused_by_row_and_value() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("labels column 'faithfulness' must hold numbers")
+        e.contains("labels column 'faithfulness' of the labels table must hold numbers")
             && e.contains("row 2 (q03) has \"high\""),
         "{e}"
     );
@@ -624,13 +630,14 @@ fn compare_with_labels_estimates_the_judged_delta_by_ppi_on_paired_differences()
     // People label 30 items of both runs: the candidate is better by 0.05 on them, with noise.
     let labelled: Vec<usize> = (0..N).filter(|i| i % EVERY == 0).collect();
     let keys: Vec<String> = labelled.iter().map(|i| format!("q{i:02}")).collect();
+    // (Labels stay on the score's scale, [0, 1]: a label outside it is refused.)
     let label_b: Vec<f64> = labelled
         .iter()
-        .map(|&i| judge_b[i] + ((i * 13) % 7) as f64 / 50.0)
+        .map(|&i| (judge_b[i] + ((i * 13) % 7) as f64 / 50.0).min(1.0))
         .collect();
     let label_c: Vec<f64> = labelled
         .iter()
-        .map(|&i| label_b[i / EVERY] + 0.05 + ((i * 7) % 5) as f64 / 100.0 - 0.02)
+        .map(|&i| (label_b[i / EVERY] + 0.05 + ((i * 7) % 5) as f64 / 100.0 - 0.02).min(1.0))
         .collect();
     let mut labels_b = df!("query_id" => &keys, "faithfulness" => &label_b).unwrap();
     let labels_c = df!("query_id" => &keys, "faithfulness" => &label_c).unwrap();

@@ -21,6 +21,7 @@ mod fuzz_kernels;
 mod hardening;
 mod judge;
 mod judge_cli;
+mod labels_hostile;
 mod locate_default;
 mod locate_faces;
 mod parity_agreement;

@@ -641,12 +641,50 @@ pub fn calibrate_tables(
         calibration.keys = keys;
     }
     if labelled_any.is_empty() {
+        if calibration.unlabelled_values.is_empty() {
+            // Nothing to calibrate at all: say what the scores tables hold instead.
+            let (run, scores) = &runs[0];
+            let misshapen = misshapen_judged_columns(scores);
+            let held = if misshapen.is_empty() {
+                format!("its columns: {:?}", scores.get_column_names())
+            } else {
+                misshapen.join("; ")
+            };
+            polars_bail!(ComputeError: "calibrate: scores table {run} holds no judged value to calibrate ({held}); score it with a judged metric or a judge card");
+        }
         polars_bail!(ComputeError: "calibrate: no labels column names a judged value of the scores tables (judged values: {}; name a labels column as one of them, or after the metric when it has one value)", calibration.unlabelled_values.join(", "));
     }
     calibration
         .unlabelled_values
         .retain(|v| !labelled_any.contains(v));
     Ok(calibration)
+}
+
+/// The columns of a scores table named after a judged metric that do not hold its values (not
+/// the struct the metric writes, or without a numeric or verdict field): each with its type.
+fn misshapen_judged_columns(scores: &DataFrame) -> Vec<String> {
+    let judged: Vec<String> = judged_values(scores)
+        .map(|values| values.into_iter().map(|(_, owner, ..)| owner).collect())
+        .unwrap_or_default();
+    registry::METRICS
+        .iter()
+        .filter(|info| info.engine.is_some_and(|e| e.judges()))
+        .filter(|info| !judged.iter().any(|owner| owner == info.id))
+        .filter_map(|info| {
+            let column = scores.column(info.id).ok()?;
+            let fields = if info.values.is_empty() {
+                String::new()
+            } else {
+                format!(" (with {})", info.values.join(", "))
+            };
+            Some(format!(
+                "its column '{}' is {}, not the struct {} writes{fields}",
+                info.id,
+                column.dtype(),
+                info.id
+            ))
+        })
+        .collect()
 }
 
 /// How to tell a scores table's repeated rows apart when they share a key: by its `sample` or

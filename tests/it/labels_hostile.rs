@@ -535,6 +535,25 @@ fn unreadable_label_and_key_columns_name_the_table_and_column() {
         e.contains("calibrate: key column 'query_id' of the labels table is list[str]"),
         "{e}"
     );
+    // A scores table whose judged metric's column is not the metric's struct.
+    let flat = df!("query_id" => ["q000"], "citation_support" => ["fully_supported"]).unwrap();
+    let labels = df!("query_id" => ["q000"], "citation_support.verdict" => ["x"]).unwrap();
+    let e = calibrate_tables(
+        &[("flat".into(), flat)],
+        &labels,
+        "query_id",
+        None,
+        &options,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("calibrate: scores table flat holds no judged value")
+            && e.contains(
+                "its column 'citation_support' is str, not the struct citation_support writes"
+            ),
+        "{e}"
+    );
     // Verdicts labelled with numbers.
     let mut with_verdicts = scores.clone();
     with_verdicts

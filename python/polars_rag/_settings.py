@@ -66,6 +66,9 @@ class Judge:
     the variable holding the API key (the key is read by the engine and never stored, logged or
     cached). ``cache`` is a directory for the persistent reply cache (default: the library's
     cache directory, see :func:`judge_cache_stats`), or ``None`` for no cache.
+    ``max_reply_items`` (default 200) is the most items a list in one reply may hold (an
+    answer's claims or statements, a question's nuggets): a reply listing more fails its row
+    with an error giving its size, since every item costs requests of its own.
 
     Example:
         >>> import polars_rag as pr
@@ -92,6 +95,7 @@ class Judge:
         max_calls: int | None = None,
         max_total_tokens: int | None = None,
         max_seconds: float | None = None,
+        max_reply_items: int | None = None,
     ) -> None:
         settings: dict[str, Any] = json.loads(_judge_defaults())
         given = {
@@ -109,6 +113,7 @@ class Judge:
             "max_calls": max_calls,
             "max_total_tokens": max_total_tokens,
             "max_seconds": max_seconds,
+            "max_reply_items": max_reply_items,
         }
         _apply(
             "Judge",
@@ -117,7 +122,15 @@ class Judge:
             cache,
             strings=("base_url", "model", "api_key_env"),
             numbers=("temperature", "timeout", "retry_base_delay", "max_retry_wait", "max_seconds"),
-            integers=("seed", "max_tokens", "max_concurrency", "max_retries", "max_calls", "max_total_tokens"),
+            integers=(
+                "seed",
+                "max_tokens",
+                "max_concurrency",
+                "max_retries",
+                "max_calls",
+                "max_total_tokens",
+                "max_reply_items",
+            ),
         )
         self._settings = settings
 
@@ -251,4 +264,6 @@ class Embedder:
 
     def __repr__(self) -> str:
         shown = {k: v for k, v in self._settings.items() if k in ("model", "base_url", "cache")}
+        if isinstance(shown.get("base_url"), str):
+            shown["base_url"] = _redact_url(shown["base_url"])
         return f"Embedder({', '.join(f'{k}={v!r}' for k, v in shown.items())})"

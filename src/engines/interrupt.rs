@@ -1,56 +1,72 @@
-//! Ctrl-C during an engine's wait (a retry's backoff, a server's `Retry-After`).
+//! Ctrl-C during an engine call: while a request is in flight, during a retry's backoff or a
+//! server's `Retry-After`, between requests.
 //!
 //! In a Python process the interpreter's SIGINT handler only sets a flag that Python reads when
-//! it next runs bytecode, which it does not while a Polars expression runs the engine: a wait of
+//! it next runs bytecode, which it does not while a Polars expression runs the engine: a call of
 //! minutes could not be interrupted. The engines therefore put a handler of their own in front
 //! of the one installed (the interpreter's, or the default), keeping its flags (CPython relies
-//! on blocking calls returning `EINTR`, so no `SA_RESTART` is added). While an engine *waits*,
-//! the first Ctrl-C is the engine's: the waits stop, no new request is sent, and the call fails
-//! with an error saying so (replies received are cached). At any other moment, and at a second
-//! Ctrl-C during a wait, the signal goes on to the previous handler, so Python raises
-//! `KeyboardInterrupt` and a process without a handler ends, as they would have. Scoping the
-//! engine's claim to its waits means a Ctrl-C it takes is always acted on.
+//! on blocking calls returning `EINTR`, so no `SA_RESTART` is added). While an engine call runs
+//! ([`arm`] to the drop of its [`Active`]), the first Ctrl-C is the engine's: no new request is
+//! sent, the requests in flight are abandoned (each runs on a thread of its own that the engine
+//! waits for in 50 ms slices, see `Transport::post`), waits stop, and the call fails with an
+//! error saying so (replies received are cached). Outside engine calls, and at a second Ctrl-C,
+//! the signal goes on to the previous handler, so Python raises `KeyboardInterrupt` and a
+//! process without a handler ends, as they would have. Every engine call polls the flag
+//! ([`interrupted`]) between its steps, so a Ctrl-C it takes is always acted on.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-/// Engine waits in progress now (over all threads).
-static WAITING: AtomicUsize = AtomicUsize::new(0);
+/// Engine calls in progress now (over all threads).
+static ACTIVE: AtomicUsize = AtomicUsize::new(0);
 
 /// The error text of a call stopped by Ctrl-C.
 pub const INTERRUPTED_MESSAGE: &str = "interrupted (Ctrl-C)";
 
-/// Called when an engine call starts: installs the handler (once per process) and forgets an
-/// interrupt an earlier call has already reported.
-pub fn arm() {
-    #[cfg(unix)]
-    unix::install();
-    // A call starting while another waits must not wipe the interrupt that stops that wait.
-    if WAITING.load(Ordering::SeqCst) == 0 {
-        INTERRUPTED.store(false, Ordering::SeqCst);
+/// How often a wait looks at the flag.
+pub const SLICE: Duration = Duration::from_millis(50);
+
+/// An engine call in progress, from [`arm`] until dropped: the first Ctrl-C meanwhile is the
+/// engine's.
+#[must_use = "the engine's claim on Ctrl-C ends when this is dropped"]
+pub struct Active(());
+
+impl Drop for Active {
+    fn drop(&mut self) {
+        ACTIVE.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
-/// Whether Ctrl-C stopped a wait since the current call started.
+/// Called when an engine call starts: installs the handler (once per process), forgets an
+/// interrupt an earlier call has already reported, and claims Ctrl-C until the returned guard
+/// is dropped.
+pub fn arm() -> Active {
+    #[cfg(unix)]
+    unix::install();
+    // A call starting while another runs must not wipe the interrupt that stops that one.
+    if ACTIVE.fetch_add(1, Ordering::SeqCst) == 0 {
+        INTERRUPTED.store(false, Ordering::SeqCst);
+    }
+    Active(())
+}
+
+/// Whether Ctrl-C came since the engine calls in progress started (never outside one: an
+/// interrupt already reported is not seen again).
 pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::SeqCst)
+    ACTIVE.load(Ordering::SeqCst) > 0 && INTERRUPTED.load(Ordering::SeqCst)
 }
 
 /// Sleeps `duration`, or until Ctrl-C: an [`ErrorKind::Engine`](crate::ErrorKind::Engine)
 /// error with [`INTERRUPTED_MESSAGE`] when interrupted.
 pub fn sleep(duration: Duration) -> crate::Result<()> {
-    WAITING.fetch_add(1, Ordering::SeqCst);
-    let slept = sleep_unless(&INTERRUPTED, duration);
-    WAITING.fetch_sub(1, Ordering::SeqCst);
-    slept
+    sleep_unless(interrupted, duration)
 }
 
-fn sleep_unless(flag: &AtomicBool, duration: Duration) -> crate::Result<()> {
-    const SLICE: Duration = Duration::from_millis(50);
+fn sleep_unless(stop: impl Fn() -> bool, duration: Duration) -> crate::Result<()> {
     let end = Instant::now() + duration;
     loop {
-        if flag.load(Ordering::SeqCst) {
+        if stop() {
             return Err(crate::Error::new(
                 crate::ErrorKind::Engine,
                 INTERRUPTED_MESSAGE,
@@ -66,7 +82,7 @@ fn sleep_unless(flag: &AtomicBool, duration: Duration) -> crate::Result<()> {
 
 #[cfg(unix)]
 mod unix {
-    use super::{INTERRUPTED, WAITING};
+    use super::{ACTIVE, INTERRUPTED};
     use std::sync::atomic::Ordering;
     use std::sync::Once;
 
@@ -97,13 +113,13 @@ mod unix {
     }
 
     /// Async-signal-safe: atomics, then the previous handler (or the default action) unless
-    /// this is the first Ctrl-C during an engine's wait.
+    /// this is the first Ctrl-C during an engine call.
     extern "C" fn on_interrupt(
         signal: libc::c_int,
         info: *mut libc::siginfo_t,
         context: *mut libc::c_void,
     ) {
-        if WAITING.load(Ordering::SeqCst) > 0 && !INTERRUPTED.swap(true, Ordering::SeqCst) {
+        if ACTIVE.load(Ordering::SeqCst) > 0 && !INTERRUPTED.swap(true, Ordering::SeqCst) {
             return;
         }
         // SAFETY: PREVIOUS is written once, before this handler is installed.
@@ -134,11 +150,12 @@ mod tests {
     #[test]
     fn a_wait_ends_early_at_an_interrupt() {
         let flag = AtomicBool::new(false);
-        assert!(sleep_unless(&flag, Duration::from_millis(10)).is_ok());
+        let stop = || flag.load(Ordering::SeqCst);
+        assert!(sleep_unless(stop, Duration::from_millis(10)).is_ok());
         flag.store(true, Ordering::SeqCst);
         let started = Instant::now();
         assert_eq!(
-            sleep_unless(&flag, Duration::from_secs(60))
+            sleep_unless(stop, Duration::from_secs(60))
                 .unwrap_err()
                 .to_string(),
             INTERRUPTED_MESSAGE

@@ -16,7 +16,7 @@ pub mod interrupt;
 pub mod judge;
 pub mod progress;
 mod redact;
-pub use redact::redact_url;
+pub use redact::{cut_secret, cut_secret_from_json, redact_url, REDACTED};
 #[cfg(feature = "judge")]
 pub(crate) mod sqlite;
 #[cfg(feature = "judge")]

@@ -185,10 +185,20 @@ pub(crate) fn merge_store(
     Ok(merged)
 }
 
-fn merge_attached(connection: &Connection, table: &str) -> Result<Merged, String> {
+/// Whether `table` of `schema` (`main` or an attached name) of `connection` is a table with
+/// every column `wanted` names; an error saying what it is otherwise (for the store `what`, e.g.
+/// "a cache copy"). Only `sqlite_master` and the table's own declaration are read: a view or
+/// trigger of a hostile file, which could run forever, never is.
+pub(crate) fn check_table(
+    connection: &Connection,
+    schema: &str,
+    table: &str,
+    wanted: &[&str],
+    what: &str,
+) -> Result<(), String> {
     let kind: Option<String> = connection
         .query_row(
-            "SELECT type FROM source.sqlite_master WHERE name = ?1",
+            &format!("SELECT type FROM {schema}.sqlite_master WHERE name = ?1"),
             [table],
             |row| row.get(0),
         )
@@ -198,32 +208,34 @@ fn merge_attached(connection: &Connection, table: &str) -> Result<Merged, String
         Some("table") => {}
         Some(other) => {
             return Err(format!(
-                "`{table}` is a {other} there, not a table; this is not a cache copy"
+                "`{table}` is a {other} there, not a table; this is not {what}"
             ));
         }
-        None => {
-            return Err(format!(
-                "it has no `{table}` table; this is not a cache copy"
-            ))
-        }
+        None => return Err(format!("it has no `{table}` table; this is not {what}")),
     }
-    let wanted = typed_columns(connection, "main", table).map_err(|e| e.to_string())?;
-    let present: Vec<String> = typed_columns(connection, "source", table)
+    let present: Vec<String> = typed_columns(connection, schema, table)
         .map_err(|e| e.to_string())?
         .into_iter()
         .map(|(name, _)| name)
         .collect();
     let missing: Vec<&str> = wanted
         .iter()
-        .map(|(name, _)| name.as_str())
+        .copied()
         .filter(|name| !present.iter().any(|p| p == name))
         .collect();
     if !missing.is_empty() {
         return Err(format!(
-            "its `{table}` table lacks the column(s) {}; this is not a cache copy of this version",
+            "its `{table}` table lacks the column(s) {}; this is not {what} of this version",
             missing.join(", ")
         ));
     }
+    Ok(())
+}
+
+fn merge_attached(connection: &Connection, table: &str) -> Result<Merged, String> {
+    let wanted = typed_columns(connection, "main", table).map_err(|e| e.to_string())?;
+    let wanted_names: Vec<&str> = wanted.iter().map(|(name, _)| name.as_str()).collect();
+    check_table(connection, "source", table, &wanted_names, "a cache copy")?;
     let names: Vec<String> = wanted
         .iter()
         .map(|(name, _)| format!("\"{name}\""))

@@ -158,6 +158,41 @@ fn retrieved_pairs(
     Ok(pairs)
 }
 
+/// An exclusive lock on a qrels table: a lock file beside it (`<name>.lock`, left in place),
+/// held until dropped. Runs grading into one table at once take turns to read and write it.
+struct QrelsLock(std::fs::File);
+
+impl QrelsLock {
+    /// Waits for the lock of the table at `path`.
+    fn take(path: &Path) -> PolarsResult<QrelsLock> {
+        let mut name = path.file_name().unwrap_or_default().to_os_string();
+        name.push(".lock");
+        let lock_path = path.with_file_name(name);
+        let failed = |e: std::io::Error| {
+            err(format!(
+                "--grade-relevance: cannot lock {} (with {}): {e}",
+                path.display(),
+                lock_path.display()
+            ))
+        };
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(failed)?;
+        file.lock().map_err(failed)?;
+        Ok(QrelsLock(file))
+    }
+}
+
+impl Drop for QrelsLock {
+    fn drop(&mut self) {
+        // Closing the file releases the lock as well; unlocking first says so.
+        let _ = self.0.unlock();
+    }
+}
+
 /// Grades the retrieved items of `frame` not yet in the qrels table at `path`, writes the table
 /// with them, and, when the job has no ground truth of its own, gives `frame` the grades as its
 /// `relevant_ids` column. Returns the frame and whether it gained that column.
@@ -175,8 +210,8 @@ pub(crate) fn grade_relevance(
     let retrieved = resolved.retrieved.as_deref().ok_or_else(|| {
         err("--grade-relevance needs the retrieved passages: a retrieved column of {id, text} structs, or --retrieved-col".into())
     })?;
-    let mut judgements = read_qrels(path, id)?;
-    let known: HashSet<(&str, &str)> = judgements
+    let known_then = read_qrels(path, id)?;
+    let known: HashSet<(&str, &str)> = known_then
         .iter()
         .map(|j| (j.query.as_str(), j.item.as_str()))
         .collect();
@@ -185,7 +220,8 @@ pub(crate) fn grade_relevance(
             .into_iter()
             .filter(|(q, item, _, _)| !known.contains(&(q.as_str(), item.as_str())))
             .collect();
-    let before = judgements.len();
+    drop(known);
+    drop(known_then);
     let questions = Series::new(
         "question".into(),
         asked.iter().map(|p| p.2.as_str()).collect::<Vec<_>>(),
@@ -201,9 +237,10 @@ pub(crate) fn grade_relevance(
     let reasons = fields.field_by_name("reason")?;
     let errors = fields.field_by_name("judge_error")?;
     let mut failed: Vec<String> = Vec::new();
+    let mut graded_now: Vec<Judgement> = Vec::new();
     for (k, (query, item, _, _)) in asked.iter().enumerate() {
         match (grades.i64()?.get(k), errors.str()?.get(k)) {
-            (Some(grade), _) => judgements.push(Judgement {
+            (Some(grade), _) => graded_now.push(Judgement {
                 query: query.clone(),
                 item: item.clone(),
                 grade,
@@ -215,6 +252,22 @@ pub(crate) fn grade_relevance(
             )),
         }
     }
+    // Another run may have written the table while this one graded: the table is read again
+    // and written under an exclusive lock, so that the grades of both runs are kept (a pair
+    // both graded keeps the grade written first).
+    let lock = QrelsLock::take(path)?;
+    let mut judgements = read_qrels(path, id)?;
+    let before = judgements.len();
+    let present: HashSet<(String, String)> = judgements
+        .iter()
+        .map(|j| (j.query.clone(), j.item.clone()))
+        .collect();
+    judgements.extend(
+        graded_now
+            .into_iter()
+            .filter(|j| !present.contains(&(j.query.clone(), j.item.clone()))),
+    );
+    drop(present);
     // One row per query, in the order the queries were first graded.
     let mut order: Vec<&str> = Vec::new();
     let mut by_query: HashMap<&str, Vec<&Judgement>> = HashMap::new();
@@ -285,6 +338,7 @@ pub(crate) fn grade_relevance(
             path.display()
         ))
     })?;
+    drop(lock);
     let mut note = format!(
         "relevance grades: {} passages graded now, {} already in {}, {} queries",
         judgements.len() - before,

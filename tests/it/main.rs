@@ -16,6 +16,7 @@ mod calibrate;
 mod compare_faces;
 mod custom_judge;
 mod embed;
+mod engine_hostile;
 mod faces;
 mod fuzz_kernels;
 mod hardening;

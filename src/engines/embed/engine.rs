@@ -183,7 +183,7 @@ impl Embedder {
         texts: &[Option<&str>],
     ) -> crate::Result<Vec<Option<Vec<f32>>>> {
         let started = Instant::now();
-        crate::engines::interrupt::arm();
+        let _claim_on_ctrl_c = crate::engines::interrupt::arm();
         let mut usage = EmbedUsage::default();
         let mut slots: Vec<Option<usize>> = vec![None; texts.len()];
         let mut distinct: Vec<Pending> = Vec::new();
@@ -274,6 +274,13 @@ impl Embedder {
             Model::Local(local) => {
                 let mut out = Vec::new();
                 for batch in batches {
+                    // Ctrl-C is the engine's during the call: acted on between batches.
+                    if crate::engines::interrupt::interrupted() {
+                        return Err(engine_error(format!(
+                            "{metric}: {}",
+                            crate::engines::interrupt::INTERRUPTED_MESSAGE
+                        )));
+                    }
                     let tokens = texts_of(batch)
                         .iter()
                         .map(|text| local.tokens(text))

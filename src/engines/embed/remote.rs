@@ -74,6 +74,9 @@ impl RemoteModel {
         // Embedding has no time budget of its own: each attempt ends at the timeout.
         let deadline = None;
         loop {
+            if crate::engines::interrupt::interrupted() {
+                return Err(crate::engines::interrupt::INTERRUPTED_MESSAGE.to_string());
+            }
             calls += 1;
             match self.transport.post(&body, deadline) {
                 Attempt::Reply(text) => {
@@ -113,6 +116,9 @@ impl RemoteModel {
                 }
                 Attempt::Fatal(reason) => return Err(reason),
                 Attempt::PastDeadline => return Err("the deadline passed".into()),
+                Attempt::Interrupted => {
+                    return Err(crate::engines::interrupt::INTERRUPTED_MESSAGE.to_string())
+                }
             }
         }
     }

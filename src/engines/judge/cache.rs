@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use crate::engines::sqlite::{open_store, store_bytes, store_error};
+use crate::engines::sqlite::{check_table, open_store, store_bytes, store_error};
 
 /// The file name of the cache inside its directory.
 pub const CACHE_FILE: &str = "judge-cache.sqlite3";
@@ -95,8 +95,44 @@ pub struct LoggedCall {
     pub call: Option<CallRecord>,
 }
 
+/// The columns of the tables of [`SCHEMA`], for checking a file before reading it.
+const TABLES: [(&str, &[&str]); 2] = [
+    (
+        "replies",
+        &[
+            "key",
+            "template",
+            "model",
+            "reply",
+            "prompt_tokens",
+            "completion_tokens",
+            "created",
+        ],
+    ),
+    (
+        "calls",
+        &[
+            "key",
+            "template_hash",
+            "base_url",
+            "sample",
+            "messages",
+            "latency_ms",
+        ],
+    ),
+];
+
+/// Opens the cache file at `path` (creating its tables when needed) once it is known to hold
+/// the cache's tables: a file whose `replies` or `calls` is a view (which a query could run
+/// forever, a recursive one) or lacks a column is refused with an error naming the file and
+/// the table, as `judge-cache merge` refuses such a copy.
 fn open_connection(path: &Path) -> crate::Result<Connection> {
-    open_store("judge cache", path, SCHEMA)
+    let connection = open_store("judge cache", path, SCHEMA)?;
+    for (table, columns) in TABLES {
+        check_table(&connection, "main", table, columns, "a judge cache")
+            .map_err(|e| sqlite_error(path, e))?;
+    }
+    Ok(connection)
 }
 
 /// Writes a consistent copy of the cache in `directory` to `to` (a directory; the file keeps
@@ -219,8 +255,8 @@ impl ReplyCache {
         Ok(found)
     }
 
-    /// Stores a validated reply, with how it was obtained when `call` is given (in one
-    /// transaction: the log never names a reply the cache lacks).
+    /// Stores a validated reply, with how it was obtained when `call` is given, unless the cache
+    /// already holds a reply to the same request (see [`ReplyCache::store`]).
     pub fn put(
         &self,
         key: &str,
@@ -229,46 +265,95 @@ impl ReplyCache {
         reply: &CachedReply,
         call: Option<&CallRecord>,
     ) -> crate::Result<()> {
+        self.store(key, template, model, reply, call, &|_| true)
+            .map(drop)
+    }
+
+    /// Stores a validated reply, with how it was obtained when `call` is given (in one
+    /// transaction: the log never names a reply the cache lacks), and returns the reply the
+    /// cache holds for `key` afterwards.
+    ///
+    /// The first reply stored wins: when the cache already holds one that `usable` accepts
+    /// (another run, or another process, asked the same request meanwhile), it is kept and
+    /// returned, and `reply` is not written. Every run then returns what a re-run reads from
+    /// the cache, however the runs interleave. A stored reply `usable` refuses (an entry
+    /// edited by hand, a value of the wrong type) is replaced.
+    pub fn store(
+        &self,
+        key: &str,
+        template: &str,
+        model: &str,
+        reply: &CachedReply,
+        call: Option<&CallRecord>,
+        usable: &dyn Fn(&str) -> bool,
+    ) -> crate::Result<CachedReply> {
         let mut connection = self.connection.lock().unwrap_or_else(|p| p.into_inner());
         let created = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs_f64())
             .unwrap_or(0.0);
-        let written = (|| -> rusqlite::Result<()> {
-            let transaction = connection.transaction()?;
-            transaction
+        let written =
+            (|| -> rusqlite::Result<CachedReply> {
+                // Immediate: the read below and the write after it are one step for every other
+                // writer (a deferred transaction would let two runs both see no reply).
+                let transaction = connection
+                    .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+                let held = transaction
                 .prepare_cached(
-                    "INSERT OR REPLACE INTO replies
-                     (key, template, model, reply, prompt_tokens, completion_tokens, created)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    "SELECT reply, prompt_tokens, completion_tokens FROM replies WHERE key = ?1",
                 )?
-                .execute(params![
-                    key,
-                    template,
-                    model,
-                    reply.reply,
-                    reply.prompt_tokens as i64,
-                    reply.completion_tokens as i64,
-                    created
-                ])?;
-            if let Some(call) = call {
+                .query_row(params![key], |row| {
+                    let reply = row.get_ref(0)?.as_str().ok().map(str::to_string);
+                    let tokens = |at: usize| -> rusqlite::Result<u64> {
+                        Ok(row.get_ref(at)?.as_i64().map(|n| n.max(0) as u64).unwrap_or(0))
+                    };
+                    Ok(reply.map(|reply| CachedReply {
+                        reply,
+                        prompt_tokens: tokens(1).unwrap_or(0),
+                        completion_tokens: tokens(2).unwrap_or(0),
+                    }))
+                })
+                .optional()?
+                .flatten()
+                .filter(|held| usable(&held.reply));
+                if let Some(held) = held {
+                    transaction.commit()?;
+                    return Ok(held);
+                }
                 transaction
                     .prepare_cached(
-                        "INSERT OR REPLACE INTO calls
-                         (key, template_hash, base_url, sample, messages, latency_ms)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                        "INSERT OR REPLACE INTO replies
+                     (key, template, model, reply, prompt_tokens, completion_tokens, created)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                     )?
                     .execute(params![
                         key,
-                        call.template_hash,
-                        call.base_url,
-                        call.sample,
-                        call.messages,
-                        call.latency_ms
+                        template,
+                        model,
+                        reply.reply,
+                        reply.prompt_tokens as i64,
+                        reply.completion_tokens as i64,
+                        created
                     ])?;
-            }
-            transaction.commit()
-        })();
+                if let Some(call) = call {
+                    transaction
+                        .prepare_cached(
+                            "INSERT OR REPLACE INTO calls
+                         (key, template_hash, base_url, sample, messages, latency_ms)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                        )?
+                        .execute(params![
+                            key,
+                            call.template_hash,
+                            call.base_url,
+                            call.sample,
+                            call.messages,
+                            call.latency_ms
+                        ])?;
+                }
+                transaction.commit()?;
+                Ok(reply.clone())
+            })();
         written.map_err(|e| sqlite_error(&self.path, e))
     }
 }

@@ -86,13 +86,21 @@ struct Slots {
 }
 
 impl Slots {
-    fn acquire(&self) -> SlotGuard<'_> {
+    /// A free slot, waited for; `None` when Ctrl-C comes first.
+    fn acquire(&self) -> Option<SlotGuard<'_>> {
         let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
         while *free == 0 {
-            free = self.released.wait(free).unwrap_or_else(|p| p.into_inner());
+            if crate::engines::interrupt::interrupted() {
+                return None;
+            }
+            free = self
+                .released
+                .wait_timeout(free, crate::engines::interrupt::SLICE)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
         }
         *free -= 1;
-        SlotGuard(self)
+        Some(SlotGuard(self))
     }
 }
 
@@ -265,7 +273,7 @@ impl Judge {
         sample: u32,
     ) -> crate::Result<Vec<RowReply>> {
         let started = Instant::now();
-        crate::engines::interrupt::arm();
+        let _claim_on_ctrl_c = crate::engines::interrupt::arm();
         let system = template.render_system();
         let prefix = self.key_prefix(template, &system, sample);
 
@@ -308,6 +316,7 @@ impl Judge {
         let mut outcomes: Vec<Option<Result<Value, Failure>>> =
             (0..requests.len()).map(|_| None).collect();
 
+        let max_items = self.resolved.settings.max_reply_items;
         if let Some(cache) = &self.cache {
             let keys: Vec<&str> = requests.iter().map(|(key, _)| key.as_str()).collect();
             // A cached reply is re-validated (in parallel): a cache edited by hand is not
@@ -315,11 +324,7 @@ impl Judge {
             outcomes = cache
                 .get_many(&keys)?
                 .into_par_iter()
-                .map(|cached| {
-                    let value = serde_json::from_str::<Value>(&cached?.reply).ok()?;
-                    validate(&as_judged(&value), &template.schema).ok()?;
-                    Some(Ok(value))
-                })
+                .map(|cached| cached_value(&cached?.reply, template, max_items).map(Ok))
                 .collect();
         }
         let hits: u64 = outcomes.iter().filter(|o| o.is_some()).count() as u64;
@@ -490,6 +495,7 @@ impl Judge {
     ) -> (Result<Value, Failure>, Spent) {
         let mut spent = Spent::default();
         let asked = Instant::now();
+        let max_items = self.resolved.settings.max_reply_items;
         let mut messages: Vec<Message> =
             vec![("system", system.to_string()), ("user", user.to_string())];
         let mut outcome = Err(Failure::Row(String::new()));
@@ -498,18 +504,24 @@ impl Judge {
                 Ok(reply) => reply,
                 Err(failure) => return (Err(failure), spent),
             };
-            match read_reply(&content, template) {
+            match read_reply(&content, template, max_items, |value| {
+                self.transport.redact_reply(value)
+            }) {
                 Ok(mut value) => {
                     if let (Some(field), Some(tokens)) = (&template.weighted_score, &tokens)
                         && let Some(candidates) =
                             logprobs::field_candidates(&content, tokens, field)
                     {
-                        value[SCORE_CANDIDATES] = logprobs::record(candidates);
+                        let mut candidates = logprobs::record(candidates);
+                        self.transport.redact_reply(&mut candidates);
+                        value[SCORE_CANDIDATES] = candidates;
                     }
                     outcome = Ok(value);
                     break;
                 }
                 Err(problem) => {
+                    // The problem quotes the reply's head, and becomes the row's reason.
+                    let problem = self.transport.redact(&problem);
                     outcome = Err(Failure::Row(if round == 0 {
                         problem.clone()
                     } else {
@@ -527,38 +539,63 @@ impl Judge {
                 }
             }
         }
-        if let (Ok(value), Some(cache)) = (&outcome, &self.cache) {
+        if let (Ok(value), Some(cache)) = (&mut outcome, &self.cache) {
             let reply = CachedReply {
                 reply: value.to_string(),
                 prompt_tokens: spent.prompt_tokens,
                 completion_tokens: spent.completion_tokens,
             };
+            // The messages hold a re-asked reply as the server sent it.
+            let mut sent = Value::Array(
+                messages
+                    .iter()
+                    .map(|(role, content)| json!({"role": role, "content": content}))
+                    .collect(),
+            );
+            self.transport.redact_reply(&mut sent);
             let call = CallRecord {
                 template_hash: template.prompt_hash(),
                 base_url: crate::engines::redact_url(&self.resolved.base_url),
                 sample,
-                messages: Value::Array(
-                    messages
-                        .iter()
-                        .map(|(role, content)| json!({"role": role, "content": content}))
-                        .collect(),
-                )
-                .to_string(),
+                messages: sent.to_string(),
                 latency_ms: asked.elapsed().as_secs_f64() * 1000.0,
             };
-            if let Err(e) = cache.put(key, &template.id, &self.resolved.model, &reply, Some(&call))
-            {
-                // The judgement stands; only the cache write failed. It is counted in the usage
-                // (`cache_write_failures`) and said once on stderr: a re-run will ask again.
-                spent.cache_write_failures += 1;
-                if !self.cache_failure_reported.swap(true, Ordering::Relaxed) {
-                    eprintln!(
-                        "polars-rag: warning: the judge cache could not be written ({e}); judgements are kept \
-                         but not cached, so a re-run asks the server again"
-                    );
+            // Another run may have stored a reply to the same request meanwhile: the first
+            // stored wins, and this run returns it too, so that every run agrees with what the
+            // cache will serve a re-run.
+            let usable = |stored: &str| cached_value(stored, template, max_items).is_some();
+            match cache.store(
+                key,
+                &template.id,
+                &self.resolved.model,
+                &reply,
+                Some(&call),
+                &usable,
+            ) {
+                Ok(stored) if stored.reply != reply.reply => {
+                    if let Some(first) = cached_value(&stored.reply, template, max_items) {
+                        *value = first;
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    // The judgement stands; only the cache write failed. It is counted in the usage
+                    // (`cache_write_failures`) and said once on stderr: a re-run will ask again.
+                    spent.cache_write_failures += 1;
+                    if !self.cache_failure_reported.swap(true, Ordering::Relaxed) {
+                        eprintln!(
+                            "polars-rag: warning: the judge cache could not be written ({e}); judgements \
+                             are kept but not cached, so a re-run asks the server again"
+                        );
+                    }
                 }
             }
         }
+        // A row's reason may quote what the server sent.
+        let outcome = outcome.map_err(|failure| match failure {
+            Failure::Row(reason) => Failure::Row(self.transport.redact(&reason)),
+            other => other,
+        });
         (outcome, spent)
     }
 
@@ -589,9 +626,9 @@ impl Judge {
                 return Err(Failure::Budget);
             }
             spent.calls += 1;
-            let result = {
-                let _slot = self.in_flight.acquire();
-                self.transport.post(&body, deadline)
+            let result = match self.in_flight.acquire() {
+                Some(_slot) => self.transport.post(&body, deadline),
+                None => Attempt::Interrupted,
             };
             let (reason, retry_after) = match result {
                 Attempt::Reply(text) => {
@@ -613,6 +650,7 @@ impl Judge {
                     self.deadline_reached.store(true, Ordering::Relaxed);
                     return Err(Failure::Budget);
                 }
+                Attempt::Interrupted => return Err(Failure::Interrupted),
                 Attempt::Retry {
                     reason,
                     retry_after,
@@ -712,9 +750,60 @@ impl Judge {
 /// A reply's message content, and its tokens with their top candidates when it has them.
 type Completion = (String, Option<Vec<(String, Vec<TokenChoice>)>>);
 
-/// The JSON object of a reply's content (a Markdown code fence around it is tolerated),
-/// validated against the template's schema.
-fn read_reply(content: &str, template: &JudgeTemplate) -> Result<Value, String> {
+/// A cached reply's value when it is still valid against the template's schema: a cache
+/// edited by hand is not trusted blindly.
+fn cached_value(reply: &str, template: &JudgeTemplate, max_items: usize) -> Option<Value> {
+    let value = serde_json::from_str::<Value>(reply).ok()?;
+    validate(&as_judged(&value), &template.schema).ok()?;
+    within_list_bound(&value, max_items).ok()?;
+    Some(value)
+}
+
+/// An error giving the size of the longest list in `value` (and where it is) when it holds
+/// more than `max_items` items ([`JudgeSettings::max_reply_items`]).
+fn within_list_bound(value: &Value, max_items: usize) -> Result<(), String> {
+    fn longest<'a>(value: &'a Value, at: &mut Vec<&'a str>, found: &mut Option<(String, usize)>) {
+        match value {
+            Value::Array(items) => {
+                if found.as_ref().is_none_or(|(_, n)| items.len() > *n) {
+                    *found = Some((at.join("."), items.len()));
+                }
+                items.iter().for_each(|item| longest(item, at, found));
+            }
+            Value::Object(fields) => {
+                for (name, field) in fields {
+                    at.push(name);
+                    longest(field, at, found);
+                    at.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut found = None;
+    longest(value, &mut Vec::new(), &mut found);
+    match found {
+        Some((field, n)) if n > max_items => Err(format!(
+            "the reply lists {n} items{}, more than max_reply_items = {max_items} (each item \
+             costs requests of its own; raise the setting if such long lists are expected)",
+            if field.is_empty() {
+                String::new()
+            } else {
+                format!(" in `{field}`")
+            }
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The JSON object of a reply's content (a Markdown code fence around it is tolerated), with
+/// `redact` applied to it (the API key cut out), validated against the template's schema.
+fn read_reply(
+    content: &str,
+    template: &JudgeTemplate,
+    max_items: usize,
+    redact: impl FnOnce(&mut Value),
+) -> Result<Value, String> {
     let trimmed = content.trim();
     let unfenced = trimmed
         .strip_prefix("```json")
@@ -725,11 +814,13 @@ fn read_reply(content: &str, template: &JudgeTemplate) -> Result<Value, String> 
         let head: String = trimmed.chars().take(80).collect();
         format!("the reply is not a JSON object ({e}): {head:?}")
     })?;
+    let mut value = value;
+    redact(&mut value);
     validate(&value, &template.schema)
         .map_err(|e| format!("the reply does not match the schema: {e}"))?;
+    within_list_bound(&value, max_items)?;
     // Keys starting with `_` belong to the engine (`_score_candidates`): whatever a server puts
     // there is dropped, so a reply cannot spoof them.
-    let mut value = value;
     if let Some(object) = value.as_object_mut() {
         object.retain(|key, _| !key.starts_with('_'));
     }
@@ -744,15 +835,21 @@ mod tests {
     fn replies_in_code_fences_are_read_and_others_refused() {
         let card = JudgeTemplate::builtin("answer_match").unwrap();
         let fenced = "```json\n{\"match\": true, \"reasoning\": \"same\"}\n```";
-        assert_eq!(read_reply(fenced, card).unwrap()["match"], true);
-        assert!(read_reply("yes", card)
+        assert_eq!(
+            read_reply(fenced, card, 200, |_| {}).unwrap()["match"],
+            true
+        );
+        assert!(read_reply("yes", card, 200, |_| {})
             .unwrap_err()
             .contains("not a JSON object"));
-        assert!(
-            read_reply("{\"match\": \"yes\", \"reasoning\": \"\"}", card)
-                .unwrap_err()
-                .contains("schema")
-        );
+        assert!(read_reply(
+            "{\"match\": \"yes\", \"reasoning\": \"\"}",
+            card,
+            200,
+            |_| {}
+        )
+        .unwrap_err()
+        .contains("schema"));
     }
 
     #[test]
@@ -766,7 +863,7 @@ mod tests {
         .unwrap();
         let spoof =
             "{\"score\": 3, \"_weighted_score\": 99, \"_score_candidates\": [[\"9\", 1.0]]}";
-        let value = read_reply(spoof, &card).unwrap();
+        let value = read_reply(spoof, &card, 200, |_| {}).unwrap();
         assert!(value.get("_weighted_score").is_none(), "{value}");
         assert!(value.get(SCORE_CANDIDATES).is_none(), "{value}");
         assert_eq!(value["score"], 3);

@@ -15,11 +15,13 @@
 //!    connections, honouring `Retry-After`;
 //! 4. every reply is validated against the schema; an invalid one is asked again once, with the
 //!    validation error, then the row gets its reason;
-//! 5. valid replies are cached as they arrive; failures are not cached.
+//! 5. valid replies are cached as they arrive (the first stored for a request wins, and is what
+//!    every run sharing the cache returns); failures are not cached.
 //!
 //! A failed row never fails the others: it comes back as `Err(reason)`. Only a spent budget
-//! (`max_calls`, `max_total_tokens`, `max_seconds`) or Ctrl-C stops the call, after the requests in flight have finished
-//! and been cached, with an error that says so.
+//! (`max_calls`, `max_total_tokens`, `max_seconds`) stops the call, after the requests in flight
+//! have finished and been cached, with an error that says so; Ctrl-C stops it at once, the
+//! requests in flight abandoned and the replies received cached.
 //!
 //! ```
 //! use polars_rag::engines::judge::JudgeSettings;
@@ -87,6 +89,17 @@ pub struct JudgeSettings {
     /// replies received are cached, so a re-run resumes.
     #[serde(default)]
     pub max_seconds: Option<f64>,
+    /// The most items a list in one reply may hold (the claims of an answer, its statements,
+    /// the nuggets of a question): every item of such a list costs requests of its own, so a
+    /// reply listing more fails its row, with an error giving the list's size, rather than
+    /// making thousands of requests for one row.
+    #[serde(default = "default_max_reply_items")]
+    pub max_reply_items: usize,
+}
+
+/// The default of [`JudgeSettings::max_reply_items`].
+fn default_max_reply_items() -> usize {
+    200
 }
 
 impl Default for JudgeSettings {
@@ -99,6 +112,7 @@ impl Default for JudgeSettings {
             max_calls: None,
             max_total_tokens: None,
             max_seconds: None,
+            max_reply_items: default_max_reply_items(),
         }
     }
 }
@@ -153,6 +167,9 @@ impl JudgeSettings {
         }
         if self.max_tokens == 0 {
             return bad("`max_tokens` must be at least 1".into());
+        }
+        if self.max_reply_items == 0 {
+            return bad("`max_reply_items` must be at least 1".into());
         }
         Ok(ResolvedSettings {
             base_url,

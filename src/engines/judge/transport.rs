@@ -2,14 +2,22 @@
 //! loop: a reply, a failure worth retrying (429, 5xx, timeouts, refused or reset connections,
 //! with the server's `Retry-After`), the server rejecting `json_schema` output, or a failure that
 //! retrying cannot fix. The API key is read once and only ever sent in the `Authorization`
-//! header; no message produced here contains it, and it is cut out of every text a server sends
-//! back (a server that echoes the request's headers in an error body) before that text is kept.
+//! header; no message produced here contains it, and it is cut out, whatever its case, of every
+//! text a server sends back (a server that echoes the request's headers, in an error body or
+//! inside a valid reply) before that text is kept ([`Transport::redact`],
+//! [`Transport::redact_reply`]). Each request runs on a thread of its own, so that Ctrl-C can
+//! abandon it ([`Transport::post`]).
 //! A base URL's credentials (`http://user:secret@host`) are never printed either: see
 //! [`crate::engines::redact_url`].
 
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::engines::redact_url;
+use crate::engines::interrupt;
+use crate::engines::{cut_secret, cut_secret_from_json, redact_url};
+
+/// The fewest characters of an API key that is cut out of replies ([`Transport::reply_secret`]).
+pub const SHORTEST_SECRET: usize = 8;
 
 /// The outcome of one HTTP attempt.
 pub enum Attempt {
@@ -29,6 +37,8 @@ pub enum Attempt {
     Fatal(String),
     /// The job's deadline has passed: no request was sent.
     PastDeadline,
+    /// Ctrl-C came: no request was sent, or the one in flight was abandoned.
+    Interrupted,
 }
 
 /// Why no retry follows a retryable attempt.
@@ -64,6 +74,12 @@ fn agent(timeout: Duration, idle: usize) -> ureq::Agent {
 
 /// A configured HTTP client for one endpoint.
 pub struct Transport {
+    /// What a request needs, shared with the thread each request runs on.
+    client: Arc<Client>,
+}
+
+/// The HTTP agent and what every request to the endpoint carries.
+struct Client {
     agent: ureq::Agent,
     /// The most one attempt may take, connection included.
     timeout: Duration,
@@ -87,11 +103,13 @@ impl Transport {
         api_key: Option<String>,
     ) -> Self {
         Transport {
-            agent: agent(timeout, DEFAULT_IDLE_CONNECTIONS),
-            timeout,
-            url: format!("{}/{path}", base_url.trim_end_matches('/')),
-            authorization: api_key.as_ref().map(|key| format!("Bearer {key}")),
-            api_key,
+            client: Arc::new(Client {
+                agent: agent(timeout, DEFAULT_IDLE_CONNECTIONS),
+                timeout,
+                url: format!("{}/{path}", base_url.trim_end_matches('/')),
+                authorization: api_key.as_ref().map(|key| format!("Bearer {key}")),
+                api_key,
+            }),
         }
     }
 
@@ -99,14 +117,22 @@ impl Transport {
     /// concurrent worker, so that each request after a worker's first goes on a kept-alive
     /// connection (a smaller pool closes the extra connections after every request, and a
     /// busy engine then spends its time opening new ones).
-    pub fn keeping(mut self, connections: usize) -> Self {
-        self.agent = agent(self.timeout, connections.max(DEFAULT_IDLE_CONNECTIONS));
-        self
+    pub fn keeping(self, connections: usize) -> Self {
+        let client = &self.client;
+        Transport {
+            client: Arc::new(Client {
+                agent: agent(client.timeout, connections.max(DEFAULT_IDLE_CONNECTIONS)),
+                timeout: client.timeout,
+                url: client.url.clone(),
+                authorization: client.authorization.clone(),
+                api_key: client.api_key.clone(),
+            }),
+        }
     }
 
     /// The endpoint as it may be shown: without the URL's credentials.
     pub fn shown_url(&self) -> String {
-        redact_url(&self.url)
+        redact_url(&self.client.url)
     }
 
     /// Sleeps before retry number `attempt + 1`: the server's `Retry-After` when it gave one,
@@ -139,20 +165,84 @@ impl Transport {
         if deadline.is_some_and(|deadline| Instant::now() + wait >= deadline) {
             return Err(Retry::PastDeadline);
         }
-        crate::engines::interrupt::sleep(wait).map_err(|_| Retry::Interrupted)
+        interrupt::sleep(wait).map_err(|_| Retry::Interrupted)
     }
 
-    /// `text` with the API key (the one this client sends) replaced by `[redacted]`.
-    fn redact(&self, text: &str) -> String {
-        match &self.api_key {
-            Some(key) if !key.is_empty() => text.replace(key.as_str(), "[redacted]"),
-            _ => text.to_string(),
+    /// `text` with the API key (the one this client sends) replaced by `[redacted]`, whatever
+    /// its case: for the texts of errors, which may show anything a server sent.
+    pub fn redact(&self, text: &str) -> String {
+        self.client.redact(text)
+    }
+
+    /// The API key as it is cut out of the replies kept (the judge's verdicts, the cache, the
+    /// log): `None` without a key, or for a key shorter than [`SHORTEST_SECRET`] characters.
+    /// Such a key is a placeholder (`EMPTY`, `x`, `none`, as local servers are given), and
+    /// cutting it out of replies would rewrite their ordinary words (an "empty context"), and
+    /// with them the verdicts.
+    pub fn reply_secret(&self) -> Option<&str> {
+        self.client
+            .api_key
+            .as_deref()
+            .filter(|key| key.chars().count() >= SHORTEST_SECRET)
+    }
+
+    /// Cuts the API key ([`Transport::reply_secret`]) out of every string of a server's reply.
+    pub fn redact_reply(&self, value: &mut serde_json::Value) {
+        if let Some(key) = self.reply_secret() {
+            cut_secret_from_json(value, key);
         }
     }
 
     /// Posts one request body; the attempt ends at the timeout, or at the job's `deadline`
-    /// when that comes first.
+    /// when that comes first, or at Ctrl-C ([`Attempt::Interrupted`]).
+    ///
+    /// The request runs on a thread of its own while this one waits for it in slices, looking
+    /// at the interrupt flag between them: a blocking read cannot be told to stop, but it can
+    /// be left behind. An abandoned request ends on its own at its timeout; its reply, if any
+    /// comes, is dropped.
     pub fn post(&self, body: &str, deadline: Option<Instant>) -> Attempt {
+        use std::sync::mpsc::{channel, RecvTimeoutError};
+        if interrupt::interrupted() {
+            return Attempt::Interrupted;
+        }
+        let (sender, receiver) = channel();
+        let client = Arc::clone(&self.client);
+        let request = body.to_string();
+        let spawned = std::thread::Builder::new()
+            .name("polars-rag-request".into())
+            .spawn(move || {
+                let _ = sender.send(client.send(&request, deadline));
+            });
+        if spawned.is_err() {
+            // No thread to spare: the request is made here, and Ctrl-C waits for it.
+            return self.client.send(body, deadline);
+        }
+        loop {
+            match receiver.recv_timeout(interrupt::SLICE) {
+                Ok(attempt) => return attempt,
+                Err(RecvTimeoutError::Timeout) if interrupt::interrupted() => {
+                    return Attempt::Interrupted;
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Attempt::Fatal("the request ended without an outcome".into());
+                }
+            }
+        }
+    }
+}
+
+impl Client {
+    /// `text` with the API key replaced by `[redacted]`, whatever its case.
+    fn redact(&self, text: &str) -> String {
+        match &self.api_key {
+            Some(key) => cut_secret(text, key).into_owned(),
+            None => text.to_string(),
+        }
+    }
+
+    /// Posts one request body and waits for its outcome (see [`Transport::post`]).
+    fn send(&self, body: &str, deadline: Option<Instant>) -> Attempt {
         let left = match deadline {
             Some(deadline) => deadline.saturating_duration_since(Instant::now()),
             None => self.timeout,
@@ -441,6 +531,9 @@ mod tests {
             Some("sk-abc".into()),
         );
         assert_eq!(t.redact("echo: Bearer sk-abc!"), "echo: Bearer [redacted]!");
+        assert_eq!(t.redact("echo: BEARER SK-ABC!"), "echo: BEARER [redacted]!");
+        // A six-character key is a placeholder: replies keep their words.
+        assert_eq!(t.reply_secret(), None);
         assert_eq!(t.shown_url(), "http://***@127.0.0.1:9/v1/chat/completions");
         assert_eq!(redact_url("http://h/v1?u=a@b"), "http://h/v1?u=a@b");
     }

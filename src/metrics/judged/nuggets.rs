@@ -140,6 +140,8 @@ fn without_list_marker(text: &str) -> &str {
 /// the first ones after every call).
 pub fn nuggets_of_reply(reply: &Value, max_nuggets: usize) -> Vec<String> {
     let mut nuggets: Vec<String> = Vec::new();
+    // Repeats are found by hashing: a long reply is read in linear time.
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for text in reply
         .get("nuggets")
         .and_then(Value::as_array)
@@ -149,7 +151,10 @@ pub fn nuggets_of_reply(reply: &Value, max_nuggets: usize) -> Vec<String> {
         .map(|t| without_list_marker(t.trim()))
         .filter(|t| !t.is_empty())
     {
-        if nuggets.len() < max_nuggets && !nuggets.iter().any(|n| n == text) {
+        if nuggets.len() >= max_nuggets {
+            break;
+        }
+        if seen.insert(text) {
             nuggets.push(text.to_string());
         }
     }

@@ -481,6 +481,33 @@ fn item_keys(df: &DataFrame, keys: &[String], who: &str, table: &str) -> PolarsR
     Ok(out)
 }
 
+/// `labels` with each key column that holds numbers of another type than the scores table's
+/// (integers where the scores have floats, as a sheet of numbers gives a float id back) cast
+/// to the scores' type, so that both keys have one text form (`3.0`, not `3`). A cast that
+/// would change a value (a fraction to an integer) is not made.
+fn keys_typed_as(labels: &DataFrame, scores: &DataFrame, keys: &[String]) -> DataFrame {
+    let mut typed = labels.clone();
+    for key in keys {
+        let (Ok(label), Ok(score)) = (labels.column(key), scores.column(key)) else {
+            continue;
+        };
+        let (from, to) = (label.dtype(), score.dtype());
+        if from == to || !from.is_primitive_numeric() || !to.is_primitive_numeric() {
+            continue;
+        }
+        let label = label.as_materialized_series();
+        let Ok(cast) = label.strict_cast(to) else {
+            continue;
+        };
+        // Back to the labels' type unchanged: nothing was rounded away.
+        let kept = cast.cast(from).is_ok_and(|back| back.equals_missing(label));
+        if kept {
+            let _ = typed.with_column(cast.into_column());
+        }
+    }
+    typed
+}
+
 /// An error when a key occurs on more than one row of `table`: its labels or judge values would
 /// count once per row. `hint` says how to tell the rows apart.
 fn refuse_repeated_keys(
@@ -568,7 +595,12 @@ pub fn calibrate_tables(
                 keys.push(extra.to_string());
             }
         }
-        let label_keys = item_keys(labels, &keys, "calibrate", "the labels table")?;
+        let label_keys = item_keys(
+            &keys_typed_as(labels, scores, &keys),
+            &keys,
+            "calibrate",
+            "the labels table",
+        )?;
         let mut label_row: HashMap<&str, usize> = HashMap::with_capacity(label_keys.len());
         for (i, key) in label_keys.iter().enumerate() {
             if label_row.insert(key, i).is_some() {
@@ -997,7 +1029,12 @@ fn aligned_numeric_labels(
     labels_table: &str,
     keys: &[String],
 ) -> PolarsResult<Vec<AlignedValue>> {
-    let label_keys = item_keys(labels, keys, "compare", labels_table)?;
+    let label_keys = item_keys(
+        &keys_typed_as(labels, scores, keys),
+        keys,
+        "compare",
+        labels_table,
+    )?;
     let mut label_row: HashMap<&str, usize> = HashMap::with_capacity(label_keys.len());
     for (i, key) in label_keys.iter().enumerate() {
         if label_row.insert(key, i).is_some() {

@@ -334,6 +334,23 @@ fn the_sample_sheet_keeps_every_id_exactly() {
 }
 
 #[test]
+fn a_sheet_of_whole_numbers_matches_float_ids() {
+    // A sheet whose ids were written as numbers gives whole floats back as integers.
+    let scores = scores_of(Series::new("query_id".into(), [1.0, 2.0, 3.0, 4.5]));
+    let labels = df!("query_id" => [1i64, 2, 3], "faithfulness" => [0.5, 0.5, 0.5]).unwrap();
+    let c = calibrate_tables(
+        &[("run".into(), scores.clone())],
+        &labels,
+        "query_id",
+        None,
+        &CalibrateOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(c.rows[0].n_labelled, 3);
+    assert_eq!(c.unmatched[0].1, 0, "{:?}", c.unmatched);
+}
+
+#[test]
 fn control_characters_in_ids_survive_the_sheet() {
     let dir = scratch_dir("labels-hostile-control-ids");
     // Control characters, and text that looks like the workbook's own escape of one.

@@ -720,6 +720,24 @@ fn a_dangling_output_link_creates_its_target() {
         .file_type()
         .is_symlink());
     assert!(cli::read_parquet(&dir.join("results/summary-1.parquet")).height() > 0);
+    // judge-cache log --out too (an empty cache: a log of no calls).
+    std::fs::create_dir(dir.join("cache")).unwrap();
+    let log_link = dir.join("log.parquet");
+    std::os::unix::fs::symlink("results/log-1.parquet", &log_link).unwrap();
+    let (ok, stderr) = run_bounded(&[
+        "judge-cache",
+        "log",
+        "--dir",
+        s(&dir.join("cache")),
+        "--out",
+        s(&log_link),
+    ]);
+    assert!(ok, "judge-cache log --out: {stderr}");
+    assert!(std::fs::symlink_metadata(&log_link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    cli::read_parquet(&dir.join("results/log-1.parquet"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -190,6 +190,20 @@ fn write_text(path: &Path, text: &str) -> PolarsResult<()> {
 
 /// Runs the comparison and writes the files asked for.
 pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
+    // The labels are read after the comparison, which may take long (or score both runs): a
+    // labels path that is missing or not a file fails now.
+    if let Some((baseline_labels, candidate_labels)) = &job.labels {
+        for path in [baseline_labels, candidate_labels] {
+            if std::fs::symlink_metadata(path).is_err() {
+                return Err(err(format!(
+                    "compare: labels table not found: {}",
+                    path.display()
+                )));
+            }
+            crate::files::regular_file(path, "labels table")
+                .map_err(|e| err(format!("compare: {e}")))?;
+        }
+    }
     let (baseline_path, candidate_path) = match &job.score {
         None => (job.baseline.clone(), job.candidate.clone()),
         Some(template) => {

@@ -474,7 +474,13 @@ where
     match result {
         Ok(()) => 0,
         Err(e) => {
-            say(&format!("error: {}", shortened(&e)));
+            // A message may quote what a table or the command line held: each line is printed
+            // as the text outputs show values, so a control character cannot act on the terminal.
+            let lines: Vec<_> = shortened(&e)
+                .lines()
+                .map(|line| crate::text::shown::escaped(line).into_owned())
+                .collect();
+            say(&format!("error: {}", lines.join("\n")));
             1
         }
     }

@@ -5,7 +5,6 @@ use crate::job::progress::ProgressMode;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
-use crate::job::config::ConfigOverride;
 use crate::job::corpus::SpanUnit;
 use crate::job::InvalidSpans;
 use crate::metrics::locate::{align::Trim, LocateCompat, QuoteTokenizer};
@@ -453,7 +452,7 @@ pub(crate) struct ScoreArgs {
     /// value (--set rouge.use_stemmer=true --set quoted_spans.quotes=ragas
     /// --set judge.max_concurrency=4; a bare word is a string). Repeatable.
     #[arg(long = "set", value_name = "SECTION.KEY=VALUE")]
-    pub(crate) set: Vec<ConfigOverride>,
+    pub(crate) set: Vec<String>,
     /// The chunking (Parquet with file, start, end in code points): every chunk of the corpus,
     /// for span_precision_omega (the precision the chunking allows each question).
     #[arg(long)]

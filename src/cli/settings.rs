@@ -6,6 +6,7 @@ use crate::engines::embed::EmbedSettings;
 use crate::engines::endpoint::EndpointOverrides;
 use crate::engines::judge::JudgeSettings;
 use crate::job::config::Columns;
+use crate::job::config::ConfigOverride;
 use crate::job::config::ScoreConfig;
 use crate::job::locate::LocateJob;
 use crate::job::progress::ProgressMode;
@@ -137,9 +138,17 @@ fn cache_flag(dir: &Option<std::path::PathBuf>, off: bool) -> Option<Option<Stri
 pub(crate) fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
     // Layers, each over the one before: the options types' defaults, the config file, --set,
     // then the flags below.
+    // The overrides are parsed here rather than by the argument parser, whose message would
+    // quote the whole argument (a key 20,000 levels deep, a line break): theirs quote it shown.
+    let overrides = args
+        .set
+        .iter()
+        .map(|text| text.parse::<ConfigOverride>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
     let mut cfg = match &args.config {
-        Some(path) => ScoreConfig::from_file_with(path, &args.set),
-        None => ScoreConfig::parse_with("", &args.set),
+        Some(path) => ScoreConfig::from_file_with(path, &overrides),
+        None => ScoreConfig::parse_with("", &overrides),
     }
     .map_err(|e| e.to_string())?;
     let judge = judge_from(&args.judge, cfg.judge.take());

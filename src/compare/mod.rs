@@ -749,10 +749,12 @@ impl Gate {
     /// assert!(Gate::parse("mrr < nan").unwrap_err().to_string().contains("finite"));
     /// ```
     pub fn parse(text: &str) -> crate::Result<Gate> {
-        // Problems are found as messages; their kind is given once, here.
+        // Problems are found as messages; their kind is given once, here. The gate is echoed
+        // as the text outputs show a value: a control character in it cannot reach the terminal.
+        let shown = crate::text::shown::shown(text);
         let checked = || -> Result<Gate, String> {
             let bad = || {
-                format!("gate '{text}': expected METRIC OP VALUE with OP one of < <= > >=, e.g. \"mrr < -0.01\"")
+                format!("gate '{shown}': expected METRIC OP VALUE with OP one of < <= > >=, e.g. \"mrr < -0.01\"")
             };
             for op in ["<=", ">=", "<", ">"] {
                 if let Some((metric, value)) = text.split_once(op) {
@@ -762,7 +764,7 @@ impl Gate {
                         // A comparison with NaN is never true, and with an infinity never
                         // crossed: such a gate could not fire.
                         return Err(format!(
-                            "gate '{text}': the threshold must be a finite number, got {value} (a gate that \
+                            "gate '{shown}': the threshold must be a finite number, got {value} (a gate that \
                              compares with it could never fire)"
                         ));
                     }
@@ -795,27 +797,29 @@ impl Gate {
 }
 
 /// The gates that trip, with a one-line reason each; an error when a gate names a metric the
-/// comparison does not have.
+/// comparison does not have. The metrics' names are written as the text outputs show values
+/// from the tables (control characters escaped, long names cut): the reasons are printed.
 pub fn check_gates(gates: &[Gate], rows: &[MetricComparison]) -> crate::Result<Vec<String>> {
+    use crate::text::shown::shown;
     // Problems are found as messages; their kind is given once, here.
     let checked = || -> Result<Vec<String>, String> {
         let mut reasons = Vec::new();
         for g in gates {
             let row = rows.iter().find(|r| r.metric == g.metric).ok_or_else(|| {
-                let known: Vec<&str> = rows.iter().map(|r| r.metric.as_str()).collect();
+                let known: Vec<_> = rows.iter().map(|r| shown(&r.metric)).collect();
                 format!(
                     "gate '{} {} {}': no metric '{}' (compared: {})",
-                    g.metric,
+                    shown(&g.metric),
                     g.op,
                     g.threshold,
-                    g.metric,
+                    shown(&g.metric),
                     known.join(", ")
                 )
             })?;
             if g.trips(row) {
                 reasons.push(format!(
                     "{} delta {:+.4} [{:+.4}, {:+.4}] {} {} (p = {:.4})",
-                    g.metric,
+                    shown(&g.metric),
                     row.delta,
                     row.ci_low,
                     row.ci_high,

@@ -5,6 +5,7 @@
 
 use crate::compare::tables::{MetricSummary, TableComparison};
 use crate::compare::{MetricComparison, HISTOGRAM_BINS};
+use crate::text::shown::{escaped, shown};
 
 fn fmt(x: f64) -> String {
     if x.is_finite() {
@@ -47,9 +48,27 @@ fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// Escapes a Markdown table cell.
+/// Escapes a Markdown table cell (or list item): a line break becomes a space, a pipe is
+/// escaped, and the characters a terminal acts on are written as escapes.
 fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+    escaped(&s.replace('\n', " ")).replace('|', "\\|")
+}
+
+/// A value from the data (a metric's name, a segment, an id) in a Markdown cell: as the text
+/// outputs show it (see [`shown`]: escaped, and cut when long), then escaped as a cell.
+fn value_cell(s: &str) -> String {
+    cell(&shown(s))
+}
+
+/// Values from the data (ids) as one cell: each shown, joined.
+fn values_cell(values: &[String]) -> String {
+    cell(
+        &values
+            .iter()
+            .map(|v| shown(v))
+            .collect::<Vec<_>>()
+            .join(", "),
+    )
 }
 
 /// The cells of a metric's row, in the column order of both reports: metric, n, baseline,
@@ -76,21 +95,26 @@ fn metrics_table_md(rows: &[MetricComparison], confidence: f64) -> String {
         confidence * 100.0
     );
     for r in rows {
-        let cells: Vec<String> = metric_cells(r).iter().map(|c| cell(c)).collect();
+        let mut cells: Vec<String> = metric_cells(r).iter().map(|c| cell(c)).collect();
+        cells[0] = value_cell(&r.metric);
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
     }
     out
 }
 
 /// One line per judged metric scored with several samples in both runs: the judge's own
-/// per-item spread beside the delta, so a change can be held against the judge's noise.
-fn judge_noise_lines(rows: &[MetricComparison]) -> Vec<String> {
+/// per-item spread beside the delta, so a change can be held against the judge's noise. The
+/// metric's name is written by `name` (the Markdown shows it cut, the HTML escapes it whole).
+fn judge_noise_lines<'a>(
+    rows: &'a [MetricComparison],
+    name: impl Fn(&'a str) -> std::borrow::Cow<'a, str>,
+) -> Vec<String> {
     rows.iter()
         .filter_map(|r| {
             let (b, c) = (r.baseline_judge_spread?, r.candidate_judge_spread?);
             let mut line = format!(
                 "{}: delta {} against a mean per-item spread of the judge's samples of {} (baseline) and {} (candidate)",
-                r.metric,
+                name(&r.metric),
                 signed(r.delta),
                 fmt(b),
                 fmt(c)
@@ -136,9 +160,11 @@ fn labelled_cells(row: &crate::compare::calibrate::LabelledDelta) -> [String; 7]
 pub fn markdown(c: &TableComparison, baseline: &str, candidate: &str, gate: &[String]) -> String {
     let o = &c.options;
     let mut out = format!(
-        "## polars-rag compare\n\nbaseline `{baseline}` vs candidate `{candidate}`: {} items matched on {}; paired bootstrap ({} resamples, seed {}), paired approximate randomization, paired t-test ({}); significance level {:.2}.\n\n",
+        "## polars-rag compare\n\nbaseline `{}` vs candidate `{}`: {} items matched on {}; paired bootstrap ({} resamples, seed {}), paired approximate randomization, paired t-test ({}); significance level {:.2}.\n\n",
+        escaped(baseline),
+        escaped(candidate),
         c.matched,
-        c.keys.join(" + "),
+        c.keys.iter().map(|k| shown(k)).collect::<Vec<_>>().join(" + "),
         o.resamples,
         o.seed,
         o.alternative.name(),
@@ -149,15 +175,16 @@ pub fn markdown(c: &TableComparison, baseline: &str, candidate: &str, gate: &[St
         ("candidate", &c.candidate_only),
     ] {
         if *n > 0 {
+            let examples = ex.iter().take(5).map(|k| shown(k)).collect::<Vec<_>>();
             out.push_str(&format!(
                 "- {n} items only in the {label} (not compared), e.g. {}\n",
-                ex.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+                examples.join(", ")
             ));
         }
     }
     out.push('\n');
     out.push_str(&metrics_table_md(&c.metrics, o.confidence));
-    let noise = judge_noise_lines(&c.metrics);
+    let noise = judge_noise_lines(&c.metrics, shown);
     if !noise.is_empty() {
         out.push_str("\nJudge noise (several samples per item):\n\n");
         for line in noise {
@@ -167,8 +194,8 @@ pub fn markdown(c: &TableComparison, baseline: &str, candidate: &str, gate: &[St
     for (metric, keys) in &c.judge_flip_items {
         out.push_str(&format!(
             "- {}: items whose samples disagree include {}\n",
-            cell(metric),
-            cell(&keys.join(", "))
+            value_cell(metric),
+            values_cell(keys)
         ));
     }
     if !c.judge_drift.is_empty() {
@@ -176,7 +203,7 @@ pub fn markdown(c: &TableComparison, baseline: &str, candidate: &str, gate: &[St
         for d in &c.judge_drift {
             out.push_str(&format!(
                 "| {} | {} | {} | {} | {} | {} |\n",
-                cell(&d.metric),
+                value_cell(&d.metric),
                 signed(d.first_delta),
                 d.first_verdict,
                 signed(d.second_delta),
@@ -191,7 +218,8 @@ pub fn markdown(c: &TableComparison, baseline: &str, candidate: &str, gate: &[St
             o.confidence * 100.0
         ));
         for row in &c.labelled {
-            let cells = labelled_cells(row);
+            let mut cells = labelled_cells(row);
+            cells[0] = shown(&row.metric).into_owned();
             out.push_str(&format!(
                 "| {} |\n",
                 cells
@@ -202,15 +230,16 @@ pub fn markdown(c: &TableComparison, baseline: &str, candidate: &str, gate: &[St
             ));
         }
         for row in &c.labelled {
-            let keys = row.labelled_keys.join(", ");
             match &row.reason {
-                Some(reason) => {
-                    out.push_str(&format!("- {}: {}\n", cell(&row.metric), cell(reason)))
-                }
+                Some(reason) => out.push_str(&format!(
+                    "- {}: {}\n",
+                    value_cell(&row.metric),
+                    cell(reason)
+                )),
                 None => out.push_str(&format!(
                     "- {}: labelled items {}{}\n",
-                    cell(&row.metric),
-                    cell(&keys),
+                    value_cell(&row.metric),
+                    values_cell(&row.labelled_keys),
                     if row.n_labelled > row.labelled_keys.len() {
                         ", …"
                     } else {
@@ -221,15 +250,15 @@ pub fn markdown(c: &TableComparison, baseline: &str, candidate: &str, gate: &[St
         }
     }
     if let Some(by) = &c.segment_column {
-        out.push_str(&format!("\n### Delta by {by}\n\n| metric |"));
+        out.push_str(&format!("\n### Delta by {}\n\n| metric |", shown(by)));
         for (seg, _) in &c.segments {
-            out.push_str(&format!(" {} |", cell(seg)));
+            out.push_str(&format!(" {} |", value_cell(seg)));
         }
         out.push_str("\n|---|");
         out.push_str(&"---:|".repeat(c.segments.len()));
         out.push('\n');
         for (i, m) in c.metrics.iter().enumerate() {
-            out.push_str(&format!("| {} |", cell(&m.metric)));
+            out.push_str(&format!("| {} |", value_cell(&m.metric)));
             for (_, rows) in &c.segments {
                 let r = &rows[i];
                 let mark = if r.significant { "*" } else { "" };
@@ -246,8 +275,8 @@ pub fn markdown(c: &TableComparison, baseline: &str, candidate: &str, gate: &[St
             for r in regressed.iter().filter(|r| &r.metric == metric).take(3) {
                 out.push_str(&format!(
                     "| {} | {} | {} | {} | {} |\n",
-                    cell(&r.metric),
-                    cell(&r.key),
+                    value_cell(&r.metric),
+                    value_cell(&r.key),
                     fmt(r.baseline),
                     fmt(r.candidate),
                     signed(r.candidate - r.baseline)
@@ -258,7 +287,7 @@ pub fn markdown(c: &TableComparison, baseline: &str, candidate: &str, gate: &[St
     if !gate.is_empty() {
         out.push_str("\n### Gate\n\n");
         for g in gate {
-            out.push_str(&format!("- FAILED: {g}\n"));
+            out.push_str(&format!("- FAILED: {}\n", escaped(g)));
         }
     }
     out
@@ -273,14 +302,15 @@ pub fn summary_markdown(
     confidence: f64,
 ) -> String {
     let mut out = format!(
-        "## polars-rag summary\n\n`{scores}`: means with {:.0}% bootstrap intervals ({resamples} resamples, seed {seed}).\n\n| segment | metric | n | mean | CI |\n|---|---|---:|---:|---|\n",
+        "## polars-rag summary\n\n`{}`: means with {:.0}% bootstrap intervals ({resamples} resamples, seed {seed}).\n\n| segment | metric | n | mean | CI |\n|---|---|---:|---:|---|\n",
+        escaped(scores),
         confidence * 100.0
     );
     for r in rows {
         out.push_str(&format!(
             "| {} | {} | {} | {} | [{}, {}] |\n",
-            cell(&r.segment),
-            cell(&r.metric),
+            value_cell(&r.segment),
+            value_cell(&r.metric),
             r.n,
             fmt(r.mean),
             fmt(r.ci_low),
@@ -527,7 +557,7 @@ pub fn html(
         out.push_str(&format!("<td class=\"{class}\">{}</td></tr>", esc(last)));
     }
     out.push_str("</tbody></table>");
-    let noise = judge_noise_lines(&c.metrics);
+    let noise = judge_noise_lines(&c.metrics, std::borrow::Cow::Borrowed);
     if !noise.is_empty() {
         out.push_str("<p class=\"note\">Judge noise (several samples per item):</p><ul>");
         for line in noise {

@@ -22,6 +22,10 @@ pub trait ScoresSource {
     fn read_rows(&self) -> usize {
         READ_ROWS
     }
+    /// The file the table is read from, which messages name (`None`: a frame in memory).
+    fn file(&self) -> Option<&std::path::Path> {
+        None
+    }
 }
 
 impl ScoresSource for DataFrame {

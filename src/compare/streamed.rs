@@ -28,6 +28,72 @@ use super::{
 };
 use crate::columnar::dispatch;
 use crate::registry;
+use crate::text::shown::{escaped, shown};
+
+/// A table of a comparison or a summary as its messages name it: the job, the table's role
+/// (baseline, candidate, scores) and, when it is read from a file, its path.
+#[derive(Clone, Copy)]
+struct Table<'a> {
+    job: &'static str,
+    role: &'static str,
+    source: &'a dyn ScoresSource,
+}
+
+impl std::fmt::Display for Table<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the {} table", self.role)?;
+        if let Some(path) = self.source.file() {
+            write!(f, " ({})", escaped(&path.display().to_string()))?;
+        }
+        Ok(())
+    }
+}
+
+impl<'a> Table<'a> {
+    /// The error met reading `column` as `reading` (`the values of mrr`), with the job, the
+    /// table, the column and its type named: Polars' own names none of them.
+    fn unreadable(&self, column: &str, reading: &str, e: PolarsError) -> PolarsError {
+        let dtype = self
+            .source
+            .schema()
+            .get(column)
+            .map_or_else(String::new, |d| format!(" ({d})"));
+        polars_err!(ComputeError: "{}: column `{}`{dtype} of {self} cannot be read as {reading}: {e}", self.job, shown(column))
+    }
+
+    /// The rows of `columns` in slices (see [`slices`]), a failed read naming the table and the
+    /// columns.
+    fn slices(
+        self,
+        columns: &'a [String],
+    ) -> impl Iterator<Item = PolarsResult<(usize, DataFrame)>> + 'a {
+        slices(self.source, columns).map(move |slice| {
+            slice.map_err(|e| {
+                let names: Vec<String> = columns.iter().map(|c| format!("`{}`", shown(c))).collect();
+                polars_err!(ComputeError: "{}: cannot read {} of {self}: {e}", self.job, names.join(", "))
+            })
+        })
+    }
+
+    /// The names of the table's columns, for a message.
+    fn columns(&self) -> String {
+        let schema = self.source.schema();
+        let names: Vec<_> = schema.iter_names().map(|n| shown(n.as_str())).collect();
+        names.join(", ")
+    }
+}
+
+/// What a corpus-level metric's statistics column must be, for a message.
+fn statistics_reading(id: &str, stats: &registry::CorpusStats) -> String {
+    match stats.layout {
+        registry::StatsLayout::Fields(fields) => {
+            format!("the statistics of {id} (a struct of {})", fields.join(", "))
+        }
+        registry::StatsLayout::List(width) => {
+            format!("the statistics of {id} (a list of {width} numbers)")
+        }
+    }
+}
 
 /// Bytes of metric values a comparison holds at once by default (a group of columns): a value
 /// of 10M items of two runs takes 160 MB (without segments), so about six share a pass of
@@ -94,7 +160,7 @@ struct Layout {
     corpus: Vec<(&'static str, &'static registry::CorpusStats, usize)>,
 }
 
-fn layout(schema: &Schema) -> PolarsResult<Layout> {
+fn layout(schema: &Schema, table: Table) -> PolarsResult<Layout> {
     let empty = DataFrame::empty_with_schema(schema);
     let mut values = Vec::new();
     let mut corpus = Vec::new();
@@ -102,7 +168,14 @@ fn layout(schema: &Schema) -> PolarsResult<Layout> {
         if schema.contains(info.id) {
             for (k, path) in info.values.iter().enumerate() {
                 let column = empty.column(info.id)?.as_materialized_series();
-                if dispatch::value_at(column, path)?.is_some() {
+                let value = dispatch::value_at(column, path).map_err(|e| {
+                    table.unreadable(
+                        info.id,
+                        &format!("the values of {}", registry::value_label(info.id, path)),
+                        e,
+                    )
+                })?;
+                if value.is_some() {
                     values.push(Value {
                         label: registry::value_label(info.id, path),
                         at: ValueAt::Metric {
@@ -115,7 +188,9 @@ fn layout(schema: &Schema) -> PolarsResult<Layout> {
             }
         }
         if let Some(stats) = &info.corpus
-            && let Some(columns) = dispatch::corpus_stats(&empty, stats)?
+            && let Some(columns) = dispatch::corpus_stats(&empty, stats).map_err(|e| {
+                table.unreadable(stats.column, &statistics_reading(info.id, stats), e)
+            })?
         {
             corpus.push((info.id, stats, columns.len()));
         }
@@ -126,7 +201,10 @@ fn layout(schema: &Schema) -> PolarsResult<Layout> {
         {
             let column = empty.column(name)?.as_materialized_series();
             for field in fields {
-                if dispatch::value_at(column, field.name())?.is_some() {
+                let value = dispatch::value_at(column, field.name()).map_err(|e| {
+                    table.unreadable(name, &format!("the values of {name}.{}", field.name()), e)
+                })?;
+                if value.is_some() {
                     values.push(Value {
                         label: format!("{name}.{}", field.name()),
                         at: ValueAt::Card {
@@ -157,16 +235,20 @@ fn key_hash(key: &str) -> u128 {
 /// Each row's key: the values of `keys` as text joined by `/` (`null` for a missing value),
 /// given to `each` row by row.
 fn for_each_key(
-    source: &dyn ScoresSource,
+    table: Table,
     keys: &[String],
     mut each: impl FnMut(usize, &str),
 ) -> PolarsResult<()> {
     let mut key = String::new();
-    for slice in slices(source, keys) {
+    for slice in table.slices(keys) {
         let (start, frame) = slice?;
         let texts: Vec<StringChunked> = keys
             .iter()
-            .map(|k| Ok(frame.column(k)?.cast(&DataType::String)?.str()?.clone()))
+            .map(|k| {
+                let text = frame.column(k)?.cast(&DataType::String);
+                let text = text.map_err(|e| table.unreadable(k, "text (a key of the items)", e))?;
+                Ok(text.str()?.clone())
+            })
             .collect::<PolarsResult<_>>()?;
         let iters: Vec<_> = texts.iter().map(|t| t.iter()).collect();
         let mut iters = iters;
@@ -186,7 +268,7 @@ fn for_each_key(
 
 /// The keys of the given rows (sorted, distinct), read for those rows alone.
 fn keys_of_rows(
-    source: &dyn ScoresSource,
+    table: Table,
     keys: &[String],
     rows: &[usize],
 ) -> PolarsResult<HashMap<usize, String>> {
@@ -194,7 +276,7 @@ fn keys_of_rows(
     if rows.is_empty() {
         return Ok(out);
     }
-    for_each_key(source, keys, |row, key| {
+    for_each_key(table, keys, |row, key| {
         if rows.binary_search(&row).is_ok() {
             out.insert(row, key.to_string());
         }
@@ -204,16 +286,16 @@ fn keys_of_rows(
 
 /// The texts of column `name` at the given rows (sorted, distinct).
 fn texts_of_rows(
-    source: &dyn ScoresSource,
+    table: Table,
     name: &str,
     rows: &[usize],
 ) -> PolarsResult<HashMap<usize, Option<String>>> {
     let mut out = HashMap::with_capacity(rows.len());
-    if rows.is_empty() || !source.schema().contains(name) {
+    if rows.is_empty() || !table.source.schema().contains(name) {
         return Ok(out);
     }
     let columns = [name.to_string()];
-    for slice in slices(source, &columns) {
+    for slice in table.slices(&columns) {
         let (start, frame) = slice?;
         let end = start + frame.height();
         let first = rows.partition_point(|&r| r < start);
@@ -221,7 +303,10 @@ fn texts_of_rows(
         if first == last {
             continue;
         }
-        let texts = frame.column(name)?.cast(&DataType::String)?;
+        let texts = frame
+            .column(name)?
+            .cast(&DataType::String)
+            .map_err(|e| table.unreadable(name, "text", e))?;
         let texts = texts.str()?;
         for &row in &rows[first..last] {
             out.insert(row, texts.get(row - start).map(String::from));
@@ -289,22 +374,23 @@ impl Pairing {
     }
 }
 
-fn pair_items(sources: [(&str, &dyn ScoresSource); 2], keys: &[String]) -> PolarsResult<Pairing> {
+fn pair_items(tables: [Table; 2], keys: &[String]) -> PolarsResult<Pairing> {
     let mut hashes: Vec<Vec<u128>> = Vec::with_capacity(2);
-    for (name, source) in sources {
+    for table in tables {
+        let (name, source) = (table.role, table.source);
         if source.height() > u32::MAX as usize - 1 {
             polars_bail!(ComputeError: "compare: the {name} table has {} rows; at most {} can be compared", source.height(), u32::MAX - 1);
         }
-        let mut table = Vec::with_capacity(source.height());
-        for_each_key(source, keys, |_, key| table.push(key_hash(key)))?;
-        let repeated = repeated_rows(&table);
+        let mut key_hashes = Vec::with_capacity(source.height());
+        for_each_key(table, keys, |_, key| key_hashes.push(key_hash(key)))?;
+        let repeated = repeated_rows(&key_hashes);
         if !repeated.is_empty() {
-            let shown: Vec<usize> = sorted_distinct(repeated.iter().take(5).copied().collect());
-            let texts = keys_of_rows(source, keys, &shown)?;
-            let examples: Vec<&str> = shown.iter().map(|r| texts[r].as_str()).collect();
-            polars_bail!(ComputeError: "compare: {} keys occur more than once in the {name} table (e.g. {}); items are matched on {:?}: add a 'sample' or 'repeat' column to tell repeats apart", repeated.len(), examples.join(", "), keys);
+            let rows: Vec<usize> = sorted_distinct(repeated.iter().take(5).copied().collect());
+            let texts = keys_of_rows(table, keys, &rows)?;
+            let examples: Vec<_> = rows.iter().map(|r| shown(&texts[r])).collect();
+            polars_bail!(ComputeError: "compare: {} keys occur more than once in {table} (e.g. {}); items are matched on {:?}: add a 'sample' or 'repeat' column to tell repeats apart", repeated.len(), examples.join(", "), keys);
         }
-        hashes.push(table);
+        hashes.push(key_hashes);
     }
     let (b, c) = (&hashes[0], &hashes[1]);
     if b == c {
@@ -427,7 +513,7 @@ fn groups(
 /// Reads the group's units of one table, aligned item by item into `loaded` (side 0: the
 /// baseline).
 fn load_side(
-    source: &dyn ScoresSource,
+    table: Table,
     side: usize,
     units: &[&Unit],
     corpus: &[(&'static str, &'static registry::CorpusStats, usize)],
@@ -457,7 +543,7 @@ fn load_side(
             &mut slot.candidate
         }) = vec![fill; items];
     }
-    for slice in slices(source, &columns) {
+    for slice in table.slices(&columns) {
         let (start, frame) = slice?;
         let rows = frame.height();
         // Each row's item, or None when the row is unmatched.
@@ -467,11 +553,21 @@ fn load_side(
         let mut corpus_cache: HashMap<usize, Vec<Vec<f64>>> = HashMap::new();
         for (unit, slot) in units.iter().zip(loaded.iter_mut()) {
             let values = match unit {
-                Unit::Mean(value) => value.at.values(&frame)?,
+                Unit::Mean(value) => value.at.values(&frame).map_err(|e| {
+                    table.unreadable(
+                        value.at.column(),
+                        &format!("the values of {}", value.label),
+                        e,
+                    )
+                })?,
                 Unit::Statistic { metric, stat } => {
                     if !corpus_cache.contains_key(metric) {
-                        let stats =
-                            dispatch::corpus_stats(&frame, corpus[*metric].1)?.unwrap_or_default();
+                        let (id, of, _) = corpus[*metric];
+                        let stats = dispatch::corpus_stats(&frame, of)
+                            .map_err(|e| {
+                                table.unreadable(of.column, &statistics_reading(id, of), e)
+                            })?
+                            .unwrap_or_default();
                         corpus_cache.insert(*metric, stats);
                     }
                     corpus_cache[metric]
@@ -496,9 +592,14 @@ fn load_side(
             }) = unit
             {
                 let column = frame.column(id)?.as_materialized_series();
+                let judged = |reading: &str| {
+                    let reading = format!("{reading} of {id}");
+                    move |e: PolarsError| table.unreadable(id, &reading, e)
+                };
                 // Spreads and samples are held only for a run that has some (judged with
                 // several samples per item): most metrics have none.
-                if let Some(spread) = dispatch::value_at(column, "spread")?
+                if let Some(spread) =
+                    dispatch::value_at(column, "spread").map_err(judged("the judge's spread"))?
                     && spread.null_count() < spread.len()
                 {
                     let target = slot.spreads[side].get_or_insert_with(|| vec![f64::NAN; items]);
@@ -508,7 +609,10 @@ fn load_side(
                         }
                     }
                 }
-                if *first && let Some(samples) = dispatch::judge_samples(&frame, id)? {
+                if *first
+                    && let Some(samples) = dispatch::judge_samples(&frame, id)
+                        .map_err(judged("the judge's samples (a list of numbers per row)"))?
+                {
                     let target = slot.samples[side].get_or_insert_with(|| vec![Vec::new(); items]);
                     for (k, s) in samples.into_iter().enumerate() {
                         if let Some(p) = item[k] {
@@ -526,16 +630,19 @@ fn load_side(
 /// value, each segment's items in ascending order; `item_of` gives a row's item (`None`: the
 /// row is not compared).
 fn segment_items(
-    source: &dyn ScoresSource,
+    table: Table,
     by: &str,
     item_of: impl Fn(usize) -> Option<usize>,
 ) -> PolarsResult<Vec<(String, Vec<usize>)>> {
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut segments: Vec<(String, Vec<usize>)> = Vec::new();
     let columns = [by.to_string()];
-    for slice in slices(source, &columns) {
+    for slice in table.slices(&columns) {
         let (start, frame) = slice?;
-        let values = frame.column(by)?.cast(&DataType::String)?;
+        let values = frame
+            .column(by)?
+            .cast(&DataType::String)
+            .map_err(|e| table.unreadable(by, "text (the segments)", e))?;
         for (k, v) in values.str()?.iter().enumerate() {
             let Some(item) = item_of(start + k) else {
                 continue;
@@ -591,11 +698,21 @@ pub fn compare_sources(
     memory: usize,
 ) -> PolarsResult<TableComparison> {
     options.validate("compare")?;
+    let b_table = Table {
+        job: "compare",
+        role: "baseline",
+        source: baseline,
+    };
+    let c_table = Table {
+        job: "compare",
+        role: "candidate",
+        source: candidate,
+    };
     let (b_schema, c_schema) = (baseline.schema(), candidate.schema());
-    for (name, schema) in [("baseline", &b_schema), ("candidate", &c_schema)] {
+    for (table, schema) in [(b_table, &b_schema), (c_table, &c_schema)] {
         if !schema.contains(id) {
             let names: Vec<&str> = schema.iter_names().map(|n| n.as_str()).collect();
-            polars_bail!(ColumnNotFound: "compare: the {name} table has no id column '{id}' (columns: {:?})", names);
+            polars_bail!(ColumnNotFound: "compare: {table} has no id column '{}' (columns: {:?})", shown(id), names);
         }
     }
     let mut keys = vec![id.to_string()];
@@ -604,10 +721,10 @@ pub fn compare_sources(
             keys.push(extra.to_string());
         }
     }
-    let pairing = pair_items([("baseline", baseline), ("candidate", candidate)], &keys)?;
+    let pairing = pair_items([b_table, c_table], &keys)?;
     let items = pairing.pairs.len();
 
-    let (b_layout, c_layout) = (layout(&b_schema)?, layout(&c_schema)?);
+    let (b_layout, c_layout) = (layout(&b_schema, b_table)?, layout(&c_schema, c_table)?);
     let mut units: Vec<Unit> = b_layout
         .values
         .iter()
@@ -625,16 +742,45 @@ pub fn compare_sources(
         units.extend((0..*k).map(|stat| Unit::Statistic { metric, stat }));
     }
     if units.is_empty() {
-        polars_bail!(ComputeError: "compare: the tables share no metric column (scores tables from `polars-rag score` have columns named after metric ids)");
+        // A metric both tables have, of another type in each, is read in neither: say so.
+        let clashes: Vec<String> = b_schema
+            .iter()
+            .filter(|(name, _)| {
+                b_layout
+                    .values
+                    .iter()
+                    .any(|v| v.at.column() == name.as_str())
+                    || c_layout
+                        .values
+                        .iter()
+                        .any(|v| v.at.column() == name.as_str())
+                    || registry::METRICS
+                        .iter()
+                        .any(|m| m.corpus.is_some_and(|c| c.column == name.as_str()))
+            })
+            .filter_map(|(name, b_type)| {
+                let c_type = c_schema.get(name)?;
+                (c_type != b_type).then(|| {
+                    format!(
+                        "`{}` is {b_type} in {b_table} and {c_type} in {c_table}",
+                        shown(name)
+                    )
+                })
+            })
+            .collect();
+        if !clashes.is_empty() {
+            polars_bail!(ComputeError: "compare: the tables share no metric column of one type: {}", clashes.join("; "));
+        }
+        polars_bail!(ComputeError: "compare: {b_table} and {c_table} share no metric column (scores tables from `polars-rag score` have columns named after metric ids)");
     }
 
     // Segments: each item's segment is its baseline row's.
     let mut segments: Vec<(String, Vec<usize>)> = Vec::new();
     if let Some(by) = by {
         if !b_schema.contains(by) {
-            polars_bail!(ColumnNotFound: "compare: no segment column '{by}' in the baseline table");
+            polars_bail!(ColumnNotFound: "compare: {b_table} has no segment column `{}` (columns: {})", shown(by), b_table.columns());
         }
-        segments = segment_items(baseline, by, |row| pairing.item_of(true, row))?;
+        segments = segment_items(b_table, by, |row| pairing.item_of(true, row))?;
     }
 
     let contexts = 1 + segments.len();
@@ -659,7 +805,7 @@ pub fn compare_sources(
         let group_units: Vec<&Unit> = group.iter().map(|(_, unit)| *unit).collect();
         let mut loaded: Vec<Loaded> = (0..group.len()).map(|_| Loaded::default()).collect();
         load_side(
-            baseline,
+            b_table,
             0,
             &group_units,
             &corpus,
@@ -668,7 +814,7 @@ pub fn compare_sources(
             &mut loaded,
         )?;
         load_side(
-            candidate,
+            c_table,
             1,
             &group_units,
             &corpus,
@@ -800,11 +946,11 @@ pub fn compare_sources(
             .map(|r| pairing.pairs[r.1].1 as usize)
             .collect(),
     );
-    let b_keys = keys_of_rows(baseline, &keys, &b_rows)?;
+    let b_keys = keys_of_rows(b_table, &keys, &b_rows)?;
     let c_key_rows = sorted_distinct(pairing.candidate_only.iter().take(20).copied().collect());
-    let c_keys = keys_of_rows(candidate, &keys, &c_key_rows)?;
-    let b_answers = texts_of_rows(baseline, "answer", &b_rows)?;
-    let c_answers = texts_of_rows(candidate, "answer", &c_rows)?;
+    let c_keys = keys_of_rows(c_table, &keys, &c_key_rows)?;
+    let b_answers = texts_of_rows(b_table, "answer", &b_rows)?;
+    let c_answers = texts_of_rows(c_table, "answer", &c_rows)?;
     let regressions = regressions
         .into_iter()
         .map(|(metric, p, bv, cv)| {
@@ -870,18 +1016,23 @@ pub fn summarize_source(
     memory: usize,
 ) -> PolarsResult<Vec<MetricSummary>> {
     options.validate("summary")?;
+    let table = Table {
+        job: "summary",
+        role: "scores",
+        source: scores,
+    };
     let schema = scores.schema();
-    let layout = layout(&schema)?;
+    let layout = layout(&schema, table)?;
     if layout.values.is_empty() && layout.corpus.is_empty() {
-        polars_bail!(ComputeError: "summary: the table has no metric column");
+        polars_bail!(ComputeError: "summary: {table} has no metric column (columns: {}; scores tables from `polars-rag score` have columns named after metric ids)", table.columns());
     }
     let height = scores.height();
     let mut segments: Vec<(String, Vec<usize>)> = vec![("all".into(), (0..height).collect())];
     if let Some(by) = by {
         if !schema.contains(by) {
-            polars_bail!(ColumnNotFound: "summary: no segment column '{by}'");
+            polars_bail!(ColumnNotFound: "summary: {table} has no segment column `{}` (columns: {})", shown(by), table.columns());
         }
-        segments.extend(segment_items(scores, by, Some)?);
+        segments.extend(segment_items(table, by, Some)?);
     }
     let mut units: Vec<Unit> = layout.values.iter().cloned().map(Unit::Mean).collect();
     for (metric, (_, _, k)) in layout.corpus.iter().enumerate() {
@@ -901,7 +1052,7 @@ pub fn summarize_source(
         let group_units: Vec<&Unit> = group.iter().map(|(_, unit)| *unit).collect();
         let mut loaded: Vec<Loaded> = (0..group.len()).map(|_| Loaded::default()).collect();
         load_side(
-            scores,
+            table,
             0,
             &group_units,
             &layout.corpus,

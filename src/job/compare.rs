@@ -115,6 +115,10 @@ impl ScoresSource for ParquetScores {
         self.read_rows
     }
 
+    fn file(&self) -> Option<&Path> {
+        Some(&self.path)
+    }
+
     fn read(&self, columns: &[String], rows: Range<usize>) -> PolarsResult<DataFrame> {
         let file = crate::job::parquet::parquet_file(&self.path, "scores table")?;
         ParquetReader::new(file)

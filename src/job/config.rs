@@ -74,6 +74,7 @@ use crate::engines::judge::JudgeSettings;
 use crate::job::InvalidSpans;
 use crate::metrics::judged::custom::CardSource;
 use crate::registry::MetricOptions;
+use crate::text::shown::shown;
 
 /// Column names of the run and golden tables; `None` picks the documented default.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -228,7 +229,7 @@ impl ScoreConfig {
     }
 
     fn parse_text(text: &str, overrides: &[ConfigOverride]) -> Result<Self, String> {
-        let mut table: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
+        let mut table: toml::Table = toml::from_str(text).map_err(|e| toml_error(&e, text))?;
         for o in overrides {
             o.apply(&mut table)?;
         }
@@ -311,10 +312,45 @@ impl ScoreConfig {
     }
 }
 
+/// A TOML reading error as a message: the parser's own (the line quoted, the place marked) for
+/// an ordinary line; for a line longer than a text output shows, or holding characters a
+/// terminal acts on, the line's start as the text outputs show it (a key 20,000 levels deep is a
+/// 40 KB line). The parser refuses keys and values nested deeper than it reads.
+pub(crate) fn toml_error(e: &toml::de::Error, text: &str) -> String {
+    let Some(span) = e.span() else {
+        return e.to_string();
+    };
+    let mut start = span.start.min(text.len());
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+    let line = &text[line_start..line_end];
+    let quoted = shown(line);
+    if quoted == line {
+        return e.to_string();
+    }
+    let number = text[..line_start].matches('\n').count() + 1;
+    let column = text[line_start..start].chars().count() + 1;
+    let nested = if e.message().contains("recursion limit") {
+        " (a key or a value nested too deep)"
+    } else {
+        ""
+    };
+    format!(
+        "TOML parse error at line {number}, column {column}: {}{nested}\n  {number} | {quoted}",
+        e.message().trim_end()
+    )
+}
+
 /// One configuration key set from outside the file (the command's repeatable
 /// `--set SECTION.KEY=VALUE`): a dotted path (`rouge.use_stemmer`, `judge.model`, `unit`) and a
 /// TOML value (`true`, `2`, `0.5`, `"text"`, `[1, 2]`; a bare word that is no TOML value, as in
 /// `quoted_spans.quotes=ragas`, is a string).
+///
+/// A key has at most [`MAX_KEY_DEPTH`] levels and a value is one line: what follows a line
+/// break would not be read.
 ///
 /// ```
 /// use polars_rag::job::config::ConfigOverride;
@@ -323,6 +359,7 @@ impl ScoreConfig {
 /// assert_eq!(set.value(), &toml::Value::Integer(4));
 /// assert!("judge.model".parse::<ConfigOverride>().is_err()); // no value
 /// assert!("judge..model=x".parse::<ConfigOverride>().is_err()); // an empty key
+/// assert!("rouge.use_stemmer=true\nbleu.lowercase=true".parse::<ConfigOverride>().is_err());
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConfigOverride {
@@ -352,8 +389,8 @@ impl ConfigOverride {
             current = entry.as_table_mut().ok_or_else(|| {
                 format!(
                     "--set {}: `{}` is a value, not a section",
-                    self.path.join("."),
-                    self.path[..=depth].join(".")
+                    shown(&self.path.join(".")),
+                    shown(&self.path[..=depth].join("."))
                 )
             })?;
         }
@@ -362,14 +399,37 @@ impl ConfigOverride {
     }
 }
 
+/// The most levels a `--set` key has (`judge.model` has two): far above any key of the
+/// configuration, and low enough that no reading of the sections it creates runs deep.
+pub const MAX_KEY_DEPTH: usize = 32;
+
 impl std::str::FromStr for ConfigOverride {
     type Err = crate::Error;
 
     fn from_str(text: &str) -> crate::Result<Self> {
-        let bad = |what: &str| crate::Error::options(format!("--set {text}: {what}"));
+        // The text is echoed as the text outputs show a value: cut when long, escaped.
+        let bad = |what: &str| crate::Error::options(format!("--set {}: {what}", shown(text)));
         let (key, value) = text
             .split_once('=')
             .ok_or_else(|| bad("expected SECTION.KEY=VALUE"))?;
+        let named =
+            |what: &str| crate::Error::options(format!("--set {}: {what}", shown(key.trim())));
+        let depth = key.split('.').count();
+        if depth > MAX_KEY_DEPTH {
+            return Err(named(&format!(
+                "the key has {depth} levels; a configuration key has at most {MAX_KEY_DEPTH}"
+            )));
+        }
+        if key.contains(['\n', '\r']) {
+            return Err(named("the key holds a line break"));
+        }
+        // TOML would read a second line as another key, which the override would drop.
+        if value.contains(['\n', '\r']) {
+            return Err(named(
+                "the value holds a line break; a --set value is one line (a TOML string may \
+                 write one as \\n), and each key is set by its own --set",
+            ));
+        }
         let path: Vec<String> = key.split('.').map(|k| k.trim().to_string()).collect();
         if path.iter().any(String::is_empty) {
             return Err(bad("a key of the path is empty"));

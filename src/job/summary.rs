@@ -9,6 +9,7 @@ use super::{Parts, ScoreJob};
 use crate::job::tally::SummaryTally;
 use crate::registry::{self, MetricKind};
 use crate::registry::{MetricId, MetricOptions};
+use crate::text::shown::{escaped, shown};
 
 pub(crate) fn line(
     out: &mut String,
@@ -84,6 +85,21 @@ pub(crate) fn summarise(
     metrics: &[MetricId],
 ) -> PolarsResult<SummaryTally> {
     let schema = scores.collect_schema()?;
+    // The segment column is checked in the input table, but the scores table does not keep the
+    // texts it scored: without this, Polars would fail with a dump of its query plan.
+    if let Some(by) = job.by.as_deref()
+        && !schema.contains(by)
+    {
+        let table = match &job.out {
+            Some(path) => format!(
+                "the scores table ({})",
+                escaped(&path.display().to_string())
+            ),
+            None => "the scores table".to_string(),
+        };
+        let columns: Vec<_> = schema.iter_names().map(|n| shown(n.as_str())).collect();
+        polars_bail!(ComputeError: "{table} has no column `{}` to break the summary down by (--by) (columns: {}); it does not keep the texts scored (sources, retrieved, checks, contexts)", shown(by), columns.join(", "));
+    }
     let values = summary_values(&schema, metrics, job);
     SummaryTally::of(scores, &values, job.by.as_deref())
 }
@@ -208,10 +224,15 @@ pub(crate) fn summarised(schema: &Schema, metrics: &[MetricId]) -> Vec<&'static 
 
 /// A metric × segment table of means (one column per value of `by`, nulls skipped).
 pub(crate) fn by_segment(tally: &SummaryTally, by: &str) -> String {
+    // Segments are values of the run: shown as the text outputs show data (escaped, cut).
     let segments: Vec<String> = tally
         .segments
         .iter()
-        .map(|s| s.key.clone().unwrap_or_else(|| "(null)".to_string()))
+        .map(|s| {
+            s.key
+                .as_deref()
+                .map_or_else(|| "(null)".to_string(), |k| shown(k).into_owned())
+        })
         .collect();
     let width = segments
         .iter()
@@ -219,7 +240,7 @@ pub(crate) fn by_segment(tally: &SummaryTally, by: &str) -> String {
         .max()
         .unwrap_or(0)
         .clamp(8, 24);
-    let mut out = format!("by {by}:\n{:<26}", "metric");
+    let mut out = format!("by {}:\n{:<26}", shown(by), "metric");
     for seg in &segments {
         let shown: String = seg.chars().take(width).collect();
         out.push_str(&format!(" {shown:>width$}"));

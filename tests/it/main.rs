@@ -13,6 +13,7 @@ mod parts;
 
 mod cache_merge;
 mod calibrate;
+mod cli_hostile;
 mod compare_faces;
 mod custom_judge;
 mod embed;

@@ -18,6 +18,7 @@ use crate::job::{self as score, ScoreJob};
 use std::ops::Range;
 
 use crate::job::SIGNATURE_KEY;
+use crate::text::shown::{escaped, shown};
 
 /// A `compare` job.
 #[derive(Clone, Debug, Default)]
@@ -265,10 +266,15 @@ pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
     for (metric, sig) in &c_sigs {
         match signatures.iter().find(|(m, _)| m == metric) {
             Some((_, b)) if b != sig => {
+                // The signatures come from the tables' metadata: printed as the text outputs
+                // show data.
                 differing.push(format!(
-                    "warning: {metric} was not scored alike in the two runs (its judge or embedding signature \
-                     differs), so its delta may come from the scorer rather than the system:\n  baseline:  {b}\n  \
-                     candidate: {sig}\n"
+                    "warning: {} was not scored alike in the two runs (its judge or embedding signature \
+                     differs), so its delta may come from the scorer rather than the system:\n  baseline:  {}\n  \
+                     candidate: {}\n",
+                    shown(metric),
+                    escaped(b),
+                    escaped(sig)
                 ));
                 signatures.push((format!("{metric} (candidate)"), sig.clone()))
             }

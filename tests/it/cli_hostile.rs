@@ -605,3 +605,42 @@ fn a_segment_column_the_scores_table_lacks_is_named() {
     );
     assert!(!stderr.to_lowercase().contains("plan"), "{stderr}");
 }
+
+/// The signatures compare prints when the two runs were not scored alike come from the tables'
+/// metadata: they are shown escaped too.
+#[test]
+fn differing_signatures_are_printed_escaped() {
+    let dir = common::scratch_dir("cli-hostile-signatures");
+    let write_signed = |name: &str, signature: &str| {
+        let path = dir.join(name);
+        let mut frame = scores_with(text_ids(20), &[0.5; 20], vec![]);
+        let metadata = vec![(
+            "polars-rag:signature:mrr".to_string(),
+            signature.to_string(),
+        )];
+        ParquetWriter::new(std::fs::File::create(&path).unwrap())
+            .with_key_value_metadata(Some(KeyValueMetadata::from_static(metadata)))
+            .finish(&mut frame)
+            .unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let baseline = write_signed("baseline.parquet", "judge:a\u{1b}]0;owned\u{7}");
+    let candidate = write_signed("candidate.parquet", "judge:b\u{1b}[2J");
+    let (ok, stdout, stderr) = run(&[
+        "compare",
+        "--baseline",
+        &baseline,
+        "--candidate",
+        &candidate,
+        "--resamples",
+        "50",
+    ]);
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains("warning: mrr was not scored alike")
+            && stdout.contains("baseline:  judge:a\\u{1b}]0;owned\\u{7}")
+            && stdout.contains("candidate: judge:b\\u{1b}[2J"),
+        "{stdout}"
+    );
+    assert!(!acts_on_a_terminal(&stdout), "{stdout:?}");
+}

@@ -232,8 +232,8 @@ fn key_hash(key: &str) -> u128 {
     (u128::from(digest(0)) << 64) | u128::from(digest(1))
 }
 
-/// Each row's key: the values of `keys` as text joined by `/` (`null` for a missing value),
-/// given to `each` row by row.
+/// Each row's key: the values of `keys` as text joined by `/`, given to `each` row by row; a
+/// row without a key (a null) is an error naming the table and the row.
 fn for_each_key(
     table: Table,
     keys: &[String],
@@ -258,7 +258,12 @@ fn for_each_key(
                 if k > 0 {
                     key.push('/');
                 }
-                key.push_str(it.next().flatten().unwrap_or("null"));
+                // A missing key matches no item (and is not the text "null"): an error, as
+                // a repeated key is.
+                let Some(value) = it.next().flatten() else {
+                    polars_bail!(ComputeError: "{}: row {} of {table} has no {} (it is empty); every row needs its key to be matched", table.job, start + row + 1, keys[k]);
+                };
+                key.push_str(value);
             }
             each(start + row, &key);
         }

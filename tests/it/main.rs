@@ -39,6 +39,7 @@ mod parity_rouge;
 mod parity_rouge_generated;
 mod parity_sacrebleu;
 mod parity_string_metrics;
+mod parity_verdicts;
 mod parity_word_tokenize;
 mod properties;
 mod retrieval_faces;

@@ -16,7 +16,20 @@
 //! * [`bootstrap_corpus`]: the same two procedures for a corpus-level metric computed from summed
 //!   per-item statistics (corpus BLEU from n-gram match and length counts).
 //! * The special functions underneath: [`ln_gamma`], [`regularized_incomplete_beta`],
-//!   [`student_t_cdf`], [`student_t_sf`].
+//!   [`student_t_cdf`], [`student_t_sf`], [`student_t_quantile`], [`noncentral_t_cdf`].
+//!
+//! The kernels of defensible verdicts, each equal to statsmodels on recorded values:
+//!
+//! * [`cluster_robust_mean_test`]: the mean delta of items grouped in clusters (questions that
+//!   share a document or a topic), with the CR1 cluster-robust standard error and Student's t
+//!   on G − 1 degrees of freedom, the design effect and the effective number of items.
+//! * [`holm_adjust`], [`benjamini_hochberg`] and their rejection rules [`holm_reject`],
+//!   [`benjamini_hochberg_reject`]: a family of p-values adjusted for the family-wise error
+//!   rate or the false discovery rate (statsmodels' `multipletests`, `holm` and `fdr_bh`).
+//! * [`t_test_power`], [`t_test_sample_size`], [`minimum_detectable_effect`]: planning a paired
+//!   comparison (statsmodels' `TTestPower`), and for clustered items [`design_effect`],
+//!   [`clustered_sample_size`], [`clustered_minimum_detectable_effect`].
+//! * [`wilson_interval`]: the Wilson score interval of a proportion, such as a win rate.
 //!
 //! Missing values: the functions take complete pairs. Drop the items that either run failed to
 //! score with [`paired_deltas`] (per metric: each metric may keep a different number of items).
@@ -35,19 +48,27 @@
 
 use std::ops::Range;
 
+mod cluster;
 mod corpus;
+mod multiplicity;
+mod power;
 pub(crate) mod random;
 mod resample;
 mod special;
 mod ttest;
 mod two_level;
+mod wilson;
 
+pub use cluster::*;
 pub use corpus::*;
+pub use multiplicity::*;
+pub use power::*;
 use random::*;
 pub use resample::*;
 pub use special::*;
 pub use ttest::*;
 pub use two_level::*;
+pub use wilson::*;
 
 #[cfg(test)]
 mod tests {

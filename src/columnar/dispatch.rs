@@ -327,10 +327,18 @@ pub fn evaluate(
             columns::ppi_mean(judged, labels, &options.ppi_mean)
         }
         CitationRecallPrecision => {
-            let [answer, passages] = columns_of::<2>(metric, inputs)?;
-            crate::columnar::judged::citation_recall_precision(
+            // ALCE's QAMPARI reading adds each answer's question as a third column.
+            let (answer, passages, question) = match inputs {
+                [answer, passages, question] => (answer, passages, Some(question)),
+                _ => {
+                    let [answer, passages] = columns_of::<2>(metric, inputs)?;
+                    (answer, passages, None)
+                }
+            };
+            crate::columnar::judged::citation_recall_precision_with_questions(
                 answer,
                 passages,
+                question,
                 &options.citation_recall_precision,
             )
         }

@@ -1064,32 +1064,61 @@ fn titled_passages(
 /// `citation_recall_precision` over columns: ALCE's citation recall and precision of each
 /// answer citing its passages, a judge answering the entailment questions (see
 /// [`crate::metrics::judged::citation_recall`]). The questions of all rows are asked together,
-/// in rounds, each distinct question once.
+/// in rounds, each distinct question once. For ALCE's QAMPARI reading (`qampari` in the
+/// options), see [`citation_recall_precision_with_questions`].
 pub fn citation_recall_precision(
     answer: &Series,
     passages: &Series,
     options: &crate::metrics::judged::citation_recall::CitationRecallOptions,
 ) -> PolarsResult<Series> {
+    citation_recall_precision_with_questions(answer, passages, None, options)
+}
+
+/// [`citation_recall_precision`] with each answer's question, which ALCE's QAMPARI reading
+/// (`qampari` in the options) puts before each item of the answer's list: required with
+/// `qampari`, refused without it (the sentence reading does not read it). A null question is a
+/// null row, as a null answer is.
+pub fn citation_recall_precision_with_questions(
+    answer: &Series,
+    passages: &Series,
+    question: Option<&Series>,
+    options: &crate::metrics::judged::citation_recall::CitationRecallOptions,
+) -> PolarsResult<Series> {
     use std::collections::{HashMap, HashSet};
 
-    use crate::metrics::alce::{citation_progress, CitationScores, Passage, Progress};
+    use crate::metrics::alce::{citation_progress, CitationScores, Passage, Progress, Reading};
     use crate::metrics::judged::citation_recall::entailed;
     let metric = "citation_recall_precision";
     options.validate()?;
+    let questions = match (question, options.qampari) {
+        (Some(question), true) => Some(StrColumn::new(metric, "question", question)?),
+        (None, false) => None,
+        (None, true) => polars_bail!(InvalidOperation:
+            "{metric}: qampari reads each answer's question: give the question column"),
+        (Some(question), false) => polars_bail!(InvalidOperation:
+            "{metric}: the question column '{}' is read only with qampari = true (ALCE's sentence reading does not use it)",
+            question.name()),
+    };
     let answers = StrColumn::new(metric, "answer", answer)?;
-    let len = output_len(
-        metric,
-        &[
-            (answer.name().as_str(), answers.len()),
-            (passages.name().as_str(), passages.len()),
-        ],
-    )?;
+    let mut lengths = vec![
+        (answer.name().as_str(), answers.len()),
+        (passages.name().as_str(), passages.len()),
+    ];
+    if let (Some(column), Some(values)) = (question, &questions) {
+        lengths.push((column.name().as_str(), values.len()));
+    }
+    let len = output_len(metric, &lengths)?;
     let answer_rows = answers.rows(0..len);
+    let question_rows = questions.as_ref().map(|q| q.rows(0..len));
     let passage_rows = titled_passages(metric, passages, len)?;
+    let reading = |i: usize| match &question_rows {
+        None => Some(Reading::Sentences),
+        Some(rows) => rows[i].map(|question| Reading::Qampari { question }),
+    };
     type Outcome = Option<Result<Option<CitationScores>, String>>;
     let mut outcomes: Vec<Outcome> = vec![None; len];
     let mut open: Vec<usize> = (0..len)
-        .filter(|&i| answer_rows[i].is_some() && passage_rows[i].is_some())
+        .filter(|&i| answer_rows[i].is_some() && passage_rows[i].is_some() && reading(i).is_some())
         .collect();
     let mut known: HashMap<(String, String), Result<bool, String>> = HashMap::new();
     // ALCE asks at most three questions deep (joint, single, leave-one-out): four rounds end it.
@@ -1098,7 +1127,9 @@ pub fn citation_recall_precision(
         let mut seen: HashSet<(String, String)> = HashSet::new();
         let mut still_open = Vec::new();
         for &i in &open {
-            let (Some(text), Some(own)) = (answer_rows[i], &passage_rows[i]) else {
+            let (Some(text), Some(own), Some(reading)) =
+                (answer_rows[i], &passage_rows[i], reading(i))
+            else {
                 continue;
             };
             let row_passages: Vec<Passage> = own
@@ -1125,6 +1156,7 @@ pub fn citation_recall_precision(
                 text,
                 &row_passages,
                 Some(options.at_most_citations),
+                reading,
                 &mut lookup,
             ) {
                 Ok(Progress::Done(scores)) => outcomes[i] = Some(Ok(scores)),

@@ -362,6 +362,19 @@ pub(crate) fn choose_metrics(
             Err("an embedding model ([embed] section, --embed-model / --embed-base-url, or POLARS_RAG_EMBED_MODEL)")
         } else if let Some(what) = job.options.unconfigured(info.metric) {
             Err(what)
+        } else if info.metric == registry::MetricId::CitationRecallPrecision
+            && job.options.citation_recall_precision.qampari
+        {
+            // ALCE's QAMPARI reading also reads each answer's question.
+            resolved.inputs_for(info.inputs).and_then(|mut cols| {
+                cols.push(
+                    resolved
+                        .question
+                        .as_deref()
+                        .ok_or("questions (--question-col), which qampari reads")?,
+                );
+                Ok(cols)
+            })
         } else {
             resolved.inputs_for(info.inputs)
         };

@@ -13,20 +13,30 @@
 //!
 //! ALCE's reading of markers is kept, quirks included: `[1, 2]` cites passage 1 only (its
 //! pattern takes the digits after a `[`), `[0]` is its index −1, the last passage, a repeated
-//! marker counts twice, only the first `at_most_citations` (3) markers of a sentence are asked
-//! about, but a marker past the last passage anywhere in the sentence rejects it. With titles,
-//! a passage is written `Title: <title>\n<text>`, several joined by newlines, as ALCE writes
-//! them. An answer without a sentence has no score (ALCE leaves it out of its means).
+//! marker counts twice (also among the citations precision divides by), only the first
+//! `at_most_citations` (3) markers of a sentence are asked about, but a marker past the last
+//! passage anywhere in the sentence rejects it. The digits are any Unicode decimal digits, as
+//! Python's `\d` and `int()` read them: `[１]` (fullwidth) and `[١]` (Arabic-Indic) both cite
+//! passage 1. With titles, a passage is written `Title: <title>\n<text>`, several joined by
+//! newlines, as ALCE writes them. An answer without a sentence (empty, or only whitespace) has no
+//! score: ALCE leaves it out of its means (alone, its mean is NaN).
+//!
+//! [`Reading::Qampari`] is ALCE's reading of QAMPARI answers (`compute_autoais(...,
+//! qampari=True)`), lists of entities: the answer, without trailing whitespace, then trailing
+//! periods, then trailing commas, is cut at every comma, and each item, stripped, becomes the claim
+//! "question item" (the question, a space, the item). The claims' markers are read as above
+//! (a marker in the question counts too). An empty answer is one claim, the question alone,
+//! without citation: 0.
 //!
 //! ```
-//! use polars_rag::metrics::alce::{citation_scores, Passage};
+//! use polars_rag::metrics::alce::{citation_scores, Passage, Reading};
 //! let passages = [Passage { title: Some("A"), text: "The bridge opened in 1932." },
 //!                 Passage { title: Some("B"), text: "The tunnel closed in 1950." }];
 //! // A stand-in checker: every word of the claim is in the premise.
 //! let mut entails = |premise: &str, claim: &str| -> polars_rag::Result<bool> {
 //!     Ok(claim.split_whitespace().all(|w| premise.contains(w.trim_end_matches('.'))))
 //! };
-//! let s = citation_scores("The bridge opened in 1932 [1][2]. The tunnel closed.", &passages, Some(3), &mut entails)
+//! let s = citation_scores("The bridge opened in 1932 [1][2]. The tunnel closed.", &passages, Some(3), Reading::Sentences, &mut entails)
 //!     .unwrap()
 //!     .unwrap();
 //! // Both sentences entailed (recall 1); passage 2 was not needed for the first one, and the
@@ -38,6 +48,49 @@
 use std::sync::OnceLock;
 
 use regex::Regex;
+
+use crate::text::normalize::Whitespace;
+
+/// How an answer is cut into the claims whose citations are checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reading<'q> {
+    /// Sentences, split by NLTK's Punkt (ALCE's default).
+    Sentences,
+    /// ALCE's QAMPARI reading: the answer is a comma-separated list, each item is checked as
+    /// "question item".
+    Qampari {
+        /// The question the answer lists entities for.
+        question: &'q str,
+    },
+}
+
+/// The claims ALCE checks in `answer` under `reading` (see the module).
+///
+/// ```
+/// use polars_rag::metrics::alce::{answer_claims, Reading};
+/// let list = answer_claims("Oslo [1], Bergen [2],.", Reading::Qampari { question: "Which cities?" });
+/// assert_eq!(list, ["Which cities? Oslo [1]", "Which cities? Bergen [2]"]);
+/// assert_eq!(answer_claims("  ", Reading::Sentences), Vec::<String>::new());
+/// ```
+pub fn answer_claims(answer: &str, reading: Reading<'_>) -> Vec<String> {
+    match reading {
+        Reading::Sentences => crate::text::word_tokenize::nltk_sent_tokenize(answer)
+            .into_iter()
+            .map(String::from)
+            .collect(),
+        Reading::Qampari { question } => {
+            // Python's `rstrip()`, `rstrip(".")`, `rstrip(",")`, in that order: a comma
+            // before the final period goes, a period before a final comma stays.
+            let list = answer
+                .trim_end_matches(|c| Whitespace::Python.is_space(c))
+                .trim_end_matches('.')
+                .trim_end_matches(',');
+            list.split(',')
+                .map(|item| format!("{question} {}", Whitespace::Python.strip(item)))
+                .collect()
+        }
+    }
+}
 
 /// A passage an answer may cite.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -55,7 +108,7 @@ pub struct CitationScores {
     pub citation_recall: f64,
     /// Needed citations over citations asked about (0 without any).
     pub citation_precision: f64,
-    /// Sentences of the answer.
+    /// Sentences of the answer (with [`Reading::Qampari`], items of its list).
     pub sentences: usize,
     /// Citations asked about (within `at_most_citations` per sentence, of sentences whose
     /// markers all point at a passage).
@@ -69,13 +122,41 @@ fn marker_pattern() -> &'static Regex {
     PATTERN.get_or_init(|| Regex::new(r"\[(\d+)").expect("a valid pattern"))
 }
 
-/// The passages a sentence cites, as ALCE reads its markers: each `[` followed by digits gives
-/// the number minus one (so `[0]` gives −1); numbers too large for an `i64` are past any passage.
+/// The passages a sentence cites, as ALCE reads its markers: each `[` followed by decimal digits
+/// (any script's, as Python's `\d` and `int()` read them) gives the number minus one (so `[0]`
+/// gives −1); numbers too large for an `i64` are past any passage.
 pub fn cited_indices(sentence: &str) -> Vec<i64> {
     marker_pattern()
         .captures_iter(sentence)
-        .map(|c| c[1].parse::<i64>().map_or(i64::MAX, |n| n - 1))
+        .map(|c| {
+            c[1].chars()
+                .try_fold(0i64, |n, d| {
+                    n.checked_mul(10)?
+                        .checked_add(i64::from(decimal_digit_value(d)))
+                })
+                .map_or(i64::MAX, |n| n - 1)
+        })
         .collect()
+}
+
+/// The value of a character the marker pattern's `\d` (Unicode `Nd`) matched.
+fn decimal_digit_value(digit: char) -> u32 {
+    if let Some(value) = digit.to_digit(10) {
+        return value;
+    }
+    // Unicode assigns decimal digits only in runs of ten, zero to nine, so a run of them (some
+    // scripts' sets sit back to back) starts at a zero: the offset from its start, modulo ten,
+    // is the value.
+    static DIGIT: OnceLock<Regex> = OnceLock::new();
+    let digit_class = DIGIT.get_or_init(|| Regex::new(r"^\d$").expect("a valid pattern"));
+    let is_digit = |c: char| digit_class.is_match(c.encode_utf8(&mut [0u8; 4]));
+    let mut start = digit as u32;
+    while let Some(before) = start.checked_sub(1).and_then(char::from_u32)
+        && is_digit(before)
+    {
+        start -= 1;
+    }
+    (digit as u32 - start) % 10
 }
 
 /// The sentence without its markers, as ALCE's `remove_citations`: ` [digits` and `[digits`
@@ -98,17 +179,18 @@ pub fn format_passage(passage: &Passage<'_>) -> String {
     }
 }
 
-/// ALCE's citation recall and precision of `answer` citing `passages`, asking `entails(premise,
-/// claim)` what ALCE asks (see the module). `None` for an answer without a sentence; an error
-/// when the checker fails.
+/// ALCE's citation recall and precision of `answer` citing `passages`, its claims cut by
+/// `reading`, asking `entails(premise, claim)` what ALCE asks (see the module). `None` for an
+/// answer without a sentence; an error when the checker fails.
 pub fn citation_scores(
     answer: &str,
     passages: &[Passage<'_>],
     at_most_citations: Option<usize>,
+    reading: Reading<'_>,
     entails: &mut dyn FnMut(&str, &str) -> crate::Result<bool>,
 ) -> crate::Result<Option<CitationScores>> {
     let mut known = |premise: &str, claim: &str| entails(premise, claim).map(Some);
-    match citation_progress(answer, passages, at_most_citations, &mut known)? {
+    match citation_progress(answer, passages, at_most_citations, reading, &mut known)? {
         Progress::Done(scores) => Ok(scores),
         Progress::Pending => unreachable!("every question was answered"),
     }
@@ -134,9 +216,10 @@ pub fn citation_progress(
     answer: &str,
     passages: &[Passage<'_>],
     at_most_citations: Option<usize>,
+    reading: Reading<'_>,
     entails: &mut dyn FnMut(&str, &str) -> crate::Result<Option<bool>>,
 ) -> crate::Result<Progress> {
-    let sentences = crate::text::word_tokenize::nltk_sent_tokenize(answer);
+    let sentences = answer_claims(answer, reading);
     if sentences.is_empty() {
         return Ok(Progress::Done(None));
     }
@@ -154,7 +237,7 @@ pub fn citation_progress(
     let mut pending = false;
     for sentence in &sentences {
         let claim = remove_citations(sentence);
-        let claim = claim.trim();
+        let claim = Whitespace::Python.strip(&claim);
         let mut ids = cited_indices(sentence);
         if ids.is_empty() {
             continue;
@@ -254,10 +337,16 @@ mod tests {
                 .all(|w| premise.contains(w))
         };
         let mut asked_at_once = Vec::new();
-        let at_once = citation_scores(answer, &passages, Some(3), &mut |p, c| {
-            asked_at_once.push((p.to_string(), c.to_string()));
-            Ok(rule(p, c))
-        })
+        let at_once = citation_scores(
+            answer,
+            &passages,
+            Some(3),
+            Reading::Sentences,
+            &mut |p, c| {
+                asked_at_once.push((p.to_string(), c.to_string()));
+                Ok(rule(p, c))
+            },
+        )
         .unwrap();
         // In rounds: answer only what was asked in earlier rounds.
         let mut answers: HashMap<(String, String), bool> = HashMap::new();
@@ -265,13 +354,19 @@ mod tests {
         let in_rounds = loop {
             rounds += 1;
             let mut new = Vec::new();
-            let progress = citation_progress(answer, &passages, Some(3), &mut |p, c| {
-                let key = (p.to_string(), c.to_string());
-                Ok(answers.get(&key).copied().or_else(|| {
-                    new.push(key);
-                    None
-                }))
-            })
+            let progress = citation_progress(
+                answer,
+                &passages,
+                Some(3),
+                Reading::Sentences,
+                &mut |p, c| {
+                    let key = (p.to_string(), c.to_string());
+                    Ok(answers.get(&key).copied().or_else(|| {
+                        new.push(key);
+                        None
+                    }))
+                },
+            )
             .unwrap();
             for key in new {
                 let value = rule(&key.0, &key.1);
@@ -296,6 +391,10 @@ mod tests {
         assert_eq!(cited_indices("a [1, 2]."), [0]);
         assert_eq!(cited_indices("a [0]."), [-1]);
         assert_eq!(cited_indices("no markers"), Vec::<i64>::new());
+        // Python's `\d` and `int()`: any script's decimal digits, mixed too.
+        assert_eq!(cited_indices("a [１][١][٢٣][1١]."), [0, 0, 22, 10]);
+        assert_eq!(cited_indices("a [𝟘][𝟙][𝟬][𝟵]."), [-1, 0, -1, 8]);
+        assert_eq!(cited_indices("a [99999999999999999999]."), [i64::MAX]);
         assert_eq!(remove_citations("The bridge [1][2]."), "The bridge.");
         assert_eq!(remove_citations("[3] The valley."), " The valley.");
     }

@@ -3,9 +3,11 @@
 //! interval that stays valid however wrong the judge is. The judge's mean is corrected by the
 //! labelled items' mean error, weighted by λ; PPI++ tunes λ to the variance it saves (λ = 1:
 //! plain PPI, λ = 0: the labels alone). The numbers are those of `ppi_python` 0.2.x
-//! (`ppi_mean_pointestimate`, `ppi_mean_ci`, `classical_mean_ci`), with one defect fixed
+//! (`ppi_mean_pointestimate`, `ppi_mean_ci`, `classical_mean_ci`), with two defects fixed
 //! unless `compat = "ppi_py"`: when it tunes λ, `ppi_mean_ci` forgets `alternative` and gives
-//! a two-sided interval.
+//! a two-sided interval; and for a judge that gave every item the same score its tuned λ is 0/0,
+//! NaN (or, where its sums leave a rounding residue, an arbitrary λ), where the standard mode
+//! takes λ = 0, the labels' estimate and interval.
 //!
 //! ```
 //! use polars_rag::metrics::ppi::{ppi_mean, PpiOptions};
@@ -171,8 +173,10 @@ fn spreads(labels: &[f64], judged: &[f64], unlabelled: &[f64], lam: f64) -> (f64
 }
 
 /// The PPI estimate of the mean of the labels, from `labelled` (label, judge score) pairs and
-/// the judge's scores on `unlabelled` items. An error says why there is none: no labelled item,
-/// no unlabelled item, or (with λ tuned) judge scores that do not vary.
+/// the judge's scores on `unlabelled` items. With λ tuned, a judge that gave every item the same
+/// score gets λ = 0 (the labels' estimate and interval), or with `compat = "ppi_py"` no estimate,
+/// as ppi_python's NaN. An error says why there is none: no labelled item, no unlabelled item,
+/// or (with λ tuned) that NaN, or scores varying too little for their variance to be a number.
 pub fn ppi_mean(
     labelled: &[(f64, f64)],
     unlabelled: &[f64],
@@ -200,10 +204,27 @@ pub fn ppi_mean(
     let (lam, alternative) = match options.lam {
         Some(lam) => (lam, options.alternative),
         None => {
-            let Some(lam) = tuned_lam(&labels, &judged, unlabelled) else {
-                return why(
-                    "the judge gave every item the same score, so its weight cannot be tuned: set lam",
-                );
+            // A judge that gave every item the same score tells nothing: PPI++'s λ is 0/0. Its
+            // rounding residues would decide between no number and an arbitrary λ (ppi_python
+            // meets either, by how its sums round), so the judge is recognised here: the
+            // standard mode weighs it down to nothing (λ = 0, the labels' estimate and
+            // interval), and compat mode gives ppi_python's NaN.
+            let same_score = judged.iter().chain(unlabelled).all(|&j| j == judged[0]);
+            let tuned = if same_score {
+                match options.compat {
+                    PpiCompat::Standard => Some(0.0),
+                    PpiCompat::PpiPy => None,
+                }
+            } else {
+                tuned_lam(&labels, &judged, unlabelled)
+            };
+            let Some(lam) = tuned else {
+                return why(match options.compat {
+                    PpiCompat::PpiPy if same_score => {
+                        "the judge gave every item the same score: ppi_python's tuned λ is 0/0 and its estimate and interval are NaN (compat = \"ppi_py\"; set lam, or leave compat for the labels' interval)"
+                    }
+                    _ => "the judge's scores hardly vary, so its weight cannot be tuned: set lam",
+                });
             };
             let alternative = match options.compat {
                 PpiCompat::Standard => options.alternative,

@@ -19,6 +19,7 @@ mod custom_judge;
 mod embed;
 mod engine_hostile;
 mod faces;
+mod fidelity_edges;
 mod fuzz_kernels;
 mod hardening;
 mod judge;

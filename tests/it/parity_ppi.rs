@@ -147,3 +147,60 @@ fn the_reference_nans_are_errors_that_say_why() {
     let e = ppi_mean(&[], &[1.0], &PpiOptions::default()).unwrap_err();
     assert!(e.to_string().contains("no labelled item"), "{e}");
 }
+
+/// A judge that gave every item the same score, λ tuned: ppi_python's λ is 0/0 and its
+/// estimate and interval NaN, which compat mode gives as an error (null with a reason), every
+/// time. Where ppi_python's sums leave a rounding residue it returns a number instead, with an
+/// arbitrary λ that changes nothing but λ itself: its estimate is the labels' mean. The standard
+/// mode weighs such a judge down to nothing (λ = 0): the labels' estimate and interval.
+#[test]
+fn a_judge_with_one_score_is_ppi_pythons_nan_in_compat_mode() {
+    let fixture = fixture();
+    let records = fixture["constant_judge_cases"].as_array().unwrap();
+    let mut nans = 0;
+    for (i, record) in records.iter().enumerate() {
+        let compat = case(record, PpiCompat::PpiPy);
+        let e = ppi_mean(&compat.labelled, &compat.unlabelled, &compat.options).unwrap_err();
+        assert!(
+            e.to_string().contains("same score") && e.to_string().contains("NaN"),
+            "case {i}: {e}"
+        );
+        let want = &record["output"];
+        if number(&want["estimate"]).is_nan() {
+            assert!(number(&want["ci_low"]).is_nan() && number(&want["ci_high"]).is_nan());
+            nans += 1;
+        } else {
+            let (estimate, classical) = (
+                number(&want["estimate"]),
+                number(&want["classical_estimate"]),
+            );
+            assert!(
+                close(estimate, classical),
+                "case {i}: a residue's λ moved the estimate"
+            );
+        }
+        let standard = case(record, PpiCompat::Standard);
+        let got = ppi_mean(&standard.labelled, &standard.unlabelled, &standard.options)
+            .unwrap_or_else(|e| panic!("case {i}: {e}"));
+        assert_eq!(got.lam, 0.0, "case {i}");
+        for (value, classical) in [
+            (got.estimate, got.classical_estimate),
+            (got.ci_low, got.classical_ci_low),
+            (got.ci_high, got.classical_ci_high),
+        ] {
+            assert!(close(value, classical), "case {i}: {value} != {classical}");
+        }
+        // ppi_python's classical interval, recorded beside it.
+        for (value, name) in [
+            (got.classical_ci_low, "classical_ci_low"),
+            (got.classical_ci_high, "classical_ci_high"),
+        ] {
+            assert!(close(value, number(&want[name])), "case {i} {name}");
+        }
+    }
+    assert!(
+        records.len() >= 20 && nans >= 10,
+        "{} records, {nans} NaN",
+        records.len()
+    );
+}

@@ -25,6 +25,10 @@ pub struct CitationRecallOptions {
     pub judge: JudgeSettings,
     /// Citations of a sentence asked about (ALCE's `at_most_citations`); the rest are ignored.
     pub at_most_citations: usize,
+    /// ALCE's QAMPARI reading (`compute_autoais(..., qampari=True)`): the answer is a
+    /// comma-separated list and each item is checked after the question
+    /// ([`crate::metrics::alce::Reading::Qampari`]); the question column is then required.
+    pub qampari: bool,
 }
 
 impl Default for CitationRecallOptions {
@@ -32,6 +36,7 @@ impl Default for CitationRecallOptions {
         CitationRecallOptions {
             judge: JudgeSettings::default(),
             at_most_citations: 3,
+            qampari: false,
         }
     }
 }
@@ -52,8 +57,9 @@ impl CitationRecallOptions {
 pub fn signature(options: &CitationRecallOptions) -> String {
     match JudgeTemplate::builtin("entailment") {
         Ok(card) => format!(
-            "citation_recall_precision|at_most:{}|{}|version:alce-246c476",
+            "citation_recall_precision|at_most:{}{}|{}|version:alce-246c476",
             options.at_most_citations,
+            if options.qampari { "|qampari" } else { "" },
             options.judge.signature(card, 1)
         ),
         Err(e) => e.to_string(),

@@ -91,14 +91,34 @@ pub fn write_frame(
 /// The first sheet of the workbook at `path` as a frame: the first row names the columns
 /// (a blank or repeated name is an error that names its column); a column whose cells are all
 /// integers is Int64, all numbers Float64, all booleans Boolean, else String (numbers written
-/// as text, integers without a fraction; an empty column too). Empty cells are nulls; rows
-/// after the last non-empty one are dropped.
+/// as text, integers without a fraction; an empty column too). Empty cells are nulls; blank
+/// rows (no cell filled, such as rows left between the filled ones) are skipped.
 pub fn read_frame(path: &std::path::Path, what: &str) -> PolarsResult<DataFrame> {
-    let mut rows = read_first_sheet(path, what)?;
-    while rows.last().is_some_and(|r| r.iter().all(Option::is_none)) {
-        rows.pop();
+    read_table(path, what, None)
+}
+
+/// [`read_frame`] for a sheet of labels keyed by the column `key`: a row that holds something
+/// but no key is an error naming the row (what it holds cannot be matched to an item). A sheet
+/// without a `key` column is read as [`read_frame`] reads it.
+pub fn read_keyed_frame(path: &std::path::Path, what: &str, key: &str) -> PolarsResult<DataFrame> {
+    read_table(path, what, Some(key))
+}
+
+/// Whether a cell is empty or holds only blank text.
+fn is_blank(cell: &Option<Value>) -> bool {
+    match cell {
+        None => true,
+        Some(Value::Text(t)) => t.trim().is_empty(),
+        Some(_) => false,
     }
-    let Some(header) = rows.first() else {
+}
+
+fn read_table(path: &std::path::Path, what: &str, key: Option<&str>) -> PolarsResult<DataFrame> {
+    let rows = read_first_sheet(path, what)?;
+    let Some(header) = rows
+        .first()
+        .filter(|_| rows.iter().any(|r| !r.iter().all(is_blank)))
+    else {
         polars_bail!(ComputeError: "{what}: the first sheet of {} is empty (it needs a header row)", path.display());
     };
     let mut names: Vec<String> = Vec::with_capacity(header.len());
@@ -115,7 +135,20 @@ pub fn read_frame(path: &std::path::Path, what: &str) -> PolarsResult<DataFrame>
         }
         names.push(name);
     }
-    let body = &rows[1..];
+    let key_column = key.and_then(|key| names.iter().position(|n| n == key));
+    let mut body: Vec<&Vec<Option<Value>>> = Vec::with_capacity(rows.len().saturating_sub(1));
+    for (index, row) in rows.iter().enumerate().skip(1) {
+        if row.iter().all(is_blank) {
+            continue;
+        }
+        if let Some(k) = key_column
+            && is_blank(row.get(k).unwrap_or(&None))
+        {
+            let filled = row.iter().position(|c| !is_blank(c)).unwrap_or(0);
+            polars_bail!(ComputeError: "{what}: row {} of {} has no {} but holds a {}: fill in the item's {} or clear the row", index + 1, path.display(), names[k], names[filled], names[k]);
+        }
+        body.push(row);
+    }
     let cell = |r: usize, c: usize| body[r].get(c).and_then(|v| v.as_ref());
     let mut columns = Vec::with_capacity(names.len());
     for (c, name) in names.iter().enumerate() {

@@ -71,6 +71,12 @@ pub fn confusion_path(out: &Path) -> PathBuf {
 /// A path that is not a regular file is refused before it is opened (opening a FIFO would wait
 /// for a writer forever).
 pub fn read_labels(path: &Path, who: &str) -> PolarsResult<DataFrame> {
+    read_labels_keyed(path, who, None)
+}
+
+/// [`read_labels`], the labels matched on the column `id` (when given): in a workbook, a row
+/// that holds a label but no `id` is an error naming the sheet's row (blank rows are skipped).
+pub fn read_labels_keyed(path: &Path, who: &str, id: Option<&str>) -> PolarsResult<DataFrame> {
     if std::fs::symlink_metadata(path).is_err() {
         polars_bail!(ComputeError: "{who}: labels table not found: {}", path.display());
     }
@@ -80,7 +86,10 @@ pub fn read_labels(path: &Path, who: &str) -> PolarsResult<DataFrame> {
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("xlsx"));
     if is_workbook {
-        return crate::columnar::sheets::read_frame(path, who);
+        return match id {
+            Some(id) => crate::columnar::sheets::read_keyed_frame(path, who, id),
+            None => crate::columnar::sheets::read_frame(path, who),
+        };
     }
     ParquetReader::new(crate::job::parquet::parquet_file(path, "labels table")?)
         .finish()
@@ -107,7 +116,7 @@ pub fn run(job: &CalibrateJob) -> PolarsResult<String> {
     if let Some(out) = &job.out {
         refuse_overwriting_inputs(job, out)?;
     }
-    let labels = read_labels(&job.labels, "calibrate")?;
+    let labels = read_labels_keyed(&job.labels, "calibrate", Some(job.id.as_str()))?;
     let names = run_names(&job.scores);
     let mut runs = Vec::with_capacity(job.scores.len());
     for (name, path) in names.into_iter().zip(&job.scores) {

@@ -245,8 +245,16 @@ pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
         comparison.labelled = crate::compare::calibrate::labelled_deltas(
             &read_scores(&baseline_path, &job.id, None)?,
             &read_scores(&candidate_path, &job.id, None)?,
-            &crate::job::calibrate::read_labels(baseline_labels, "compare")?,
-            &crate::job::calibrate::read_labels(candidate_labels, "compare")?,
+            &crate::job::calibrate::read_labels_keyed(
+                baseline_labels,
+                "compare",
+                Some(job.id.as_str()),
+            )?,
+            &crate::job::calibrate::read_labels_keyed(
+                candidate_labels,
+                "compare",
+                Some(job.id.as_str()),
+            )?,
             &job.id,
             &ppi,
         )?;

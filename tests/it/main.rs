@@ -48,3 +48,4 @@ mod score_batches;
 mod score_job;
 mod stats;
 mod tables;
+mod workbook_hostile;

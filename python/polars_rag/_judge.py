@@ -161,6 +161,8 @@ def citation_recall_precision(
     passages: IntoExprColumn,
     *,
     at_most_citations: int | None = None,
+    qampari: bool | None = None,
+    question: IntoExprColumn | None = None,
     judge: Judge | None = None,
 ) -> pl.Expr:
     """ALCE's citation recall and precision, the judge as the entailment checker: the answer's
@@ -169,16 +171,23 @@ def citation_recall_precision(
     sentences their cited passages entail jointly; precision: the share of citations needed (one
     is not when it does not entail the sentence alone and the others entail it without it). Only
     the questions ALCE asks are asked, in rounds; ALCE's reading of markers is kept (``[1, 2]``
-    cites passage 1, ``[0]`` the last passage; at most ``at_most_citations``, default 3, per
-    sentence). Returns a struct ``citation_recall_precision``: ``citation_recall``,
-    ``citation_precision``, ``sentences``, ``citations``, ``out_of_range`` (sentences citing past
-    the last passage, scored 0) and ``judge_error``; null for an answer without a sentence. The
-    mean of each over the answers is ALCE's ``citation_rec`` / ``citation_prec`` divided by 100.
+    cites passage 1, ``[0]`` the last passage, ``[１]`` and ``[١]`` passage 1 (any script's
+    digits), a repeated marker counts twice; at most ``at_most_citations``, default 3, per
+    sentence). ``qampari=True`` is ALCE's QAMPARI reading: the answer is a comma-separated list
+    and each item is checked as "``question`` item" (the ``question`` column is then required).
+    Returns a struct ``citation_recall_precision``: ``citation_recall``, ``citation_precision``,
+    ``sentences`` (list items with ``qampari``), ``citations``, ``out_of_range`` (sentences
+    citing past the last passage, scored 0) and ``judge_error``; null for an answer without a
+    sentence (empty or whitespace: ALCE leaves it out). The mean of each over the answers is
+    ALCE's ``citation_rec`` / ``citation_prec`` divided by 100.
     """
     options: dict[str, object] = {"judge": judge}
     if at_most_citations is not None:
         options["at_most_citations"] = at_most_citations
-    return _plugin("citation_recall_precision", [answer, passages], options)
+    if qampari is not None:
+        options["qampari"] = qampari
+    columns = [answer, passages] if question is None else [answer, passages, question]
+    return _plugin("citation_recall_precision", columns, options)
 
 
 def claim_checks(

@@ -161,14 +161,16 @@ class Calibration(NamedTuple):
     confusion: pl.DataFrame
 
 
-def _labels_frame(labels: FrameLike | str | os.PathLike[str], function: str = "calibrate") -> pl.DataFrame:
+def _labels_frame(
+    labels: FrameLike | str | os.PathLike[str], function: str = "calibrate", id: str | None = None
+) -> pl.DataFrame:
     """A labels table given as a frame, or as the path of a workbook (.xlsx) or Parquet file
     (read as ``polars-rag calibrate --labels`` reads it: a FIFO, directory or device is refused,
-    not waited on)."""
+    not waited on; a workbook's row with a label but no ``id`` is an error naming the row)."""
     if isinstance(labels, (str, os.PathLike)):
         from polars_rag._internal import read_labels
 
-        return read_labels(os.fspath(labels), function)
+        return read_labels(os.fspath(labels), function, id)
     return _frame(labels)
 
 
@@ -211,7 +213,7 @@ def calibrate(
     runs = scores.items() if isinstance(scores, dict) else [("scores", scores)]
     table, confusion = _calibrate(
         [(str(name), _frame(frame)) for name, frame in runs],
-        _labels_frame(labels),
+        _labels_frame(labels, "calibrate", id),
         id,
         by,
         _as_float("calibrate", "alpha", alpha),
@@ -303,8 +305,8 @@ def labelled_deltas(
     return _labelled_deltas(
         _frame(baseline),
         _frame(candidate),
-        _labels_frame(baseline_labels, "labelled_deltas"),
-        _labels_frame(candidate_labels, "labelled_deltas"),
+        _labels_frame(baseline_labels, "labelled_deltas", id),
+        _labels_frame(candidate_labels, "labelled_deltas", id),
         id,
         _as_float("labelled_deltas", "alpha", alpha),
         _alternative(alternative),

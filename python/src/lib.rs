@@ -1085,17 +1085,26 @@ fn labelling_sheet(
 
 /// A labels table at `path`: a filled-in labelling workbook (`.xlsx`) or a Parquet file, read
 /// as `polars-rag calibrate --labels` reads it, for the Python function `function`. The GIL is
-/// released while the file is read.
+/// released while the file is read. With `id`, a workbook's row that holds a label but no id is
+/// an error naming the row.
 #[pyfunction]
-fn read_labels(py: Python<'_>, path: String, function: &str) -> PyResult<PyDataFrame> {
+#[pyo3(signature = (path, function, id=None))]
+fn read_labels(
+    py: Python<'_>,
+    path: String,
+    function: &str,
+    id: Option<&str>,
+) -> PyResult<PyDataFrame> {
     let function = match function {
         "labelled_deltas" => "labelled_deltas",
         _ => "calibrate",
     };
+    let id = id.map(str::to_string);
     py.detach(|| {
         py_guarded(function, move || {
+            let path = std::path::Path::new(&path);
             let frame =
-                polars_rag::job::calibrate::read_labels(std::path::Path::new(&path), function)
+                polars_rag::job::calibrate::read_labels_keyed(path, function, id.as_deref())
                     .map_err(py_err_in(function))?;
             Ok(PyDataFrame(frame))
         })

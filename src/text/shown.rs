@@ -24,6 +24,8 @@ pub(crate) fn shown(text: &str) -> Cow<'_, str> {
 
 /// `text` with the characters [`shown`] escapes escaped, whole: for a line built from values
 /// already shown (or not from the data), whose length is its own.
+// Its callers (the tables' reports) come with the `polars` feature.
+#[cfg_attr(not(feature = "polars"), allow(dead_code))]
 pub(crate) fn escaped(text: &str) -> Cow<'_, str> {
     visible(text, usize::MAX)
 }

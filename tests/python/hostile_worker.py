@@ -225,6 +225,11 @@ def options_for(draw: Any, fn: Callable[..., Any], skip: tuple[str, ...] = ()) -
     for name, p in inspect.signature(fn).parameters.items():
         if p.kind != p.KEYWORD_ONLY or name in skip or draw(st.booleans()):
             continue
+        if "IntoExprColumn" in str(p.annotation):
+            # A keyword that takes a column (citation_recall_precision's `question`) is an input,
+            # not an option: it is given the frame's first input, a column of hostile texts.
+            out[name] = pl.col("c0")
+            continue
         out[name] = draw(st.sampled_from(HOSTILE_OPTION_VALUES))
     return out
 

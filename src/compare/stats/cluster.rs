@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use super::ttest::{compensated_sum, mean_sd};
+use super::ttest::{compensated_sum, mean_sd, t_interval, t_p_value};
 use super::*;
 
 /// The result of [`cluster_robust_mean_test`].
@@ -81,11 +81,7 @@ impl ClusterTest {
     /// assert!((greater - test.p_value / 2.0).abs() < 1e-15); // t > 0
     /// ```
     pub fn p_value_of(&self, alternative: Alternative) -> f64 {
-        match alternative {
-            Alternative::TwoSided => self.p_value,
-            Alternative::Greater => student_t_sf(self.statistic, self.df),
-            Alternative::Less => student_t_cdf(self.statistic, self.df),
-        }
+        t_p_value(self.statistic, self.df, self.p_value, alternative)
     }
 
     /// The t-based confidence interval of the mean delta at level `confidence`, as statsmodels'
@@ -100,20 +96,7 @@ impl ClusterTest {
     /// ```
     pub fn confidence_interval(&self, confidence: f64, alternative: Alternative) -> (f64, f64) {
         let se = self.standard_error;
-        match alternative {
-            Alternative::TwoSided => {
-                let q = student_t_quantile(0.5 + 0.5 * confidence, self.df);
-                (self.mean_delta - q * se, self.mean_delta + q * se)
-            }
-            Alternative::Greater => {
-                let q = student_t_quantile(confidence, self.df);
-                (self.mean_delta - q * se, f64::INFINITY)
-            }
-            Alternative::Less => {
-                let q = student_t_quantile(confidence, self.df);
-                (f64::NEG_INFINITY, self.mean_delta + q * se)
-            }
-        }
+        t_interval(self.mean_delta, se, self.df, confidence, alternative)
     }
 }
 

@@ -43,11 +43,7 @@ impl TTest {
     /// assert!((t.p_value_of(Alternative::Less) - 0.9409585518440984).abs() < 1e-15);
     /// ```
     pub fn p_value_of(&self, alternative: Alternative) -> f64 {
-        match alternative {
-            Alternative::TwoSided => self.p_value,
-            Alternative::Greater => student_t_sf(self.statistic, self.df),
-            Alternative::Less => student_t_cdf(self.statistic, self.df),
-        }
+        t_p_value(self.statistic, self.df, self.p_value, alternative)
     }
 
     /// The t-based confidence interval of the mean delta at level `confidence` under
@@ -64,20 +60,42 @@ impl TTest {
     /// ```
     pub fn confidence_interval(&self, confidence: f64, alternative: Alternative) -> (f64, f64) {
         let se = self.standard_error();
-        match alternative {
-            Alternative::TwoSided => {
-                let q = student_t_quantile(0.5 + 0.5 * confidence, self.df);
-                (self.mean_delta - q * se, self.mean_delta + q * se)
-            }
-            Alternative::Greater => {
-                let q = student_t_quantile(confidence, self.df);
-                (self.mean_delta - q * se, f64::INFINITY)
-            }
-            Alternative::Less => {
-                let q = student_t_quantile(confidence, self.df);
-                (f64::NEG_INFINITY, self.mean_delta + q * se)
-            }
+        t_interval(self.mean_delta, se, self.df, confidence, alternative)
+    }
+}
+
+/// The p-value of a t statistic with `df` degrees of freedom under `alternative`, the two-sided
+/// one as computed by its test (shared by the plain and the cluster-robust tests).
+pub(super) fn t_p_value(statistic: f64, df: f64, two_sided: f64, alternative: Alternative) -> f64 {
+    match alternative {
+        Alternative::TwoSided => two_sided,
+        Alternative::Greater => student_t_sf(statistic, df),
+        Alternative::Less => student_t_cdf(statistic, df),
+    }
+}
+
+/// The t-based interval of `mean` with standard error `se` at level `confidence`: mean ± the t
+/// quantile times the standard error; one-sided alternatives leave one end infinite.
+pub(super) fn t_interval(
+    mean: f64,
+    se: f64,
+    df: f64,
+    confidence: f64,
+    alternative: Alternative,
+) -> (f64, f64) {
+    match alternative {
+        Alternative::TwoSided => {
+            let q = student_t_quantile(0.5 + 0.5 * confidence, df);
+            (mean - q * se, mean + q * se)
         }
+        Alternative::Greater => (
+            mean - student_t_quantile(confidence, df) * se,
+            f64::INFINITY,
+        ),
+        Alternative::Less => (
+            f64::NEG_INFINITY,
+            mean + student_t_quantile(confidence, df) * se,
+        ),
     }
 }
 

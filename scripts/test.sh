@@ -169,8 +169,7 @@ step "Python: build and lint the plugin"
 # separate `cargo clippy` would first check all of Polars with the plugin's features, a build of
 # its own that the wheel cannot reuse (2 min 21 s of a cold run on two cores).
 # CLIPPY_ARGS is how `cargo clippy` passes its arguments to the driver (separated by that marker).
-clippy_driver="$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver || true)"
-if [ -z "$clippy_driver" ]; then
+if ! clippy_driver="$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)"; then
     echo "FAILED: clippy-driver not found (rustup component add clippy): the plugin cannot be linted" >&2
     exit 1
 fi

@@ -11,7 +11,8 @@
 //! waits for in 50 ms slices, see `Transport::post`), waits stop, and the call fails with an
 //! error saying so (replies received are cached). Outside engine calls, and at a second Ctrl-C,
 //! the signal goes on to the previous handler, so Python raises `KeyboardInterrupt` and a
-//! process without a handler ends, as they would have. Every engine call polls the flag
+//! process without a handler ends, as they would have; a signal the kernel delivered to another
+//! thread is first sent on to the main thread, so that Python's wakes from a blocking call. Every engine call polls the flag
 //! ([`interrupted`]) between its steps, so a Ctrl-C it takes is always acted on.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -125,6 +126,9 @@ mod unix {
         // SAFETY: PREVIOUS is written once, before this handler is installed.
         let previous = unsafe { *std::ptr::addr_of!(PREVIOUS) };
         let Some(previous) = previous else { return };
+        if previous.sa_sigaction != libc::SIG_DFL && passed_to_the_main_thread(signal) {
+            return;
+        }
         unsafe {
             if previous.sa_sigaction == libc::SIG_DFL {
                 // No handler before ours: end the process as Ctrl-C would have.
@@ -140,6 +144,31 @@ mod unix {
                 handler(signal);
             }
         }
+    }
+
+    /// A Ctrl-C meant for the process may be delivered to any of its threads (the engine's
+    /// request threads, a thread pool's, a server's). A handler such as CPython's only sets a
+    /// flag that the main thread reads when it next runs: run on another thread, it leaves the
+    /// main thread asleep in `time.sleep` or a blocking read, and Ctrl-C seems lost until that
+    /// ends. So a signal taken on another thread is sent on to the main thread, whose blocking
+    /// call then returns `EINTR` and whose handler runs there. `true` when it was sent on.
+    #[cfg(target_os = "linux")]
+    fn passed_to_the_main_thread(signal: libc::c_int) -> bool {
+        // Async-signal-safe: two syscalls; errno is kept for the code the signal interrupted.
+        unsafe {
+            let errno = *libc::__errno_location();
+            let process = libc::getpid();
+            let thread = libc::syscall(libc::SYS_gettid) as libc::pid_t;
+            let sent =
+                thread != process && libc::syscall(libc::SYS_tgkill, process, process, signal) == 0;
+            *libc::__errno_location() = errno;
+            sent
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn passed_to_the_main_thread(_signal: libc::c_int) -> bool {
+        false
     }
 }
 

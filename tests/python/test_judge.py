@@ -412,7 +412,10 @@ try:
 except pl.exceptions.PolarsError as error:
     print("stopped:", str(error).splitlines()[0], flush=True)
 print("sleeping", flush=True)
-time.sleep(60)
+# Short sleeps: a signal that lands between Python's last look at its flags and the start of
+# one long sleep would wait for that sleep to end (CPython's own race, not the engine's).
+for _ in range(600):
+    time.sleep(0.1)
 print("slept", flush=True)
 """
 
@@ -437,6 +440,38 @@ def test_ctrl_c_during_a_retry_wait_stops_the_call_and_python_keeps_its_ctrl_c()
     finally:
         child.kill()
     assert "slept" not in stdout
+    assert "KeyboardInterrupt" in stderr, stderr
+
+
+CTRL_C_ON_ANOTHER_THREAD_SCRIPT = """
+import signal, sys, threading, time, polars as pl, polars_rag as pr
+sys.path.insert(0, {tests!r})
+from fake_judge import FakeJudge
+server = FakeJudge()
+judge = pr.Judge(base_url=server.base_url, model="fake", cache=None)
+# One engine call puts the engine's handler in front of Python's.
+pl.DataFrame({{"claim": ["x"], "cited_span": ["x"]}}).select(pr.citation_support("claim", "cited_span", judge=judge))
+def interrupt_this_thread():
+    time.sleep(0.5)
+    signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+threading.Thread(target=interrupt_this_thread, daemon=True).start()
+print("sleeping", flush=True)
+time.sleep(60)
+print("slept", flush=True)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the signal is sent on to the main thread on Linux")
+def test_a_ctrl_c_delivered_to_another_thread_still_wakes_python_in_the_main_thread():
+    # The kernel picks any thread of the process for a Ctrl-C; CPython's handler run on another
+    # thread would leave the main thread asleep for the whole minute.
+    script = CTRL_C_ON_ANOTHER_THREAD_SCRIPT.format(tests=str(Path(__file__).parent))
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        stdout, stderr = child.communicate(timeout=30)
+    finally:
+        child.kill()
+    assert stdout.splitlines() == ["sleeping"], (stdout, stderr)
     assert "KeyboardInterrupt" in stderr, stderr
 
 

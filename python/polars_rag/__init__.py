@@ -74,9 +74,11 @@ from polars_rag._common import (
     signature,
 )
 from polars_rag._compare import (
+    Adjust,
     Alternative,
     Calibration,
     Comparison,
+    adjust_p_values,
     calibrate,
     compare,
     compare_defaults,
@@ -172,6 +174,7 @@ from polars_rag._settings import Embedder, Judge, default_model_dir
 from polars_rag._verdicts import ClaimCheckOptions, NuggetOptions, claim_check_scores, nugget_scores
 
 __all__ = [
+    "Adjust",
     "Alternative",
     "BleuOptions",
     "BleuTokenizer",
@@ -232,6 +235,7 @@ __all__ = [
     "collapse_run",
     "compare",
     "compare_defaults",
+    "adjust_p_values",
     "context_precision",
     "context_recall",
     "context_utilization",

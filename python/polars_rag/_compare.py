@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from functools import cache
+from collections.abc import Sequence
 from typing import Any, Literal, NamedTuple
 
 import polars as pl
@@ -20,6 +21,11 @@ from polars_rag._internal import compare_defaults as _compare_defaults
 
 #: The alternative hypothesis of :func:`compare`'s tests, as scipy names it.
 Alternative = Literal["two-sided", "greater", "less"]
+
+#: How :func:`compare` decides its family of tests: Holm's adjustment (the chance of any false
+#: alarm is at most the level), Benjamini-Hochberg (the expected share of false alarms among the
+#: flagged is at most the level), or none (each test on its own).
+Adjust = Literal["none", "holm", "bh"]
 
 
 def _alternative(value: Any) -> str:
@@ -40,7 +46,13 @@ class Comparison(NamedTuple):
     #: ``items and judge samples``: with samples in both runs the interval is a two-level
     #: bootstrap that resamples the judge's samples within each item as well),
     #: ``judge_variance_share`` (the share of an item's delta variance that is the judge's own)
-    #: and ``judge_flips`` (items whose samples disagree).
+    #: and ``judge_flips`` (items whose samples disagree); then the family's columns:
+    #: ``p_value`` (the p-value the row brings to the family), ``p_value_source`` (``t-test``,
+    #: or ``randomization`` without a t-test or without adjustment), ``p_holm`` (Holm's adjusted
+    #: p-value), ``q_bh`` (the Benjamini-Hochberg q-value), ``family_size`` (the tests decided
+    #: together: every metric over all items and per segment); and ``win_rate`` with
+    #: ``win_rate_low`` / ``win_rate_high`` (the share of changed items the candidate improved,
+    #: with its Wilson interval). ``significant`` is decided by ``adjust``.
     metrics: pl.DataFrame
     #: The same per segment value (a ``segment`` column first); empty without ``by``.
     segments: pl.DataFrame
@@ -82,6 +94,8 @@ def compare(
     seed: int | None = None,
     top: int | None = None,
     alternative: Alternative | None = None,
+    adjust: Adjust | None = None,
+    family: Sequence[str] | None = None,
 ) -> Comparison:
     """Compares two scores tables (as ``polars-rag score`` writes them), as ``polars-rag compare``.
 
@@ -97,6 +111,18 @@ def compare(
     sign flips on one side) and to the t interval ``t_ci_low`` / ``t_ci_high`` (scipy's
     ``ttest_rel(...).confidence_interval``, one end infinite when one-sided). The bootstrap
     interval ``ci_low`` / ``ci_high`` stays two-sided.
+
+    Every row tested (each metric over all items, and per value of ``by``) is one family, and
+    ``significant`` is decided for the family as a whole: ``adjust="holm"`` (default) flags a
+    row when its Holm-adjusted p-value ``p_holm`` is at most ``1 - confidence``, so that the
+    chance of any false alarm among all rows stays at that level; ``"bh"`` uses the
+    Benjamini-Hochberg q-value ``q_bh``; ``"none"`` flags each row on its own when its
+    randomization p-value is below the level (the numbers of ``polars-rag`` 0.2). With an
+    adjustment, a row brings its t-test's p-value to the family (the randomization test's has
+    a floor of 1 / (resamples + 1), too coarse for a large family); corpus-level rows bring
+    their randomization p-value. ``family`` names the metrics whose rows are the family (the
+    ones a release decision rests on, say); the other rows are then decided as a family of
+    their own.
 
     Example:
         >>> import polars as pl, polars_rag as pr
@@ -118,8 +144,48 @@ def compare(
         _as_int("compare", "seed", _setting("seed", seed)),
         _as_int("compare", "top", _setting("top", top)),
         _alternative(_setting("alternative", alternative)),
+        _adjust("compare", _setting("adjust", adjust)),
+        _names("compare", "family", family),
     )
     return Comparison(metrics, segments, regressions)
+
+
+def _names(function: str, option: str, value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+        raise TypeError(f"{function}: {option} must be a list of metric names, got {value!r}")
+    return list(value)
+
+
+def _adjust(function: str, value: Any) -> str:
+    if value not in ("none", "holm", "bh"):
+        raise ValueError(f"{function}: adjust must be 'none', 'holm' or 'bh', got {value!r}")
+    return str(value)
+
+
+def adjust_p_values(p: str | pl.Expr, method: Adjust = "holm") -> pl.Expr:
+    """A column of p-values adjusted as one family (statsmodels' ``multipletests``):
+    ``"holm"`` gives Holm's adjusted p-values (reject where at most α: the chance of any false
+    rejection is at most α), ``"bh"`` the Benjamini-Hochberg q-values (the expected share of
+    false rejections among the rejected is at most α), ``"none"`` the p-values as they are.
+    Null and NaN p-values stay null and are left out of the family; a value outside [0, 1] is
+    an error naming the row. Over the whole column in ``select`` / ``with_columns``, per group
+    in ``group_by().agg()``.
+
+    Example:
+        >>> import polars as pl, polars_rag as pr
+        >>> df = pl.DataFrame({"p": [0.01, 0.04, 0.03, None]})
+        >>> df.select(pr.adjust_p_values("p", "holm"))["p"].to_list()
+        [0.03, 0.06, 0.06, None]
+    """
+    from polars_rag._internal import adjust_p_values as _adjust_p_values
+
+    method = _adjust("adjust_p_values", method)  # type: ignore[assignment]
+    expr = pl.col(p) if isinstance(p, str) else p
+    return expr.cast(pl.Float64).map_batches(
+        lambda s: _adjust_p_values(s, method), return_dtype=pl.Float64
+    )
 
 
 @_names_its_errors

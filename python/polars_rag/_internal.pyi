@@ -21,8 +21,10 @@ def join_golden(
 ) -> tuple[pl.DataFrame, pl.Series, pl.Series, pl.Series, pl.Series]: ...
 def compare_tables(
     baseline: pl.DataFrame, candidate: pl.DataFrame, id: str, by: str | None,
-    resamples: int, confidence: float, seed: int, top: int, alternative: str,
+    resamples: int, confidence: float, seed: int, top: int, alternative: str, adjust: str,
+    family: list[str],
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]: ...
+def adjust_p_values(p: pl.Series, method: str) -> pl.Series: ...
 def calibrate_tables(
     runs: list[tuple[str, pl.DataFrame]], labels: pl.DataFrame, id: str, by: str | None,
     alpha: float, alternative: str, lam: float | None,

@@ -841,6 +841,25 @@ fn join_golden(
     })
 }
 
+/// A column of p-values adjusted as one family (`pr.adjust_p_values`).
+#[pyfunction]
+#[pyo3(signature = (p, method))]
+fn adjust_p_values(p: PySeries, method: &str) -> PyResult<PySeries> {
+    py_guarded("adjust_p_values", move || {
+        let method = method.parse().map_err(py_err_in("adjust_p_values"))?;
+        let name = p.0.name().clone();
+        let values: Vec<Option<f64>> =
+            p.0.f64()
+                .map_err(py_err_in("adjust_p_values"))?
+                .iter()
+                .collect();
+        let adjusted =
+            polars_rag::compare::stats::adjust_p_values("adjust_p_values", &values, method)
+                .map_err(py_err_in("adjust_p_values"))?;
+        Ok(PySeries(Series::new(name, adjusted)))
+    })
+}
+
 fn compare_options(
     function: &'static str,
     resamples: usize,
@@ -867,7 +886,7 @@ fn compare_options(
 /// A candidate scores table against a baseline one: per-metric rows, per-segment rows and the
 /// regressed items (`polars-rag compare`).
 #[pyfunction]
-#[pyo3(signature = (baseline, candidate, id, by, resamples, confidence, seed, top, alternative))]
+#[pyo3(signature = (baseline, candidate, id, by, resamples, confidence, seed, top, alternative, adjust, family))]
 #[allow(clippy::too_many_arguments)]
 fn compare_tables(
     baseline: PyDataFrame,
@@ -879,10 +898,15 @@ fn compare_tables(
     seed: u64,
     top: usize,
     alternative: &str,
+    adjust: &str,
+    family: Vec<String>,
 ) -> PyResult<(PyDataFrame, PyDataFrame, PyDataFrame)> {
     py_guarded("compare", move || {
-        let options = compare_options("compare", resamples, confidence, seed, top, alternative)?;
-        let c = comparison::compare_tables(
+        let options = CompareOptions {
+            adjust: adjust.parse().map_err(py_err_in("compare"))?,
+            ..compare_options("compare", resamples, confidence, seed, top, alternative)?
+        };
+        let mut c = comparison::compare_tables(
             &readable("compare", &baseline.0)?,
             &readable("compare", &candidate.0)?,
             id,
@@ -890,6 +914,9 @@ fn compare_tables(
             &options,
         )
         .map_err(py_err_in("compare"))?;
+        if !family.is_empty() {
+            c.decide_family_of(&family).map_err(py_err_in("compare"))?;
+        }
         Ok((
             PyDataFrame(comparison::metrics_frame(&c.metrics, None).map_err(py_err_in("compare"))?),
             PyDataFrame(comparison::segments_frame(&c.segments).map_err(py_err_in("compare"))?),
@@ -1151,6 +1178,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(main_captured, m)?)?;
     m.add_function(wrap_pyfunction!(score_captured, m)?)?;
     m.add_function(wrap_pyfunction!(compare_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(adjust_p_values, m)?)?;
     m.add_function(wrap_pyfunction!(summarize_table, m)?)?;
     m.add_function(wrap_pyfunction!(calibrate_tables, m)?)?;
     m.add_function(wrap_pyfunction!(labelling_sheet, m)?)?;

@@ -19,8 +19,11 @@ use super::settings::*;
 
 fn compare(args: CompareArgs) -> Result<bool, String> {
     let mut gate_texts = args.fail_if.clone();
+    let mut family = args.family.clone();
     if let Some(path) = &args.gates {
-        gate_texts.extend(cli_compare::read_gates(path).map_err(|e| e.to_string())?);
+        let file = cli_compare::read_gates(path).map_err(|e| e.to_string())?;
+        gate_texts.extend(file.fail_if);
+        family.extend(file.family);
     }
     let gates = gate_texts
         .iter()
@@ -44,8 +47,12 @@ fn compare(args: CompareArgs) -> Result<bool, String> {
         scores_dir: args.scores_dir,
         id: args.stats.id_col.clone(),
         by: args.stats.by.clone(),
-        options: compare_options(&args.stats, args.top)?,
+        options: CompareOptions {
+            adjust: args.adjust.unwrap_or_default(),
+            ..compare_options(&args.stats, args.top)?
+        },
         gates,
+        family,
         html: args.html,
         json: args.json,
         parquet: args.parquet,

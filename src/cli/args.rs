@@ -1,6 +1,6 @@
 //! The command line's arguments: one clap struct per subcommand.
 
-use crate::compare::stats::Alternative;
+use crate::compare::stats::{Adjust, Alternative};
 use crate::job::progress::ProgressMode;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -196,12 +196,25 @@ pub(crate) struct CompareArgs {
     /// Items listed per metric among the largest drops (default: the library's, 10).
     #[arg(long)]
     pub(crate) top: Option<usize>,
+    /// How the family of tests (every metric over all items and per segment) decides
+    /// `significant` and the gates: holm (default; the chance of any false alarm is at most
+    /// 1 - confidence), bh (Benjamini-Hochberg: the expected share of false alarms among the
+    /// flagged), none (each test on its own: the randomization p-value below 1 - confidence).
+    #[arg(long)]
+    pub(crate) adjust: Option<Adjust>,
+    /// A metric whose rows (over all items and per segment) make the family of tests that
+    /// --adjust decides together, e.g. the gated ones; the other rows are decided as a family
+    /// of their own. Repeatable; also `family = [...]` in a --gates file. Default: every row
+    /// is one family.
+    #[arg(long)]
+    pub(crate) family: Vec<String>,
     /// Gate: "METRIC OP VALUE" on the delta (OP: < <= > >=); fails (exit 1) when the delta
-    /// crosses it and the change is significant. Repeatable.
+    /// crosses it and the change is significant (after --adjust). Repeatable.
     #[arg(long = "fail-if")]
     pub(crate) fail_if: Vec<String>,
     /// Gates from a TOML file: `fail_if = ["rouge.rougeL.fmeasure < -0.01", "mrr < -0.02"]`
-    /// (added to any --fail-if).
+    /// (added to any --fail-if), and optionally `family = ["rouge.rougeL.fmeasure", "mrr"]`
+    /// (added to any --family).
     #[arg(long)]
     pub(crate) gates: Option<PathBuf>,
     /// Write the HTML report here.

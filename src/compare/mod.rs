@@ -36,7 +36,8 @@ pub mod streamed;
 pub mod tables;
 
 use self::stats::{
-    t_test_deltas, Alternative, ColumnSums, PairedResampler, PairedResampling, ResampleOptions,
+    decide_family, t_test_deltas, wilson_interval, Adjust, Alternative, ColumnSums,
+    PairedResampler, PairedResampling, ResampleOptions,
 };
 
 /// Settings of a comparison.
@@ -57,6 +58,9 @@ pub struct CompareOptions {
     /// The alternative hypothesis of the p-values and of the t interval (scipy's: two-sided,
     /// greater: the candidate scores higher, less: lower).
     pub alternative: Alternative,
+    /// How the family of tests (every metric and segment row of a comparison) is decided:
+    /// Holm (the default), Benjamini–Hochberg, or each test on its own (see [`decide_rows`]).
+    pub adjust: Adjust,
 }
 
 impl Default for CompareOptions {
@@ -69,6 +73,7 @@ impl Default for CompareOptions {
             top: 10,
             tolerance: 1e-12,
             alternative: Alternative::TwoSided,
+            adjust: Adjust::Holm,
         }
     }
 }
@@ -305,8 +310,29 @@ pub struct MetricComparison {
     pub regressed: usize,
     /// The others.
     pub unchanged: usize,
-    /// p_randomization < 1 − confidence.
+    /// Whether the change is significant at level 1 − confidence once the family of tests is
+    /// decided together (see [`decide_rows`]): `p_holm ≤ α` under Holm, `q_bh ≤ α` under
+    /// Benjamini–Hochberg, `p_value < α` without adjustment.
     pub significant: bool,
+    /// The p-value this row brings to the family: the t-test's where the metric has one (a
+    /// per-item metric whose deltas vary), whose resolution is not bounded by the resamples;
+    /// else, and always without adjustment, the randomization test's.
+    pub p_value: f64,
+    /// Where `p_value` comes from: `t-test` or `randomization`.
+    pub p_value_source: &'static str,
+    /// Holm's adjusted `p_value` over the comparison's family (NaN for a row without a test).
+    pub p_holm: f64,
+    /// The Benjamini–Hochberg q-value of `p_value` over the family.
+    pub q_bh: f64,
+    /// The tests in the family this row was decided with.
+    pub family_size: usize,
+    /// Among the items whose value changed (improved or regressed), the share that improved:
+    /// how often the candidate wins a decided item (per-item metrics; none without a change).
+    pub win_rate: Option<f64>,
+    /// Lower end of the Wilson score interval of `win_rate` at the comparison's confidence.
+    pub win_rate_low: Option<f64>,
+    /// Upper end.
+    pub win_rate_high: Option<f64>,
     /// Counts of per-item deltas in [`HISTOGRAM_BINS`] equal bins over `histogram_range`.
     pub histogram: Vec<usize>,
     /// The range the histogram covers (symmetric around 0).
@@ -415,7 +441,8 @@ fn histogram(deltas: &[f64]) -> (Vec<usize>, f64) {
 }
 
 /// Compares every metric (over `items` only, when given). Items missing in either run are
-/// left out of that metric; a metric with no item left gives a row with `n = 0` and NaNs.
+/// left out of that metric; a metric with no item left gives a row with `n = 0` and NaNs. The
+/// rows are decided as one family ([`decide_rows`]).
 pub fn compare_metrics(
     metrics: &[MetricValues],
     items: Option<&[usize]>,
@@ -494,6 +521,7 @@ pub fn compare_metrics(
             _ => {}
         }
     }
+    decide_rows(out.iter_mut(), &[], options);
     out
 }
 
@@ -619,6 +647,16 @@ pub(crate) fn finish_mean(
     let alpha = 1.0 - options.confidence;
     let p = r.map_or(nan, |r| r.p_value_of(options.alternative));
     let t_interval = t.map(|t| t.confidence_interval(options.confidence, options.alternative));
+    let (p_value, p_value_source) = family_p_value(
+        p,
+        t.map(|t| t.p_value_of(options.alternative)),
+        options.adjust,
+    );
+    let decided = (p_.improved + p_.regressed) as u64;
+    let wins = (decided > 0).then(|| {
+        let (low, high) = wilson_interval(p_.improved as u64, decided, options.confidence);
+        (p_.improved as f64 / decided as f64, low, high)
+    });
     MetricComparison {
         metric: p_.name.clone(),
         kind: "mean",
@@ -637,7 +675,15 @@ pub(crate) fn finish_mean(
         improved: p_.improved,
         regressed: p_.regressed,
         unchanged: p_.unchanged,
-        significant: p < alpha,
+        significant: p_value < alpha,
+        p_value,
+        p_value_source,
+        p_holm: nan,
+        q_bh: nan,
+        family_size: 0,
+        win_rate: wins.map(|w| w.0),
+        win_rate_low: wins.map(|w| w.1),
+        win_rate_high: wins.map(|w| w.2),
         histogram: p_.histogram.0.clone(),
         histogram_range: p_.histogram.1,
         baseline_judge_spread: p_.spread.map(|s| s.0),
@@ -650,6 +696,119 @@ pub(crate) fn finish_mean(
         judge_variance_share: two_level.map(|t| t.judge_share),
         judge_flips: p_.two_level.map(|(_, flips)| flips),
     }
+}
+
+/// The p-value a row brings to its family, and its source: without adjustment the
+/// randomization test's (the comparison's numbers before families); with one, the t-test's
+/// where there is one. A randomization p-value is at least 1/(R + 1): with 60 tests and 1,000
+/// resamples Holm's smallest threshold, α/60, is below it and nothing could be flagged. The
+/// t-test's has no such floor.
+fn family_p_value(randomization: f64, t_test: Option<f64>, adjust: Adjust) -> (f64, &'static str) {
+    match (adjust, t_test.filter(|p| !p.is_nan())) {
+        (Adjust::None, _) | (_, None) => (randomization, "randomization"),
+        (_, Some(p)) => (p, "t-test"),
+    }
+}
+
+/// What a comparison's family of tests is, and a warning for each way it could fail to flag a
+/// real change.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Family {
+    /// The procedure.
+    pub adjust: Adjust,
+    /// Its level, 1 − confidence.
+    pub alpha: f64,
+    /// The metrics named as the family (a gates file's `family`), their rows over all items
+    /// and per segment; empty: every row of the comparison is one family.
+    pub named: Vec<String>,
+    /// The tests in the family: its rows with a p-value.
+    pub size: usize,
+    /// With a named family: the tests of the other rows, decided as a second family of their
+    /// own (0 without one).
+    pub others: usize,
+    /// The tests of the family whose p-value is the randomization test's.
+    pub randomization_tests: usize,
+    /// Sentences for the report (empty when there is nothing to say).
+    pub warnings: Vec<String>,
+}
+
+/// Decides a family of rows together (every metric × segment row of one comparison): fills in
+/// each row's `p_holm`, `q_bh` and `family_size` and sets `significant` by the options'
+/// [`Adjust`] procedure at level 1 − confidence. Rows without a p-value are left out of the
+/// family and are not significant.
+///
+/// ```
+/// use polars_rag::compare::{compare_metrics, decide_rows, CompareOptions, MetricValues};
+/// use polars_rag::compare::stats::Adjust;
+/// let base: Vec<f64> = (0..200).map(|i| 0.5 + 0.2 * (i as f64 * 0.37).sin()).collect();
+/// let shifted = |d: f64| base.iter().enumerate().map(|(i, v)| v + d + 0.05 * (i as f64).cos()).collect::<Vec<_>>();
+/// let metrics = [MetricValues::mean("a", base.clone(), shifted(0.02)), MetricValues::mean("b", base.clone(), shifted(0.0))];
+/// let options = CompareOptions { adjust: Adjust::Holm, ..Default::default() };
+/// // compare_metrics decides its rows as one family already; deciding again changes nothing.
+/// let mut rows = compare_metrics(&metrics, None, &options);
+/// let family = decide_rows(rows.iter_mut(), &[], &options);
+/// assert_eq!((family.size, rows[0].family_size), (2, 2));
+/// assert!(rows[0].p_holm >= rows[0].p_value && rows[0].significant == (rows[0].p_holm <= 0.05));
+/// // Named as the family on its own, `a` is decided alone and `b` in a family of the rest.
+/// let family = decide_rows(rows.iter_mut(), &["a".to_string()], &options);
+/// assert_eq!((family.size, family.others, rows[0].p_holm), (1, 1, rows[0].p_value));
+/// ```
+pub fn decide_rows<'a>(
+    rows: impl IntoIterator<Item = &'a mut MetricComparison>,
+    named: &[String],
+    options: &CompareOptions,
+) -> Family {
+    let rows: Vec<&mut MetricComparison> = rows.into_iter().collect();
+    let alpha = 1.0 - options.confidence;
+    let (mut family, mut others): (Vec<_>, Vec<_>) = rows
+        .into_iter()
+        .partition(|r| named.is_empty() || named.contains(&r.metric));
+    let size = decide_one_family(&mut family, options);
+    let others_size = decide_one_family(&mut others, options);
+    let randomization_tests = family
+        .iter()
+        .filter(|r| !r.p_value.is_nan() && r.p_value_source == "randomization")
+        .count();
+    let mut warnings = Vec::new();
+    let floor = 1.0 / (options.resamples as f64 + 1.0);
+    let threshold = alpha / size.max(1) as f64;
+    if options.adjust != Adjust::None && randomization_tests > 0 && floor > threshold {
+        // 20 times the smallest threshold's reciprocal: the p-value can then fall well below it.
+        let needed = (20.0 * size as f64 / alpha).ceil();
+        let procedure = if options.adjust == Adjust::Holm {
+            "Holm"
+        } else {
+            "Benjamini-Hochberg"
+        };
+        warnings.push(format!(
+            "{randomization_tests} of the family's {size} tests take the randomization p-value (corpus-level \
+             metrics, or deltas that do not vary), which is at least 1/(resamples + 1) = {floor:.2e}: above \
+             the smallest {procedure} threshold, alpha/{size} = {threshold:.2e}, so a change in them cannot \
+             be flagged; use --resamples {needed} or more"
+        ));
+    }
+    Family {
+        adjust: options.adjust,
+        alpha,
+        named: named.to_vec(),
+        size,
+        others: others_size,
+        randomization_tests,
+        warnings,
+    }
+}
+
+/// Decides `rows` as one family; the number of tests in it.
+fn decide_one_family(rows: &mut [&mut MetricComparison], options: &CompareOptions) -> usize {
+    let p: Vec<f64> = rows.iter().map(|r| r.p_value).collect();
+    let decision = decide_family(&p, options.adjust, 1.0 - options.confidence);
+    for (i, row) in rows.iter_mut().enumerate() {
+        row.p_holm = decision.holm[i];
+        row.q_bh = decision.bh[i];
+        row.family_size = decision.size;
+        row.significant = decision.reject[i];
+    }
+    decision.size
 }
 
 /// A corpus-level metric's comparison from the resampling sums of its statistics in both runs.
@@ -688,6 +847,14 @@ pub(crate) fn finish_corpus(
         regressed: 0,
         unchanged: 0,
         significant: p < alpha,
+        p_value: p,
+        p_value_source: "randomization",
+        p_holm: nan,
+        q_bh: nan,
+        family_size: 0,
+        win_rate: None,
+        win_rate_low: None,
+        win_rate_high: None,
         histogram: vec![0; HISTOGRAM_BINS],
         histogram_range: 0.0,
         baseline_judge_spread: None,
@@ -818,20 +985,33 @@ pub fn check_gates(gates: &[Gate], rows: &[MetricComparison]) -> crate::Result<V
             })?;
             if g.trips(row) {
                 reasons.push(format!(
-                    "{} delta {:+.4} [{:+.4}, {:+.4}] {} {} (p = {:.4})",
+                    "{} delta {:+.4} [{:+.4}, {:+.4}] {} {} ({})",
                     shown(&g.metric),
                     row.delta,
                     row.ci_low,
                     row.ci_high,
                     g.op,
                     g.threshold,
-                    row.p_randomization
+                    significance_of(row)
                 ));
             }
         }
         Ok(reasons)
     };
     checked().map_err(crate::Error::options)
+}
+
+/// How a row's significance was decided, for a sentence: `p = 0.0012, Holm-adjusted 0.0148 of
+/// 12 tests` (or the q-value, or the p-value alone without adjustment).
+pub fn significance_of(row: &MetricComparison) -> String {
+    let raw = format!("p = {:.4} ({})", row.p_value, row.p_value_source);
+    match (row.family_size, row.p_holm.is_nan()) {
+        (0, _) | (_, true) => raw,
+        (m, false) => format!(
+            "{raw}, Holm-adjusted {:.4}, BH q {:.4} over {m} tests",
+            row.p_holm, row.q_bh
+        ),
+    }
 }
 
 #[cfg(test)]

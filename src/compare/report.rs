@@ -3,8 +3,9 @@
 //! confidence intervals, the distribution of per-item deltas, a segment × metric heatmap and the
 //! regressed items.
 
+use crate::compare::stats::Adjust;
 use crate::compare::tables::{MetricSummary, TableComparison};
-use crate::compare::{MetricComparison, HISTOGRAM_BINS};
+use crate::compare::{Family, MetricComparison, HISTOGRAM_BINS};
 use crate::text::shown::{escaped, shown};
 
 fn fmt(x: f64) -> String {
@@ -71,9 +72,62 @@ fn values_cell(values: &[String]) -> String {
     )
 }
 
+/// The adjusted p-value that decided a row's `significant` (the raw one without adjustment).
+fn deciding_p(r: &MetricComparison, adjust: Adjust) -> f64 {
+    match adjust {
+        Adjust::None => r.p_value,
+        Adjust::Holm => r.p_holm,
+        Adjust::Bh => r.q_bh,
+    }
+}
+
+/// The header of the column of [`deciding_p`].
+fn deciding_p_header(family: &Family) -> String {
+    match family.adjust {
+        Adjust::None => "p (decides)".to_string(),
+        Adjust::Holm => format!("p (Holm, {} tests)", family.size),
+        Adjust::Bh => format!("q (BH, {} tests)", family.size),
+    }
+}
+
+/// How the family was decided, a sentence for both reports.
+fn family_sentence(family: &Family) -> String {
+    let rule = match family.adjust {
+        Adjust::None => "each test on its own (no adjustment for the family): the randomization p-value below the level".to_string(),
+        Adjust::Holm => format!(
+            "Holm's adjustment over the family of {} tests (every metric over all items and per segment): the chance of any false alarm among them is at most {:.2}",
+            family.size, family.alpha
+        ),
+        Adjust::Bh => format!(
+            "the Benjamini-Hochberg q-value over the family of {} tests (every metric over all items and per segment): the expected share of false alarms among the flagged is at most {:.2}",
+            family.size, family.alpha
+        ),
+    };
+    let source = if family.adjust == Adjust::None {
+        String::new()
+    } else {
+        format!(
+            " The p-value a row brings is its t-test's, or its randomization test's where it has no t-test ({} of the {}).",
+            family.randomization_tests, family.size
+        )
+    };
+    format!("Significant: {rule}.{source}")
+}
+
+/// A row's win rate among decided items with its Wilson interval: `62% [55%, 68%]`.
+fn wins_cell(r: &MetricComparison) -> String {
+    match (r.win_rate, r.win_rate_low, r.win_rate_high) {
+        (Some(w), Some(lo), Some(hi)) => {
+            format!("{:.0}% [{:.0}%, {:.0}%]", w * 100.0, lo * 100.0, hi * 100.0)
+        }
+        _ => "–".into(),
+    }
+}
+
 /// The cells of a metric's row, in the column order of both reports: metric, n, baseline,
-/// candidate, delta, interval, p (randomization), p (t-test), effect size, counts, verdict.
-fn metric_cells(r: &MetricComparison) -> [String; 11] {
+/// candidate, delta, interval, p (randomization), p (t-test), the p-value that decided, effect
+/// size, counts, wins among decided items, verdict.
+fn metric_cells(r: &MetricComparison, adjust: Adjust) -> [String; 13] {
     [
         r.metric.clone(),
         r.n.to_string(),
@@ -83,19 +137,26 @@ fn metric_cells(r: &MetricComparison) -> [String; 11] {
         format!("[{}, {}]", signed(r.ci_low), signed(r.ci_high)),
         p_value(Some(r.p_randomization)),
         p_value(r.p_t_test),
+        p_value(Some(deciding_p(r, adjust))),
         r.effect_size.map_or("–".into(), |e| format!("{e:+.3}")),
         format!("{} / {} / {}", r.improved, r.regressed, r.unchanged),
+        wins_cell(r),
         verdict(r).to_string(),
     ]
 }
 
-fn metrics_table_md(rows: &[MetricComparison], confidence: f64) -> String {
+fn metrics_table_md(rows: &[MetricComparison], confidence: f64, family: &Family) -> String {
     let mut out = format!(
-        "| metric | n | baseline | candidate | delta | {:.0}% CI | p (randomization) | p (t-test) | effect size | improved / regressed / unchanged | verdict |\n|---|---:|---:|---:|---:|---|---:|---:|---:|---|---|\n",
+        "| metric | n | baseline | candidate | delta | {:.0}% CI | p (randomization) | p (t-test) | {} | effect size | improved / regressed / unchanged | wins [{:.0}% CI] | verdict |\n|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---|---|---|\n",
+        confidence * 100.0,
+        deciding_p_header(family),
         confidence * 100.0
     );
     for r in rows {
-        let mut cells: Vec<String> = metric_cells(r).iter().map(|c| cell(c)).collect();
+        let mut cells: Vec<String> = metric_cells(r, family.adjust)
+            .iter()
+            .map(|c| cell(c))
+            .collect();
         cells[0] = value_cell(&r.metric);
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
     }
@@ -183,7 +244,11 @@ pub fn markdown(c: &TableComparison, baseline: &str, candidate: &str, gate: &[St
         }
     }
     out.push('\n');
-    out.push_str(&metrics_table_md(&c.metrics, o.confidence));
+    out.push_str(&metrics_table_md(&c.metrics, o.confidence, &c.family));
+    out.push_str(&format!("\n{}\n", family_sentence(&c.family)));
+    for warning in &c.family.warnings {
+        out.push_str(&format!("\nwarning: {warning}\n"));
+    }
     let noise = judge_noise_lines(&c.metrics, shown);
     if !noise.is_empty() {
         out.push_str("\nJudge noise (several samples per item):\n\n");
@@ -541,14 +606,14 @@ pub fn html(
     }
     out.push_str("<h2>Delta per metric</h2>");
     out.push_str(&delta_chart(&c.metrics));
-    out.push_str("<table id=\"metrics\"><thead><tr><th>metric</th><th>n</th><th>baseline</th><th>candidate</th><th>delta</th><th>CI</th><th>p (rand.)</th><th>p (t)</th><th>effect</th><th>↑ / ↓ / =</th><th>verdict</th></tr></thead><tbody>");
+    out.push_str(&format!("<table id=\"metrics\"><thead><tr><th>metric</th><th>n</th><th>baseline</th><th>candidate</th><th>delta</th><th>CI</th><th>p (rand.)</th><th>p (t)</th><th>{}</th><th>effect</th><th>↑ / ↓ / =</th><th>wins</th><th>verdict</th></tr></thead><tbody>", esc(&deciding_p_header(&c.family))));
     for r in &c.metrics {
         let class = match verdict(r) {
             "better" => "better",
             "worse" => "worse",
             _ => "same",
         };
-        let cells = metric_cells(r);
+        let cells = metric_cells(r, c.family.adjust);
         let [first @ .., last] = &cells;
         out.push_str("<tr>");
         for c in first {
@@ -557,6 +622,16 @@ pub fn html(
         out.push_str(&format!("<td class=\"{class}\">{}</td></tr>", esc(last)));
     }
     out.push_str("</tbody></table>");
+    out.push_str(&format!(
+        "<p class=\"note\">{}</p>",
+        esc(&family_sentence(&c.family))
+    ));
+    for warning in &c.family.warnings {
+        out.push_str(&format!(
+            "<p class=\"note\"><strong>warning:</strong> {}</p>",
+            esc(warning)
+        ));
+    }
     let noise = judge_noise_lines(&c.metrics, std::borrow::Cow::Borrowed);
     if !noise.is_empty() {
         out.push_str("<p class=\"note\">Judge noise (several samples per item):</p><ul>");

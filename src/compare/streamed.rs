@@ -986,7 +986,20 @@ pub fn compare_sources(
             rows.iter().take(20).map(|r| texts[r].clone()).collect(),
         )
     };
+    // Every row tested is one family: the metrics over all items and per segment.
+    let mut metrics = metrics;
+    let mut segment_rows = segment_rows;
+    let family = super::decide_rows(
+        metrics.iter_mut().chain(
+            segment_rows
+                .iter_mut()
+                .flat_map(|(_, rows)| rows.iter_mut()),
+        ),
+        &[],
+        options,
+    );
     Ok(TableComparison {
+        family,
         baseline_only: shown(&pairing.baseline_only, &b_keys),
         candidate_only: shown(&pairing.candidate_only, &c_keys),
         keys,

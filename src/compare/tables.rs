@@ -41,6 +41,8 @@ pub struct TableComparison {
     pub baseline_only: (usize, Vec<String>),
     /// Keys only the candidate has.
     pub candidate_only: (usize, Vec<String>),
+    /// The family of tests the rows were decided with (see [`crate::compare::decide_rows`]).
+    pub family: crate::compare::Family,
     /// Per metric, over all matched items.
     pub metrics: Vec<MetricComparison>,
     /// The segment column, if any, and per segment value the same rows.
@@ -59,6 +61,37 @@ pub struct TableComparison {
     pub judge_drift: Vec<crate::compare::VerdictChange>,
     /// Per judged metric with several samples per item: up to 10 items whose samples disagree.
     pub judge_flip_items: Vec<(String, Vec<String>)>,
+}
+
+impl TableComparison {
+    /// Decides the rows again with `named` metrics as the family (their rows over all items and
+    /// per segment) and the other rows as a second family; an error naming a metric the
+    /// comparison does not have.
+    pub fn decide_family_of(&mut self, named: &[String]) -> crate::Result<()> {
+        use crate::text::shown::shown;
+        if let Some(unknown) = named
+            .iter()
+            .find(|n| !self.metrics.iter().any(|m| &m.metric == *n))
+        {
+            let known: Vec<_> = self.metrics.iter().map(|m| shown(&m.metric)).collect();
+            return Err(crate::Error::options(format!(
+                "family: no metric '{}' (compared: {})",
+                shown(unknown),
+                known.join(", ")
+            )));
+        }
+        let options = self.options;
+        self.family = crate::compare::decide_rows(
+            self.metrics.iter_mut().chain(
+                self.segments
+                    .iter_mut()
+                    .flat_map(|(_, rows)| rows.iter_mut()),
+            ),
+            named,
+            &options,
+        );
+        Ok(())
+    }
 }
 
 /// The columns of a scores table that a comparison's values come from, in the table's order:
@@ -188,6 +221,21 @@ fn frame_of_rows(
         )
         .into_column(),
     );
+    // Columns added later come after the first ones: readers by position keep working.
+    cols.push(f("p_value", &|r| Some(r.p_value)));
+    cols.push(
+        Series::new(
+            "p_value_source".into(),
+            rows.iter().map(|r| r.p_value_source).collect::<Vec<_>>(),
+        )
+        .into_column(),
+    );
+    cols.push(f("p_holm", &|r| Some(r.p_holm)));
+    cols.push(f("q_bh", &|r| Some(r.q_bh)));
+    cols.push(u("family_size", &|r| r.family_size as u64));
+    cols.push(f("win_rate", &|r| r.win_rate));
+    cols.push(f("win_rate_low", &|r| r.win_rate_low));
+    cols.push(f("win_rate_high", &|r| r.win_rate_high));
     DataFrame::new_infer_height(cols)
 }
 
@@ -376,6 +424,14 @@ mod tests {
             regressed: 1,
             unchanged: 1,
             significant: false,
+            p_value: 0.5,
+            p_value_source: "randomization",
+            p_holm: 0.5,
+            q_bh: 0.5,
+            family_size: 1,
+            win_rate: Some(0.5),
+            win_rate_low: Some(0.1),
+            win_rate_high: Some(0.9),
             histogram: Vec::new(),
             histogram_range: 1.0,
             baseline_judge_spread: None,

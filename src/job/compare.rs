@@ -39,6 +39,9 @@ pub struct CompareJob {
     pub options: CompareOptions,
     /// CI gates.
     pub gates: Vec<Gate>,
+    /// The metrics whose rows are the family of tests (empty: every row); the other rows are
+    /// decided as a family of their own.
+    pub family: Vec<String>,
     /// HTML report path.
     pub html: Option<PathBuf>,
     /// JSON summary path.
@@ -266,6 +269,9 @@ pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
         comparison.judge_drift =
             crate::compare::verdict_changes(&comparison.metrics, &other.metrics);
     }
+    if !job.family.is_empty() {
+        comparison.decide_family_of(&job.family)?;
+    }
     let failures = check_gates(&job.gates, &comparison.metrics)?;
     let b_name = baseline_path.display().to_string();
     let c_name = candidate_path.display().to_string();
@@ -331,6 +337,10 @@ pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
             (
                 "polars-rag:alternative".to_string(),
                 job.options.alternative.name().to_string(),
+            ),
+            (
+                "polars-rag:adjust".to_string(),
+                job.options.adjust.name().to_string(),
             ),
             ("polars-rag:baseline".to_string(), b_name.clone()),
             ("polars-rag:candidate".to_string(), c_name.clone()),
@@ -398,17 +408,24 @@ pub fn summary(
     Ok(text)
 }
 
-/// The gates of a TOML file: `fail_if = ["METRIC OP VALUE", ...]`; any other key is an error.
-pub fn read_gates(path: &Path) -> PolarsResult<Vec<String>> {
-    #[derive(serde::Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct GateFile {
-        fail_if: Vec<String>,
-    }
+/// The gates of a TOML file: `fail_if = ["METRIC OP VALUE", ...]` and optionally
+/// `family = ["METRIC", ...]`; any other key is an error.
+pub fn read_gates(path: &Path) -> PolarsResult<GateFile> {
     let text = crate::files::read_text(path, "gates file", crate::files::CONFIG_LIMIT)?;
-    let file: GateFile = toml::from_str(&text)
-        .map_err(|e| err(format!("invalid gates file {}: {e}", path.display())))?;
-    Ok(file.fail_if)
+    toml::from_str(&text).map_err(|e| err(format!("invalid gates file {}: {e}", path.display())))
+}
+
+/// A gates file: the gates, and the metrics whose rows are the family of tests the gates are
+/// decided in (empty: every row of the comparison).
+#[derive(Debug, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GateFile {
+    /// `"METRIC OP VALUE"` gates.
+    pub fail_if: Vec<String>,
+    /// The family's metrics: their rows over all items and per segment are decided together,
+    /// the other rows as a family of their own.
+    #[serde(default)]
+    pub family: Vec<String>,
 }
 
 #[cfg(test)]
@@ -421,7 +438,9 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("gates.toml");
         std::fs::write(&path, "fail_if = [\"mrr < -0.02\"]").unwrap();
-        assert_eq!(read_gates(&path).unwrap(), vec!["mrr < -0.02"]);
+        assert_eq!(read_gates(&path).unwrap().fail_if, vec!["mrr < -0.02"]);
+        std::fs::write(&path, "fail_if = []\nfamily = [\"mrr\"]").unwrap();
+        assert_eq!(read_gates(&path).unwrap().family, vec!["mrr"]);
         std::fs::write(&path, "fail = []").unwrap();
         assert!(read_gates(&path).is_err());
         std::fs::remove_dir_all(&dir).ok();

@@ -18,6 +18,7 @@ mod compare_faces;
 mod custom_judge;
 mod embed;
 mod engine_hostile;
+mod family_simulations;
 mod faces;
 mod fidelity_edges;
 mod fuzz_kernels;

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import math
 import random
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -182,3 +184,100 @@ def test_one_sided_randomization_p_values():
     assert 0.01 <= sum(x < 0.05 for x in ps) / len(ps) <= 0.12
     with pytest.raises(ValueError, match="compare: alternative must be"):
         pr.compare(a, b, alternative="bigger")  # type: ignore[arg-type]
+
+
+VERDICT_FIXTURES = Path(__file__).parent.parent / "fixtures" / "verdicts.json"
+
+
+def test_adjust_p_values_equals_statsmodels_multipletests():
+    # Recorded from statsmodels' multipletests by datasets/fixtures/make_verdict_fixtures.py.
+    cases = json.loads(VERDICT_FIXTURES.read_text())["multiplicity"]
+    assert len(cases) >= 40
+    def number(v: float | str) -> float | None:
+        # The generator writes a missing p-value (and its adjusted value) as "NaN".
+        return None if isinstance(v, str) else v
+
+    for case in cases:
+        frame = pl.DataFrame({"p": [number(v) for v in case["p"]]}, schema={"p": pl.Float64})
+        for method, key in (("holm", "holm"), ("bh", "fdr_bh")):
+            got = frame.select(pr.adjust_p_values("p", method))["p"].to_list()
+            for g, want in zip(got, map(number, case[key])):
+                if want is None:
+                    assert g is None, (method, case)
+                    continue
+                assert g == pytest.approx(want, rel=1e-12, abs=1e-15), (method, case)
+            alpha = case["alpha"]
+            assert [g is not None and g <= alpha for g in got] == case[f"{key}_reject"] or any(
+                g is not None and abs(g - alpha) < 1e-12 for g in got
+            ), (method, case)
+
+
+def test_adjust_p_values_per_group_keeps_nulls_and_names_bad_rows():
+    df = pl.DataFrame({"g": ["a", "a", "b", "b"], "p": [0.01, 0.04, None, 0.02]})
+    per_group = df.group_by("g", maintain_order=True).agg(pr.adjust_p_values("p", "holm"))
+    assert per_group["p"].to_list() == [[0.02, 0.04], [None, 0.02]]
+    with pytest.raises(ValueError, match=r"adjust_p_values: a p-value must be in \[0, 1\], got 1.5 at row 1"):
+        pl.DataFrame({"p": [0.1, 1.5]}).select(pr.adjust_p_values("p"))
+    with pytest.raises(ValueError, match="adjust must be 'none', 'holm' or 'bh'"):
+        pr.adjust_p_values("p", "bonferroni")  # type: ignore[arg-type]
+
+
+def twelve_metric_frames(seed: int, shift: float, n: int = 200) -> tuple[pl.DataFrame, pl.DataFrame]:
+    rng = random.Random(seed)
+    ids = [f"q{i}" for i in range(n)]
+    # Twelve registry ids with plain float values.
+    names = ["mrr", "bleu", "chrf", "exact_match", "string_similarity", "keyword_coverage",
+             "answer_completeness", "precision_at_k", "recall_at_k", "f1_at_k", "ndcg_at_k", "r_precision"]
+    base = {name: [rng.random() for _ in range(n)] for name in names}
+    cand = {name: [v + (shift if name == "mrr" else 0.0) + rng.gauss(0, 0.2) for v in base[name]] for name in names}
+    segment = [f"s{i % 4}" for i in range(n)]
+    return (
+        pl.DataFrame({"query_id": ids, "segment": segment, **base}),
+        pl.DataFrame({"query_id": ids, "segment": segment, **cand}),
+    )
+
+
+def test_significant_is_decided_for_the_family_of_every_metric_and_segment():
+    a, b = twelve_metric_frames(5, 0.08)
+    holm = pr.compare(a, b, by="segment", resamples=199)
+    rows = pl.concat([holm.metrics.with_columns(segment=pl.lit("all")).select(holm.segments.columns), holm.segments])
+    assert rows["family_size"].unique().to_list() == [60]
+    # Holm's adjusted p-values over all 60 rows, as statsmodels computes them (recorded cases
+    # above); significant where at most alpha.
+    p = rows["p_value"].to_list()
+    assert (rows["p_value_source"] == "t-test").all()
+    assert rows["p_value"].to_list() == rows["p_t_test"].to_list()
+    expected = pl.DataFrame({"p": p}).select(pr.adjust_p_values("p", "holm"))["p"].to_list()
+    assert rows["p_holm"].to_list() == expected
+    assert rows["significant"].to_list() == [q <= 0.05 for q in expected]
+    mrr = holm.metrics.filter(pl.col("metric") == "mrr").row(0, named=True)
+    assert mrr["significant"] and mrr["win_rate"] > 0.5 and mrr["win_rate_low"] < mrr["win_rate"] < mrr["win_rate_high"]
+    # Without adjustment: the randomization p-value decides each row alone (the 0.2 numbers).
+    none = pr.compare(a, b, by="segment", resamples=199, adjust="none")
+    assert none.metrics["significant"].to_list() == (none.metrics["p_randomization"] < 0.05).to_list()
+    assert (none.metrics["p_value_source"] == "randomization").all()
+    old = ["delta", "ci_low", "ci_high", "p_randomization", "p_t_test"]
+    assert none.metrics.select(old).equals(holm.metrics.select(old))
+    # The family named: mrr alone, its rows over all items and per segment (5 tests).
+    named = pr.compare(a, b, by="segment", resamples=199, family=["mrr"])
+    assert named.metrics.filter(pl.col("metric") == "mrr")["family_size"].to_list() == [5]
+    assert named.metrics.filter(pl.col("metric") == "bleu")["family_size"].to_list() == [55]
+    with pytest.raises(ValueError, match="compare: family: no metric 'mrr2'"):
+        pr.compare(a, b, family=["mrr2"])
+    with pytest.raises(TypeError, match="family must be a list of metric names"):
+        pr.compare(a, b, family="mrr")  # type: ignore[arg-type]
+
+
+def test_win_rate_interval_equals_statsmodels_wilson():
+    # Recorded from statsmodels' proportion_confint(count, nobs, alpha, method="wilson").
+    cases = json.loads(VERDICT_FIXTURES.read_text())["wilson"]
+    for count, nobs in ((7, 20), (1, 3)):
+        case = next(c for c in cases if (c["count"], c["nobs"], c["alpha"]) == (count, nobs, 0.05))
+        base = [0.5] * (nobs + 3)
+        cand = [0.6] * count + [0.4] * (nobs - count) + [0.5] * 3
+        a, b = frames(base, cand)
+        row = pr.compare(a, b).metrics.row(0, named=True)
+        assert (row["improved"], row["regressed"], row["unchanged"]) == (count, nobs - count, 3)
+        assert row["win_rate"] == pytest.approx(count / nobs)
+        assert row["win_rate_low"] == pytest.approx(case["low"], rel=1e-12, abs=1e-15)
+        assert row["win_rate_high"] == pytest.approx(case["high"], rel=1e-12, abs=1e-15)

@@ -141,6 +141,131 @@ pub fn benjamini_hochberg_reject(p: &[f64], alpha: f64) -> Vec<bool> {
     reject
 }
 
+/// How a comparison controls the errors of its family of tests: which adjusted p-value decides
+/// `significant`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Adjust {
+    /// Each test on its own at level α (the family's chance of any false alarm grows with its
+    /// size).
+    None,
+    /// Holm's step-down procedure: the chance of any false alarm in the family is at most α.
+    #[default]
+    Holm,
+    /// Benjamini–Hochberg: the expected share of false alarms among the flagged tests is at
+    /// most α.
+    Bh,
+}
+
+impl Adjust {
+    /// The name, as the command line and Python spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Adjust::None => "none",
+            Adjust::Holm => "holm",
+            Adjust::Bh => "bh",
+        }
+    }
+}
+
+impl std::str::FromStr for Adjust {
+    type Err = crate::Error;
+
+    /// Parses `none`, `holm` or `bh` (statsmodels' `fdr_bh` too).
+    ///
+    /// ```
+    /// use polars_rag::compare::stats::Adjust;
+    /// assert_eq!("fdr_bh".parse::<Adjust>().unwrap(), Adjust::Bh);
+    /// assert!("bonferroni".parse::<Adjust>().unwrap_err().to_string().contains("none, holm or bh"));
+    /// ```
+    fn from_str(s: &str) -> crate::Result<Self> {
+        match s {
+            "none" => Ok(Adjust::None),
+            "holm" => Ok(Adjust::Holm),
+            "bh" | "fdr_bh" => Ok(Adjust::Bh),
+            _ => Err(crate::Error::options(format!(
+                "adjust must be none, holm or bh, got '{}'",
+                crate::text::shown::shown(s)
+            ))),
+        }
+    }
+}
+
+/// A family of tests decided together: Holm's adjusted p-values, the Benjamini–Hochberg
+/// q-values and, per test, whether `adjust` rejects it at level `alpha` (with
+/// [`Adjust::None`], the raw p-value below `alpha`, each test on its own). NaN p-values are
+/// left out (see the module documentation).
+///
+/// ```
+/// use polars_rag::compare::stats::{decide_family, Adjust};
+/// let family = decide_family(&[0.01, 0.04, 0.03], Adjust::Holm, 0.05);
+/// assert_eq!(family.reject, vec![true, false, false]);
+/// assert_eq!(decide_family(&[0.01, 0.04, 0.03], Adjust::None, 0.05).reject, vec![true; 3]);
+/// assert_eq!(family.size, 3);
+/// ```
+pub fn decide_family(p: &[f64], adjust: Adjust, alpha: f64) -> FamilyDecision {
+    FamilyDecision {
+        size: p.iter().filter(|v| !v.is_nan()).count(),
+        holm: holm_adjust(p),
+        bh: benjamini_hochberg(p),
+        reject: match adjust {
+            Adjust::None => p.iter().map(|&v| v < alpha).collect(),
+            Adjust::Holm => holm_reject(p, alpha),
+            Adjust::Bh => benjamini_hochberg_reject(p, alpha),
+        },
+    }
+}
+
+/// A column of p-values adjusted as one family by `method` (Holm's adjusted p-values, the
+/// Benjamini–Hochberg q-values, or the p-values themselves with [`Adjust::None`]): a missing
+/// or NaN p-value stays missing and is left out of the family. A p-value outside [0, 1] is an
+/// error naming `function` and the row.
+///
+/// ```
+/// use polars_rag::compare::stats::{adjust_p_values, Adjust};
+/// let q = adjust_p_values("p_adjust", &[Some(0.01), None, Some(0.04), Some(0.03)], Adjust::Holm).unwrap();
+/// assert_eq!(q, vec![Some(0.03), None, Some(0.06), Some(0.06)]);
+/// assert!(adjust_p_values("p_adjust", &[Some(1.5)], Adjust::Bh).unwrap_err().to_string().contains("row 0"));
+/// ```
+pub fn adjust_p_values(
+    function: &str,
+    p: &[Option<f64>],
+    method: Adjust,
+) -> crate::Result<Vec<Option<f64>>> {
+    if let Some((row, value)) = p.iter().enumerate().find_map(|(i, v)| {
+        v.filter(|v| !(0.0..=1.0).contains(v) && !v.is_nan())
+            .map(|v| (i, v))
+    }) {
+        return Err(crate::Error::new(
+            crate::ErrorKind::InvalidInput,
+            format!("{function}: a p-value must be in [0, 1], got {value} at row {row}"),
+        ));
+    }
+    let values: Vec<f64> = p.iter().map(|v| v.unwrap_or(f64::NAN)).collect();
+    let adjusted = match method {
+        Adjust::None => values,
+        Adjust::Holm => holm_adjust(&values),
+        Adjust::Bh => benjamini_hochberg(&values),
+    };
+    Ok(adjusted
+        .into_iter()
+        .map(|v| (!v.is_nan()).then_some(v))
+        .collect())
+}
+
+/// What [`decide_family`] found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FamilyDecision {
+    /// The tests in the family (p-values present).
+    pub size: usize,
+    /// Holm's adjusted p-value per test.
+    pub holm: Vec<f64>,
+    /// The Benjamini–Hochberg q-value per test.
+    pub bh: Vec<f64>,
+    /// Whether the chosen procedure rejects each test.
+    pub reject: Vec<bool>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

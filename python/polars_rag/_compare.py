@@ -52,7 +52,9 @@ class Comparison(NamedTuple):
     #: p-value), ``q_bh`` (the Benjamini-Hochberg q-value), ``family_size`` (the tests decided
     #: together: every metric over all items and per segment); and ``win_rate`` with
     #: ``win_rate_low`` / ``win_rate_high`` (the share of changed items the candidate improved,
-    #: with its Wilson interval). ``significant`` is decided by ``adjust``.
+    #: with its Wilson interval); with ``cluster``: ``clusters``, ``design_effect``,
+    #: ``effective_n``; ``no_test_reason`` says why a row has no t-test. ``significant`` is
+    #: decided by ``adjust``.
     metrics: pl.DataFrame
     #: The same per segment value (a ``segment`` column first); empty without ``by``.
     segments: pl.DataFrame
@@ -96,6 +98,7 @@ def compare(
     alternative: Alternative | None = None,
     adjust: Adjust | None = None,
     family: Sequence[str] | None = None,
+    cluster: str | None = None,
 ) -> Comparison:
     """Compares two scores tables (as ``polars-rag score`` writes them), as ``polars-rag compare``.
 
@@ -124,6 +127,14 @@ def compare(
     ones a release decision rests on, say); the other rows are then decided as a family of
     their own.
 
+    ``cluster`` names a column whose values group items that are not independent (questions on
+    one document, topic or conversation; the same in both tables): the bootstrap resamples whole
+    clusters, the randomization test flips the sign of a cluster's summed delta, the t-test is
+    cluster-robust (statsmodels' OLS on a constant with ``cov_type="cluster"``: CR1, Student t
+    with G - 1 degrees of freedom), and each row gains ``clusters``, ``design_effect`` (clustered
+    over naive variance) and ``effective_n``. Fewer than about 20 clusters make the intervals
+    too narrow; the ``polars-rag compare`` report warns.
+
     Example:
         >>> import polars as pl, polars_rag as pr
         >>> a = pl.DataFrame({"query_id": [f"q{i}" for i in range(50)], "mrr": [0.5] * 50})
@@ -146,6 +157,7 @@ def compare(
         _alternative(_setting("alternative", alternative)),
         _adjust("compare", _setting("adjust", adjust)),
         _names("compare", "family", family),
+        cluster,
     )
     return Comparison(metrics, segments, regressions)
 

@@ -22,7 +22,7 @@ def join_golden(
 def compare_tables(
     baseline: pl.DataFrame, candidate: pl.DataFrame, id: str, by: str | None,
     resamples: int, confidence: float, seed: int, top: int, alternative: str, adjust: str,
-    family: list[str],
+    family: list[str], cluster: str | None,
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]: ...
 def adjust_p_values(p: pl.Series, method: str) -> pl.Series: ...
 def calibrate_tables(

@@ -886,7 +886,7 @@ fn compare_options(
 /// A candidate scores table against a baseline one: per-metric rows, per-segment rows and the
 /// regressed items (`polars-rag compare`).
 #[pyfunction]
-#[pyo3(signature = (baseline, candidate, id, by, resamples, confidence, seed, top, alternative, adjust, family))]
+#[pyo3(signature = (baseline, candidate, id, by, resamples, confidence, seed, top, alternative, adjust, family, cluster))]
 #[allow(clippy::too_many_arguments)]
 fn compare_tables(
     baseline: PyDataFrame,
@@ -900,17 +900,19 @@ fn compare_tables(
     alternative: &str,
     adjust: &str,
     family: Vec<String>,
+    cluster: Option<&str>,
 ) -> PyResult<(PyDataFrame, PyDataFrame, PyDataFrame)> {
     py_guarded("compare", move || {
         let options = CompareOptions {
             adjust: adjust.parse().map_err(py_err_in("compare"))?,
             ..compare_options("compare", resamples, confidence, seed, top, alternative)?
         };
-        let mut c = comparison::compare_tables(
+        let mut c = comparison::compare_tables_clustered(
             &readable("compare", &baseline.0)?,
             &readable("compare", &candidate.0)?,
             id,
             by,
+            cluster,
             &options,
         )
         .map_err(py_err_in("compare"))?;

@@ -47,6 +47,7 @@ fn compare(args: CompareArgs) -> Result<bool, String> {
         scores_dir: args.scores_dir,
         id: args.stats.id_col.clone(),
         by: args.stats.by.clone(),
+        cluster: args.cluster.clone(),
         options: CompareOptions {
             adjust: args.adjust.unwrap_or_default(),
             ..compare_options(&args.stats, args.top)?

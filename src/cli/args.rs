@@ -202,6 +202,12 @@ pub(crate) struct CompareArgs {
     /// flagged), none (each test on its own: the randomization p-value below 1 - confidence).
     #[arg(long)]
     pub(crate) adjust: Option<Adjust>,
+    /// Items with the same value of this column (a document, a topic, a conversation) are not
+    /// independent: the bootstrap resamples whole clusters, the randomization test flips a
+    /// cluster's summed delta, the t-test is cluster-robust (CR1, G - 1 degrees of freedom),
+    /// and each row reports its clusters, design effect and effective number of items.
+    #[arg(long)]
+    pub(crate) cluster: Option<String>,
     /// A metric whose rows (over all items and per segment) make the family of tests that
     /// --adjust decides together, e.g. the gated ones; the other rows are decided as a family
     /// of their own. Repeatable; also `family = [...]` in a --gates file. Default: every row

@@ -351,6 +351,16 @@ pub struct MetricComparison {
     /// With several samples per item in both runs: the compared items whose samples disagree in
     /// either run (the judge's verdict flips across samples).
     pub judge_flips: Option<usize>,
+    /// With clustered items: the clusters among the compared items, G.
+    pub clusters: Option<usize>,
+    /// With clustered items: the clustered variance of the mean delta over the variance it
+    /// would have with independent items (1: clusters do not matter).
+    pub design_effect: Option<f64>,
+    /// With clustered items: the independent items that would carry the same information,
+    /// n / design effect.
+    pub effective_n: Option<f64>,
+    /// Why a test that was asked for could not be made (one cluster, deltas all equal, ...).
+    pub no_test_reason: Option<String>,
 }
 
 impl MetricComparison {
@@ -448,6 +458,36 @@ pub fn compare_metrics(
     items: Option<&[usize]>,
     options: &CompareOptions,
 ) -> Vec<MetricComparison> {
+    compare_clustered(metrics, items, None, options)
+}
+
+/// [`compare_metrics`] with the items in clusters (`clusters[i]`: item i's cluster, any id):
+/// the bootstrap resamples whole clusters, the randomization test flips the sign of a cluster's
+/// summed delta, the t-test is cluster-robust ([`stats::cluster_robust_mean_test`]), and each
+/// row reports its clusters, design effect and effective number of items. Corpus-level metrics
+/// resample clusters of their statistics. Without clusters, the numbers of `compare_metrics`.
+///
+/// ```
+/// use polars_rag::compare::{compare_clustered, compare_metrics, CompareOptions, MetricValues};
+/// // 20 topics of 10 questions; the questions of a topic move together.
+/// let topic: Vec<u64> = (0..200).map(|i| i / 10).collect();
+/// let base = vec![0.5; 200];
+/// let cand: Vec<f64> = (0..200).map(|i| 0.5 + 0.02 + 0.1 * ((i / 10) as f64 * 1.3).sin()).collect();
+/// let metrics = [MetricValues::mean("m", base, cand)];
+/// let options = CompareOptions::default();
+/// let naive = &compare_metrics(&metrics, None, &options)[0];
+/// let clustered = &compare_clustered(&metrics, None, Some(&topic), &options)[0];
+/// assert_eq!((clustered.delta, clustered.clusters), (naive.delta, Some(20)));
+/// // Ten correlated questions are worth about one: the interval widens.
+/// assert!(clustered.design_effect.unwrap() > 5.0);
+/// assert!(clustered.ci_high - clustered.ci_low > 2.0 * (naive.ci_high - naive.ci_low));
+/// ```
+pub fn compare_clustered(
+    metrics: &[MetricValues],
+    items: Option<&[usize]>,
+    clusters: Option<&[u64]>,
+    options: &CompareOptions,
+) -> Vec<MetricComparison> {
     let subset: Vec<MetricValues>;
     let metrics = match items {
         Some(items) => {
@@ -455,6 +495,14 @@ pub fn compare_metrics(
             &subset
         }
         None => metrics,
+    };
+    let subset_clusters: Vec<u64>;
+    let clusters = match (clusters, items) {
+        (Some(c), Some(items)) => {
+            subset_clusters = items.iter().map(|&i| c[i]).collect();
+            Some(subset_clusters.as_slice())
+        }
+        (c, _) => c,
     };
     // Every metric's columns resampled together in one pass: the per-item deltas of the mean
     // metrics, the per-item statistics of the corpus-level ones.
@@ -477,21 +525,45 @@ pub fn compare_metrics(
                 judge_samples
                     .as_ref()
                     .map(|(b, c)| (b.as_slice(), c.as_slice())),
+                clusters,
                 options,
             )),
             MetricValues::Corpus { .. } => None,
         });
     }
-    let mut columns: Vec<&[f64]> = Vec::new();
-    for (m, p) in metrics.iter().zip(&prepared) {
-        match (m, p) {
-            (_, Some(p)) => columns.push(&p.deltas),
+    // A corpus-level metric's statistics, summed per cluster when the items are clustered.
+    let clustered_statistics: Vec<Option<Vec<Vec<f64>>>> = metrics
+        .iter()
+        .map(|m| match (m, clusters) {
             (
                 MetricValues::Corpus {
                     baseline,
                     candidate,
                     ..
                 },
+                Some(clusters),
+            ) => Some(
+                baseline
+                    .iter()
+                    .chain(candidate)
+                    .map(|column| cluster_sums(column, clusters))
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .collect();
+    let mut columns: Vec<&[f64]> = Vec::new();
+    for ((m, p), summed) in metrics.iter().zip(&prepared).zip(&clustered_statistics) {
+        match (m, p, summed) {
+            (_, Some(p), _) => columns.extend(p.resampled_columns()),
+            (_, None, Some(summed)) => columns.extend(summed.iter().map(Vec::as_slice)),
+            (
+                MetricValues::Corpus {
+                    baseline,
+                    candidate,
+                    ..
+                },
+                None,
                 None,
             ) => columns.extend(baseline.iter().chain(candidate).map(Vec::as_slice)),
             _ => {}
@@ -515,14 +587,49 @@ pub fn compare_metrics(
                 out.push(finish_corpus(name, &b, &c, *value, options));
             }
             (_, Some(p)) => {
-                let column = sums.next().expect("a sum per resampled column");
-                out.push(finish_mean(p, &column, options));
+                let columns: Vec<ColumnSums> =
+                    sums.by_ref().take(p.resampled_columns().len()).collect();
+                out.push(finish_mean(p, &columns, options));
             }
             _ => {}
         }
     }
+    if clusters.is_some() {
+        // A corpus-level row's items are clusters: say how many.
+        let count = clusters.map(distinct_clusters);
+        let items = clusters.map_or(0, <[u64]>::len);
+        for row in out.iter_mut().filter(|r| r.kind == "corpus") {
+            row.clusters = count;
+            row.n = items;
+            row.interval = "clusters";
+        }
+    }
     decide_rows(out.iter_mut(), &[], options);
     out
+}
+
+/// The number of distinct cluster ids.
+fn distinct_clusters(clusters: &[u64]) -> usize {
+    clusters
+        .iter()
+        .collect::<std::collections::HashSet<_>>()
+        .len()
+}
+
+/// Each cluster's sum of `values`, the clusters in the order of their first item: the column a
+/// clustered comparison resamples (a cluster's weight in a resample is its index's, as an
+/// item's is).
+pub(crate) fn cluster_sums(values: &[f64], clusters: &[u64]) -> Vec<f64> {
+    let mut index: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+    let mut sums: Vec<f64> = Vec::new();
+    for (&v, &g) in values.iter().zip(clusters) {
+        let k = *index.entry(g).or_insert_with(|| {
+            sums.push(0.0);
+            sums.len() - 1
+        });
+        sums[k] += v;
+    }
+    sums
 }
 
 /// The resampling sums of each column (see [`ColumnSums`]), the columns resampled together.
@@ -551,6 +658,30 @@ pub(crate) struct PreparedMean {
     unchanged: usize,
     spread: Option<(f64, f64)>,
     two_level: Option<(Option<stats::TwoLevel>, usize)>,
+    /// With clustered items: per cluster the baseline's and the candidate's sums and the item
+    /// count (resampled in place of the deltas), and the cluster-robust test.
+    clustered: Option<ClusteredMean>,
+}
+
+/// A mean metric's items summed per cluster (see [`PreparedMean`]).
+#[derive(Clone, Debug)]
+pub(crate) struct ClusteredMean {
+    baseline_sums: Vec<f64>,
+    candidate_sums: Vec<f64>,
+    sizes: Vec<f64>,
+    test: Result<stats::ClusterTest, stats::NoClusterTest>,
+}
+
+impl PreparedMean {
+    /// The columns the bootstrap and the randomization test resample for this metric: the
+    /// deltas, or with clusters the baseline's and candidate's cluster sums and the cluster
+    /// sizes.
+    pub(crate) fn resampled_columns(&self) -> Vec<&[f64]> {
+        match &self.clustered {
+            None => vec![&self.deltas],
+            Some(c) => vec![&c.baseline_sums, &c.candidate_sums, &c.sizes],
+        }
+    }
 }
 
 /// Each item's judge sample scores in the baseline and in the candidate, borrowed.
@@ -564,9 +695,25 @@ pub(crate) fn prepare_mean(
     candidate: &[f64],
     judge_spread: Option<(&[f64], &[f64])>,
     judge_samples: Option<SamplesOfBoth<'_>>,
+    clusters: Option<&[u64]>,
     options: &CompareOptions,
 ) -> PreparedMean {
     let compared = |i: usize| baseline[i].is_finite() && candidate[i].is_finite();
+    let clustered = clusters.map(|clusters| {
+        let kept: Vec<usize> = (0..baseline.len()).filter(|&i| compared(i)).collect();
+        let ids: Vec<u64> = kept.iter().map(|&i| clusters[i]).collect();
+        let deltas: Vec<f64> = kept.iter().map(|&i| candidate[i] - baseline[i]).collect();
+        let pick = |v: &[f64]| kept.iter().map(|&i| v[i]).collect::<Vec<_>>();
+        ClusteredMean {
+            baseline_sums: cluster_sums(&pick(baseline), &ids),
+            candidate_sums: cluster_sums(&pick(candidate), &ids),
+            sizes: cluster_sums(&vec![1.0; ids.len()], &ids),
+            test: stats::cluster_robust_mean_test(&deltas, &ids),
+        }
+    });
+    // The two-level bootstrap resamples items, not clusters: with clusters the interval
+    // resamples clusters (the judge's noise is within them).
+    let judge_samples = judge_samples.filter(|_| clusters.is_none());
     let two_level = judge_samples.and_then(|(bs, cs)| {
         // Over the compared items; every one needs samples in both runs, else the items'
         // bootstrap stands.
@@ -629,6 +776,7 @@ pub(crate) fn prepare_mean(
         unchanged: deltas.iter().filter(|&&x| x.abs() <= tol).count(),
         spread,
         two_level,
+        clustered,
         deltas,
     }
 }
@@ -636,22 +784,58 @@ pub(crate) fn prepare_mean(
 /// A mean metric's comparison from its prepared parts and the resampling sums of its deltas.
 pub(crate) fn finish_mean(
     prepared: &PreparedMean,
-    sums: &ColumnSums,
+    sums: &[ColumnSums],
     options: &CompareOptions,
 ) -> MetricComparison {
     let p_ = prepared;
-    let r: Option<PairedResampling> = sums.summarize(options.confidence);
-    let two_level = p_.two_level.and_then(|(t, _)| t);
-    let t = p_.t_test;
     let nan = f64::NAN;
+    let two_level = p_.two_level.and_then(|(t, _)| t);
+    // The interval and the randomization p-value: of the deltas, or of the clusters' sums (the
+    // mean delta is Σ candidate sums / Σ sizes − Σ baseline sums / Σ sizes).
+    let (ci, p) = match &p_.clustered {
+        None => {
+            let r: Option<PairedResampling> = sums[0].summarize(options.confidence);
+            (
+                r.map_or((nan, nan), |r| (r.ci_low, r.ci_high)),
+                r.map_or(nan, |r| r.p_value_of(options.alternative)),
+            )
+        }
+        Some(_) => {
+            let mean = |s: &[f64]| s[0] / s[1];
+            let (b, c) = (
+                [sums[0].clone(), sums[2].clone()],
+                [sums[1].clone(), sums[2].clone()],
+            );
+            let r = (p_.n > 0)
+                .then(|| stats::corpus_of_sums(&b, &c, mean, options.confidence))
+                .flatten();
+            (
+                r.map_or((nan, nan), |r| (r.ci_low, r.ci_high)),
+                r.map_or(nan, |r| r.p_value_of(options.alternative)),
+            )
+        }
+    };
     let alpha = 1.0 - options.confidence;
-    let p = r.map_or(nan, |r| r.p_value_of(options.alternative));
-    let t_interval = t.map(|t| t.confidence_interval(options.confidence, options.alternative));
-    let (p_value, p_value_source) = family_p_value(
-        p,
-        t.map(|t| t.p_value_of(options.alternative)),
-        options.adjust,
-    );
+    // The t-test: the plain one, or the cluster-robust one.
+    let cluster_test = p_.clustered.as_ref().map(|c| c.test);
+    let (t_p, t_statistic, t_interval) = match cluster_test {
+        None => {
+            let t = p_.t_test;
+            (
+                t.map(|t| t.p_value_of(options.alternative)),
+                t.map(|t| t.statistic),
+                t.map(|t| t.confidence_interval(options.confidence, options.alternative)),
+            )
+        }
+        Some(Ok(t)) => (
+            Some(t.p_value_of(options.alternative)),
+            Some(t.statistic),
+            Some(t.confidence_interval(options.confidence, options.alternative)),
+        ),
+        Some(Err(_)) => (None, None, None),
+    };
+    let t = p_.t_test;
+    let (p_value, p_value_source) = family_p_value(p, t_p, options.adjust);
     let decided = (p_.improved + p_.regressed) as u64;
     let wins = (decided > 0).then(|| {
         let (low, high) = wilson_interval(p_.improved as u64, decided, options.confidence);
@@ -664,11 +848,11 @@ pub(crate) fn finish_mean(
         baseline: p_.baseline_mean,
         candidate: p_.candidate_mean,
         delta: p_.delta_mean,
-        ci_low: two_level.map_or_else(|| r.map_or(nan, |r| r.ci_low), |t| t.ci_low),
-        ci_high: two_level.map_or_else(|| r.map_or(nan, |r| r.ci_high), |t| t.ci_high),
+        ci_low: two_level.map_or(ci.0, |t| t.ci_low),
+        ci_high: two_level.map_or(ci.1, |t| t.ci_high),
         p_randomization: p,
-        p_t_test: t.map(|t| t.p_value_of(options.alternative)),
-        t_statistic: t.map(|t| t.statistic),
+        p_t_test: t_p,
+        t_statistic,
         t_ci_low: t_interval.map(|i| i.0),
         t_ci_high: t_interval.map(|i| i.1),
         effect_size: t.map(|t| t.effect_size()),
@@ -690,11 +874,19 @@ pub(crate) fn finish_mean(
         candidate_judge_spread: p_.spread.map(|s| s.1),
         interval: if two_level.is_some() {
             "items and judge samples"
+        } else if p_.clustered.is_some() {
+            "clusters"
         } else {
             "items"
         },
         judge_variance_share: two_level.map(|t| t.judge_share),
         judge_flips: p_.two_level.map(|(_, flips)| flips),
+        clusters: p_.clustered.as_ref().map(|c| c.sizes.len()),
+        design_effect: cluster_test.and_then(|t| t.ok()).map(|t| t.design_effect),
+        effective_n: cluster_test.and_then(|t| t.ok()).map(|t| t.effective_n),
+        no_test_reason: cluster_test
+            .and_then(|t| t.err())
+            .map(|e| format!("no cluster-robust t-test: {e}")),
     }
 }
 
@@ -731,6 +923,9 @@ pub struct Family {
     /// Sentences for the report (empty when there is nothing to say).
     pub warnings: Vec<String>,
 }
+
+/// Below this many clusters a comparison warns that its clustered intervals under-cover.
+pub const MIN_CLUSTERS: usize = 20;
 
 /// Decides a family of rows together (every metric × segment row of one comparison): fills in
 /// each row's `p_holm`, `q_bh` and `family_size` and sets `significant` by the options'
@@ -785,6 +980,18 @@ pub fn decide_rows<'a>(
              metrics, or deltas that do not vary), which is at least 1/(resamples + 1) = {floor:.2e}: above \
              the smallest {procedure} threshold, alpha/{size} = {threshold:.2e}, so a change in them cannot \
              be flagged; use --resamples {needed} or more"
+        ));
+    }
+    let fewest = family
+        .iter()
+        .chain(others.iter())
+        .filter(|r| r.n > 0)
+        .filter_map(|r| r.clusters)
+        .min();
+    if let Some(fewest) = fewest.filter(|&g| g < MIN_CLUSTERS) {
+        warnings.push(format!(
+            "a row has only {fewest} clusters: with fewer than about {MIN_CLUSTERS}, cluster-robust intervals \
+             cover the true delta less often than their confidence says and the tests flag too often"
         ));
     }
     Family {
@@ -862,6 +1069,10 @@ pub(crate) fn finish_corpus(
         interval: "items",
         judge_variance_share: None,
         judge_flips: None,
+        clusters: None,
+        design_effect: None,
+        effective_n: None,
+        no_test_reason: None,
     }
 }
 

@@ -114,6 +114,27 @@ fn family_sentence(family: &Family) -> String {
     format!("Significant: {rule}.{source}")
 }
 
+/// What clustering does to the numbers, for both reports.
+fn clusters_sentence(column: &str) -> String {
+    format!(
+        "Items with the same `{}` are one cluster: the intervals resample whole clusters, the randomization test flips a cluster's summed delta, the t-test is cluster-robust (CR1, clusters - 1 degrees of freedom). The design effect is the clustered variance of the mean delta over the variance it would have with independent items; the effective items, items / design effect.",
+        shown(column)
+    )
+}
+
+/// The cells of a metric's row of the clusters table: metric, items, clusters, design effect,
+/// effective items, note.
+fn clusters_cells(r: &MetricComparison) -> [String; 6] {
+    [
+        shown(&r.metric).into_owned(),
+        r.n.to_string(),
+        r.clusters.map_or("–".into(), |g| g.to_string()),
+        r.design_effect.map_or("–".into(), |d| format!("{d:.2}")),
+        r.effective_n.map_or("–".into(), |n| format!("{n:.1}")),
+        r.no_test_reason.clone().unwrap_or_default(),
+    ]
+}
+
 /// A row's win rate among decided items with its Wilson interval: `62% [55%, 68%]`.
 fn wins_cell(r: &MetricComparison) -> String {
     match (r.win_rate, r.win_rate_low, r.win_rate_high) {
@@ -246,6 +267,22 @@ pub fn markdown(c: &TableComparison, baseline: &str, candidate: &str, gate: &[St
     out.push('\n');
     out.push_str(&metrics_table_md(&c.metrics, o.confidence, &c.family));
     out.push_str(&format!("\n{}\n", family_sentence(&c.family)));
+    if let Some(column) = &c.cluster_column {
+        out.push_str(&format!(
+            "\n### Clusters\n\n{}\n\n| metric | items | clusters | design effect | effective items | note |\n|---|---:|---:|---:|---:|---|\n",
+            cell(&clusters_sentence(column))
+        ));
+        for r in &c.metrics {
+            out.push_str(&format!(
+                "| {} |\n",
+                clusters_cells(r)
+                    .iter()
+                    .map(|c| cell(c))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            ));
+        }
+    }
     for warning in &c.family.warnings {
         out.push_str(&format!("\nwarning: {warning}\n"));
     }
@@ -626,6 +663,20 @@ pub fn html(
         "<p class=\"note\">{}</p>",
         esc(&family_sentence(&c.family))
     ));
+    if let Some(column) = &c.cluster_column {
+        out.push_str(&format!(
+            "<h2>Clusters</h2><p class=\"note\">{}</p><table id=\"clusters\"><thead><tr><th>metric</th><th>items</th><th>clusters</th><th>design effect</th><th>effective items</th><th>note</th></tr></thead><tbody>",
+            esc(&clusters_sentence(column))
+        ));
+        for r in &c.metrics {
+            out.push_str("<tr>");
+            for c in clusters_cells(r) {
+                out.push_str(&format!("<td>{}</td>", esc(&c)));
+            }
+            out.push_str("</tr>");
+        }
+        out.push_str("</tbody></table>");
+    }
     for warning in &c.family.warnings {
         out.push_str(&format!(
             "<p class=\"note\"><strong>warning:</strong> {}</p>",

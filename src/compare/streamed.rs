@@ -672,6 +672,69 @@ fn segment_items(
     Ok(segments)
 }
 
+/// Each item's cluster: a hash of the value of column `cluster` in its baseline row, which its
+/// candidate row must hold too. A missing value, or one that differs between the runs, is an
+/// error naming the item.
+fn cluster_of_items(
+    tables: [Table; 2],
+    cluster: &str,
+    keys: &[String],
+    pairing: &Pairing,
+    items: usize,
+) -> PolarsResult<Vec<u64>> {
+    for table in tables {
+        if !table.source.schema().contains(cluster) {
+            polars_bail!(ColumnNotFound: "compare: {table} has no cluster column `{}` (columns: {})", shown(cluster), table.columns());
+        }
+    }
+    let columns = [cluster.to_string()];
+    let mut of_item: [Vec<Option<u64>>; 2] = [vec![None; items], vec![None; items]];
+    for (side, table) in tables.into_iter().enumerate() {
+        for slice in table.slices(&columns) {
+            let (start, frame) = slice?;
+            let values = frame
+                .column(cluster)?
+                .cast(&DataType::String)
+                .map_err(|e| table.unreadable(cluster, "text (the clusters)", e))?;
+            for (k, v) in values.str()?.iter().enumerate() {
+                let row = start + k;
+                let Some(item) = pairing.item_of(side == 0, row) else {
+                    continue;
+                };
+                let Some(v) = v else {
+                    let key = keys_of_rows(table, keys, &[row])?
+                        .remove(&row)
+                        .unwrap_or_default();
+                    polars_bail!(ComputeError: "compare: item {} has no cluster (column `{}` of {table} is empty there); every compared item needs one", shown(&key), shown(cluster));
+                };
+                // 64 bits of the 128-bit key hash: ids only group items.
+                of_item[side][item] = Some(key_hash(v) as u64);
+            }
+        }
+    }
+    let [baseline, candidate] = of_item;
+    if let Some(item) = (0..items).find(|&p| baseline[p] != candidate[p]) {
+        let (b_row, c_row) = (
+            pairing.pairs[item].0 as usize,
+            pairing.pairs[item].1 as usize,
+        );
+        let key = keys_of_rows(tables[0], keys, &[b_row])?
+            .remove(&b_row)
+            .unwrap_or_default();
+        let value = |table: Table, row: usize| -> PolarsResult<String> {
+            Ok(texts_of_rows(table, cluster, &[row])?
+                .remove(&row)
+                .flatten()
+                .map_or_else(|| "(empty)".to_string(), |v| shown(&v).into_owned()))
+        };
+        polars_bail!(ComputeError: "compare: item {} is in cluster '{}' in {} and '{}' in {}: an item's cluster (column `{}`) must be the same in both runs", shown(&key), value(tables[0], b_row)?, tables[0], value(tables[1], c_row)?, tables[1], shown(cluster));
+    }
+    Ok(baseline
+        .into_iter()
+        .map(|g| g.unwrap_or_default())
+        .collect())
+}
+
 fn pick<'a, T: Clone>(values: &'a [T], items: Option<&[usize]>) -> std::borrow::Cow<'a, [T]> {
     match items {
         None => std::borrow::Cow::Borrowed(values),
@@ -682,7 +745,8 @@ fn pick<'a, T: Clone>(values: &'a [T], items: Option<&[usize]>) -> std::borrow::
 /// Compares two scores tables read piecewise, holding at most about `memory` bytes of metric
 /// values at once (see the module's documentation). Items are matched by `id` (and the
 /// `sample` / `repeat` columns when both tables have them); `by` names the segment column of
-/// the baseline.
+/// the baseline; `cluster` the column whose values group the items into clusters (see
+/// [`compare_clustered`](super::compare_clustered)).
 ///
 /// ```
 /// use polars::prelude::*;
@@ -690,7 +754,7 @@ fn pick<'a, T: Clone>(values: &'a [T], items: Option<&[usize]>) -> std::borrow::
 /// let base = df!("query_id" => ["a", "b", "c", "d"], "mrr" => [1.0, 0.5, 0.0, 1.0]).unwrap();
 /// let cand = df!("query_id" => ["d", "c", "b", "a"], "mrr" => [1.0, 1.0, 0.5, 1.0]).unwrap();
 /// let options = CompareOptions { resamples: 200, ..Default::default() };
-/// let tight = compare_sources(&base, &cand, "query_id", None, &options, 1).unwrap();
+/// let tight = compare_sources(&base, &cand, "query_id", None, None, &options, 1).unwrap();
 /// assert_eq!(tight.metrics, compare_tables(&base, &cand, "query_id", None, &options).unwrap().metrics);
 /// assert_eq!(tight.metrics[0].delta, 0.25);
 /// ```
@@ -699,6 +763,7 @@ pub fn compare_sources(
     candidate: &dyn ScoresSource,
     id: &str,
     by: Option<&str>,
+    cluster: Option<&str>,
     options: &CompareOptions,
     memory: usize,
 ) -> PolarsResult<TableComparison> {
@@ -787,6 +852,16 @@ pub fn compare_sources(
         }
         segments = segment_items(b_table, by, |row| pairing.item_of(true, row))?;
     }
+    let clusters = match cluster {
+        Some(cluster) => Some(cluster_of_items(
+            [b_table, c_table],
+            cluster,
+            &keys,
+            &pairing,
+            items,
+        )?),
+        None => None,
+    };
 
     let contexts = 1 + segments.len();
     // Rows per context and unit (a corpus-level metric's at its first statistic); the sums of
@@ -851,6 +926,8 @@ pub fn compare_sources(
         // The segments first, then all items: their values are then moved, not copied.
         for context in (1..contexts).chain([0]) {
             let subset = (context > 0).then(|| segments[context - 1].1.as_slice());
+            let subset_clusters = clusters.as_ref().map(|c| pick(c, subset));
+            let subset_clusters = subset_clusters.as_deref();
             let mut prepared: Vec<Option<PreparedMean>> = Vec::with_capacity(group.len());
             let mut statistics: Vec<Option<(Vec<f64>, Vec<f64>)>> = Vec::new();
             for ((_, unit), values) in group.iter().zip(loaded.iter_mut()) {
@@ -880,20 +957,28 @@ pub fn compare_sources(
                             &candidate,
                             spreads.as_ref().map(|(b, c)| (b.as_ref(), c.as_ref())),
                             samples.as_ref().map(|(b, c)| (b.as_ref(), c.as_ref())),
+                            subset_clusters,
                             options,
                         )));
                         statistics.push(None);
                     }
                     Unit::Statistic { .. } => {
                         prepared.push(None);
-                        statistics.push(Some((baseline, candidate)));
+                        // With clusters, a cluster's statistics are resampled together.
+                        statistics.push(Some(match subset_clusters {
+                            Some(ids) => (
+                                super::cluster_sums(&baseline, ids),
+                                super::cluster_sums(&candidate, ids),
+                            ),
+                            None => (baseline, candidate),
+                        }));
                     }
                 }
             }
             let mut columns: Vec<&[f64]> = Vec::new();
             for (p, s) in prepared.iter().zip(&statistics) {
                 match (p, s) {
-                    (Some(p), _) => columns.push(&p.deltas),
+                    (Some(p), _) => columns.extend(p.resampled_columns()),
                     (None, Some((b, c))) => columns.extend([b.as_slice(), c.as_slice()]),
                     (None, None) => {}
                 }
@@ -903,7 +988,9 @@ pub fn compare_sources(
             for ((u, unit), p) in group.iter().zip(&prepared) {
                 match (unit, p) {
                     (Unit::Mean(_), Some(p)) => {
-                        rows[context][*u] = Some(finish_mean(p, &next(), options));
+                        let sums: Vec<ColumnSums> =
+                            (0..p.resampled_columns().len()).map(|_| next()).collect();
+                        rows[context][*u] = Some(finish_mean(p, &sums, options));
                     }
                     (Unit::Statistic { metric, .. }, _) => {
                         let (id, stats, k) = corpus[*metric];
@@ -913,8 +1000,14 @@ pub fn compare_sources(
                         if entry.0.len() == k {
                             let (b, c) = pending.remove(&(context, *metric)).unwrap_or_default();
                             let value: CorpusFn = stats.of_sums;
-                            rows[context][first_unit[*metric]] =
-                                Some(finish_corpus(id, &b, &c, value, options));
+                            let mut row = finish_corpus(id, &b, &c, value, options);
+                            if subset_clusters.is_some() {
+                                // Its items are the clusters.
+                                row.clusters = Some(b.first().map_or(0, |s| s.n));
+                                row.n = subset.map_or(items, <[usize]>::len);
+                                row.interval = "clusters";
+                            }
+                            rows[context][first_unit[*metric]] = Some(row);
                         }
                     }
                     _ => {}
@@ -1006,6 +1099,7 @@ pub fn compare_sources(
         matched: items,
         metrics,
         segment_column: by.map(String::from),
+        cluster_column: cluster.map(String::from),
         segments: segment_rows,
         regressions,
         options: *options,
@@ -1270,31 +1364,31 @@ mod tests {
         // The candidate lists the items in another order, lacks some and has others.
         let ids: Vec<usize> = (3..305).rev().collect();
         let candidate = table(&ids, 0.03);
-        let whole = compare_sources(
-            &baseline,
-            &candidate,
-            "query_id",
-            Some("seg"),
-            &options(),
-            usize::MAX,
-        )
-        .unwrap();
-        let whole_json = serde_json::to_string(&whole).unwrap();
-        for memory in [1, 300 * 24 * 3, 300 * 16 * 11] {
-            let grouped = compare_sources(
+        let compared = |cluster: Option<&str>, memory: usize| {
+            compare_sources(
                 &baseline,
                 &candidate,
                 "query_id",
                 Some("seg"),
+                cluster,
                 &options(),
                 memory,
             )
-            .unwrap();
-            assert_eq!(
-                serde_json::to_string(&grouped).unwrap(),
-                whole_json,
-                "memory {memory}"
-            );
+            .unwrap()
+        };
+        let whole = compared(None, usize::MAX);
+        // Clustered too (the segment column also serves as clusters): one pass or groups.
+        for cluster in [None, Some("seg")] {
+            let whole = compared(cluster, usize::MAX);
+            assert_eq!(whole.metrics[0].clusters.is_some(), cluster.is_some());
+            let whole_json = serde_json::to_string(&whole).unwrap();
+            for memory in [1, 300 * 24 * 3, 300 * 16 * 11] {
+                assert_eq!(
+                    serde_json::to_string(&compared(cluster, memory)).unwrap(),
+                    whole_json,
+                    "memory {memory}, cluster {cluster:?}"
+                );
+            }
         }
         assert_eq!(whole.matched, 297);
         assert_eq!(whole.baseline_only.0, 3);
@@ -1352,7 +1446,7 @@ mod tests {
         let ids: Vec<usize> = (0..200).rev().collect();
         let candidate = table(&ids, 0.05);
         let compared =
-            compare_sources(&baseline, &candidate, "query_id", None, &options(), 1).unwrap();
+            compare_sources(&baseline, &candidate, "query_id", None, None, &options(), 1).unwrap();
         let values = |df: &DataFrame, order: &[usize]| -> Vec<f64> {
             let mrr = df.column("mrr").unwrap().f64().unwrap().clone();
             order
@@ -1414,8 +1508,8 @@ mod tests {
     fn repeated_keys_are_named() {
         let baseline = table(&[1, 2, 2, 3, 3, 3], 0.0);
         let candidate = table(&[1, 2, 3], 0.0);
-        let e =
-            compare_sources(&baseline, &candidate, "query_id", None, &options(), 1).unwrap_err();
+        let e = compare_sources(&baseline, &candidate, "query_id", None, None, &options(), 1)
+            .unwrap_err();
         assert!(
             e.to_string()
                 .contains("3 keys occur more than once in the baseline table (e.g. q2, q3, q3)"),

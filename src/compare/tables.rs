@@ -47,6 +47,8 @@ pub struct TableComparison {
     pub metrics: Vec<MetricComparison>,
     /// The segment column, if any, and per segment value the same rows.
     pub segment_column: Option<String>,
+    /// The cluster column, if any (see [`crate::compare::compare_clustered`]).
+    pub cluster_column: Option<String>,
     /// `(segment value, rows)`.
     pub segments: Vec<(String, Vec<MetricComparison>)>,
     /// The largest drops per metric.
@@ -136,11 +138,25 @@ pub fn compare_tables(
     by: Option<&str>,
     options: &CompareOptions,
 ) -> PolarsResult<TableComparison> {
+    compare_tables_clustered(baseline, candidate, id, by, None, options)
+}
+
+/// [`compare_tables`] with the items in clusters: the values of column `cluster` (see
+/// [`compare_clustered`](crate::compare::compare_clustered)).
+pub fn compare_tables_clustered(
+    baseline: &DataFrame,
+    candidate: &DataFrame,
+    id: &str,
+    by: Option<&str>,
+    cluster: Option<&str>,
+    options: &CompareOptions,
+) -> PolarsResult<TableComparison> {
     super::streamed::compare_sources(
         baseline,
         candidate,
         id,
         by,
+        cluster,
         options,
         super::streamed::DEFAULT_MEMORY,
     )
@@ -236,6 +252,27 @@ fn frame_of_rows(
     cols.push(f("win_rate", &|r| r.win_rate));
     cols.push(f("win_rate_low", &|r| r.win_rate_low));
     cols.push(f("win_rate_high", &|r| r.win_rate_high));
+    cols.push(
+        Series::new(
+            "clusters".into(),
+            rows.iter()
+                .map(|r| r.clusters.map(|n| n as u64))
+                .collect::<Vec<_>>(),
+        )
+        .into_column(),
+    );
+    cols.push(f("t_statistic", &|r| r.t_statistic));
+    cols.push(f("design_effect", &|r| r.design_effect));
+    cols.push(f("effective_n", &|r| r.effective_n));
+    cols.push(
+        Series::new(
+            "no_test_reason".into(),
+            rows.iter()
+                .map(|r| r.no_test_reason.as_deref())
+                .collect::<Vec<_>>(),
+        )
+        .into_column(),
+    );
     DataFrame::new_infer_height(cols)
 }
 
@@ -437,6 +474,10 @@ mod tests {
             baseline_judge_spread: None,
             candidate_judge_spread: None,
             interval: "items",
+            clusters: None,
+            design_effect: None,
+            effective_n: None,
+            no_test_reason: None,
             judge_variance_share: None,
             judge_flips: None,
         }

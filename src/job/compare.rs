@@ -35,6 +35,8 @@ pub struct CompareJob {
     pub id: String,
     /// The segment column.
     pub by: Option<String>,
+    /// The cluster column: items with the same value are resampled and tested together.
+    pub cluster: Option<String>,
     /// Statistics settings.
     pub options: CompareOptions,
     /// CI gates.
@@ -235,6 +237,7 @@ pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
         &candidate,
         &job.id,
         by,
+        job.cluster.as_deref(),
         &job.options,
         DEFAULT_MEMORY,
     )?;
@@ -265,7 +268,15 @@ pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
     if let Some((rejudged_baseline, rejudged_candidate)) = &job.rejudged {
         let (b, _) = open_scores(rejudged_baseline, &job.id)?;
         let (c, _) = open_scores(rejudged_candidate, &job.id)?;
-        let other = compare_sources(&b, &c, &job.id, None, &job.options, DEFAULT_MEMORY)?;
+        let other = compare_sources(
+            &b,
+            &c,
+            &job.id,
+            None,
+            job.cluster.as_deref(),
+            &job.options,
+            DEFAULT_MEMORY,
+        )?;
         comparison.judge_drift =
             crate::compare::verdict_changes(&comparison.metrics, &other.metrics);
     }

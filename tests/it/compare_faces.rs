@@ -649,6 +649,7 @@ fn comparisons_read_piecewise_equal_the_recorded_in_memory_ones() {
         &open("candidate.parquet"),
         "query_id",
         Some("seg"),
+        None,
         &options,
         1,
     )
@@ -676,4 +677,61 @@ fn comparisons_read_piecewise_equal_the_recorded_in_memory_ones() {
     );
     assert_eq!(got.height(), 4 * 8);
     assert!(got.equals_missing(&recorded), "{got}\n{recorded}");
+}
+
+/// `--cluster`: the report's clusters table and its warning below 20 clusters, the JSON's
+/// per-row clusters, and the interval and t-test of whole clusters.
+#[test]
+fn a_clustered_comparison_reports_its_clusters_and_warns_when_they_are_few() {
+    let dir = temp_dir("clustered");
+    let (json, html) = (dir.join("c.json"), dir.join("c.html"));
+    let (ok, out, err) = run(&[
+        "compare",
+        "--baseline",
+        &fixture("baseline.parquet"),
+        "--candidate",
+        &fixture("candidate.parquet"),
+        "--cluster",
+        "seg",
+        "--resamples",
+        "200",
+        "--json",
+        json.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert!(ok, "{out}{err}");
+    assert!(
+        out.contains("### Clusters") && out.contains("Items with the same `seg` are one cluster"),
+        "{out}"
+    );
+    assert!(
+        out.contains("warning: a row has only 3 clusters: with fewer than about 20"),
+        "{out}"
+    );
+    let report = json_file(&json);
+    let rows = report["comparison"]["metrics"].as_array().unwrap();
+    assert!(rows
+        .iter()
+        .all(|r| r["clusters"] == 3 && r["interval"] == "clusters"));
+    let mrr = rows.iter().find(|r| r["metric"] == "mrr").unwrap();
+    assert!(mrr["design_effect"].as_f64().unwrap() > 0.0);
+    assert_eq!(mrr["t_statistic"].is_number(), mrr["p_t_test"].is_number());
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<table id=\"clusters\">"));
+    // A cluster column the tables lack is named.
+    let (ok, _, err) = run(&[
+        "compare",
+        "--baseline",
+        &fixture("baseline.parquet"),
+        "--candidate",
+        &fixture("candidate.parquet"),
+        "--cluster",
+        "topic",
+    ]);
+    assert!(
+        !ok && err.contains("has no cluster column `topic`"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
 }

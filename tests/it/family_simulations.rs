@@ -81,7 +81,10 @@ fn without_a_change_holm_keeps_the_chance_of_any_false_alarm_in_sixty_tests_at_f
     let holm = share((0..COMPARISONS).map(|_| one_comparison(&mut rng, 0.0, Adjust::Holm).0));
     // Binomial error of 1,000 comparisons at 5%: 0.7 points; three of them above.
     let bound = 0.05 + 3.0 * (0.05f64 * 0.95 / COMPARISONS as f64).sqrt();
-    assert!(holm <= bound, "any Holm-significant flag in {holm} of comparisons");
+    assert!(
+        holm <= bound,
+        "any Holm-significant flag in {holm} of comparisons"
+    );
     // Each test on its own: nearly every comparison raises a false alarm somewhere (the
     // reason for the family; 1 − 0.95^60 = 95% if the tests were independent).
     let mut rng = Normal(8);
@@ -97,9 +100,11 @@ fn a_change_the_plan_says_400_items_detect_at_80_percent_is_flagged_in_80_percen
     let delta = minimum_detectable_effect(ITEMS as f64, 0.8, alpha, Alternative::TwoSided);
     assert!(delta > 0.2 && delta < 0.3, "{delta}");
     let mut rng = Normal(9);
-    let flagged =
-        share((0..COMPARISONS).map(|_| one_comparison(&mut rng, delta, Adjust::Holm).1));
+    let flagged = share((0..COMPARISONS).map(|_| one_comparison(&mut rng, delta, Adjust::Holm).1));
     // 80% within 3 binomial errors (1.3 points each).
     let error = 3.0 * (0.8f64 * 0.2 / COMPARISONS as f64).sqrt();
-    assert!((flagged - 0.8).abs() <= error, "flagged in {flagged} of comparisons");
+    assert!(
+        (flagged - 0.8).abs() <= error,
+        "flagged in {flagged} of comparisons"
+    );
 }

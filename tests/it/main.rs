@@ -14,12 +14,16 @@ mod parts;
 mod cache_merge;
 mod calibrate;
 mod cli_hostile;
+// The simulations need no Polars, but the kernels-only pass would only run them twice.
+#[cfg(feature = "cli")]
+mod cluster_simulations;
 mod compare_faces;
 mod custom_judge;
 mod embed;
 mod engine_hostile;
-mod family_simulations;
 mod faces;
+#[cfg(feature = "cli")]
+mod family_simulations;
 mod fidelity_edges;
 mod fuzz_kernels;
 mod hardening;

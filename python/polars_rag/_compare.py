@@ -61,6 +61,12 @@ class Comparison(NamedTuple):
     #: The largest drops per metric: ``metric``, ``key``, ``baseline``, ``candidate``,
     #: ``delta``, ``baseline_answer``, ``candidate_answer``.
     regressions: pl.DataFrame
+    #: Whether both runs are complete enough to compare, one row per compared value:
+    #: ``metric``, ``expected`` (the items of either run), per run (``baseline_`` /
+    #: ``candidate_``) ``rows``, ``scored`` (a finite value), ``missing``, ``judge_errors`` (rows
+    #: whose judge gave no verdict) and ``complete`` (scored over expected). Read it before the
+    #: deltas: ``polars-rag compare`` refuses to gate on a value below ``--min-complete``.
+    integrity: pl.DataFrame
 
 
 @cache
@@ -145,7 +151,7 @@ def compare(
     """
     from polars_rag._internal import compare_tables as _compare
 
-    metrics, segments, regressions = _compare(
+    metrics, segments, regressions, integrity = _compare(
         _frame(baseline),
         _frame(candidate),
         id,
@@ -159,7 +165,7 @@ def compare(
         _names("compare", "family", family),
         cluster,
     )
-    return Comparison(metrics, segments, regressions)
+    return Comparison(metrics, segments, regressions, integrity)
 
 
 def _names(function: str, option: str, value: Any) -> list[str]:

@@ -901,7 +901,7 @@ fn compare_tables(
     adjust: &str,
     family: Vec<String>,
     cluster: Option<&str>,
-) -> PyResult<(PyDataFrame, PyDataFrame, PyDataFrame)> {
+) -> PyResult<(PyDataFrame, PyDataFrame, PyDataFrame, PyDataFrame)> {
     py_guarded("compare", move || {
         let options = CompareOptions {
             adjust: adjust.parse().map_err(py_err_in("compare"))?,
@@ -925,6 +925,7 @@ fn compare_tables(
             PyDataFrame(
                 comparison::regressions_frame(&c.regressions).map_err(py_err_in("compare"))?,
             ),
+            PyDataFrame(comparison::integrity_frame(&c.integrity).map_err(py_err_in("compare"))?),
         ))
     })
 }

@@ -17,7 +17,7 @@ use clap::Parser;
 use super::args::*;
 use super::settings::*;
 
-fn compare(args: CompareArgs) -> Result<bool, String> {
+fn compare(args: CompareArgs) -> Result<CompareOutcome, String> {
     let mut gate_texts = args.fail_if.clone();
     let mut family = args.family.clone();
     if let Some(path) = &args.gates {
@@ -48,6 +48,7 @@ fn compare(args: CompareArgs) -> Result<bool, String> {
         id: args.stats.id_col.clone(),
         by: args.stats.by.clone(),
         cluster: args.cluster.clone(),
+        min_complete: args.min_complete,
         options: CompareOptions {
             adjust: args.adjust.unwrap_or_default(),
             ..compare_options(&args.stats, args.top)?
@@ -66,11 +67,24 @@ fn compare(args: CompareArgs) -> Result<bool, String> {
     };
     let report = cli_compare::run(&job).map_err(|e| e.to_string())?;
     emit(&report.markdown)?;
+    if !report.incomplete.is_empty() {
+        for problem in &report.incomplete {
+            say(&format!("gate not decided, run incomplete: {problem}"));
+        }
+        return Ok(CompareOutcome::Incomplete);
+    }
     if let Some(first) = report.failures.first() {
         say(&format!("gate failed: {first}"));
-        return Ok(false);
+        return Ok(CompareOutcome::Failed);
     }
-    Ok(true)
+    Ok(CompareOutcome::Passed)
+}
+
+/// How a comparison's gate ended: its exit status 0, 1 or 3.
+enum CompareOutcome {
+    Passed,
+    Failed,
+    Incomplete,
 }
 
 /// `polars-rag judge-eval`.
@@ -384,8 +398,9 @@ where
         None | Some(Command::Demo) => demo(),
         Some(Command::Score(args)) => job_from(*args).and_then(|job| run_job(&job)),
         Some(Command::Compare(args)) => match compare(args) {
-            Ok(true) => Ok(()),
-            Ok(false) => return 1,
+            Ok(CompareOutcome::Passed) => Ok(()),
+            Ok(CompareOutcome::Failed) => return 1,
+            Ok(CompareOutcome::Incomplete) => return 3,
             Err(e) => Err(e),
         },
         Some(Command::Summary(args)) => compare_options(&args.stats, Some(0)).and_then(|o| {

@@ -52,9 +52,11 @@ pub(crate) enum Command {
     /// List the metrics: id, kind and summary (--json: the whole catalogue, as the reference
     /// pages are generated from it).
     Metrics(MetricsArgs),
-    /// Compare a candidate with a baseline: per-metric deltas with bootstrap confidence intervals,
-    /// randomization and t-test p-values, effect sizes, per-segment breakdowns, regressed items,
-    /// and a CI gate (exit status 1 when a significant regression crosses a threshold).
+    /// Compare a candidate with a baseline: run integrity, per-metric deltas with bootstrap
+    /// confidence intervals, randomization and t-test p-values decided as a family (Holm by
+    /// default), effect sizes, clusters, per-segment breakdowns, regressed items, and a CI gate
+    /// (exit status 1 when a significant regression crosses a threshold, 3 when a gated metric
+    /// is too incomplete to decide).
     #[command(after_help = COMPARE_EXAMPLES)]
     Compare(CompareArgs),
     /// Per-metric (and per-segment) means of a scores table with bootstrap confidence intervals.
@@ -208,6 +210,13 @@ pub(crate) struct CompareArgs {
     /// and each row reports its clusters, design effect and effective number of items.
     #[arg(long)]
     pub(crate) cluster: Option<String>,
+    /// The share of the items expected (those of either run) that a gated metric must have a
+    /// value for in each run, with the runs' shares at most a point apart; else the gate does
+    /// not decide and the command exits with status 3, naming the metric and the counts (an
+    /// incomplete run is neither a regression nor a pass). Default 0.99; 0 checks nothing (for a
+    /// metric that is null by design where it does not apply).
+    #[arg(long)]
+    pub(crate) min_complete: Option<f64>,
     /// A metric whose rows (over all items and per segment) make the family of tests that
     /// --adjust decides together, e.g. the gated ones; the other rows are decided as a family
     /// of their own. Repeatable; also `family = [...]` in a --gates file. Default: every row

@@ -24,6 +24,7 @@ use serde::Serialize;
 
 #[cfg(feature = "polars")]
 pub mod calibrate;
+pub mod integrity;
 pub mod labelling;
 #[cfg(feature = "job")]
 pub mod report;

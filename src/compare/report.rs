@@ -3,6 +3,7 @@
 //! confidence intervals, the distribution of per-item deltas, a segment × metric heatmap and the
 //! regressed items.
 
+use crate::compare::integrity::Integrity;
 use crate::compare::stats::Adjust;
 use crate::compare::tables::{MetricSummary, TableComparison};
 use crate::compare::{Family, MetricComparison, HISTOGRAM_BINS};
@@ -112,6 +113,99 @@ fn family_sentence(family: &Family) -> String {
         )
     };
     format!("Significant: {rule}.{source}")
+}
+
+/// The values some rows of a run lack, as cells: value, then per run scored of expected (share),
+/// missing, judge errors. Complete values are left out.
+fn integrity_rows(integrity: &Integrity) -> Vec<[String; 7]> {
+    let share = |scored: usize, complete: f64| {
+        format!(
+            "{scored} of {} ({:.1}%)",
+            integrity.expected,
+            complete * 100.0
+        )
+    };
+    integrity
+        .values
+        .iter()
+        .filter(|v| {
+            v.baseline.scored != integrity.expected || v.candidate.scored != integrity.expected
+        })
+        .map(|v| {
+            [
+                shown(&v.metric).into_owned(),
+                share(v.baseline.scored, v.baseline_complete),
+                (integrity.expected - v.baseline.scored).to_string(),
+                v.baseline.judge_errors.to_string(),
+                share(v.candidate.scored, v.candidate_complete),
+                (integrity.expected - v.candidate.scored).to_string(),
+                v.candidate.judge_errors.to_string(),
+            ]
+        })
+        .collect()
+}
+
+/// The sentence that opens the integrity section.
+fn integrity_sentence(integrity: &Integrity) -> String {
+    let incomplete = integrity_rows(integrity).len();
+    let mut text = format!(
+        "{} items expected (those of either run): the baseline has {} rows, the candidate {}; {} only in the baseline, {} only in the candidate.",
+        integrity.expected,
+        integrity.baseline_rows,
+        integrity.candidate_rows,
+        integrity.baseline_only,
+        integrity.candidate_only
+    );
+    if incomplete == 0 {
+        text.push_str(" Every compared value is scored for every item in both runs.");
+    } else {
+        text.push_str(&format!(
+            " {incomplete} of {} compared values lack some (a missing value: no row, a null, or not a number; judge errors are rows whose judge gave no verdict):",
+            integrity.values.len()
+        ));
+    }
+    text
+}
+
+/// The run-integrity section of the Markdown report.
+fn integrity_md(integrity: &Integrity) -> String {
+    let mut out = format!(
+        "### Run integrity\n\n{}\n\n",
+        cell(&integrity_sentence(integrity))
+    );
+    let rows = integrity_rows(integrity);
+    if !rows.is_empty() {
+        out.push_str("| value | baseline scored | missing | judge errors | candidate scored | missing | judge errors |\n|---|---:|---:|---:|---:|---:|---:|\n");
+        for row in rows {
+            out.push_str(&format!(
+                "| {} |\n",
+                row.iter().map(|c| cell(c)).collect::<Vec<_>>().join(" | ")
+            ));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The run-integrity section of the HTML report.
+fn integrity_html(integrity: &Integrity) -> String {
+    let mut out = format!(
+        "<h2>Run integrity</h2><p class=\"note\">{}</p>",
+        esc(&integrity_sentence(integrity))
+    );
+    let rows = integrity_rows(integrity);
+    if !rows.is_empty() {
+        out.push_str("<table id=\"integrity\"><thead><tr><th>value</th><th>baseline scored</th><th>missing</th><th>judge errors</th><th>candidate scored</th><th>missing</th><th>judge errors</th></tr></thead><tbody>");
+        for row in rows {
+            out.push_str("<tr>");
+            for c in row {
+                out.push_str(&format!("<td>{}</td>", esc(&c)));
+            }
+            out.push_str("</tr>");
+        }
+        out.push_str("</tbody></table>");
+    }
+    out
 }
 
 /// What clustering does to the numbers, for both reports.
@@ -265,6 +359,7 @@ pub fn markdown(c: &TableComparison, baseline: &str, candidate: &str, gate: &[St
         }
     }
     out.push('\n');
+    out.push_str(&integrity_md(&c.integrity));
     out.push_str(&metrics_table_md(&c.metrics, o.confidence, &c.family));
     out.push_str(&format!("\n{}\n", family_sentence(&c.family)));
     if let Some(column) = &c.cluster_column {
@@ -641,6 +736,7 @@ pub fn html(
         }
         out.push_str("</ul></div>");
     }
+    out.push_str(&integrity_html(&c.integrity));
     out.push_str("<h2>Delta per metric</h2>");
     out.push_str(&delta_chart(&c.metrics));
     out.push_str(&format!("<table id=\"metrics\"><thead><tr><th>metric</th><th>n</th><th>baseline</th><th>candidate</th><th>delta</th><th>CI</th><th>p (rand.)</th><th>p (t)</th><th>{}</th><th>effect</th><th>↑ / ↓ / =</th><th>wins</th><th>verdict</th></tr></thead><tbody>", esc(&deciding_p_header(&c.family))));

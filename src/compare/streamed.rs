@@ -450,6 +450,8 @@ struct Loaded {
     spreads: [Option<Vec<f64>>; 2],
     /// Judge samples of both runs.
     samples: [Option<Vec<Vec<f64>>>; 2],
+    /// Each run's counts over all its rows (matched or not): the run's integrity.
+    counts: [super::integrity::RunCounts; 2],
 }
 
 /// Bytes a unit's values take per item while its group is compared: both runs' values, and
@@ -581,6 +583,19 @@ fn load_side(
                         .unwrap_or_else(|| vec![0.0; rows])
                 }
             };
+            if let Unit::Mean(value) = unit {
+                let counts = &mut slot.counts[side];
+                for &v in &values {
+                    counts.add(v);
+                }
+                // The judge's errors: rows of a judged metric (or card) without a verdict.
+                let column = frame.column(value.at.column())?.as_materialized_series();
+                if let Some(errors) = dispatch::field_at(column, "judge_error")?
+                    && errors.dtype() == &DataType::String
+                {
+                    counts.judge_errors += errors.len() - errors.null_count();
+                }
+            }
             let target = if side == 0 {
                 &mut slot.baseline
             } else {
@@ -880,6 +895,11 @@ pub fn compare_sources(
     let mut pending: HashMap<(usize, usize), (Vec<ColumnSums>, Vec<ColumnSums>)> = HashMap::new();
     let mut regressions: Vec<(String, usize, f64, f64)> = Vec::new();
     let mut flip_items: Vec<(String, Vec<usize>)> = Vec::new();
+    let mut counts: Vec<(
+        String,
+        super::integrity::RunCounts,
+        super::integrity::RunCounts,
+    )> = Vec::new();
     for group in groups(&units, items, memory, !segments.is_empty()) {
         let group: Vec<(usize, &Unit)> = group.map(|u| (u, &units[u])).collect();
         let group_units: Vec<&Unit> = group.iter().map(|(_, unit)| *unit).collect();
@@ -904,6 +924,7 @@ pub fn compare_sources(
         )?;
         for ((_, unit), values) in group.iter().zip(&loaded) {
             let Unit::Mean(value) = unit else { continue };
+            counts.push((value.label.clone(), values.counts[0], values.counts[1]));
             for (p, bv, cv) in largest_drops(
                 &values.baseline,
                 &values.candidate,
@@ -1091,8 +1112,15 @@ pub fn compare_sources(
         &[],
         options,
     );
+    let integrity = super::integrity::Integrity::new(
+        items,
+        pairing.baseline_only.len(),
+        pairing.candidate_only.len(),
+        counts,
+    );
     Ok(TableComparison {
         family,
+        integrity,
         baseline_only: shown(&pairing.baseline_only, &b_keys),
         candidate_only: shown(&pairing.candidate_only, &c_keys),
         keys,

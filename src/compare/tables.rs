@@ -43,6 +43,8 @@ pub struct TableComparison {
     pub candidate_only: (usize, Vec<String>),
     /// The family of tests the rows were decided with (see [`crate::compare::decide_rows`]).
     pub family: crate::compare::Family,
+    /// Whether both runs are complete enough to compare: counts per run and value.
+    pub integrity: crate::compare::integrity::Integrity,
     /// Per metric, over all matched items.
     pub metrics: Vec<MetricComparison>,
     /// The segment column, if any, and per segment value the same rows.
@@ -288,6 +290,43 @@ pub fn segments_frame(segments: &[(String, Vec<MetricComparison>)]) -> PolarsRes
         .flat_map(|(value, rows)| std::iter::repeat_n(value.as_str(), rows.len()))
         .collect();
     frame_of_rows(&rows, Some(labels))
+}
+
+/// The runs' integrity as a table: one row per compared value with each run's rows, scored and
+/// missing values, judge errors and completed share (of the items expected, those of either
+/// run).
+pub fn integrity_frame(
+    integrity: &crate::compare::integrity::Integrity,
+) -> PolarsResult<DataFrame> {
+    let values = &integrity.values;
+    let count = |name: &str, get: &dyn Fn(&crate::compare::integrity::ValueIntegrity) -> usize| {
+        Series::new(
+            name.into(),
+            values.iter().map(|v| get(v) as u64).collect::<Vec<_>>(),
+        )
+        .into_column()
+    };
+    let share = |name: &str, get: &dyn Fn(&crate::compare::integrity::ValueIntegrity) -> f64| {
+        Series::new(name.into(), values.iter().map(get).collect::<Vec<_>>()).into_column()
+    };
+    DataFrame::new_infer_height(vec![
+        Series::new(
+            "metric".into(),
+            values.iter().map(|v| v.metric.as_str()).collect::<Vec<_>>(),
+        )
+        .into_column(),
+        count("expected", &|_| integrity.expected),
+        count("baseline_rows", &|v| v.baseline.rows),
+        count("baseline_scored", &|v| v.baseline.scored),
+        count("baseline_missing", &|v| v.baseline.missing),
+        count("baseline_judge_errors", &|v| v.baseline.judge_errors),
+        share("baseline_complete", &|v| v.baseline_complete),
+        count("candidate_rows", &|v| v.candidate.rows),
+        count("candidate_scored", &|v| v.candidate.scored),
+        count("candidate_missing", &|v| v.candidate.missing),
+        count("candidate_judge_errors", &|v| v.candidate.judge_errors),
+        share("candidate_complete", &|v| v.candidate_complete),
+    ])
 }
 
 /// The regressed items as a table.

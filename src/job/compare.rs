@@ -11,7 +11,8 @@ use crate::compare::report;
 use crate::compare::source::{ScoresSource, READ_ROWS};
 use crate::compare::streamed::{compare_sources, summarize_source, DEFAULT_MEMORY};
 use crate::compare::tables::{
-    compared_columns, metrics_frame, regressions_frame, segments_frame, summary_frame,
+    compared_columns, integrity_frame, metrics_frame, regressions_frame, segments_frame,
+    summary_frame,
 };
 use crate::compare::{check_gates, CompareOptions, Gate};
 use crate::job::{self as score, ScoreJob};
@@ -37,6 +38,9 @@ pub struct CompareJob {
     pub by: Option<String>,
     /// The cluster column: items with the same value are resampled and tested together.
     pub cluster: Option<String>,
+    /// The completed share a gated value needs in each run for the gate to decide (default
+    /// [`DEFAULT_MIN_COMPLETE`](crate::compare::integrity::DEFAULT_MIN_COMPLETE)).
+    pub min_complete: Option<f64>,
     /// Statistics settings.
     pub options: CompareOptions,
     /// CI gates.
@@ -66,6 +70,9 @@ pub struct CompareReport {
     pub markdown: String,
     /// One line per tripped gate (empty: the gate passes).
     pub failures: Vec<String>,
+    /// One line per gated value too incomplete to gate on (see
+    /// [`crate::compare::integrity::check_integrity`]); not empty: the gate did not decide.
+    pub incomplete: Vec<String>,
 }
 
 fn err(msg: String) -> PolarsError {
@@ -200,6 +207,13 @@ fn write_text(path: &Path, text: &str) -> PolarsResult<()> {
 
 /// Runs the comparison and writes the files asked for.
 pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
+    if let Some(share) = job.min_complete
+        && !(0.0..=1.0).contains(&share)
+    {
+        return Err(err(format!(
+            "compare: min_complete must be a share in [0, 1], got {share}"
+        )));
+    }
     // The labels are read after the comparison, which may take long (or score both runs): a
     // labels path that is missing or not a file fails now.
     if let Some((baseline_labels, candidate_labels)) = &job.labels {
@@ -284,6 +298,13 @@ pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
         comparison.decide_family_of(&job.family)?;
     }
     let failures = check_gates(&job.gates, &comparison.metrics)?;
+    let gated: Vec<&str> = job.gates.iter().map(|g| g.metric.as_str()).collect();
+    let incomplete = crate::compare::integrity::check_integrity(
+        &gated,
+        &comparison.integrity,
+        job.min_complete
+            .unwrap_or(crate::compare::integrity::DEFAULT_MIN_COMPLETE),
+    );
     let b_name = baseline_path.display().to_string();
     let c_name = candidate_path.display().to_string();
     let mut signatures = b_sigs.clone();
@@ -366,6 +387,12 @@ pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
             .with_key_value_metadata(Some(KeyValueMetadata::from_static(kv)))
             .finish(&mut table)?;
         out.commit()?;
+        let mut integrity = integrity_frame(&comparison.integrity)?;
+        let integrity_path = path.with_extension("integrity.parquet");
+        let mut out = AtomicFile::create(&integrity_path)?;
+        ParquetWriter::new(out.file()?).finish(&mut integrity)?;
+        out.commit()?;
+        markdown.push_str(&format!("Run integrity: {}\n", integrity_path.display()));
         let mut regressions = regressions_frame(&comparison.regressions)?;
         let reg_path = path.with_extension("regressions.parquet");
         let mut out = AtomicFile::create(&reg_path)?;
@@ -389,7 +416,11 @@ pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
             ));
         }
     }
-    Ok(CompareReport { markdown, failures })
+    Ok(CompareReport {
+        markdown,
+        failures,
+        incomplete,
+    })
 }
 
 /// `polars-rag summary`: per-metric (and per-segment) means with bootstrap intervals.

@@ -300,6 +300,8 @@ fn the_gate_fails_only_on_a_significant_crossing() {
         demo("run_a.parquet"),
         demo("run_b.parquet"),
     );
+    // quoted_spans is null where an answer quotes nothing (75% and 71% of the items): the
+    // gate is on the items both runs quote in, so the integrity check is off.
     let base = [
         "compare",
         "--golden",
@@ -310,6 +312,8 @@ fn the_gate_fails_only_on_a_significant_crossing() {
         b.as_str(),
         "--scores-dir",
         scores.to_str().unwrap(),
+        "--min-complete",
+        "0",
     ];
     // run_b invents and edits quotes: quoted_spans drops (t-test p = 0.023 over 17 items). In
     // the family of all 30 metrics of the demo, Holm's adjustment does not let one p-value of
@@ -732,6 +736,86 @@ fn a_clustered_comparison_reports_its_clusters_and_warns_when_they_are_few() {
     assert!(
         !ok && err.contains("has no cluster column `topic`"),
         "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Run integrity heads the report; a gate on a value too incomplete in either run (below
+/// `--min-complete`, or the runs a point apart) is not decided: exit status 3 and a sentence
+/// naming the value and its counts, whatever the delta.
+#[test]
+fn a_gate_on_an_incomplete_value_is_not_decided() {
+    let dir = temp_dir("integrity");
+    let scores = dir.join("scores");
+    let parquet = dir.join("c.parquet");
+    let (golden, a, b) = (
+        demo("golden.parquet"),
+        demo("run_a.parquet"),
+        demo("run_b.parquet"),
+    );
+    let base = [
+        "compare",
+        "--golden",
+        golden.as_str(),
+        "--baseline",
+        a.as_str(),
+        "--candidate",
+        b.as_str(),
+        "--scores-dir",
+        scores.to_str().unwrap(),
+        "--parquet",
+        parquet.to_str().unwrap(),
+    ];
+    // run_b lacks an answer: 23 of 24 items have an mrr; number_match is null where an answer
+    // has no number (10 of 24 in both).
+    let mut args = base.to_vec();
+    args.extend(["--fail-if", "mrr < -0.1"]);
+    let o = Command::new(bin()).args(&args).output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(o.status.code(), Some(3), "{stdout}{stderr}");
+    assert!(
+        stdout.find("### Run integrity").unwrap() < stdout.find("| metric | n |").unwrap(),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains(
+            "gate not decided, run incomplete: mrr: the candidate has a value for 23 of 24 items (95.8%"
+        ) && stderr.contains("differ by 4.2 points"),
+        "{stderr}"
+    );
+    let integrity = read(&parquet.with_extension("integrity.parquet"));
+    let mrr = integrity
+        .lazy()
+        .filter(col("metric").eq(lit("mrr")))
+        .collect()
+        .unwrap();
+    let value = |name: &str| mrr.column(name).unwrap().get(0).unwrap().to_string();
+    assert_eq!(
+        (
+            value("expected"),
+            value("baseline_scored"),
+            value("candidate_scored")
+        ),
+        ("24".into(), "24".into(), "23".into())
+    );
+    // A floor the runs meet, and a gate on a complete value: the gate decides (and passes).
+    let mut args = base.to_vec();
+    args.extend(["--fail-if", "mrr < -0.1", "--min-complete", "0.9"]);
+    let o = Command::new(bin()).args(&args).output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "the runs are still 4.2 points apart"
+    );
+    let mut args = base.to_vec();
+    args.extend(["--min-complete", "1.5"]);
+    let (ok, _, stderr) = run(&args);
+    assert!(
+        !ok && stderr.contains("min_complete must be a share in [0, 1], got 1.5"),
+        "{stderr}"
     );
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -331,3 +331,33 @@ def test_clusters_widen_the_interval_and_bad_clusters_are_named():
     one = pr.compare(a.with_columns(topic=pl.lit("x")), b.with_columns(topic=pl.lit("x")), cluster="topic")
     row = one.metrics.row(0, named=True)
     assert row["p_t_test"] is None and row["no_test_reason"] == "no cluster-robust t-test: all items are in one cluster"
+
+
+def test_integrity_counts_each_run_before_any_delta():
+    ids = [f"q{i}" for i in range(10)]
+    a = pl.DataFrame({"query_id": ids, "mrr": [0.5] * 10, "bleu": [0.2] * 10})
+    # The candidate lacks q9, has no mrr for q0 and a NaN bleu for q1.
+    b = pl.DataFrame({"query_id": ids[:9], "mrr": [None] + [0.6] * 8, "bleu": [0.3, float("nan")] + [0.3] * 7})
+    integrity = pr.compare(a, b).integrity
+    rows = {r["metric"]: r for r in integrity.iter_rows(named=True)}
+    assert set(rows) == {"mrr", "bleu"}
+    for metric in ("mrr", "bleu"):
+        row = rows[metric]
+        assert (row["expected"], row["baseline_rows"], row["baseline_scored"], row["baseline_complete"]) == (10, 10, 10, 1.0)
+        assert (row["candidate_rows"], row["candidate_scored"], row["candidate_missing"]) == (9, 8, 1)
+        assert row["candidate_complete"] == 0.8 and row["candidate_judge_errors"] == 0
+
+
+def test_integrity_counts_the_judges_errors():
+    demo = Path(pr.__file__).parent / "demo"
+    a, b = pl.read_parquet(demo / "judged_a.parquet"), pl.read_parquet(demo / "judged_b.parquet")
+    failed = pl.col("query_id") == b["query_id"][0]
+    b = b.with_columns(
+        pl.col("faithfulness").struct.with_fields(
+            score=pl.when(failed).then(None).otherwise(pl.field("score")),
+            judge_error=pl.when(failed).then(pl.lit("the reply was cut off at max_tokens")).otherwise(pl.field("judge_error")),
+        )
+    )
+    row = pr.compare(a, b).integrity.filter(pl.col("metric") == "faithfulness.score").row(0, named=True)
+    assert (row["baseline_judge_errors"], row["candidate_judge_errors"]) == (0, 1)
+    assert row["candidate_scored"] == row["baseline_scored"] - 2  # one judge error, one answer missing

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-from functools import cache
 from collections.abc import Sequence
+from functools import cache
 from typing import Any, Literal, NamedTuple
 
 import polars as pl
@@ -166,6 +166,54 @@ def compare(
         cluster,
     )
     return Comparison(metrics, segments, regressions, integrity)
+
+
+@_names_its_errors
+def plan(
+    baseline: FrameLike,
+    candidate: FrameLike,
+    *,
+    mde: float,
+    power: float = 0.8,
+    alpha: float = 0.05,
+    tests: int = 1,
+    alternative: Alternative = "two-sided",
+    cluster: str | None = None,
+    id: str = "query_id",
+) -> pl.DataFrame:
+    """Plans the next comparison from a pilot pair of scores tables, as ``polars-rag plan``.
+
+    Per metric: ``delta_sd`` (the standard deviation of the pilot's paired deltas, divisor
+    n - 1), ``design_effect`` (with ``cluster``: the pilot's, else 1), ``effect_size``
+    (``mde / delta_sd``), ``items_needed`` to detect a delta of ``mde`` (the metric's own units)
+    with probability ``power`` at level ``alpha / tests`` (``tests``: the rows the comparison
+    will decide as one family; Holm's smallest threshold), ``clusters_needed`` at the pilot's
+    mean cluster size, ``detectable_delta`` (the smallest delta the pilot's size detects) and
+    ``power_at_pilot_size``; ``reason`` says why a number is missing. Without clusters the
+    sizes are statsmodels' ``TTestPower().solve_power`` (exact roots, rounded up).
+
+    Example:
+        >>> import polars as pl, polars_rag as pr
+        >>> ids = [f"q{i}" for i in range(100)]
+        >>> a = pl.DataFrame({"query_id": ids, "mrr": [0.5] * 100})
+        >>> b = pl.DataFrame({"query_id": ids, "mrr": [0.5 + 0.1 * (-1) ** i for i in range(100)]})
+        >>> row = pr.plan(a, b, mde=0.02).row(0, named=True)
+        >>> round(row["delta_sd"], 4), row["items_needed"]
+        (0.1005, 201.0)
+    """
+    from polars_rag._internal import plan_tables as _plan
+
+    return _plan(
+        _frame(baseline),
+        _frame(candidate),
+        id,
+        cluster,
+        _as_float("plan", "mde", mde),
+        _as_float("plan", "power", power),
+        _as_float("plan", "alpha", alpha),
+        _as_int("plan", "tests", tests),
+        _alternative(alternative),
+    )
 
 
 def _names(function: str, option: str, value: Any) -> list[str]:

@@ -25,6 +25,10 @@ def compare_tables(
     family: list[str], cluster: str | None,
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame]: ...
 def adjust_p_values(p: pl.Series, method: str) -> pl.Series: ...
+def plan_tables(
+    baseline: pl.DataFrame, candidate: pl.DataFrame, id: str, cluster: str | None, mde: float,
+    power: float, alpha: float, tests: int, alternative: str,
+) -> pl.DataFrame: ...
 def calibrate_tables(
     runs: list[tuple[str, pl.DataFrame]], labels: pl.DataFrame, id: str, by: str | None,
     alpha: float, alternative: str, lam: float | None,

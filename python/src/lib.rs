@@ -930,6 +930,43 @@ fn compare_tables(
     })
 }
 
+/// The next comparison's sample planned from a pilot pair of scores tables (`polars-rag plan`).
+#[pyfunction]
+#[pyo3(signature = (baseline, candidate, id, cluster, mde, power, alpha, tests, alternative))]
+#[allow(clippy::too_many_arguments)]
+fn plan_tables(
+    baseline: PyDataFrame,
+    candidate: PyDataFrame,
+    id: &str,
+    cluster: Option<&str>,
+    mde: f64,
+    power: f64,
+    alpha: f64,
+    tests: usize,
+    alternative: &str,
+) -> PyResult<PyDataFrame> {
+    py_guarded("plan", move || {
+        let options = polars_rag::compare::plan::PlanOptions {
+            mde,
+            power,
+            alpha,
+            tests,
+            alternative: alternative.parse().map_err(py_err_in("plan"))?,
+        };
+        let rows = comparison::plan_tables(
+            &readable("plan", &baseline.0)?,
+            &readable("plan", &candidate.0)?,
+            id,
+            cluster,
+            &options,
+        )
+        .map_err(py_err_in("plan"))?;
+        Ok(PyDataFrame(
+            comparison::plan_frame(&rows).map_err(py_err_in("plan"))?,
+        ))
+    })
+}
+
 /// Per-metric (and per-segment) means with bootstrap intervals (`polars-rag summary`).
 #[pyfunction]
 #[pyo3(signature = (scores, by, resamples, confidence, seed))]
@@ -1182,6 +1219,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(score_captured, m)?)?;
     m.add_function(wrap_pyfunction!(compare_tables, m)?)?;
     m.add_function(wrap_pyfunction!(adjust_p_values, m)?)?;
+    m.add_function(wrap_pyfunction!(plan_tables, m)?)?;
     m.add_function(wrap_pyfunction!(summarize_table, m)?)?;
     m.add_function(wrap_pyfunction!(calibrate_tables, m)?)?;
     m.add_function(wrap_pyfunction!(labelling_sheet, m)?)?;

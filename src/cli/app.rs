@@ -413,6 +413,25 @@ where
             .map_err(|e| e.to_string())?;
             emit(&text)
         }),
+        Some(Command::Plan(args)) => {
+            let options = crate::compare::plan::PlanOptions {
+                mde: args.mde,
+                power: args.power,
+                alpha: args.alpha,
+                tests: args.tests,
+                alternative: args.alternative.unwrap_or_default(),
+            };
+            cli_compare::plan(
+                &args.baseline,
+                &args.candidate,
+                &args.id_col,
+                args.cluster.as_deref(),
+                &options,
+                args.out.as_deref(),
+            )
+            .map_err(|e| e.to_string())
+            .and_then(|text| emit(&text))
+        }
         Some(Command::Calibrate(args)) => {
             let job = crate::job::calibrate::CalibrateJob {
                 scores: args.scores,

@@ -61,6 +61,11 @@ pub(crate) enum Command {
     Compare(CompareArgs),
     /// Per-metric (and per-segment) means of a scores table with bootstrap confidence intervals.
     Summary(SummaryArgs),
+    /// Plan the next comparison from a pilot pair of scores tables: per metric, the items (and
+    /// clusters) needed to detect a delta of --mde at --power, the smallest delta the pilot's
+    /// size detects, and the power it has (the spread of the pilot's paired deltas; with
+    /// --cluster, its design effect).
+    Plan(PlanArgs),
     /// How far the judge can be trusted: per judged value and segment, its agreement with labels
     /// (accuracy, Cohen's kappa, MAE, bias, Spearman, Kendall, confusion matrix), the judge-only
     /// and labels-only means, the prediction-powered estimate with its interval, and how many more
@@ -265,6 +270,41 @@ pub(crate) struct SummaryArgs {
     #[command(flatten)]
     pub(crate) stats: StatsArgs,
     /// Write the summary table here (Parquet).
+    #[arg(long)]
+    pub(crate) out: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct PlanArgs {
+    /// The pilot's baseline scores table.
+    #[arg(long)]
+    pub(crate) baseline: PathBuf,
+    /// The pilot's candidate scores table.
+    #[arg(long)]
+    pub(crate) candidate: PathBuf,
+    /// The delta to detect, in the metrics' own units (0.02: two points of a 0-1 score).
+    #[arg(long)]
+    pub(crate) mde: f64,
+    /// The chance of detecting it (default 0.8).
+    #[arg(long, default_value_t = 0.8)]
+    pub(crate) power: f64,
+    /// The family's significance level (default 0.05).
+    #[arg(long, default_value_t = 0.05)]
+    pub(crate) alpha: f64,
+    /// The tests the comparison will decide as one family (metrics × segments): the plan is at
+    /// alpha / tests, Holm's smallest threshold (default 1).
+    #[arg(long, default_value_t = 1)]
+    pub(crate) tests: usize,
+    /// Alternative hypothesis: two-sided (default), greater or less, as scipy's.
+    #[arg(long)]
+    pub(crate) alternative: Option<Alternative>,
+    /// The cluster column: clustered items count through the pilot's design effect.
+    #[arg(long)]
+    pub(crate) cluster: Option<String>,
+    /// Row key column.
+    #[arg(long, default_value = "query_id")]
+    pub(crate) id_col: String,
+    /// Write the plan here (Parquet).
     #[arg(long)]
     pub(crate) out: Option<PathBuf>,
 }

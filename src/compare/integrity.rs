@@ -139,7 +139,8 @@ pub fn check_integrity(gated: &[&str], integrity: &Integrity, min_complete: f64)
         ];
         let mut reasons = Vec::new();
         for (run, counts, share) in runs {
-            if !(share >= min_complete) {
+            // A NaN share (no item expected) is incomplete too.
+            if share.is_nan() || share < min_complete {
                 reasons.push(format!(
                     "the {run} has a value for {} of {} items ({:.1}%, below the {:.1}% required; {} missing, {} judge errors)",
                     counts.scored,
@@ -152,7 +153,8 @@ pub fn check_integrity(gated: &[&str], integrity: &Integrity, min_complete: f64)
             }
         }
         let gap = (value.baseline_complete - value.candidate_complete).abs();
-        if gap > MAX_COMPLETE_GAP {
+        // A point exactly is allowed: 1.0 − 0.99 is a hair above 0.01 in floating point.
+        if gap > MAX_COMPLETE_GAP + 1e-12 {
             reasons.push(format!(
                 "the runs' completed shares differ by {:.1} points ({:.1}% and {:.1}%), more than {:.0}",
                 gap * 100.0,

@@ -26,6 +26,7 @@ use serde::Serialize;
 pub mod calibrate;
 pub mod integrity;
 pub mod labelling;
+pub mod plan;
 #[cfg(feature = "job")]
 pub mod report;
 #[cfg(feature = "polars")]
@@ -362,6 +363,9 @@ pub struct MetricComparison {
     pub effective_n: Option<f64>,
     /// Why a test that was asked for could not be made (one cluster, deltas all equal, ...).
     pub no_test_reason: Option<String>,
+    /// The standard deviation of the per-item deltas (divisor n − 1; per-item metrics whose
+    /// deltas vary): the spread a plan sizes the next comparison with.
+    pub delta_sd: Option<f64>,
 }
 
 impl MetricComparison {
@@ -888,6 +892,7 @@ pub(crate) fn finish_mean(
         no_test_reason: cluster_test
             .and_then(|t| t.err())
             .map(|e| format!("no cluster-robust t-test: {e}")),
+        delta_sd: t.map(|t| t.sd_delta),
     }
 }
 
@@ -1074,6 +1079,7 @@ pub(crate) fn finish_corpus(
         design_effect: None,
         effective_n: None,
         no_test_reason: None,
+        delta_sd: None,
     }
 }
 

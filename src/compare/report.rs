@@ -517,6 +517,47 @@ pub fn summary_markdown(
     out
 }
 
+/// The Markdown table of `polars-rag plan`.
+pub fn plan_markdown(
+    rows: &[crate::compare::plan::PlanRow],
+    baseline: &str,
+    candidate: &str,
+    options: &crate::compare::plan::PlanOptions,
+) -> String {
+    let mut out = format!(
+        "## polars-rag plan\n\nPilot: baseline `{}` vs candidate `{}`. To detect a delta of {} with power {:.2} at level {} ({}{}): the items needed, from the spread of the pilot's paired deltas (sd, divisor n - 1) and, with clusters, its design effect; and what the pilot's own size detects.\n\n| metric | pilot items | sd of deltas | design effect | effect size | items needed | clusters needed | detectable delta | power at pilot size | note |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
+        escaped(baseline),
+        escaped(candidate),
+        options.mde,
+        options.power,
+        options.alpha,
+        options.alternative.name(),
+        if options.tests > 1 {
+            format!(", alpha / {} for a family of {} tests", options.tests, options.tests)
+        } else {
+            String::new()
+        }
+    );
+    let number =
+        |v: Option<f64>, digits: usize| v.map_or("–".to_string(), |v| format!("{v:.digits$}"));
+    for r in rows {
+        out.push_str(&format!(
+            "| {} | {} | {} | {:.2} | {} | {} | {} | {} | {} | {} |\n",
+            value_cell(&r.metric),
+            r.pilot_items,
+            number(r.delta_sd, 4),
+            r.design_effect,
+            number(r.effect_size, 3),
+            number(r.items_needed, 0),
+            number(r.clusters_needed, 0),
+            number(r.detectable_delta, 4),
+            number(r.power_at_pilot_size, 2),
+            cell(r.reason.as_deref().unwrap_or(""))
+        ));
+    }
+    out
+}
+
 /// Per-metric deltas with their confidence intervals, as horizontal bars around zero.
 fn delta_chart(rows: &[MetricComparison]) -> String {
     let (w, label_w, row_h) = (760.0, 230.0, 26.0);

@@ -264,6 +264,7 @@ fn frame_of_rows(
         .into_column(),
     );
     cols.push(f("t_statistic", &|r| r.t_statistic));
+    cols.push(f("delta_sd", &|r| r.delta_sd));
     cols.push(f("design_effect", &|r| r.design_effect));
     cols.push(f("effective_n", &|r| r.effective_n));
     cols.push(
@@ -327,6 +328,80 @@ pub fn integrity_frame(
         count("candidate_judge_errors", &|v| v.candidate.judge_errors),
         share("candidate_complete", &|v| v.candidate_complete),
     ])
+}
+
+/// A plan's rows as a table (see [`crate::compare::plan::plan_row`]).
+pub fn plan_frame(rows: &[crate::compare::plan::PlanRow]) -> PolarsResult<DataFrame> {
+    use crate::compare::plan::PlanRow;
+    let f = |name: &str, get: &dyn Fn(&PlanRow) -> Option<f64>| {
+        Series::new(name.into(), rows.iter().map(get).collect::<Vec<_>>()).into_column()
+    };
+    DataFrame::new_infer_height(vec![
+        Series::new(
+            "metric".into(),
+            rows.iter().map(|r| r.metric.as_str()).collect::<Vec<_>>(),
+        )
+        .into_column(),
+        Series::new(
+            "pilot_items".into(),
+            rows.iter()
+                .map(|r| r.pilot_items as u64)
+                .collect::<Vec<_>>(),
+        )
+        .into_column(),
+        Series::new(
+            "pilot_clusters".into(),
+            rows.iter()
+                .map(|r| r.pilot_clusters.map(|g| g as u64))
+                .collect::<Vec<_>>(),
+        )
+        .into_column(),
+        f("delta_sd", &|r| r.delta_sd),
+        f("design_effect", &|r| Some(r.design_effect)),
+        f("mde", &|r| Some(r.mde)),
+        f("effect_size", &|r| r.effect_size),
+        f("items_needed", &|r| r.items_needed),
+        f("clusters_needed", &|r| r.clusters_needed),
+        f("detectable_delta", &|r| r.detectable_delta),
+        f("power_at_pilot_size", &|r| r.power_at_pilot_size),
+        Series::new(
+            "reason".into(),
+            rows.iter().map(|r| r.reason.as_deref()).collect::<Vec<_>>(),
+        )
+        .into_column(),
+    ])
+}
+
+/// Plans the next comparison from a pilot pair of scores tables: the pilot compared (clustered
+/// by `cluster` when given), then each metric planned (see [`crate::compare::plan`]).
+pub fn plan_tables(
+    baseline: &dyn crate::compare::source::ScoresSource,
+    candidate: &dyn crate::compare::source::ScoresSource,
+    id: &str,
+    cluster: Option<&str>,
+    options: &crate::compare::plan::PlanOptions,
+) -> PolarsResult<Vec<crate::compare::plan::PlanRow>> {
+    options.validate()?;
+    // Only the pilot's spreads and design effects are needed: one resample.
+    let compare = CompareOptions {
+        resamples: 1,
+        alternative: options.alternative,
+        ..Default::default()
+    };
+    let pilot = super::streamed::compare_sources(
+        baseline,
+        candidate,
+        id,
+        None,
+        cluster,
+        &compare,
+        super::streamed::DEFAULT_MEMORY,
+    )?;
+    Ok(pilot
+        .metrics
+        .iter()
+        .map(|m| crate::compare::plan::plan_row(m, options))
+        .collect())
 }
 
 /// The regressed items as a table.
@@ -517,6 +592,7 @@ mod tests {
             design_effect: None,
             effective_n: None,
             no_test_reason: None,
+            delta_sd: None,
             judge_variance_share: None,
             judge_flips: None,
         }

@@ -450,6 +450,36 @@ pub fn summary(
     Ok(text)
 }
 
+/// `polars-rag plan`: the next comparison's sample from a pilot pair of scores tables, as
+/// Markdown (and a Parquet table at `out`).
+pub fn plan(
+    baseline: &Path,
+    candidate: &Path,
+    id: &str,
+    cluster: Option<&str>,
+    options: &crate::compare::plan::PlanOptions,
+    out: Option<&Path>,
+) -> PolarsResult<String> {
+    let (b, _) = open_scores(baseline, id)?;
+    let (c, _) = open_scores(candidate, id)?;
+    let rows = crate::compare::tables::plan_tables(&b, &c, id, cluster, options)?;
+    let mut text = report::plan_markdown(
+        &rows,
+        &baseline.display().to_string(),
+        &candidate.display().to_string(),
+        options,
+    );
+    if let Some(out) = out {
+        create_parent(out)?;
+        let mut frame = crate::compare::tables::plan_frame(&rows)?;
+        let mut file = AtomicFile::create(out)?;
+        ParquetWriter::new(file.file()?).finish(&mut frame)?;
+        file.commit()?;
+        text.push_str(&format!("\nwritten: {}\n", out.display()));
+    }
+    Ok(text)
+}
+
 /// The gates of a TOML file: `fail_if = ["METRIC OP VALUE", ...]` and optionally
 /// `family = ["METRIC", ...]`; any other key is an error.
 pub fn read_gates(path: &Path) -> PolarsResult<GateFile> {

@@ -140,3 +140,79 @@ fn clustered_intervals_cover_the_true_delta_at_their_confidence() {
         }
     }
 }
+
+/// Item deltas of one clustered comparison: `clusters` clusters of `size` items, a shared
+/// cluster effect of variance `icc` and an item effect of variance 1 − `icc` around `delta`.
+fn clustered_deltas(
+    rng: &mut Normal,
+    clusters: usize,
+    size: usize,
+    icc: f64,
+    delta: f64,
+) -> (Vec<f64>, Vec<u64>) {
+    let mut deltas = Vec::with_capacity(clusters * size);
+    let mut ids = Vec::with_capacity(clusters * size);
+    for g in 0..clusters {
+        let effect = icc.sqrt() * rng.draw();
+        for _ in 0..size {
+            deltas.push(delta + effect + (1.0 - icc).sqrt() * rng.draw());
+            ids.push(g as u64);
+        }
+    }
+    (deltas, ids)
+}
+
+/// A plan through the design effect: the spread and design effect measured on a pilot, the power
+/// a comparison of G clusters has for a delta, against the share of 1,000 simulated comparisons
+/// of that size that flag it (the cluster-robust test, a family of one). Within 3 points on 5
+/// designs.
+#[test]
+fn the_power_planned_through_the_pilots_design_effect_is_the_power_simulated() {
+    use polars_rag::compare::stats::{
+        clustered_t_test_power, minimum_detectable_effect, Alternative,
+    };
+    let designs = [
+        (0.1, 60, 5),
+        (0.3, 50, 8),
+        (0.5, 80, 4),
+        (0.2, 100, 10),
+        (0.05, 40, 20),
+    ];
+    let options = CompareOptions {
+        resamples: 1,
+        ..Default::default()
+    };
+    for (k, &(icc, clusters, size)) in designs.iter().enumerate() {
+        let mut rng = Normal(500 + k as u64);
+        // A pilot forty times the size: its spread and design effect (a smaller pilot adds its
+        // own error to the plan; the guide says how large a pilot to take).
+        let (pilot, ids) = clustered_deltas(&mut rng, 40 * clusters, size, icc, 0.0);
+        let metrics = [MetricValues::mean("m", vec![0.0; pilot.len()], pilot)];
+        let pilot = &compare_clustered(&metrics, None, Some(&ids), &options)[0];
+        let (sd, deff) = (pilot.delta_sd.unwrap(), pilot.design_effect.unwrap());
+        // The delta the true design detects with power 0.7, and the power the plan predicts.
+        let true_deff = 1.0 + (size as f64 - 1.0) * icc;
+        let n = (clusters * size) as f64;
+        let delta = minimum_detectable_effect(n / true_deff, 0.7, 0.05, Alternative::TwoSided);
+        let predicted = clustered_t_test_power(
+            delta / sd,
+            n,
+            deff,
+            clusters as f64,
+            0.05,
+            Alternative::TwoSided,
+        );
+        let mut flagged = 0;
+        for _ in 0..COMPARISONS {
+            let (deltas, ids) = clustered_deltas(&mut rng, clusters, size, icc, delta);
+            let metrics = [MetricValues::mean("m", vec![0.0; deltas.len()], deltas)];
+            flagged +=
+                compare_clustered(&metrics, None, Some(&ids), &options)[0].significant as usize;
+        }
+        let simulated = flagged as f64 / COMPARISONS as f64;
+        assert!(
+            (predicted - simulated).abs() <= 0.03,
+            "ICC {icc}, {clusters} clusters of {size}: planned power {predicted:.3}, simulated {simulated:.3}"
+        );
+    }
+}

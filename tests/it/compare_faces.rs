@@ -819,3 +819,69 @@ fn a_gate_on_an_incomplete_value_is_not_decided() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `polars-rag plan`: a row per metric, numbers where the pilot has a spread, a reason where it
+/// has none (a corpus-level metric), the Parquet table; bad settings named.
+#[test]
+fn plan_sizes_the_next_comparison_from_a_pilot() {
+    let dir = temp_dir("plan");
+    let out = dir.join("plan.parquet");
+    let (ok, stdout, err) = run(&[
+        "plan",
+        "--baseline",
+        &fixture("baseline.parquet"),
+        "--candidate",
+        &fixture("candidate.parquet"),
+        "--mde",
+        "0.05",
+        "--tests",
+        "8",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stdout}{err}");
+    assert!(
+        stdout.contains("## polars-rag plan")
+            && stdout.contains("alpha / 8 for a family of 8 tests"),
+        "{stdout}"
+    );
+    let plan = read(&out);
+    assert_eq!(plan.height(), 8);
+    let rows = plan
+        .lazy()
+        .filter(
+            col("metric")
+                .eq(lit("mrr"))
+                .or(col("metric").eq(lit("corpus_bleu"))),
+        )
+        .collect()
+        .unwrap();
+    assert_eq!(rows.height(), 2);
+    let needed = rows.column("items_needed").unwrap().f64().unwrap();
+    let reasons = rows.column("reason").unwrap().str().unwrap();
+    let metric = rows.column("metric").unwrap().str().unwrap();
+    for i in 0..rows.height() {
+        match metric.get(i).unwrap() {
+            "mrr" => assert!(needed.get(i).unwrap() > 2.0 && reasons.get(i).is_none()),
+            _ => {
+                assert!(needed.get(i).is_none() && reasons.get(i).unwrap().contains("corpus-level"))
+            }
+        }
+    }
+    let (ok, _, err) = run(&[
+        "plan",
+        "--baseline",
+        &fixture("baseline.parquet"),
+        "--candidate",
+        &fixture("candidate.parquet"),
+        "--mde",
+        "0.05",
+        "--power",
+        "1.2",
+    ]);
+    assert!(
+        !ok && err.contains("plan: power must be in (0, 1), got 1.2"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -361,3 +361,40 @@ def test_integrity_counts_the_judges_errors():
     row = pr.compare(a, b).integrity.filter(pl.col("metric") == "faithfulness.score").row(0, named=True)
     assert (row["baseline_judge_errors"], row["candidate_judge_errors"]) == (0, 1)
     assert row["candidate_scored"] == row["baseline_scored"] - 2  # one judge error, one answer missing
+
+
+def test_plan_equals_statsmodels_ttestpower():
+    # Recorded with statsmodels 0.15.0 (datasets/fixtures/requirements-verdicts.txt):
+    #   d = [0.1 * (-1) ** i for i in range(100)]; sd = np.std(d, ddof=1)
+    #   TTestPower().solve_power(0.02 / sd, power=0.8, alpha=0.05)       -> 200.1327727636366
+    #   TTestPower().solve_power(0.02 / sd, power=0.8, alpha=0.05 / 12)  -> 351.10228872972436
+    #   TTestPower().solve_power(nobs=100, power=0.8, alpha=0.05) * sd   -> 0.02843369689086483
+    #   TTestPower().power(0.02 / sd, nobs=100, alpha=0.05)              -> 0.5043066618312109
+    ids = [f"q{i}" for i in range(100)]
+    a = pl.DataFrame({"query_id": ids, "mrr": [0.5] * 100})
+    b = pl.DataFrame({"query_id": ids, "mrr": [0.5 + 0.1 * (-1) ** i for i in range(100)]})
+    row = pr.plan(a, b, mde=0.02).row(0, named=True)
+    assert row["delta_sd"] == pytest.approx(0.10050378152592122, rel=1e-12)
+    assert row["items_needed"] == 201 and row["design_effect"] == 1.0
+    # statsmodels' root for the effect stops at its solver's tolerance (its power there is
+    # 0.8 - 2.6e-6); the library's is the exact root (power 0.8 + 1e-15, by statsmodels' own
+    # TTestPower().power).
+    assert row["detectable_delta"] == pytest.approx(0.02843369689086483, rel=1e-5)
+    assert row["power_at_pilot_size"] == pytest.approx(0.5043066618312109, rel=1e-9)
+    assert pr.plan(a, b, mde=0.02, tests=12).row(0, named=True)["items_needed"] == 352
+    # Clustered: 20 topics of 5 that move together need more items, in whole topics.
+    topic = [f"t{i // 5}" for i in range(100)]
+    rng = random.Random(4)
+    shared = {t: rng.gauss(0, 0.1) for t in set(topic)}
+    b2 = pl.DataFrame({"query_id": ids, "topic": topic, "mrr": [0.5 + shared[t] + rng.gauss(0, 0.05) for t in topic]})
+    a2 = a.with_columns(topic=pl.Series(topic))
+    plain = pr.plan(a2, b2, mde=0.02).row(0, named=True)
+    clustered = pr.plan(a2, b2, mde=0.02, cluster="topic").row(0, named=True)
+    assert clustered["design_effect"] > 2 and clustered["pilot_clusters"] == 20
+    assert clustered["items_needed"] > 2 * plain["items_needed"]
+    assert clustered["items_needed"] == clustered["clusters_needed"] * 5
+    with pytest.raises(ValueError, match="plan: mde must be a finite delta other than 0"):
+        pr.plan(a, b, mde=0.0)
+    # No spread: a reason instead of numbers.
+    flat = pr.plan(a, a, mde=0.02).row(0, named=True)
+    assert flat["items_needed"] is None and "do not vary" in flat["reason"]

@@ -190,8 +190,12 @@ pub fn t_test_power(effect_size: f64, n: f64, alpha: f64, alternative: Alternati
     if effect_size.is_nan() || !(n > 1.0 && n.is_finite()) || !(alpha > 0.0 && alpha < 1.0) {
         return f64::NAN;
     }
-    let df = n - 1.0;
-    let nc = effect_size * n.sqrt();
+    t_power(effect_size * n.sqrt(), n - 1.0, alpha, alternative)
+}
+
+/// The power of a t-test whose statistic follows the noncentral t with `df` degrees of freedom
+/// and noncentrality `nc` under the alternative.
+fn t_power(nc: f64, df: f64, alpha: f64, alternative: Alternative) -> f64 {
     let tail_alpha = match alternative {
         Alternative::TwoSided => alpha / 2.0,
         Alternative::Greater | Alternative::Less => alpha,
@@ -308,6 +312,134 @@ pub fn minimum_detectable_effect(n: f64, power: f64, alpha: f64, alternative: Al
         other => (other, 1.0),
     };
     let shortfall = |d: f64| t_test_power(d, n, alpha, search) - power;
+    let (mut low, mut high) = (0.0, 1.0);
+    while shortfall(high) < 0.0 {
+        low = high;
+        high *= 10.0;
+        if high > 1e300 {
+            return f64::NAN;
+        }
+    }
+    sign * bisect(shortfall, low, high)
+}
+
+/// The power of the cluster-robust t-test (see
+/// [`cluster_robust_mean_test`](super::cluster_robust_mean_test)) of a standardized effect
+/// `effect_size` (mean delta / standard deviation of the item deltas) with `n` items in
+/// `clusters` clusters whose design effect is `design_effect`: the noncentral t with
+/// G − 1 degrees of freedom and noncentrality d · √(n / design effect). With few clusters this
+/// is lower than the power of n / design effect independent items, whose t has more degrees of
+/// freedom. NaN when there are fewer than 2 clusters or an input is not a number.
+///
+/// ```
+/// use polars_rag::compare::stats::{clustered_t_test_power, t_test_power, Alternative};
+/// // One item per cluster: the paired t-test's power.
+/// let plain = t_test_power(0.3, 100.0, 0.05, Alternative::TwoSided);
+/// assert!((clustered_t_test_power(0.3, 100.0, 1.0, 100.0, 0.05, Alternative::TwoSided) - plain).abs() < 1e-14);
+/// // 400 items worth 100, in 20 clusters: less power than 100 independent items.
+/// assert!(clustered_t_test_power(0.3, 400.0, 4.0, 20.0, 0.05, Alternative::TwoSided) < plain);
+/// ```
+pub fn clustered_t_test_power(
+    effect_size: f64,
+    n: f64,
+    design_effect: f64,
+    clusters: f64,
+    alpha: f64,
+    alternative: Alternative,
+) -> f64 {
+    let valid = clusters >= 2.0
+        && clusters.is_finite()
+        && n > 0.0
+        && design_effect > 0.0
+        && alpha > 0.0
+        && alpha < 1.0;
+    if !valid || effect_size.is_nan() || design_effect.is_nan() || n.is_nan() {
+        return f64::NAN;
+    }
+    t_power(
+        effect_size * (n / design_effect).sqrt(),
+        clusters - 1.0,
+        alpha,
+        alternative,
+    )
+}
+
+/// The clusters of `cluster_size` items (with `design_effect`) that the cluster-robust t-test
+/// needs to detect `effect_size` with probability `power`: the root in G of
+/// [`clustered_t_test_power`] with n = G · cluster size (fractional; round up to plan). NaN
+/// when no number of clusters reaches it.
+///
+/// ```
+/// use polars_rag::compare::stats::{clustered_t_test_power, clusters_needed, Alternative};
+/// let g = clusters_needed(0.2, 0.8, 0.05, Alternative::TwoSided, 10.0, 3.0);
+/// let power = clustered_t_test_power(0.2, g * 10.0, 3.0, g, 0.05, Alternative::TwoSided);
+/// assert!((power - 0.8).abs() < 1e-9);
+/// ```
+pub fn clusters_needed(
+    effect_size: f64,
+    power: f64,
+    alpha: f64,
+    alternative: Alternative,
+    cluster_size: f64,
+    design_effect: f64,
+) -> f64 {
+    let valid = power > 0.0 && power < 1.0 && alpha > 0.0 && alpha < 1.0 && cluster_size > 0.0;
+    if !valid || !effect_size.is_finite() || !detectable(effect_size, alternative) {
+        return f64::NAN;
+    }
+    let shortfall = |g: f64| {
+        clustered_t_test_power(
+            effect_size,
+            g * cluster_size,
+            design_effect,
+            g,
+            alpha,
+            alternative,
+        ) - power
+    };
+    if shortfall(2.0) >= 0.0 {
+        return 2.0;
+    }
+    let (mut low, mut high) = (2.0, 50.0);
+    while shortfall(high) < 0.0 {
+        low = high;
+        high *= 10.0;
+        if high > 1e300 {
+            return f64::NAN;
+        }
+    }
+    bisect(shortfall, low, high)
+}
+
+/// The smallest standardized effect the cluster-robust t-test detects with probability
+/// `power` with `n` items in `clusters` clusters of `design_effect`: the root in the effect of
+/// [`clustered_t_test_power`], signed as [`minimum_detectable_effect`]'s.
+///
+/// ```
+/// use polars_rag::compare::stats::{clustered_detectable_effect, minimum_detectable_effect, Alternative};
+/// let d = clustered_detectable_effect(100.0, 1.0, 100.0, 0.8, 0.05, Alternative::TwoSided);
+/// assert!((d - minimum_detectable_effect(100.0, 0.8, 0.05, Alternative::TwoSided)).abs() < 1e-12);
+/// ```
+pub fn clustered_detectable_effect(
+    n: f64,
+    design_effect: f64,
+    clusters: f64,
+    power: f64,
+    alpha: f64,
+    alternative: Alternative,
+) -> f64 {
+    if !(clusters >= 2.0 && power < 1.0 && power > alpha && alpha > 0.0 && alpha < 1.0) {
+        return f64::NAN;
+    }
+    let (search, sign) = match alternative {
+        Alternative::Less => (Alternative::Greater, -1.0),
+        other => (other, 1.0),
+    };
+    let shortfall =
+        |d: f64| clustered_t_test_power(d, n, design_effect, clusters, alpha, search) - power;
+    if shortfall(0.0).is_nan() {
+        return f64::NAN;
+    }
     let (mut low, mut high) = (0.0, 1.0);
     while shortfall(high) < 0.0 {
         low = high;

@@ -168,6 +168,70 @@ def compare(
     return Comparison(metrics, segments, regressions, integrity)
 
 
+class Leaderboard(NamedTuple):
+    """Several runs ranked per metric (see :func:`leaderboard`)."""
+
+    #: One row per metric and run: ``metric``, ``run``, ``n`` (items every run has), ``mean``,
+    #: ``ci_low``, ``ci_high``, ``rank`` (1: the highest mean), ``rank_low``, ``rank_high`` (the
+    #: rank interval), ``p_best`` (the share of resamples in which the run ranks first).
+    standings: pl.DataFrame
+    #: One row per metric and pair of runs: ``metric``, ``first``, ``second``, ``n``, ``delta``
+    #: (second minus first), ``ci_low``, ``ci_high``, ``p_value`` (paired t-test;
+    #: cluster-robust with ``cluster``), ``p_holm``, ``q_bh``, ``significant`` (decided over
+    #: every pair of every metric as one family).
+    pairs: pl.DataFrame
+
+
+@_names_its_errors
+def leaderboard(
+    runs: dict[str, FrameLike] | Sequence[FrameLike],
+    *,
+    id: str = "query_id",
+    cluster: str | None = None,
+    resamples: int | None = None,
+    confidence: float | None = None,
+    seed: int | None = None,
+    alternative: Alternative | None = None,
+    adjust: Adjust | None = None,
+) -> Leaderboard:
+    """Ranks several scores tables per metric, as ``polars-rag leaderboard``.
+
+    ``runs``: a dict of name to scores table, or a list (named ``run1``, ``run2``, ...). The
+    items of the first run are matched by ``id`` in each other one; per metric the items every
+    run has a value for are resampled jointly (the same bootstrap weights for every run; whole
+    clusters with ``cluster``), giving each run's mean interval, its rank interval and its share
+    of resamples in first place; every pair's delta has its resampled interval and a paired
+    t-test, and all pairs of all metrics are decided as one family (``adjust``, Holm by default).
+
+    Example:
+        >>> import polars as pl, polars_rag as pr
+        >>> ids = [f"q{i}" for i in range(200)]
+        >>> base = [0.5 + 0.3 * ((i * 7) % 10) / 10 for i in range(200)]
+        >>> runs = {name: pl.DataFrame({"query_id": ids, "mrr": [v + shift for v in base]})
+        ...         for name, shift in (("a", 0.0), ("b", 0.05), ("c", -0.05))}
+        >>> board = pr.leaderboard(runs, resamples=200)
+        >>> board.standings.select("run", "rank", "p_best").rows()
+        [('a', 2, 0.0), ('b', 1, 1.0), ('c', 3, 0.0)]
+    """
+    from polars_rag._internal import leaderboard_tables as _leaderboard
+
+    if isinstance(runs, dict):
+        named = [(str(name), _frame(frame)) for name, frame in runs.items()]
+    else:
+        named = [(f"run{i + 1}", _frame(frame)) for i, frame in enumerate(runs)]
+    standings, pairs = _leaderboard(
+        named,
+        id,
+        cluster,
+        _as_int("leaderboard", "resamples", _setting("resamples", resamples)),
+        _as_float("leaderboard", "confidence", _setting("confidence", confidence)),
+        _as_int("leaderboard", "seed", _setting("seed", seed)),
+        _alternative(_setting("alternative", alternative)),
+        _adjust("leaderboard", _setting("adjust", adjust)),
+    )
+    return Leaderboard(standings, pairs)
+
+
 @_names_its_errors
 def plan(
     baseline: FrameLike,

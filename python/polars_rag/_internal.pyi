@@ -25,6 +25,10 @@ def compare_tables(
     family: list[str], cluster: str | None,
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame]: ...
 def adjust_p_values(p: pl.Series, method: str) -> pl.Series: ...
+def leaderboard_tables(
+    runs: list[tuple[str, pl.DataFrame]], id: str, cluster: str | None, resamples: int,
+    confidence: float, seed: int, alternative: str, adjust: str,
+) -> tuple[pl.DataFrame, pl.DataFrame]: ...
 def plan_tables(
     baseline: pl.DataFrame, candidate: pl.DataFrame, id: str, cluster: str | None, mde: float,
     power: float, alpha: float, tests: int, alternative: str,

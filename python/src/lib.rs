@@ -930,6 +930,49 @@ fn compare_tables(
     })
 }
 
+/// Several scores tables ranked per metric (`polars-rag leaderboard`): the standings and the
+/// pairs.
+#[pyfunction]
+#[pyo3(signature = (runs, id, cluster, resamples, confidence, seed, alternative, adjust))]
+#[allow(clippy::too_many_arguments)]
+fn leaderboard_tables(
+    runs: Vec<(String, PyDataFrame)>,
+    id: &str,
+    cluster: Option<&str>,
+    resamples: usize,
+    confidence: f64,
+    seed: u64,
+    alternative: &str,
+    adjust: &str,
+) -> PyResult<(PyDataFrame, PyDataFrame)> {
+    py_guarded("leaderboard", move || {
+        let options = CompareOptions {
+            adjust: adjust.parse().map_err(py_err_in("leaderboard"))?,
+            ..compare_options("leaderboard", resamples, confidence, seed, 0, alternative)?
+        };
+        let frames: Vec<(String, DataFrame)> = runs
+            .into_iter()
+            .map(|(name, frame)| Ok((name, readable("leaderboard", &frame.0)?)))
+            .collect::<PyResult<_>>()?;
+        let sources: Vec<(&str, &dyn polars_rag::compare::source::ScoresSource)> = frames
+            .iter()
+            .map(|(name, frame)| {
+                (
+                    name.as_str(),
+                    frame as &dyn polars_rag::compare::source::ScoresSource,
+                )
+            })
+            .collect();
+        let board =
+            polars_rag::compare::streamed::leaderboard_sources(&sources, id, cluster, &options)
+                .map_err(py_err_in("leaderboard"))?;
+        Ok((
+            PyDataFrame(comparison::standings_frame(&board).map_err(py_err_in("leaderboard"))?),
+            PyDataFrame(comparison::pairs_frame(&board).map_err(py_err_in("leaderboard"))?),
+        ))
+    })
+}
+
 /// The next comparison's sample planned from a pilot pair of scores tables (`polars-rag plan`).
 #[pyfunction]
 #[pyo3(signature = (baseline, candidate, id, cluster, mde, power, alpha, tests, alternative))]
@@ -1220,6 +1263,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compare_tables, m)?)?;
     m.add_function(wrap_pyfunction!(adjust_p_values, m)?)?;
     m.add_function(wrap_pyfunction!(plan_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(leaderboard_tables, m)?)?;
     m.add_function(wrap_pyfunction!(summarize_table, m)?)?;
     m.add_function(wrap_pyfunction!(calibrate_tables, m)?)?;
     m.add_function(wrap_pyfunction!(labelling_sheet, m)?)?;

@@ -413,6 +413,26 @@ where
             .map_err(|e| e.to_string())?;
             emit(&text)
         }),
+        Some(Command::Leaderboard(args)) => compare_options(&args.stats, Some(0)).and_then(|o| {
+            let options = CompareOptions {
+                adjust: args.adjust.unwrap_or_default(),
+                ..o
+            };
+            if args.stats.by.is_some() {
+                return Err("leaderboard: --by is not supported (segments are ranked by filtering the tables)".to_string());
+            }
+            let text = cli_compare::leaderboard(
+                &args.runs,
+                &args.names,
+                &args.stats.id_col,
+                args.cluster.as_deref(),
+                &options,
+                args.out.as_deref(),
+                args.html.as_deref(),
+            )
+            .map_err(|e| e.to_string())?;
+            emit(&text)
+        }),
         Some(Command::Plan(args)) => {
             let options = crate::compare::plan::PlanOptions {
                 mde: args.mde,

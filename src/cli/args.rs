@@ -66,6 +66,11 @@ pub(crate) enum Command {
     /// size detects, and the power it has (the spread of the pilot's paired deltas; with
     /// --cluster, its design effect).
     Plan(PlanArgs),
+    /// Rank several runs per metric: each run's mean with its interval and rank interval from
+    /// one bootstrap of the items every run has (clusters respected), every pair's delta decided
+    /// as one family, an HTML report with a dot-and-interval chart and a pairwise matrix per
+    /// metric.
+    Leaderboard(LeaderboardArgs),
     /// How far the judge can be trusted: per judged value and segment, its agreement with labels
     /// (accuracy, Cohen's kappa, MAE, bias, Spearman, Kendall, confusion matrix), the judge-only
     /// and labels-only means, the prediction-powered estimate with its interval, and how many more
@@ -272,6 +277,31 @@ pub(crate) struct SummaryArgs {
     /// Write the summary table here (Parquet).
     #[arg(long)]
     pub(crate) out: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct LeaderboardArgs {
+    /// Scores tables (as `polars-rag score` writes them), two or more.
+    #[arg(required = true, num_args = 2..)]
+    pub(crate) runs: Vec<PathBuf>,
+    /// The runs' names, in order (default: their file names without `.scores.parquet`).
+    #[arg(long, num_args = 1..)]
+    pub(crate) names: Vec<String>,
+    #[command(flatten)]
+    pub(crate) stats: StatsArgs,
+    /// How the pairs are decided as one family: holm (default), bh or none.
+    #[arg(long)]
+    pub(crate) adjust: Option<Adjust>,
+    /// The cluster column (of the first run): items with the same value are resampled together
+    /// and the pairs' t-tests are cluster-robust.
+    #[arg(long)]
+    pub(crate) cluster: Option<String>,
+    /// Write the standings here (Parquet), and the pairs beside it (`.pairs.parquet`).
+    #[arg(long)]
+    pub(crate) out: Option<PathBuf>,
+    /// Write the HTML report here.
+    #[arg(long)]
+    pub(crate) html: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]

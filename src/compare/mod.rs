@@ -26,6 +26,7 @@ use serde::Serialize;
 pub mod calibrate;
 pub mod integrity;
 pub mod labelling;
+pub mod leaderboard;
 pub mod plan;
 #[cfg(feature = "job")]
 pub mod report;

@@ -4,8 +4,10 @@
 //! regressed items.
 
 use crate::compare::integrity::Integrity;
+use crate::compare::leaderboard::Leaderboard;
 use crate::compare::stats::Adjust;
 use crate::compare::tables::{MetricSummary, TableComparison};
+use crate::compare::CompareOptions;
 use crate::compare::{Family, MetricComparison, HISTOGRAM_BINS};
 use crate::text::shown::{escaped, shown};
 
@@ -514,6 +516,192 @@ pub fn summary_markdown(
             fmt(r.ci_high)
         ));
     }
+    out
+}
+
+/// The metrics of a leaderboard, in its order.
+fn leaderboard_metrics(board: &Leaderboard) -> Vec<&str> {
+    let mut metrics: Vec<&str> = Vec::new();
+    for s in &board.standings {
+        if !metrics.contains(&s.metric.as_str()) {
+            metrics.push(&s.metric);
+        }
+    }
+    metrics
+}
+
+/// The Markdown report of `polars-rag leaderboard`: per metric the runs by rank with their
+/// intervals, then the pairs whose difference the family calls significant.
+pub fn leaderboard_markdown(board: &Leaderboard, options: &CompareOptions) -> String {
+    let mut out = format!(
+        "## polars-rag leaderboard\n\n{} runs ({}); per metric each run's mean with its {:.0}% interval and its rank interval, from one bootstrap of the items shared by every run ({} resamples, seed {}); pairs by paired t-test, decided as one family of {} tests ({}).\n",
+        board.runs.len(),
+        board.runs.iter().map(|r| shown(r).into_owned()).collect::<Vec<_>>().join(", "),
+        options.confidence * 100.0,
+        options.resamples,
+        options.seed,
+        board.pairs.iter().filter(|p| !p.p_value.is_nan()).count(),
+        options.adjust.name()
+    );
+    for metric in leaderboard_metrics(board) {
+        let mut rows: Vec<_> = board
+            .standings
+            .iter()
+            .filter(|s| s.metric == metric)
+            .collect();
+        rows.sort_by_key(|r| r.rank);
+        let n = rows.first().map_or(0, |r| r.n);
+        out.push_str(&format!(
+            "\n### {} ({n} items)\n\n| rank | run | mean | interval | rank interval | P(best) |\n|---:|---|---:|---|---|---:|\n",
+            value_cell(metric)
+        ));
+        for r in rows {
+            out.push_str(&format!(
+                "| {} | {} | {} | [{}, {}] | {:.0}–{:.0} | {:.2} |\n",
+                r.rank,
+                value_cell(&r.run),
+                fmt(r.mean),
+                fmt(r.ci_low),
+                fmt(r.ci_high),
+                r.rank_low,
+                r.rank_high,
+                r.p_best
+            ));
+        }
+        let significant: Vec<_> = board
+            .pairs
+            .iter()
+            .filter(|p| p.metric == metric && p.significant)
+            .collect();
+        if !significant.is_empty() {
+            out.push_str("\nSignificant differences:\n\n");
+            for p in significant {
+                out.push_str(&format!(
+                    "- {} − {}: {} [{}, {}], p = {:.4}, Holm {:.4}\n",
+                    value_cell(&p.second),
+                    value_cell(&p.first),
+                    signed(p.delta),
+                    signed(p.ci_low),
+                    signed(p.ci_high),
+                    p.p_value,
+                    p.p_holm
+                ));
+            }
+        }
+    }
+    for (metric, left_out) in board.left_out.iter().filter(|(_, n)| *n > 0) {
+        out.push_str(&format!(
+            "\n- {}: {left_out} items of the first run left out (a run has no value for them)\n",
+            value_cell(metric)
+        ));
+    }
+    out
+}
+
+/// The HTML report of `polars-rag leaderboard`: per metric a dot-and-interval chart of the runs
+/// and the pairwise matrix of deltas (significant ones marked).
+pub fn leaderboard_html(board: &Leaderboard, options: &CompareOptions) -> String {
+    let mut out = format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>polars-rag leaderboard</title><style>{STYLE}</style></head><body><h1>Leaderboard</h1><p class=\"meta\">{} runs · {:.0}% intervals · {} resamples, seed {} · pairs decided as one family ({})</p>",
+        board.runs.len(),
+        options.confidence * 100.0,
+        options.resamples,
+        options.seed,
+        esc(options.adjust.name())
+    );
+    for metric in leaderboard_metrics(board) {
+        let rows: Vec<_> = board
+            .standings
+            .iter()
+            .filter(|s| s.metric == metric)
+            .collect();
+        out.push_str(&format!("<h2>{}</h2>", esc(metric)));
+        // Dot and interval per run, on a shared axis.
+        let (low, high) = rows
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), r| {
+                (l.min(r.ci_low).min(r.mean), h.max(r.ci_high).max(r.mean))
+            });
+        let span = if (high - low).is_finite() && high > low {
+            high - low
+        } else {
+            1.0
+        };
+        let (w, label_w, row_h) = (760.0, 200.0, 24.0);
+        let h = row_h * rows.len() as f64 + 30.0;
+        let x = |v: f64| label_w + (v - low) / span * (w - label_w - 30.0);
+        out.push_str(&format!(
+            "<svg class=\"chart\" role=\"img\" aria-label=\"mean and interval per run of {}\" viewBox=\"0 0 {w} {h}\" width=\"{w}\" height=\"{h}\">",
+            esc(metric)
+        ));
+        for (i, r) in rows.iter().enumerate() {
+            let y = 15.0 + i as f64 * row_h;
+            out.push_str(&format!(
+                "<text x=\"{}\" y=\"{}\" class=\"label\">{}</text>",
+                label_w - 8.0,
+                y + 5.0,
+                esc(&r.run)
+            ));
+            if r.ci_low.is_finite() && r.ci_high.is_finite() {
+                out.push_str(&format!(
+                    "<line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{y}\" y2=\"{y}\" class=\"ci flat\"><title>{} [{}, {}]</title></line>",
+                    x(r.ci_low),
+                    x(r.ci_high),
+                    esc(&r.run),
+                    fmt(r.ci_low),
+                    fmt(r.ci_high)
+                ));
+            }
+            if r.mean.is_finite() {
+                out.push_str(&format!(
+                    "<circle cx=\"{:.1}\" cy=\"{y}\" r=\"5\" class=\"dot flat\"><title>{} mean {} · rank {} ({:.0}–{:.0})</title></circle>",
+                    x(r.mean),
+                    esc(&r.run),
+                    fmt(r.mean),
+                    r.rank,
+                    r.rank_low,
+                    r.rank_high
+                ));
+            }
+        }
+        out.push_str("</svg>");
+        // The pairwise matrix: row run minus column run.
+        out.push_str("<table class=\"pairs\"><thead><tr><th>row − column</th>");
+        for run in &board.runs {
+            out.push_str(&format!("<th>{}</th>", esc(run)));
+        }
+        out.push_str("</tr></thead><tbody>");
+        for row_run in &board.runs {
+            out.push_str(&format!("<tr><th>{}</th>", esc(row_run)));
+            for column_run in &board.runs {
+                let pair = board.pairs.iter().find(|p| {
+                    p.metric == metric
+                        && ((&p.first == column_run && &p.second == row_run)
+                            || (&p.first == row_run && &p.second == column_run))
+                });
+                match pair {
+                    None => out.push_str("<td></td>"),
+                    Some(p) => {
+                        let delta = if &p.second == row_run {
+                            p.delta
+                        } else {
+                            -p.delta
+                        };
+                        out.push_str(&format!(
+                            "<td title=\"p = {:.4}, Holm {:.4}\">{}{}</td>",
+                            p.p_value,
+                            p.p_holm,
+                            signed(delta),
+                            if p.significant { " *" } else { "" }
+                        ));
+                    }
+                }
+            }
+            out.push_str("</tr>");
+        }
+        out.push_str("</tbody></table><p class=\"note\">* significant once every pair of every metric is decided as one family.</p>");
+    }
+    out.push_str("</body></html>");
     out
 }
 

@@ -1137,6 +1137,146 @@ pub fn compare_sources(
     })
 }
 
+/// A leaderboard of several scores tables (see [`super::leaderboard`]): the items of the
+/// first table matched by key in each other one, the values every table has compared a metric
+/// at a time (so that memory holds one metric's values of every run, not the tables), the pairs
+/// decided as one family. Corpus-level metrics are not ranked. `cluster` names a column of the
+/// first table whose values group its items.
+///
+/// ```
+/// use polars::prelude::*;
+/// use polars_rag::compare::{streamed::leaderboard_sources, CompareOptions};
+/// let a = df!("query_id" => ["x", "y", "z", "w"], "mrr" => [1.0, 0.5, 0.0, 0.5]).unwrap();
+/// let b = df!("query_id" => ["w", "z", "y", "x"], "mrr" => [1.0, 0.5, 1.0, 1.0]).unwrap();
+/// let options = CompareOptions { resamples: 200, ..Default::default() };
+/// let board = leaderboard_sources(&[("a", &a), ("b", &b)], "query_id", None, &options).unwrap();
+/// assert_eq!((board.standings[1].run.as_str(), board.standings[1].rank), ("b", 1));
+/// assert_eq!(board.pairs[0].delta, 0.375);
+/// ```
+pub fn leaderboard_sources(
+    runs: &[(&str, &dyn ScoresSource)],
+    id: &str,
+    cluster: Option<&str>,
+    options: &CompareOptions,
+) -> PolarsResult<super::leaderboard::Leaderboard> {
+    options.validate("leaderboard")?;
+    if runs.len() < 2 {
+        polars_bail!(ComputeError: "leaderboard: needs at least two runs, got {}", runs.len());
+    }
+    let tables: Vec<Table> = runs
+        .iter()
+        .map(|(_, source)| Table {
+            job: "leaderboard",
+            role: "run",
+            source: *source,
+        })
+        .collect();
+    for (table, (name, _)) in tables.iter().zip(runs) {
+        if !table.source.schema().contains(id) {
+            polars_bail!(ColumnNotFound: "leaderboard: run `{}` ({table}) has no id column '{}' (columns: {})", shown(name), shown(id), table.columns());
+        }
+    }
+    let mut keys = vec![id.to_string()];
+    for extra in REPEAT_COLUMNS {
+        if tables.iter().all(|t| t.source.schema().contains(extra)) {
+            keys.push(extra.to_string());
+        }
+    }
+    // Each run's row for each row of the first run (None: the run lacks that item).
+    let rows = tables[0].source.height();
+    let mut row_in: Vec<Vec<Option<u32>>> = vec![(0..rows as u32).map(Some).collect()];
+    for table in &tables[1..] {
+        let pairing = pair_items([tables[0], *table], &keys)?;
+        let mut of_first = vec![None; rows];
+        for &(first, other) in &pairing.pairs {
+            of_first[first as usize] = Some(other);
+        }
+        row_in.push(of_first);
+    }
+    // The values every run has, in the first run's order.
+    let layouts: Vec<Layout> = tables
+        .iter()
+        .map(|t| layout(&t.source.schema(), *t))
+        .collect::<PolarsResult<_>>()?;
+    let values: Vec<&Value> = layouts[0]
+        .values
+        .iter()
+        .filter(|v| {
+            layouts[1..]
+                .iter()
+                .all(|l| l.values.iter().any(|o| o.label == v.label))
+        })
+        .collect();
+    if values.is_empty() {
+        polars_bail!(ComputeError: "leaderboard: the runs share no metric column (scores tables from `polars-rag score` have columns named after metric ids)");
+    }
+    let clusters = match cluster {
+        None => None,
+        Some(cluster) => {
+            let table = tables[0];
+            if !table.source.schema().contains(cluster) {
+                polars_bail!(ColumnNotFound: "leaderboard: {table} has no cluster column `{}` (columns: {})", shown(cluster), table.columns());
+            }
+            let mut ids = vec![0u64; rows];
+            let columns = [cluster.to_string()];
+            for slice in table.slices(&columns) {
+                let (start, frame) = slice?;
+                let text = frame
+                    .column(cluster)?
+                    .cast(&DataType::String)
+                    .map_err(|e| table.unreadable(cluster, "text (the clusters)", e))?;
+                for (k, v) in text.str()?.iter().enumerate() {
+                    let Some(v) = v else {
+                        polars_bail!(ComputeError: "leaderboard: row {} of {table} has no cluster (column `{}` is empty there)", start + k + 1, shown(cluster));
+                    };
+                    ids[start + k] = key_hash(v) as u64;
+                }
+            }
+            Some(ids)
+        }
+    };
+    let names: Vec<&str> = runs.iter().map(|(name, _)| *name).collect();
+    let mut board = super::leaderboard::Leaderboard {
+        runs: names.iter().map(|n| n.to_string()).collect(),
+        ..Default::default()
+    };
+    for value in values {
+        let mut per_run: Vec<Vec<f64>> = Vec::with_capacity(tables.len());
+        for (table, map) in tables.iter().zip(&row_in) {
+            // The run's values by its own row, then placed at the first run's rows.
+            let column = [value.at.column().to_string()];
+            let mut own = Vec::with_capacity(table.source.height());
+            for slice in table.slices(&column) {
+                let (_, frame) = slice?;
+                own.extend(value.at.values(&frame).map_err(|e| {
+                    table.unreadable(
+                        value.at.column(),
+                        &format!("the values of {}", value.label),
+                        e,
+                    )
+                })?);
+            }
+            per_run.push(
+                map.iter()
+                    .map(|row| row.map_or(f64::NAN, |r| own[r as usize]))
+                    .collect(),
+            );
+        }
+        let runs: Vec<(&str, &[f64])> = names
+            .iter()
+            .copied()
+            .zip(per_run.iter().map(Vec::as_slice))
+            .collect();
+        let (standings, pairs, left_out) =
+            super::leaderboard::rank_metric(&value.label, &runs, clusters.as_deref(), options);
+        board.standings.extend(standings);
+        board.pairs.extend(pairs);
+        board.left_out.push((value.label.clone(), left_out));
+    }
+    super::leaderboard::decide_pairs(&mut board.pairs, options);
+    Ok(board)
+}
+
 /// Per-metric (and per-segment) means of one scores table with bootstrap confidence
 /// intervals, read piecewise like [`compare_sources`].
 ///
@@ -1485,9 +1625,18 @@ mod tests {
         // Item p is candidate row p, id 199 - p: baseline row 199 - p.
         let b = values(&baseline, &(0..200).rev().collect::<Vec<_>>());
         let c = values(&candidate, &(0..200).collect::<Vec<_>>());
-        let expected = compare_metrics(&[MetricValues::mean("mrr", b, c)], None, &options());
+        let mut expected =
+            compare_metrics(&[MetricValues::mean("mrr", b, c)], None, &options()).remove(0);
         let row = compared.metrics.iter().find(|m| m.metric == "mrr").unwrap();
-        assert_eq!(row, &expected[0]);
+        // The row's own statistics; its family is the comparison's metrics, not mrr alone.
+        assert_eq!(row.family_size, compared.family.size);
+        (
+            expected.p_holm,
+            expected.q_bh,
+            expected.family_size,
+            expected.significant,
+        ) = (row.p_holm, row.q_bh, row.family_size, row.significant);
+        assert_eq!(row, &expected);
     }
 
     #[test]

@@ -330,6 +330,72 @@ pub fn integrity_frame(
     ])
 }
 
+/// A leaderboard's standings as a table: one row per metric and run.
+pub fn standings_frame(
+    board: &crate::compare::leaderboard::Leaderboard,
+) -> PolarsResult<DataFrame> {
+    use crate::compare::leaderboard::Standing;
+    let rows = &board.standings;
+    let text = |name: &str, get: &dyn Fn(&Standing) -> &str| {
+        Series::new(name.into(), rows.iter().map(get).collect::<Vec<_>>()).into_column()
+    };
+    let f = |name: &str, get: &dyn Fn(&Standing) -> f64| {
+        Series::new(name.into(), rows.iter().map(get).collect::<Vec<_>>()).into_column()
+    };
+    let u = |name: &str, get: &dyn Fn(&Standing) -> usize| {
+        Series::new(
+            name.into(),
+            rows.iter().map(|r| get(r) as u64).collect::<Vec<_>>(),
+        )
+        .into_column()
+    };
+    DataFrame::new_infer_height(vec![
+        text("metric", &|r| r.metric.as_str()),
+        text("run", &|r| r.run.as_str()),
+        u("n", &|r| r.n),
+        f("mean", &|r| r.mean),
+        f("ci_low", &|r| r.ci_low),
+        f("ci_high", &|r| r.ci_high),
+        u("rank", &|r| r.rank),
+        f("rank_low", &|r| r.rank_low),
+        f("rank_high", &|r| r.rank_high),
+        f("p_best", &|r| r.p_best),
+    ])
+}
+
+/// A leaderboard's pairs as a table: one row per metric and pair of runs.
+pub fn pairs_frame(board: &crate::compare::leaderboard::Leaderboard) -> PolarsResult<DataFrame> {
+    use crate::compare::leaderboard::PairDelta;
+    let rows = &board.pairs;
+    let text = |name: &str, get: &dyn Fn(&PairDelta) -> &str| {
+        Series::new(name.into(), rows.iter().map(get).collect::<Vec<_>>()).into_column()
+    };
+    let f = |name: &str, get: &dyn Fn(&PairDelta) -> f64| {
+        Series::new(name.into(), rows.iter().map(get).collect::<Vec<_>>()).into_column()
+    };
+    DataFrame::new_infer_height(vec![
+        text("metric", &|r| r.metric.as_str()),
+        text("first", &|r| r.first.as_str()),
+        text("second", &|r| r.second.as_str()),
+        Series::new(
+            "n".into(),
+            rows.iter().map(|r| r.n as u64).collect::<Vec<_>>(),
+        )
+        .into_column(),
+        f("delta", &|r| r.delta),
+        f("ci_low", &|r| r.ci_low),
+        f("ci_high", &|r| r.ci_high),
+        f("p_value", &|r| r.p_value),
+        f("p_holm", &|r| r.p_holm),
+        f("q_bh", &|r| r.q_bh),
+        Series::new(
+            "significant".into(),
+            rows.iter().map(|r| r.significant).collect::<Vec<_>>(),
+        )
+        .into_column(),
+    ])
+}
+
 /// A plan's rows as a table (see [`crate::compare::plan::plan_row`]).
 pub fn plan_frame(rows: &[crate::compare::plan::PlanRow]) -> PolarsResult<DataFrame> {
     use crate::compare::plan::PlanRow;

@@ -450,6 +450,90 @@ pub fn summary(
     Ok(text)
 }
 
+/// `polars-rag leaderboard`: several scores tables ranked per metric (see
+/// [`crate::compare::leaderboard`]), as Markdown; the standings and pairs as Parquet at `out`
+/// (`out` and `out` with `.pairs.parquet`), the HTML report at `html`. A run's name is its file
+/// name without `.parquet` (and `.scores`), unless `names` gives them.
+pub fn leaderboard(
+    paths: &[PathBuf],
+    names: &[String],
+    id: &str,
+    cluster: Option<&str>,
+    options: &CompareOptions,
+    out: Option<&Path>,
+    html: Option<&Path>,
+) -> PolarsResult<String> {
+    if !names.is_empty() && names.len() != paths.len() {
+        return Err(err(format!(
+            "leaderboard: {} names for {} runs",
+            names.len(),
+            paths.len()
+        )));
+    }
+    let names: Vec<String> = if names.is_empty() {
+        paths
+            .iter()
+            .map(|p| {
+                let name = p
+                    .file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+                let name = name.strip_suffix(".parquet").unwrap_or(&name);
+                name.strip_suffix(".scores").unwrap_or(name).to_string()
+            })
+            .collect()
+    } else {
+        names.to_vec()
+    };
+    if let Some(repeated) = names
+        .iter()
+        .enumerate()
+        .find(|(i, n)| names[..*i].contains(n))
+    {
+        return Err(err(format!(
+            "leaderboard: two runs are named '{}': give --names",
+            shown(repeated.1)
+        )));
+    }
+    let sources: Vec<ParquetScores> = paths
+        .iter()
+        .map(|p| open_scores(p, id).map(|(s, _)| s))
+        .collect::<PolarsResult<_>>()?;
+    let runs: Vec<(&str, &dyn ScoresSource)> = names
+        .iter()
+        .map(String::as_str)
+        .zip(sources.iter().map(|s| s as &dyn ScoresSource))
+        .collect();
+    let board = crate::compare::streamed::leaderboard_sources(&runs, id, cluster, options)?;
+    let mut text = report::leaderboard_markdown(&board, options);
+    if let Some(out) = out {
+        create_parent(out)?;
+        for (path, mut frame) in [
+            (
+                out.to_path_buf(),
+                crate::compare::tables::standings_frame(&board)?,
+            ),
+            (
+                out.with_extension("pairs.parquet"),
+                crate::compare::tables::pairs_frame(&board)?,
+            ),
+        ] {
+            let mut file = AtomicFile::create(&path)?;
+            ParquetWriter::new(file.file()?).finish(&mut frame)?;
+            file.commit()?;
+        }
+        text.push_str(&format!(
+            "\nwritten: {} (pairs: {})\n",
+            out.display(),
+            out.with_extension("pairs.parquet").display()
+        ));
+    }
+    if let Some(html) = html {
+        write_text(html, &report::leaderboard_html(&board, options))?;
+        text.push_str(&format!("HTML report: {}\n", html.display()));
+    }
+    Ok(text)
+}
+
 /// `polars-rag plan`: the next comparison's sample from a pilot pair of scores tables, as
 /// Markdown (and a Parquet table at `out`).
 pub fn plan(

@@ -885,3 +885,63 @@ fn plan_sizes_the_next_comparison_from_a_pilot() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `polars-rag leaderboard`: three runs ranked per metric, the standings and pairs tables, the
+/// HTML report with a chart and a pairwise matrix per metric; names from the file names.
+#[test]
+fn a_leaderboard_ranks_three_runs_per_metric() {
+    let dir = temp_dir("leaderboard");
+    let third = dir.join("third.scores.parquet");
+    // A third run: the candidate's values, its rows in reverse order.
+    let mut reversed = read(Path::new(&fixture("candidate.parquet"))).reverse();
+    ParquetWriter::new(std::fs::File::create(&third).unwrap())
+        .finish(&mut reversed)
+        .unwrap();
+    let (out, html) = (dir.join("board.parquet"), dir.join("board.html"));
+    let (ok, stdout, err) = run(&[
+        "leaderboard",
+        &fixture("baseline.parquet"),
+        &fixture("candidate.parquet"),
+        third.to_str().unwrap(),
+        "--resamples",
+        "200",
+        "--out",
+        out.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stdout}{err}");
+    assert!(
+        stdout.contains("## polars-rag leaderboard")
+            && stdout.contains("3 runs (baseline, candidate, third)"),
+        "{stdout}"
+    );
+    let standings = read(&out);
+    let pairs = read(&out.with_extension("pairs.parquet"));
+    let metrics = standings.column("metric").unwrap().n_unique().unwrap();
+    assert_eq!(standings.height(), 3 * metrics);
+    assert_eq!(pairs.height(), 3 * metrics);
+    // The third run is the candidate in another order: their means are equal, so is their rank.
+    let rank_of = |run: &str, metric: &str| {
+        let rows = standings
+            .clone()
+            .lazy()
+            .filter(col("run").eq(lit(run)).and(col("metric").eq(lit(metric))))
+            .collect()
+            .unwrap();
+        rows.column("rank").unwrap().u64().unwrap().get(0).unwrap()
+    };
+    assert_eq!(rank_of("candidate", "mrr"), rank_of("third", "mrr"));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<table class=\"pairs\">") && page.contains("<svg class=\"chart\""));
+    let (ok, _, err) = run(&[
+        "leaderboard",
+        &fixture("baseline.parquet"),
+        &fixture("baseline.parquet"),
+    ]);
+    assert!(
+        !ok && err.contains("two runs are named 'baseline'"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

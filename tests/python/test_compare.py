@@ -398,3 +398,31 @@ def test_plan_equals_statsmodels_ttestpower():
     # No spread: a reason instead of numbers.
     flat = pr.plan(a, a, mde=0.02).row(0, named=True)
     assert flat["items_needed"] is None and "do not vary" in flat["reason"]
+
+
+def test_leaderboard_ranks_runs_and_its_pairs_are_the_paired_comparisons():
+    rng = random.Random(21)
+    ids = [f"q{i}" for i in range(300)]
+    base = [rng.random() for _ in ids]
+    runs = {
+        name: pl.DataFrame({"query_id": ids, "mrr": [min(1.0, max(0.0, v + shift + rng.gauss(0, 0.1))) for v in base]})
+        for name, shift in (("small", 0.0), ("large", 0.08), ("tuned", 0.09))
+    }
+    board = pr.leaderboard(runs, resamples=300)
+    standings = {r["run"]: r for r in board.standings.iter_rows(named=True)}
+    assert standings["small"]["rank"] == 3 and standings["small"]["p_best"] == 0.0
+    assert standings["small"]["rank_low"] == standings["small"]["rank_high"] == 3
+    # The two close runs share the top: their rank intervals overlap and both win sometimes.
+    assert standings["large"]["rank_low"] == 1 and standings["tuned"]["rank_high"] == 2
+    assert standings["large"]["p_best"] + standings["tuned"]["p_best"] == pytest.approx(1.0)
+    for name, row in standings.items():
+        assert row["ci_low"] < row["mean"] < row["ci_high"]
+        assert row["mean"] == pytest.approx(runs[name]["mrr"].mean(), rel=1e-12)
+    # Each pair's delta and t-test are those of the paired comparison of the two runs.
+    pair = board.pairs.filter((pl.col("first") == "small") & (pl.col("second") == "large")).row(0, named=True)
+    compared = pr.compare(runs["small"], runs["large"]).metrics.row(0, named=True)
+    assert pair["delta"] == pytest.approx(compared["delta"], rel=1e-12)
+    assert pair["p_value"] == pytest.approx(compared["p_t_test"], rel=1e-12)
+    assert pair["significant"] and board.pairs["p_holm"].min() <= pair["p_holm"]
+    with pytest.raises(ValueError, match="leaderboard: needs at least two runs, got 1"):
+        pr.leaderboard([runs["small"]])

@@ -599,7 +599,7 @@ pub(super) fn fill_signs(key: u64, start: usize, signs: &mut [f64]) {
 /// quantiles (1 ∓ confidence) / 2 by linear interpolation between order statistics at position
 /// q·(N − 1) (numpy's default `method="linear"`, Hyndman & Fan type 7). NaN when empty (and
 /// the deviation when fewer than two).
-pub(super) fn percentile_interval(values: &mut [f64], confidence: f64) -> (f64, f64, f64) {
+pub(crate) fn percentile_interval(values: &mut [f64], confidence: f64) -> (f64, f64, f64) {
     if values.is_empty() {
         return (f64::NAN, f64::NAN, f64::NAN);
     }

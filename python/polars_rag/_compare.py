@@ -313,9 +313,13 @@ def adjust_p_values(p: str | pl.Expr, method: Adjust = "holm") -> pl.Expr:
 
     method = _adjust("adjust_p_values", method)  # type: ignore[assignment]
     expr = pl.col(p) if isinstance(p, str) else p
-    return expr.cast(pl.Float64).map_batches(
-        lambda s: _adjust_p_values(s, method), return_dtype=pl.Float64
-    )
+
+    def adjusted(values: pl.Series) -> pl.Series:
+        if not (values.dtype.is_numeric() or values.dtype == pl.Null):
+            raise TypeError(f"adjust_p_values: the p-values must be numbers, got a column of {values.dtype}")
+        return _adjust_p_values(values.cast(pl.Float64), method)
+
+    return expr.map_batches(adjusted, return_dtype=pl.Float64)
 
 
 @_names_its_errors

@@ -967,14 +967,19 @@ pub fn decide_rows<'a>(
         .partition(|r| named.is_empty() || named.contains(&r.metric));
     let size = decide_one_family(&mut family, options);
     let others_size = decide_one_family(&mut others, options);
-    let randomization_tests = family
+    let randomization =
+        |r: &&&mut MetricComparison| !r.p_value.is_nan() && r.p_value_source == "randomization";
+    let randomization_tests = family.iter().filter(randomization).count();
+    // Rows whose every delta is 0 have nothing to flag: only the others need the resolution.
+    let could_change = family
         .iter()
-        .filter(|r| !r.p_value.is_nan() && r.p_value_source == "randomization")
+        .filter(randomization)
+        .filter(|r| r.kind == "corpus" || r.delta != 0.0)
         .count();
     let mut warnings = Vec::new();
     let floor = 1.0 / (options.resamples as f64 + 1.0);
     let threshold = alpha / size.max(1) as f64;
-    if options.adjust != Adjust::None && randomization_tests > 0 && floor > threshold {
+    if options.adjust != Adjust::None && could_change > 0 && floor > threshold {
         // 20 times the smallest threshold's reciprocal: the p-value can then fall well below it.
         let needed = (20.0 * size as f64 / alpha).ceil();
         let procedure = if options.adjust == Adjust::Holm {
@@ -983,8 +988,8 @@ pub fn decide_rows<'a>(
             "Benjamini-Hochberg"
         };
         warnings.push(format!(
-            "{randomization_tests} of the family's {size} tests take the randomization p-value (corpus-level \
-             metrics, or deltas that do not vary), which is at least 1/(resamples + 1) = {floor:.2e}: above \
+            "{could_change} of the family's {size} tests take the randomization p-value (corpus-level \
+             metrics, or deltas that are all equal), which is at least 1/(resamples + 1) = {floor:.2e}: above \
              the smallest {procedure} threshold, alpha/{size} = {threshold:.2e}, so a change in them cannot \
              be flagged; use --resamples {needed} or more"
         ));

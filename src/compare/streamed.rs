@@ -384,7 +384,7 @@ fn pair_items(tables: [Table; 2], keys: &[String]) -> PolarsResult<Pairing> {
     for table in tables {
         let (name, source) = (table.role, table.source);
         if source.height() > u32::MAX as usize - 1 {
-            polars_bail!(ComputeError: "compare: the {name} table has {} rows; at most {} can be compared", source.height(), u32::MAX - 1);
+            polars_bail!(ComputeError: "{}: the {name} table has {} rows; at most {} can be compared", table.job, source.height(), u32::MAX - 1);
         }
         let mut key_hashes = Vec::with_capacity(source.height());
         for_each_key(table, keys, |_, key| key_hashes.push(key_hash(key)))?;
@@ -393,7 +393,7 @@ fn pair_items(tables: [Table; 2], keys: &[String]) -> PolarsResult<Pairing> {
             let rows: Vec<usize> = sorted_distinct(repeated.iter().take(5).copied().collect());
             let texts = keys_of_rows(table, keys, &rows)?;
             let examples: Vec<_> = rows.iter().map(|r| shown(&texts[r])).collect();
-            polars_bail!(ComputeError: "compare: {} keys occur more than once in {table} (e.g. {}); items are matched on {:?}: add a 'sample' or 'repeat' column to tell repeats apart", repeated.len(), examples.join(", "), keys);
+            polars_bail!(ComputeError: "{}: {} keys occur more than once in {table} (e.g. {}); items are matched on {:?}: add a 'sample' or 'repeat' column to tell repeats apart", table.job, repeated.len(), examples.join(", "), keys);
         }
         hashes.push(key_hashes);
     }

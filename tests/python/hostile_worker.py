@@ -303,7 +303,8 @@ FRAME_FUNCTIONS = ["validate_golden", "check_spans", "collapse_run", "join_golde
                    "locate_quotes_in_corpus", "signature", "metric_ids", "option_defaults", "compare_defaults",
                    "judge_cache_stats", "judge_cache_clear", "judge_agreement", "citation_review",
                    "embed_cache_stats", "embed_cache_clear", "default_model_dir", "custom_judge", "custom_judge_card",
-                   "score", "calibrate", "sample_for_labelling", "labelled_deltas", "judge_drift", "judge_log"]
+                   "score", "calibrate", "sample_for_labelling", "labelled_deltas", "judge_drift", "judge_log",
+                   "adjust_p_values", "plan", "leaderboard"]
 
 
 _FAKE_JUDGE: Any = None
@@ -587,6 +588,25 @@ def run_frame_function(name: str, data: Any) -> None:
             a = any_frame(data, {"query_id": "id", "mrr": "score", "bleu": "score"})
             b = any_frame(data, {"query_id": "id", "mrr": "score", "bleu": "score"})
             result = fn(a, b, **data.draw(options_for(fn)))
+        elif name == "adjust_p_values":
+            # Any column as p-values (numbers in or out of [0, 1], texts, nested), any method.
+            frame = any_frame(data, {"p": data.draw(st.sampled_from(["score", "text", "texts"]))})
+            if "p" not in frame.columns:
+                frame = frame.with_columns(p=pl.lit(None, dtype=pl.Float64))
+            method = data.draw(st.sampled_from(["holm", "bh", "none", *HOSTILE_OPTION_VALUES]))
+            result = frame.select(fn("p", method))
+            if result.height != frame.height:
+                raise Defect(f"{name}: {result.height} rows for {frame.height}")
+        elif name == "plan":
+            a = any_frame(data, {"query_id": "id", "mrr": "score", "topic": "text"})
+            b = any_frame(data, {"query_id": "id", "mrr": "score", "topic": "text"})
+            opts = data.draw(options_for(fn, ("mde",)))
+            result = fn(a, b, mde=data.draw(st.sampled_from([0.02, *HOSTILE_OPTION_VALUES])), **opts)
+        elif name == "leaderboard":
+            frames = [any_frame(data, {"query_id": "id", "mrr": "score", "bleu": "score"})
+                      for _ in range(data.draw(st.integers(0, 3)))]
+            runs = frames if data.draw(st.booleans()) else {f"r{i}": f for i, f in enumerate(frames)}
+            result = fn(runs, **data.draw(options_for(fn)))
         elif name == "summary":
             scores = any_frame(data, {"query_id": "id", "mrr": "score", "segment": "text"})
             opts = data.draw(options_for(fn))

@@ -42,10 +42,11 @@ class Comparison(NamedTuple):
     #: ``t_ci_low``, ``t_ci_high``, ``effect_size``, ``baseline_judge_spread`` and
     #: ``candidate_judge_spread`` (a judged metric scored with ``samples`` > 1 in both runs: the
     #: mean per-item spread of the judge's samples, its own noise beside the delta; else null),
-    #: ``improved``, ``regressed``, ``unchanged``, ``significant``, ``interval`` (``items``, or
-    #: ``items and judge samples``: with samples in both runs the interval is a two-level
-    #: bootstrap that resamples the judge's samples within each item as well),
-    #: ``judge_variance_share`` (the share of an item's delta variance that is the judge's own)
+    #: ``improved``, ``regressed``, ``unchanged``, ``significant``, ``interval`` (``items``,
+    #: ``clusters``, or ``items and judge samples`` / ``clusters and judge samples``: with
+    #: samples in both runs the interval is a two-level bootstrap that resamples the judge's
+    #: samples within each item as well),
+    #: ``judge_variance_share`` (the share of an item's delta variance that is the judge's own; with clusters, of a cluster's)
     #: and ``judge_flips`` (items whose samples disagree); then the family's columns:
     #: ``p_value`` (the p-value the row brings to the family), ``p_value_source`` (``t-test``,
     #: or ``randomization`` without a t-test or without adjustment), ``p_holm`` (Holm's adjusted
@@ -235,7 +236,7 @@ def leaderboard(
 @_names_its_errors
 def plan(
     baseline: FrameLike,
-    candidate: FrameLike,
+    candidate: FrameLike | None = None,
     *,
     mde: float,
     power: float = 0.8,
@@ -243,6 +244,8 @@ def plan(
     tests: int = 1,
     alternative: Alternative = "two-sided",
     cluster: str | None = None,
+    samples: int | None = None,
+    correlation: float | None = None,
     id: str = "query_id",
 ) -> pl.DataFrame:
     """Plans the next comparison from a pilot pair of scores tables, as ``polars-rag plan``.
@@ -256,6 +259,16 @@ def plan(
     ``power_at_pilot_size``; ``reason`` says why a number is missing. Without clusters the
     sizes are statsmodels' ``TTestPower().solve_power`` (exact roots, rounded up).
 
+    ``samples``: the judge's samples per item and run the comparison will score with. A judged
+    metric whose pilot has samples in both runs is planned through the judge's share of its
+    delta variance (``judge_share``; the judge's part shrinks as 1 / samples, the items' part
+    stays); ``judge_samples`` says what was planned for.
+
+    Without ``candidate`` the baseline alone is the pilot: its scores' spread stands for both
+    runs, with an *assumed* ``correlation`` (required, in [-1, 1)) between two runs' scores of an
+    item, so the deltas' spread is the scores' times sqrt(2 (1 - correlation));
+    ``assumed_correlation`` says so in every row. A pilot pair measures it instead.
+
     Example:
         >>> import polars as pl, polars_rag as pr
         >>> ids = [f"q{i}" for i in range(100)]
@@ -264,12 +277,15 @@ def plan(
         >>> row = pr.plan(a, b, mde=0.02).row(0, named=True)
         >>> round(row["delta_sd"], 4), row["items_needed"]
         (0.1005, 201.0)
+        >>> row = pr.plan(b, mde=0.02, correlation=0.5).row(0, named=True)
+        >>> round(row["delta_sd"], 4), row["assumed_correlation"]
+        (0.1005, 0.5)
     """
     from polars_rag._internal import plan_tables as _plan
 
     return _plan(
         _frame(baseline),
-        _frame(candidate),
+        None if candidate is None else _frame(candidate),
         id,
         cluster,
         _as_float("plan", "mde", mde),
@@ -277,6 +293,8 @@ def plan(
         _as_float("plan", "alpha", alpha),
         _as_int("plan", "tests", tests),
         _alternative(alternative),
+        None if samples is None else _as_int("plan", "samples", samples),
+        None if correlation is None else _as_float("plan", "correlation", correlation),
     )
 
 
@@ -327,18 +345,27 @@ def summary(
     scores: FrameLike,
     *,
     by: str | None = None,
+    cluster: str | None = None,
     resamples: int | None = None,
     confidence: float | None = None,
     seed: int | None = None,
 ) -> pl.DataFrame:
     """Per-metric means of a scores table with bootstrap intervals, overall (segment ``all``) and
     per value of ``by``: ``segment``, ``metric``, ``n``, ``mean``, ``ci_low``, ``ci_high``.
-    Settings left at ``None`` take the library's defaults (:func:`compare_defaults`)."""
+
+    With ``cluster`` (a column whose values group the rows: a document, a topic, a
+    conversation) the bootstrap resamples whole clusters and the table gains ``clusters``,
+    ``design_effect`` (the clustered variance of the mean over its variance were the rows
+    independent) and ``t_ci_low`` / ``t_ci_high`` (the cluster-robust t interval, G - 1 degrees
+    of freedom: the one to quote, since the percentile bootstrap of few clusters falls short of
+    its confidence). Settings left at ``None`` take the library's defaults
+    (:func:`compare_defaults`)."""
     from polars_rag._internal import summarize_table as _summary
 
     return _summary(
         _frame(scores),
         by,
+        cluster,
         _as_int("summary", "resamples", _setting("resamples", resamples)),
         _as_float("summary", "confidence", _setting("confidence", confidence)),
         _as_int("summary", "seed", _setting("seed", seed)),
@@ -381,6 +408,7 @@ def calibrate(
     *,
     id: str = "query_id",
     by: str | None = None,
+    cluster: str | None = None,
     alpha: float = 0.05,
     alternative: Alternative = "two-sided",
     lam: float | None = None,
@@ -395,7 +423,9 @@ def calibrate(
     numbers, as scipy and scikit-learn compute them), the judge-only and labels-only means, the
     prediction-powered estimate of the mean over all items with its interval (as
     :func:`ppi_mean`, ``alpha``, ``alternative`` and ``lam`` as there) and how many more labels
-    would halve that interval. ``scores`` is one table or ``{name: table}``. ``labels`` is a
+    would halve that interval. With ``cluster`` (a column of the scores tables whose values
+    group the items: a document, a topic) the PPI and labels-only intervals are cluster-robust
+    (CR1, Student t with G - 1 degrees of freedom). ``scores`` is one table or ``{name: table}``. ``labels`` is a
     frame, or the path of a filled-in :func:`sample_for_labelling` workbook (``.xlsx``) or a
     Parquet file; it may be another judge's scores table: then the figures measure judge drift.
 
@@ -416,6 +446,7 @@ def calibrate(
         _labels_frame(labels, "calibrate", id),
         id,
         by,
+        cluster,
         _as_float("calibrate", "alpha", alpha),
         _alternative(alternative),
         None if lam is None else _as_float("calibrate", "lam", lam),
@@ -475,6 +506,7 @@ def labelled_deltas(
     candidate_labels: FrameLike | str | os.PathLike[str],
     *,
     id: str = "query_id",
+    cluster: str | None = None,
     alpha: float = 0.05,
     alternative: Alternative = "two-sided",
     lam: float | None = None,
@@ -487,7 +519,8 @@ def labelled_deltas(
     ``ppi_ci_high`` / ``ppi_lam``, ``labels_delta`` / ``labels_ci_low`` / ``labels_ci_high``
     (the labels alone), ``shift`` (how far the labels moved the delta), ``labelled_keys`` (up to
     20) and ``reason``. Labels are tables (or workbook / Parquet paths) as :func:`calibrate`
-    reads them.
+    reads them. With ``cluster`` (a column of the baseline grouping the items) the intervals
+    are cluster-robust, as :func:`calibrate`'s.
 
     Example:
         >>> import polars as pl, polars_rag as pr
@@ -508,6 +541,7 @@ def labelled_deltas(
         _labels_frame(baseline_labels, "labelled_deltas", id),
         _labels_frame(candidate_labels, "labelled_deltas", id),
         id,
+        cluster,
         _as_float("labelled_deltas", "alpha", alpha),
         _alternative(alternative),
         None if lam is None else _as_float("labelled_deltas", "lam", lam),

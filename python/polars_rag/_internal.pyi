@@ -30,12 +30,13 @@ def leaderboard_tables(
     confidence: float, seed: int, alternative: str, adjust: str,
 ) -> tuple[pl.DataFrame, pl.DataFrame]: ...
 def plan_tables(
-    baseline: pl.DataFrame, candidate: pl.DataFrame, id: str, cluster: str | None, mde: float,
-    power: float, alpha: float, tests: int, alternative: str,
+    baseline: pl.DataFrame, candidate: pl.DataFrame | None, id: str, cluster: str | None, mde: float,
+    power: float, alpha: float, tests: int, alternative: str, samples: int | None,
+    correlation: float | None,
 ) -> pl.DataFrame: ...
 def calibrate_tables(
     runs: list[tuple[str, pl.DataFrame]], labels: pl.DataFrame, id: str, by: str | None,
-    alpha: float, alternative: str, lam: float | None,
+    cluster: str | None, alpha: float, alternative: str, lam: float | None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]: ...
 def labelling_sheet(
     scores: pl.DataFrame, n: int, id: str, by: str | None, values: list[str] | None,
@@ -49,10 +50,12 @@ def judge_drift(
 ) -> pl.DataFrame: ...
 def labelled_deltas(
     baseline: pl.DataFrame, candidate: pl.DataFrame, baseline_labels: pl.DataFrame,
-    candidate_labels: pl.DataFrame, id: str, alpha: float, alternative: str, lam: float | None,
+    candidate_labels: pl.DataFrame, id: str, cluster: str | None, alpha: float, alternative: str,
+    lam: float | None,
 ) -> pl.DataFrame: ...
 def summarize_table(
-    scores: pl.DataFrame, by: str | None, resamples: int, confidence: float, seed: int
+    scores: pl.DataFrame, by: str | None, cluster: str | None, resamples: int, confidence: float,
+    seed: int,
 ) -> pl.DataFrame: ...
 def locate_table(quotes: pl.Series, corpus: pl.DataFrame, options: bytes) -> pl.DataFrame: ...
 def locate_stats(located: pl.DataFrame, options: bytes) -> tuple[pl.DataFrame, str]: ...

@@ -973,13 +973,14 @@ fn leaderboard_tables(
     })
 }
 
-/// The next comparison's sample planned from a pilot pair of scores tables (`polars-rag plan`).
+/// The next comparison's sample planned from a pilot pair of scores tables, or from one table
+/// with an assumed correlation (`polars-rag plan`).
 #[pyfunction]
-#[pyo3(signature = (baseline, candidate, id, cluster, mde, power, alpha, tests, alternative))]
+#[pyo3(signature = (baseline, candidate, id, cluster, mde, power, alpha, tests, alternative, samples, correlation))]
 #[allow(clippy::too_many_arguments)]
 fn plan_tables(
     baseline: PyDataFrame,
-    candidate: PyDataFrame,
+    candidate: Option<PyDataFrame>,
     id: &str,
     cluster: Option<&str>,
     mde: f64,
@@ -987,6 +988,8 @@ fn plan_tables(
     alpha: f64,
     tests: usize,
     alternative: &str,
+    samples: Option<usize>,
+    correlation: Option<f64>,
 ) -> PyResult<PyDataFrame> {
     py_guarded("plan", move || {
         let options = polars_rag::compare::plan::PlanOptions {
@@ -995,14 +998,20 @@ fn plan_tables(
             alpha,
             tests,
             alternative: alternative.parse().map_err(py_err_in("plan"))?,
+            samples,
+            correlation,
         };
-        let rows = comparison::plan_tables(
-            &readable("plan", &baseline.0)?,
-            &readable("plan", &candidate.0)?,
-            id,
-            cluster,
-            &options,
-        )
+        let baseline = readable("plan", &baseline.0)?;
+        let rows = match candidate {
+            Some(candidate) => comparison::plan_tables(
+                &baseline,
+                &readable("plan", &candidate.0)?,
+                id,
+                cluster,
+                &options,
+            ),
+            None => comparison::plan_table(&baseline, cluster, &options),
+        }
         .map_err(py_err_in("plan"))?;
         Ok(PyDataFrame(
             comparison::plan_frame(&rows).map_err(py_err_in("plan"))?,
@@ -1012,18 +1021,24 @@ fn plan_tables(
 
 /// Per-metric (and per-segment) means with bootstrap intervals (`polars-rag summary`).
 #[pyfunction]
-#[pyo3(signature = (scores, by, resamples, confidence, seed))]
+#[pyo3(signature = (scores, by, cluster, resamples, confidence, seed))]
 fn summarize_table(
     scores: PyDataFrame,
     by: Option<&str>,
+    cluster: Option<&str>,
     resamples: usize,
     confidence: f64,
     seed: u64,
 ) -> PyResult<PyDataFrame> {
     py_guarded("summary", move || {
         let options = compare_options("summary", resamples, confidence, seed, 0, "two-sided")?;
-        let rows = comparison::summarize_table(&readable("summary", &scores.0)?, by, &options)
-            .map_err(py_err_in("summary"))?;
+        let rows = comparison::summarize_table_clustered(
+            &readable("summary", &scores.0)?,
+            by,
+            cluster,
+            &options,
+        )
+        .map_err(py_err_in("summary"))?;
         Ok(PyDataFrame(
             comparison::summary_frame(&rows).map_err(py_err_in("summary"))?,
         ))
@@ -1033,12 +1048,14 @@ fn summarize_table(
 /// Scores tables calibrated against labels: the calibration rows and the confusion cells
 /// (`polars-rag calibrate`).
 #[pyfunction]
-#[pyo3(signature = (runs, labels, id, by, alpha, alternative, lam))]
+#[pyo3(signature = (runs, labels, id, by, cluster, alpha, alternative, lam))]
+#[allow(clippy::too_many_arguments)]
 fn calibrate_tables(
     runs: Vec<(String, PyDataFrame)>,
     labels: PyDataFrame,
     id: &str,
     by: Option<&str>,
+    cluster: Option<String>,
     alpha: f64,
     alternative: &str,
     lam: Option<f64>,
@@ -1052,6 +1069,7 @@ fn calibrate_tables(
                 lam,
                 ..Default::default()
             },
+            cluster,
         };
         let runs = runs
             .into_iter()
@@ -1116,7 +1134,7 @@ fn judge_drift(
 /// Judged deltas between two scores tables estimated from labels of both runs
 /// (`polars-rag compare --baseline-labels ... --candidate-labels ...`).
 #[pyfunction]
-#[pyo3(signature = (baseline, candidate, baseline_labels, candidate_labels, id, alpha, alternative, lam))]
+#[pyo3(signature = (baseline, candidate, baseline_labels, candidate_labels, id, cluster, alpha, alternative, lam))]
 #[allow(clippy::too_many_arguments)]
 fn labelled_deltas(
     baseline: PyDataFrame,
@@ -1124,6 +1142,7 @@ fn labelled_deltas(
     baseline_labels: PyDataFrame,
     candidate_labels: PyDataFrame,
     id: &str,
+    cluster: Option<&str>,
     alpha: f64,
     alternative: &str,
     lam: Option<f64>,
@@ -1136,12 +1155,15 @@ fn labelled_deltas(
             lam,
             ..Default::default()
         };
-        let rows = calibrate::labelled_deltas(
+        let rows = calibrate::labelled_deltas_clustered(
             &readable("labelled_deltas", &baseline.0)?,
             &readable("labelled_deltas", &candidate.0)?,
-            &readable("labelled_deltas", &baseline_labels.0)?,
-            &readable("labelled_deltas", &candidate_labels.0)?,
+            (
+                &readable("labelled_deltas", &baseline_labels.0)?,
+                &readable("labelled_deltas", &candidate_labels.0)?,
+            ),
             id,
+            cluster,
             &ppi,
         )
         .map_err(py_err_in("labelled_deltas"))?;

@@ -407,6 +407,7 @@ where
             let text = cli_compare::summary(
                 &args.scores,
                 args.stats.by.as_deref(),
+                args.cluster.as_deref(),
                 &o,
                 args.out.as_deref(),
             )
@@ -440,10 +441,12 @@ where
                 alpha: args.alpha,
                 tests: args.tests,
                 alternative: args.alternative.unwrap_or_default(),
+                samples: args.samples,
+                correlation: args.correlation,
             };
             cli_compare::plan(
                 &args.baseline,
-                &args.candidate,
+                args.candidate.as_deref(),
                 &args.id_col,
                 args.cluster.as_deref(),
                 &options,
@@ -465,6 +468,7 @@ where
                         lam: args.lam,
                         ..Default::default()
                     },
+                    cluster: args.cluster,
                 },
                 out: args.out,
             };

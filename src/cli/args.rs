@@ -274,6 +274,11 @@ pub(crate) struct SummaryArgs {
     pub(crate) scores: PathBuf,
     #[command(flatten)]
     pub(crate) stats: StatsArgs,
+    /// Rows with the same value of this column (a document, a topic, a conversation) are not
+    /// independent: the bootstrap resamples whole clusters, and each mean gets its
+    /// cluster-robust t interval (the one to quote), its clusters and design effect.
+    #[arg(long)]
+    pub(crate) cluster: Option<String>,
     /// Write the summary table here (Parquet).
     #[arg(long)]
     pub(crate) out: Option<PathBuf>,
@@ -309,9 +314,20 @@ pub(crate) struct PlanArgs {
     /// The pilot's baseline scores table.
     #[arg(long)]
     pub(crate) baseline: PathBuf,
-    /// The pilot's candidate scores table.
+    /// The pilot's candidate scores table; without it the baseline alone is the pilot, with
+    /// --correlation.
     #[arg(long)]
-    pub(crate) candidate: PathBuf,
+    pub(crate) candidate: Option<PathBuf>,
+    /// A single-table pilot's ASSUMED correlation between two runs' scores of an item, in
+    /// [-1, 1): the deltas' spread is the scores' times sqrt(2 (1 - correlation)). A pilot
+    /// pair of runs measures it instead.
+    #[arg(long, allow_hyphen_values = true)]
+    pub(crate) correlation: Option<f64>,
+    /// The judge's samples per item and run the comparison will score with: a judged metric
+    /// whose pilot has samples in both runs is planned through the judge's share of its delta
+    /// variance (default: the pilot's samples).
+    #[arg(long)]
+    pub(crate) samples: Option<usize>,
     /// The delta to detect, in the metrics' own units (0.02: two points of a 0-1 score).
     #[arg(long)]
     pub(crate) mde: f64,
@@ -363,6 +379,11 @@ pub(crate) struct CalibrateArgs {
     /// Break the results down by this column of the scores tables.
     #[arg(long)]
     pub(crate) by: Option<String>,
+    /// Items with the same value of this column of the scores tables (a document, a topic)
+    /// are not independent: the PPI and labels-only intervals are cluster-robust (CR1, Student
+    /// t with G - 1 degrees of freedom).
+    #[arg(long)]
+    pub(crate) cluster: Option<String>,
     /// Error level of the PPI interval (it covers the mean with probability 1 - alpha).
     #[arg(long, default_value_t = 0.05)]
     pub(crate) alpha: f64,

@@ -43,12 +43,17 @@ use crate::metrics::calibration::{numeric_agreement, GradeKind, KappaWeights};
 use crate::metrics::judged::agreement::agreement;
 use crate::metrics::ppi::{labels_to_halve, ppi_mean, PpiOptions};
 use crate::registry;
+use crate::text::shown::shown;
 
 /// Settings of a calibration.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CalibrateOptions {
     /// The prediction-powered estimate's settings (`alpha`, `alternative`, `lam`, `compat`).
     pub ppi: PpiOptions,
+    /// The column of a scores table whose values group its items into clusters (a document,
+    /// a topic): the PPI and labels-only intervals are then cluster-robust
+    /// ([`clustered_ppi_mean`](super::stats::clustered_ppi_mean)).
+    pub cluster: Option<String>,
 }
 
 /// One judged value of one scores table, over one segment.
@@ -558,6 +563,34 @@ fn segments(df: &DataFrame, by: Option<&str>) -> PolarsResult<Vec<(String, Vec<u
     Ok(groups)
 }
 
+/// Each row's cluster in `df` (rows with the same text in `column` share an id); an empty
+/// cluster is an error naming the row's key.
+fn cluster_ids(
+    df: &DataFrame,
+    column: &str,
+    who: &str,
+    table: &str,
+    keys: &[String],
+) -> PolarsResult<Vec<u64>> {
+    let Ok(values) = df.column(column) else {
+        polars_bail!(ColumnNotFound: "{who}: {table} has no cluster column '{}' (columns: {:?})", shown(column), df.get_column_names());
+    };
+    let values = values.cast(&DataType::String).map_err(|e| {
+        polars_err!(ComputeError: "{who}: the cluster column '{}' of {table} cannot be read as text: {e}", shown(column))
+    })?;
+    let mut ids: HashMap<&str, u64> = HashMap::new();
+    let texts = values.str()?;
+    let mut out = Vec::with_capacity(texts.len());
+    for (row, text) in texts.iter().enumerate() {
+        let Some(text) = text else {
+            polars_bail!(ComputeError: "{who}: item {} of {table} has no cluster (column '{}' is empty there); every item needs one", keys.get(row).map_or("?", String::as_str), shown(column));
+        };
+        let next = ids.len() as u64;
+        out.push(*ids.entry(text).or_insert(next));
+    }
+    Ok(out)
+}
+
 /// A grade as text for the confusion matrix: integers without a fraction.
 fn grade_text(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 {
@@ -631,6 +664,16 @@ pub fn calibrate_tables(
             .iter()
             .map(|k| label_row.get(k.as_str()).copied())
             .collect();
+        let clusters = match &options.cluster {
+            Some(cluster) => Some(cluster_ids(
+                scores,
+                cluster,
+                "calibrate",
+                &table,
+                &score_keys,
+            )?),
+            None => None,
+        };
         let groups = segments(scores, by)?;
         let values = judged_values(scores)?;
         for (name, owner, path, judged) in values {
@@ -658,9 +701,14 @@ pub fn calibrate_tables(
             for (segment, items) in &groups {
                 let context = (run.as_str(), name.as_str(), segment.as_str());
                 let (row, cells) = match (&judged, &label_values) {
-                    (Values::Numbers(j), Values::Numbers(l)) => {
-                        numeric_row(context, items, j, l, &row_of, &options.ppi)
-                    }
+                    (Values::Numbers(j), Values::Numbers(l)) => numeric_row(
+                        context,
+                        items,
+                        (j, l),
+                        &row_of,
+                        clusters.as_deref(),
+                        &options.ppi,
+                    ),
                     (Values::Verdicts(j), Values::Verdicts(l)) => {
                         verdict_row(context, items, j, l, &row_of)
                     }
@@ -770,16 +818,20 @@ fn mean(values: &[f64]) -> Option<f64> {
     (!values.is_empty()).then(|| crate::metrics::numpy::numpy_sum(values) / values.len() as f64)
 }
 
+/// One calibration row of a numeric value over `items`: `judged_labels` holds the judge's
+/// value of each scores row and each labels row's label; `clusters` each scores row's cluster.
 fn numeric_row(
     context: Context,
     items: &[usize],
-    judged: &[Option<f64>],
-    labels: &[Option<f64>],
+    (judged, labels): (&[Option<f64>], &[Option<f64>]),
     row_of: &[Option<usize>],
+    clusters: Option<&[u64]>,
     ppi: &PpiOptions,
 ) -> (CalibrationRow, Vec<ConfusionCell>) {
     let (mut pairs, mut unlabelled, mut all_judged, mut all_labels) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut pair_clusters, mut unlabelled_clusters) = (Vec::new(), Vec::new());
+    let cluster_of = |i: usize| clusters.map_or(0, |c| c[i]);
     let mut unjudged = 0;
     for &i in items {
         let label = row_of[i].and_then(|r| labels[r]);
@@ -791,9 +843,15 @@ fn numeric_row(
             all_labels.push(l);
         }
         match (label, judge) {
-            (Some(l), Some(j)) => pairs.push((l, j)),
+            (Some(l), Some(j)) => {
+                pairs.push((l, j));
+                pair_clusters.push(cluster_of(i));
+            }
             (Some(_), None) => unjudged += 1,
-            (None, Some(j)) => unlabelled.push(j),
+            (None, Some(j)) => {
+                unlabelled.push(j);
+                unlabelled_clusters.push(cluster_of(i));
+            }
             (None, None) => {}
         }
     }
@@ -815,7 +873,17 @@ fn numeric_row(
     row.kendall = a.kendall;
     row.judge_mean = mean(&all_judged);
     row.label_mean = mean(&all_labels);
-    match ppi_mean(&pairs, &unlabelled, ppi) {
+    let estimate = match clusters {
+        None => ppi_mean(&pairs, &unlabelled, ppi),
+        Some(_) => super::stats::clustered_ppi_mean(
+            &pairs,
+            &pair_clusters,
+            &unlabelled,
+            &unlabelled_clusters,
+            ppi,
+        ),
+    };
+    match estimate {
         Ok(p) => {
             row.ppi_estimate = Some(p.estimate);
             row.ppi_ci_low = Some(p.ci_low);
@@ -824,6 +892,12 @@ fn numeric_row(
             row.classical_ci_low = Some(p.classical_ci_low);
             row.classical_ci_high = Some(p.classical_ci_high);
             match labels_to_halve(&pairs, &unlabelled, ppi) {
+                _ if clusters.is_some() => {
+                    row.reason = Some(
+                        "the labels that would halve a clustered interval are not estimated: labelling more of the same clusters narrows it less than labels from new ones"
+                            .into(),
+                    )
+                }
                 _ if p.ci_high - p.ci_low == 0.0 => {
                     row.reason = Some(
                         "the interval has no width to halve: the labels and the judge's errors do not vary"
@@ -1106,6 +1180,27 @@ pub fn labelled_deltas(
     id: &str,
     ppi: &PpiOptions,
 ) -> PolarsResult<Vec<LabelledDelta>> {
+    labelled_deltas_clustered(
+        baseline,
+        candidate,
+        (baseline_labels, candidate_labels),
+        id,
+        None,
+        ppi,
+    )
+}
+
+/// [`labelled_deltas`] with the items grouped into clusters by the baseline's `cluster`
+/// column: the PPI and labels-only intervals are cluster-robust
+/// ([`clustered_ppi_mean`](super::stats::clustered_ppi_mean)).
+pub fn labelled_deltas_clustered(
+    baseline: &DataFrame,
+    candidate: &DataFrame,
+    (baseline_labels, candidate_labels): (&DataFrame, &DataFrame),
+    id: &str,
+    cluster: Option<&str>,
+    ppi: &PpiOptions,
+) -> PolarsResult<Vec<LabelledDelta>> {
     ppi.validate("compare")?;
     for (what, frame) in [
         ("baseline", baseline),
@@ -1128,6 +1223,16 @@ pub fn labelled_deltas(
     }
     let b_keys = item_keys(baseline, &keys, "compare", "the baseline table")?;
     let c_keys = item_keys(candidate, &keys, "compare", "the candidate table")?;
+    let clusters = match cluster {
+        Some(cluster) => Some(cluster_ids(
+            baseline,
+            cluster,
+            "compare",
+            "the baseline table",
+            &b_keys,
+        )?),
+        None => None,
+    };
     for (table, table_keys, scores, labels) in [
         ("the baseline table", &b_keys, baseline, baseline_labels),
         ("the candidate table", &c_keys, candidate, candidate_labels),
@@ -1166,6 +1271,8 @@ pub fn labelled_deltas(
         };
         let (mut labelled, mut unlabelled, mut keys_labelled) =
             (Vec::new(), Vec::new(), Vec::new());
+        let (mut labelled_clusters, mut unlabelled_clusters) = (Vec::new(), Vec::new());
+        let cluster_of = |i: usize| clusters.as_ref().map_or(0, |c| c[i]);
         for &(i, j) in &pairs {
             let (Some(b), Some(c)) = (b_judged[i], c_judged[j]) else {
                 continue;
@@ -1173,9 +1280,13 @@ pub fn labelled_deltas(
             match (b_labels[i], c_labels[j]) {
                 (Some(lb), Some(lc)) => {
                     labelled.push((lc - lb, c - b));
+                    labelled_clusters.push(cluster_of(i));
                     keys_labelled.push(c_keys[j].clone());
                 }
-                _ => unlabelled.push(c - b),
+                _ => {
+                    unlabelled.push(c - b);
+                    unlabelled_clusters.push(cluster_of(i));
+                }
             }
         }
         let all: Vec<f64> = labelled
@@ -1200,7 +1311,17 @@ pub fn labelled_deltas(
             labelled_keys: keys_labelled.into_iter().take(20).collect(),
             reason: None,
         };
-        match ppi_mean(&labelled, &unlabelled, ppi) {
+        let estimate = match clusters {
+            None => ppi_mean(&labelled, &unlabelled, ppi),
+            Some(_) => super::stats::clustered_ppi_mean(
+                &labelled,
+                &labelled_clusters,
+                &unlabelled,
+                &unlabelled_clusters,
+                ppi,
+            ),
+        };
+        match estimate {
             Ok(p) => {
                 row.ppi_delta = Some(p.estimate);
                 row.ppi_ci_low = Some(p.ci_low);

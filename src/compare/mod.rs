@@ -345,11 +345,12 @@ pub struct MetricComparison {
     pub baseline_judge_spread: Option<f64>,
     /// The same in the candidate.
     pub candidate_judge_spread: Option<f64>,
-    /// How `ci_low` / `ci_high` were resampled: `items`, or `items and judge samples` (the
-    /// two-level bootstrap, for a judged metric with several samples per item in both runs).
+    /// How `ci_low` / `ci_high` were resampled: `items`, `clusters`, or `items and judge
+    /// samples` / `clusters and judge samples` (the two-level bootstrap, for a judged metric
+    /// with several samples per item in both runs; its outer stage resamples the clusters).
     pub interval: &'static str,
     /// With the two-level bootstrap: the share of an item's delta variance that is the judge's
-    /// own (its samples' scatter), in [0, 1].
+    /// own (its samples' scatter), in [0, 1]; with clusters, of a cluster's summed delta.
     pub judge_variance_share: Option<f64>,
     /// With several samples per item in both runs: the compared items whose samples disagree in
     /// either run (the judge's verdict flips across samples).
@@ -367,6 +368,9 @@ pub struct MetricComparison {
     /// The standard deviation of the per-item deltas (divisor n − 1; per-item metrics whose
     /// deltas vary): the spread a plan sizes the next comparison with.
     pub delta_sd: Option<f64>,
+    /// With the two-level bootstrap: the judge's samples per item and run, on average over the
+    /// compared items (with `judge_variance_share`, how a plan changes the samples).
+    pub judge_samples: Option<f64>,
 }
 
 impl MetricComparison {
@@ -663,7 +667,9 @@ pub(crate) struct PreparedMean {
     regressed: usize,
     unchanged: usize,
     spread: Option<(f64, f64)>,
-    two_level: Option<(Option<stats::TwoLevel>, usize)>,
+    /// The two-level bootstrap, the items whose samples disagree, and the samples per item
+    /// and run on average.
+    two_level: Option<(Option<stats::TwoLevel>, usize, f64)>,
     /// With clustered items: per cluster the baseline's and the candidate's sums and the item
     /// count (resampled in place of the deltas), and the cluster-robust test.
     clustered: Option<ClusteredMean>,
@@ -717,9 +723,7 @@ pub(crate) fn prepare_mean(
             test: stats::cluster_robust_mean_test(&deltas, &ids),
         }
     });
-    // The two-level bootstrap resamples items, not clusters: with clusters the interval
-    // resamples clusters (the judge's noise is within them).
-    let judge_samples = judge_samples.filter(|_| clusters.is_none());
+    // With clusters the two-level bootstrap's outer stage resamples whole clusters.
     let two_level = judge_samples.and_then(|(bs, cs)| {
         // Over the compared items; every one needs samples in both runs, else the items'
         // bootstrap stands.
@@ -735,6 +739,11 @@ pub(crate) fn prepare_mean(
             .iter()
             .filter(|&&i| samples_disagree(&bs[i]) || samples_disagree(&cs[i]))
             .count();
+        let samples = compared
+            .iter()
+            .map(|&i| (bs[i].len() + cs[i].len()) as f64)
+            .sum::<f64>()
+            / (2 * compared.len()) as f64;
         let items: Vec<stats::ItemSamples> = compared
             .iter()
             .map(|&i| stats::ItemSamples {
@@ -742,9 +751,15 @@ pub(crate) fn prepare_mean(
                 candidate: &cs[i],
             })
             .collect();
+        let ids: Option<Vec<u64>> = clusters.map(|c| compared.iter().map(|&i| c[i]).collect());
         Some((
-            stats::two_level_bootstrap(&items, &options.resample_options()),
+            stats::two_level_bootstrap_clustered(
+                &items,
+                ids.as_deref(),
+                &options.resample_options(),
+            ),
             flips,
+            samples,
         ))
     });
     let spread = judge_spread.and_then(|(bs, cs)| {
@@ -795,7 +810,7 @@ pub(crate) fn finish_mean(
 ) -> MetricComparison {
     let p_ = prepared;
     let nan = f64::NAN;
-    let two_level = p_.two_level.and_then(|(t, _)| t);
+    let two_level = p_.two_level.and_then(|(t, _, _)| t);
     // The interval and the randomization p-value: of the deltas, or of the clusters' sums (the
     // mean delta is Σ candidate sums / Σ sizes − Σ baseline sums / Σ sizes).
     let (ci, p) = match &p_.clustered {
@@ -878,7 +893,9 @@ pub(crate) fn finish_mean(
         histogram_range: p_.histogram.1,
         baseline_judge_spread: p_.spread.map(|s| s.0),
         candidate_judge_spread: p_.spread.map(|s| s.1),
-        interval: if two_level.is_some() {
+        interval: if two_level.is_some() && p_.clustered.is_some() {
+            "clusters and judge samples"
+        } else if two_level.is_some() {
             "items and judge samples"
         } else if p_.clustered.is_some() {
             "clusters"
@@ -886,7 +903,7 @@ pub(crate) fn finish_mean(
             "items"
         },
         judge_variance_share: two_level.map(|t| t.judge_share),
-        judge_flips: p_.two_level.map(|(_, flips)| flips),
+        judge_flips: p_.two_level.map(|(_, flips, _)| flips),
         clusters: p_.clustered.as_ref().map(|c| c.sizes.len()),
         design_effect: cluster_test.and_then(|t| t.ok()).map(|t| t.design_effect),
         effective_n: cluster_test.and_then(|t| t.ok()).map(|t| t.effective_n),
@@ -894,6 +911,7 @@ pub(crate) fn finish_mean(
             .and_then(|t| t.err())
             .map(|e| format!("no cluster-robust t-test: {e}")),
         delta_sd: t.map(|t| t.sd_delta),
+        judge_samples: p_.two_level.map(|(_, _, samples)| samples),
     }
 }
 
@@ -1086,6 +1104,7 @@ pub(crate) fn finish_corpus(
         effective_n: None,
         no_test_reason: None,
         delta_sd: None,
+        judge_samples: None,
     }
 }
 

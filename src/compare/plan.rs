@@ -5,6 +5,13 @@
 //! design effect (they are worth n / design effect independent ones, and the cluster-robust test
 //! has G − 1 degrees of freedom); a family of m tests is planned at its smallest Holm
 //! threshold, α / m.
+//!
+//! Two more pilots are planned with: a judged metric scored with several samples per item in
+//! both runs plans another number of samples through the judge's share of an item's delta
+//! variance (the two-level bootstrap's split: the judge's part shrinks as 1 / samples, the
+//! items' part stays); and a single scores table plans with an assumed correlation ρ between
+//! the two runs' scores of an item (the delta's spread is the scores' times √(2(1 − ρ)), said
+//! in the plan).
 
 use serde::Serialize;
 
@@ -12,6 +19,7 @@ use super::stats::{
     clustered_detectable_effect, clustered_t_test_power, clusters_needed,
     minimum_detectable_effect, t_test_power, t_test_sample_size, Alternative,
 };
+use super::tables::MetricSummary;
 use super::MetricComparison;
 
 /// What to plan for.
@@ -28,6 +36,11 @@ pub struct PlanOptions {
     pub tests: usize,
     /// The alternative hypothesis (scipy's names).
     pub alternative: Alternative,
+    /// The judge's samples per item and run the comparison will score with (a judged metric
+    /// whose pilot has samples in both runs); `None`: the pilot's.
+    pub samples: Option<usize>,
+    /// A single-table pilot's assumed correlation between the two runs' scores of an item.
+    pub correlation: Option<f64>,
 }
 
 impl Default for PlanOptions {
@@ -38,6 +51,8 @@ impl Default for PlanOptions {
             alpha: 0.05,
             tests: 1,
             alternative: Alternative::TwoSided,
+            samples: None,
+            correlation: None,
         }
     }
 }
@@ -56,6 +71,16 @@ impl PlanOptions {
             Some(format!("alpha must be in (0, 1), got {}", self.alpha))
         } else if self.tests == 0 {
             Some("tests must be at least 1".to_string())
+        } else if self.samples == Some(0) {
+            Some("samples must be at least 1".to_string())
+        } else if self
+            .correlation
+            .is_some_and(|rho| !(-1.0..1.0).contains(&rho))
+        {
+            Some(format!(
+                "correlation must be in [-1, 1) (1: the runs' scores equal, no delta to plan), got {}",
+                self.correlation.unwrap_or_default()
+            ))
         } else {
             None
         };
@@ -92,8 +117,78 @@ pub struct PlanRow {
     pub detectable_delta: Option<f64>,
     /// The power the pilot's number of items has for `mde`.
     pub power_at_pilot_size: Option<f64>,
+    /// The judge's samples per item and run planned for (a judged metric whose pilot has them
+    /// in both runs; else `None`).
+    pub judge_samples: Option<f64>,
+    /// The pilot's share of an item's delta variance that is the judge's own (with clusters
+    /// too: of an item's, not of a cluster's).
+    pub judge_share: Option<f64>,
+    /// A single-table pilot's assumed correlation between the runs' scores.
+    pub assumed_correlation: Option<f64>,
     /// Why a number is missing.
     pub reason: Option<String>,
+}
+
+/// What a plan needs of one metric of a pilot.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PilotSpread {
+    /// The metric.
+    pub metric: String,
+    /// A corpus-level metric (no per-item deltas).
+    pub corpus: bool,
+    /// Items with a value in both runs.
+    pub n: usize,
+    /// Clusters among them.
+    pub clusters: Option<usize>,
+    /// The spread of the paired deltas (divisor n − 1).
+    pub delta_sd: Option<f64>,
+    /// The design effect of the clustered mean (with clusters).
+    pub design_effect: Option<f64>,
+    /// Why a clustered pilot has no design effect.
+    pub no_test_reason: Option<String>,
+    /// The judge's samples per item and run (two-level pilots).
+    pub judge_samples: Option<f64>,
+    /// The judge's share of the delta variance (two-level pilots): of an item's, or with
+    /// clusters of a cluster's, as the comparison's `judge_variance_share`.
+    pub judge_share: Option<f64>,
+    /// The correlation assumed between the runs (single-table pilots).
+    pub assumed_correlation: Option<f64>,
+}
+
+impl PilotSpread {
+    /// The spread of a pilot comparison's metric.
+    pub fn of_comparison(pilot: &MetricComparison) -> PilotSpread {
+        PilotSpread {
+            metric: pilot.metric.clone(),
+            corpus: pilot.kind == "corpus",
+            n: pilot.n,
+            clusters: pilot.clusters,
+            delta_sd: pilot.delta_sd,
+            design_effect: pilot.design_effect,
+            no_test_reason: pilot.no_test_reason.clone(),
+            judge_samples: pilot.judge_samples,
+            judge_share: pilot.judge_variance_share,
+            assumed_correlation: None,
+        }
+    }
+
+    /// The spread of the delta of a metric of one scores table, were a second run's scores of
+    /// the same spread correlated `correlation` with these: √(2(1 − ρ)) times the scores'
+    /// standard deviation. With clusters the scores' design effect stands for the deltas'.
+    pub fn of_summary(summary: &MetricSummary, correlation: f64) -> PilotSpread {
+        PilotSpread {
+            metric: summary.metric.clone(),
+            corpus: summary.kind == "corpus",
+            n: summary.n,
+            clusters: summary.clusters,
+            delta_sd: summary.sd.map(|sd| sd * (2.0 * (1.0 - correlation)).sqrt()),
+            design_effect: summary.design_effect,
+            no_test_reason: None,
+            judge_samples: None,
+            judge_share: None,
+            assumed_correlation: Some(correlation),
+        }
+    }
 }
 
 /// The plan of one metric from its pilot comparison row (from a comparison of the pilot's two
@@ -113,8 +208,14 @@ pub struct PlanRow {
 /// assert!(plan.power_at_pilot_size.unwrap() < 0.8);
 /// ```
 pub fn plan_row(pilot: &MetricComparison, options: &PlanOptions) -> PlanRow {
+    plan_spread(&PilotSpread::of_comparison(pilot), options)
+}
+
+/// The plan of one metric from its pilot's spread (see [`plan_row`]; [`PilotSpread`] says
+/// where the spread comes from).
+pub fn plan_spread(pilot: &PilotSpread, options: &PlanOptions) -> PlanRow {
     let n = pilot.n;
-    let design_effect = pilot.design_effect.unwrap_or(1.0);
+    let mut design_effect = pilot.design_effect.unwrap_or(1.0);
     let alpha = options.alpha / options.tests as f64;
     let mut row = PlanRow {
         metric: pilot.metric.clone(),
@@ -128,12 +229,15 @@ pub fn plan_row(pilot: &MetricComparison, options: &PlanOptions) -> PlanRow {
         clusters_needed: None,
         detectable_delta: None,
         power_at_pilot_size: None,
+        judge_samples: None,
+        judge_share: pilot.judge_share,
+        assumed_correlation: pilot.assumed_correlation,
         reason: None,
     };
-    let sd = match pilot.delta_sd {
+    let mut sd = match pilot.delta_sd {
         Some(sd) if sd > 0.0 && sd.is_finite() => sd,
         _ => {
-            row.reason = Some(if pilot.kind == "corpus" {
+            row.reason = Some(if pilot.corpus {
                 "a corpus-level metric has no per-item deltas to plan with".to_string()
             } else {
                 "the pilot's deltas do not vary (fewer than 2 items, or all equal): no spread to plan with"
@@ -150,6 +254,31 @@ pub fn plan_row(pilot: &MetricComparison, options: &PlanOptions) -> PlanRow {
                 .unwrap_or_else(|| "the pilot's design effect is unknown".to_string()),
         );
         return row;
+    }
+    if let (Some(k0), Some(share)) = (pilot.judge_samples, pilot.judge_share) {
+        // With clusters the two-level bootstrap's share is of the clusters' variance, the
+        // design effect times an item's: Σ judge variances / (n · sd²) is the item's share.
+        let share = if pilot.clusters.is_some() {
+            (share * design_effect).clamp(0.0, 1.0)
+        } else {
+            share
+        };
+        row.judge_share = Some(share);
+        // The judge's part of an item's delta variance, share · sd², shrinks as 1 / samples;
+        // the items' part stays. The judge's noise is the item's own, so with clusters it adds
+        // to the clustered variance undiluted: design effect · sd² = items' clustered part +
+        // judge's part.
+        let k = options.samples.map_or(k0, |k| k as f64);
+        let judge = share * k0 / k;
+        let factor = (1.0 - share) + judge;
+        let clustered = (design_effect - share + judge).max(0.0);
+        sd *= factor.sqrt();
+        if pilot.clusters.is_some() {
+            design_effect = clustered / factor;
+        }
+        row.judge_samples = Some(k);
+        row.delta_sd = Some(sd);
+        row.design_effect = design_effect;
     }
     let effect = options.mde / sd;
     row.effect_size = Some(effect);

@@ -505,9 +505,16 @@ pub fn summary_markdown(
         escaped(scores),
         confidence * 100.0
     );
+    let clustered = rows.iter().any(|r| r.clusters.is_some());
+    if clustered {
+        out = out.replace(
+            "| mean | CI |\n|---|---|---:|---:|---|\n",
+            "| mean | CI | clusters | design effect | cluster-robust t CI |\n|---|---|---:|---:|---|---:|---:|---|\n",
+        );
+    }
     for r in rows {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | [{}, {}] |\n",
+            "| {} | {} | {} | {} | [{}, {}] |",
             value_cell(&r.segment),
             value_cell(&r.metric),
             r.n,
@@ -515,6 +522,30 @@ pub fn summary_markdown(
             fmt(r.ci_low),
             fmt(r.ci_high)
         ));
+        if clustered {
+            let optional = |v: Option<f64>| v.map_or_else(|| "–".to_string(), fmt);
+            out.push_str(&format!(
+                " {} | {} | {} |",
+                r.clusters
+                    .map_or_else(|| "–".to_string(), |g| g.to_string()),
+                optional(r.design_effect),
+                match (r.t_ci_low, r.t_ci_high) {
+                    (Some(low), Some(high)) => format!("[{}, {}]", fmt(low), fmt(high)),
+                    _ => "–".to_string(),
+                }
+            ));
+        }
+        out.push('\n');
+    }
+    if clustered {
+        out.push_str("\nRows are clustered: the bootstrap resamples whole clusters; quote the cluster-robust t interval (the percentile bootstrap of few clusters falls short of its confidence).\n");
+        let few = rows
+            .iter()
+            .filter(|r| r.clusters.is_some_and(|g| g < 20))
+            .count();
+        if few > 0 {
+            out.push_str(&format!("Warning: {few} rows have fewer than 20 clusters: their intervals' coverage degrades.\n"));
+        }
     }
     out
 }
@@ -709,13 +740,24 @@ pub fn leaderboard_html(board: &Leaderboard, options: &CompareOptions) -> String
 pub fn plan_markdown(
     rows: &[crate::compare::plan::PlanRow],
     baseline: &str,
-    candidate: &str,
+    candidate: Option<&str>,
     options: &crate::compare::plan::PlanOptions,
 ) -> String {
+    let pilot = match (candidate, options.correlation) {
+        (Some(candidate), _) => format!(
+            "Pilot: baseline `{}` vs candidate `{}`",
+            escaped(baseline),
+            escaped(candidate)
+        ),
+        (None, rho) => format!(
+            "Pilot: the single scores table `{}`, its scores' spread taken for both runs with an ASSUMED correlation of {} between the runs' scores of an item (the spread of the deltas is the scores' times sqrt(2 (1 - {})); a pilot pair of runs measures it instead)",
+            escaped(baseline),
+            rho.unwrap_or(f64::NAN),
+            rho.unwrap_or(f64::NAN)
+        ),
+    };
     let mut out = format!(
-        "## polars-rag plan\n\nPilot: baseline `{}` vs candidate `{}`. To detect a delta of {} with power {:.2} at level {} ({}{}): the items needed, from the spread of the pilot's paired deltas (sd, divisor n - 1) and, with clusters, its design effect; and what the pilot's own size detects.\n\n| metric | pilot items | sd of deltas | design effect | effect size | items needed | clusters needed | detectable delta | power at pilot size | note |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
-        escaped(baseline),
-        escaped(candidate),
+        "## polars-rag plan\n\n{pilot}. To detect a delta of {} with power {:.2} at level {} ({}{}): the items needed, from the spread of the pilot's paired deltas (sd, divisor n - 1) and, with clusters, its design effect; and what the pilot's own size detects.\n\n| metric | pilot items | sd of deltas | design effect | effect size | items needed | clusters needed | detectable delta | power at pilot size | note |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
         options.mde,
         options.power,
         options.alpha,
@@ -740,10 +782,23 @@ pub fn plan_markdown(
             number(r.clusters_needed, 0),
             number(r.detectable_delta, 4),
             number(r.power_at_pilot_size, 2),
-            cell(r.reason.as_deref().unwrap_or(""))
+            cell(&plan_note(r))
         ));
     }
     out
+}
+
+/// A plan row's note: the judge's samples planned for, and why a number is missing.
+fn plan_note(row: &crate::compare::plan::PlanRow) -> String {
+    let mut notes = Vec::new();
+    if let (Some(k), Some(share)) = (row.judge_samples, row.judge_share) {
+        notes.push(format!(
+            "{k} judge samples per item (the judge's share of the pilot's delta variance {:.0}%)",
+            share * 100.0
+        ));
+    }
+    notes.extend(row.reason.clone());
+    notes.join("; ")
 }
 
 /// Per-metric deltas with their confidence intervals, as horizontal bars around zero.

@@ -1278,20 +1278,23 @@ pub fn leaderboard_sources(
 }
 
 /// Per-metric (and per-segment) means of one scores table with bootstrap confidence
-/// intervals, read piecewise like [`compare_sources`].
+/// intervals, read piecewise like [`compare_sources`]. With `cluster` (a column whose values
+/// group the rows into clusters) the bootstrap resamples whole clusters, each row also gets
+/// the cluster-robust t interval of its mean, the clusters and the design effect.
 ///
 /// ```
 /// use polars::prelude::*;
 /// use polars_rag::compare::{streamed::summarize_source, tables::summarize_table, CompareOptions};
 /// let scores = df!("query_id" => ["a", "b", "c"], "mrr" => [1.0, 0.5, 0.0], "seg" => ["x", "y", "x"]).unwrap();
 /// let options = CompareOptions { resamples: 200, ..Default::default() };
-/// let rows = summarize_source(&scores, Some("seg"), &options, 1).unwrap();
+/// let rows = summarize_source(&scores, Some("seg"), None, &options, 1).unwrap();
 /// assert_eq!(rows, summarize_table(&scores, Some("seg"), &options).unwrap());
 /// assert_eq!((rows[0].segment.as_str(), rows[0].mean), ("all", 0.5));
 /// ```
 pub fn summarize_source(
     scores: &dyn ScoresSource,
     by: Option<&str>,
+    cluster: Option<&str>,
     options: &CompareOptions,
     memory: usize,
 ) -> PolarsResult<Vec<MetricSummary>> {
@@ -1314,6 +1317,10 @@ pub fn summarize_source(
         }
         segments.extend(segment_items(table, by, Some)?);
     }
+    let clusters = match cluster {
+        Some(cluster) => Some(cluster_of_rows(table, cluster)?),
+        None => None,
+    };
     let mut units: Vec<Unit> = layout.values.iter().cloned().map(Unit::Mean).collect();
     for (metric, (_, _, k)) in layout.corpus.iter().enumerate() {
         units.extend((0..*k).map(|stat| Unit::Statistic { metric, stat }));
@@ -1341,39 +1348,116 @@ pub fn summarize_source(
             &mut loaded,
         )?;
         for (s, (segment, rows)) in segments.iter().enumerate() {
-            let columns: Vec<Vec<f64>> = group
-                .iter()
-                .zip(&loaded)
-                .map(|((_, unit), values)| {
-                    let picked = rows.iter().map(|&i| values.baseline[i]);
-                    match unit {
-                        Unit::Mean(_) => picked.filter(|x| x.is_finite()).collect(),
-                        Unit::Statistic { .. } => picked.collect(),
+            // Per unit the columns it resamples: a mean's values (with clusters: each
+            // cluster's sum and size) or a statistic (with clusters: its clusters' sums); with
+            // clusters also the mean's cluster-robust test.
+            let mut columns: Vec<Vec<f64>> = Vec::new();
+            let mut per_unit: Vec<(usize, usize, Option<ClusteredSummary>, Option<f64>)> =
+                Vec::new();
+            for ((_, unit), values) in group.iter().zip(&loaded) {
+                let picked = rows.iter().map(|&i| (i, values.baseline[i]));
+                let first = columns.len();
+                let mut clustered = None;
+                let mut sd = None;
+                match (unit, &clusters) {
+                    (Unit::Mean(_), None) => {
+                        let kept: Vec<f64> =
+                            picked.map(|(_, x)| x).filter(|x| x.is_finite()).collect();
+                        sd = sample_sd(&kept);
+                        columns.push(kept);
                     }
-                })
-                .collect();
+                    (Unit::Mean(_), Some(ids)) => {
+                        let (kept, kept_ids): (Vec<f64>, Vec<u64>) = picked
+                            .filter(|(_, x)| x.is_finite())
+                            .map(|(i, x)| (x, ids[i]))
+                            .unzip();
+                        sd = sample_sd(&kept);
+                        columns.push(super::cluster_sums(&kept, &kept_ids));
+                        columns.push(super::cluster_sums(&vec![1.0; kept.len()], &kept_ids));
+                        clustered = Some(ClusteredSummary {
+                            n: kept.len(),
+                            test: if kept.is_empty() {
+                                Err(super::stats::NoClusterTest::Empty)
+                            } else {
+                                super::stats::cluster_robust_mean_test(&kept, &kept_ids)
+                            },
+                        });
+                    }
+                    (Unit::Statistic { .. }, None) => {
+                        columns.push(picked.map(|(_, x)| x).collect())
+                    }
+                    (Unit::Statistic { .. }, Some(ids)) => {
+                        let (kept, kept_ids): (Vec<f64>, Vec<u64>) =
+                            picked.map(|(i, x)| (x, ids[i])).unzip();
+                        columns.push(super::cluster_sums(&kept, &kept_ids));
+                    }
+                }
+                per_unit.push((first, columns.len() - first, clustered, sd));
+            }
             let slices: Vec<&[f64]> = columns.iter().map(Vec::as_slice).collect();
             let sums = resample_columns(&slices, options);
-            for (((u, unit), column), n) in group.iter().zip(sums).zip(columns.iter().map(Vec::len))
-            {
+            for ((u, unit), (first, count, clustered, sd)) in group.iter().zip(per_unit) {
+                let unit_sums = &sums[first..first + count];
                 match unit {
                     Unit::Mean(value) => {
-                        // The interval of a mean is the paired interval of "deltas" equal to
-                        // the values.
-                        let r = column.summarize(options.confidence);
-                        summaries[s][*u] = Some(MetricSummary {
+                        let mut row = MetricSummary {
                             segment: segment.clone(),
                             metric: value.label.clone(),
-                            n,
-                            mean: r.map_or(nan, |r| r.mean_delta),
-                            ci_low: r.map_or(nan, |r| r.ci_low),
-                            ci_high: r.map_or(nan, |r| r.ci_high),
-                        });
+                            kind: "mean",
+                            n: columns[first].len(),
+                            sd,
+                            mean: nan,
+                            ci_low: nan,
+                            ci_high: nan,
+                            clusters: None,
+                            design_effect: None,
+                            t_ci_low: None,
+                            t_ci_high: None,
+                        };
+                        match clustered {
+                            None => {
+                                // The interval of a mean is the paired interval of "deltas"
+                                // equal to the values.
+                                let r = unit_sums[0].summarize(options.confidence);
+                                row.mean = r.map_or(nan, |r| r.mean_delta);
+                                row.ci_low = r.map_or(nan, |r| r.ci_low);
+                                row.ci_high = r.map_or(nan, |r| r.ci_high);
+                            }
+                            Some(c) => {
+                                // The clusters' summed values over their summed sizes, against
+                                // a baseline of zeros.
+                                let zeros = [unit_sums[0].zeros_like(), unit_sums[1].clone()];
+                                let r = (c.n > 0)
+                                    .then(|| {
+                                        super::stats::corpus_of_sums(
+                                            &zeros,
+                                            unit_sums,
+                                            |s| s[0] / s[1],
+                                            options.confidence,
+                                        )
+                                    })
+                                    .flatten();
+                                row.n = c.n;
+                                row.mean = r.map_or(nan, |r| r.candidate);
+                                row.ci_low = r.map_or(nan, |r| r.ci_low);
+                                row.ci_high = r.map_or(nan, |r| r.ci_high);
+                                row.clusters = Some(columns[first].len());
+                                if let Ok(t) = c.test {
+                                    let (low, high) = t.confidence_interval(
+                                        options.confidence,
+                                        super::stats::Alternative::TwoSided,
+                                    );
+                                    row.design_effect = Some(t.design_effect);
+                                    (row.t_ci_low, row.t_ci_high) = (Some(low), Some(high));
+                                }
+                            }
+                        }
+                        summaries[s][*u] = Some(row);
                     }
                     Unit::Statistic { metric, .. } => {
                         let (id, stats, k) = layout.corpus[*metric];
                         let entry = pending.entry((s, *metric)).or_default();
-                        entry.push(column);
+                        entry.push(unit_sums[0].clone());
                         if entry.len() < k {
                             continue;
                         }
@@ -1390,10 +1474,16 @@ pub fn summarize_source(
                         summaries[s][first] = Some(MetricSummary {
                             segment: segment.clone(),
                             metric: id.to_string(),
+                            kind: "corpus",
                             n: rows.len(),
+                            sd: None,
                             mean: r.map_or(nan, |r| r.candidate),
                             ci_low: r.map_or(nan, |r| r.ci_low + r.baseline),
                             ci_high: r.map_or(nan, |r| r.ci_high + r.baseline),
+                            clusters: clusters.as_ref().map(|_| c[0].n),
+                            design_effect: None,
+                            t_ci_low: None,
+                            t_ci_high: None,
                         });
                     }
                 }
@@ -1401,6 +1491,46 @@ pub fn summarize_source(
         }
     }
     Ok(summaries.into_iter().flatten().flatten().collect())
+}
+
+/// The sample standard deviation (divisor n − 1) of two values or more.
+fn sample_sd(values: &[f64]) -> Option<f64> {
+    (values.len() >= 2).then(|| {
+        let mean = values.iter().sum::<f64>() / values.len() as f64;
+        let squares: f64 = values.iter().map(|v| (v - mean) * (v - mean)).sum();
+        (squares / (values.len() - 1) as f64).sqrt()
+    })
+}
+
+/// A clustered mean's items and cluster-robust test, for its summary row.
+struct ClusteredSummary {
+    n: usize,
+    test: Result<super::stats::ClusterTest, super::stats::NoClusterTest>,
+}
+
+/// Each row's cluster id (a hash of the `cluster` column's text) in one table; an empty
+/// cluster is an error naming the row.
+fn cluster_of_rows(table: Table, cluster: &str) -> PolarsResult<Vec<u64>> {
+    if !table.source.schema().contains(cluster) {
+        polars_bail!(ColumnNotFound: "{}: {table} has no cluster column `{}` (columns: {})", table.job, shown(cluster), table.columns());
+    }
+    let mut ids = vec![0u64; table.source.height()];
+    let columns = [cluster.to_string()];
+    for slice in table.slices(&columns) {
+        let (start, frame) = slice?;
+        let values = frame
+            .column(cluster)?
+            .cast(&DataType::String)
+            .map_err(|e| table.unreadable(cluster, "text (the clusters)", e))?;
+        for (k, v) in values.str()?.iter().enumerate() {
+            let Some(v) = v else {
+                polars_bail!(ComputeError: "{}: row {} of {table} has no cluster (column `{}` is empty there); every row needs one", table.job, start + k, shown(cluster));
+            };
+            // 64 bits of the 128-bit key hash: ids only group rows.
+            ids[start + k] = key_hash(v) as u64;
+        }
+    }
+    Ok(ids)
 }
 
 #[cfg(test)]
@@ -1642,10 +1772,10 @@ mod tests {
     #[test]
     fn any_grouping_gives_the_same_summary() {
         let scores = table(&(0..250).collect::<Vec<_>>(), 0.0);
-        let whole = summarize_source(&scores, Some("seg"), &options(), usize::MAX).unwrap();
+        let whole = summarize_source(&scores, Some("seg"), None, &options(), usize::MAX).unwrap();
         for memory in [1, 250 * 24 * 4] {
             assert_eq!(
-                summarize_source(&scores, Some("seg"), &options(), memory).unwrap(),
+                summarize_source(&scores, Some("seg"), None, &options(), memory).unwrap(),
                 whole
             );
         }

@@ -175,107 +175,51 @@ fn frame_of_rows(
     rows: &[MetricComparison],
     segments: Option<Vec<&str>>,
 ) -> PolarsResult<DataFrame> {
-    let f = |name: &str, get: &dyn Fn(&MetricComparison) -> Option<f64>| {
-        Series::new(name.into(), rows.iter().map(get).collect::<Vec<_>>()).into_column()
-    };
-    let u = |name: &str, get: &dyn Fn(&MetricComparison) -> u64| {
-        Series::new(name.into(), rows.iter().map(get).collect::<Vec<_>>()).into_column()
-    };
+    let r = rows;
     let mut cols = Vec::new();
     if let Some(labels) = segments {
         cols.push(Series::new("segment".into(), labels).into_column());
     }
-    cols.push(
-        Series::new(
-            "metric".into(),
-            rows.iter().map(|r| r.metric.as_str()).collect::<Vec<_>>(),
-        )
-        .into_column(),
-    );
-    cols.push(
-        Series::new(
-            "kind".into(),
-            rows.iter().map(|r| r.kind).collect::<Vec<_>>(),
-        )
-        .into_column(),
-    );
-    cols.push(u("n", &|r| r.n as u64));
-    cols.push(f("baseline", &|r| Some(r.baseline)));
-    cols.push(f("candidate", &|r| Some(r.candidate)));
-    cols.push(f("delta", &|r| Some(r.delta)));
-    cols.push(f("ci_low", &|r| Some(r.ci_low)));
-    cols.push(f("ci_high", &|r| Some(r.ci_high)));
-    cols.push(f("p_randomization", &|r| Some(r.p_randomization)));
-    cols.push(f("p_t_test", &|r| r.p_t_test));
-    cols.push(f("t_ci_low", &|r| r.t_ci_low));
-    cols.push(f("t_ci_high", &|r| r.t_ci_high));
-    cols.push(f("effect_size", &|r| r.effect_size));
-    cols.push(f("baseline_judge_spread", &|r| r.baseline_judge_spread));
-    cols.push(f("candidate_judge_spread", &|r| r.candidate_judge_spread));
-    cols.push(
-        Series::new(
-            "interval".into(),
-            rows.iter().map(|r| r.interval).collect::<Vec<_>>(),
-        )
-        .into_column(),
-    );
-    cols.push(f("judge_variance_share", &|r| r.judge_variance_share));
-    cols.push(
-        Series::new(
-            "judge_flips".into(),
-            rows.iter()
-                .map(|r| r.judge_flips.map(|n| n as u64))
-                .collect::<Vec<_>>(),
-        )
-        .into_column(),
-    );
-    cols.push(u("improved", &|r| r.improved as u64));
-    cols.push(u("regressed", &|r| r.regressed as u64));
-    cols.push(u("unchanged", &|r| r.unchanged as u64));
-    cols.push(
-        Series::new(
-            "significant".into(),
-            rows.iter().map(|r| r.significant).collect::<Vec<_>>(),
-        )
-        .into_column(),
-    );
-    // Columns added later come after the first ones: readers by position keep working.
-    cols.push(f("p_value", &|r| Some(r.p_value)));
-    cols.push(
-        Series::new(
-            "p_value_source".into(),
-            rows.iter().map(|r| r.p_value_source).collect::<Vec<_>>(),
-        )
-        .into_column(),
-    );
-    cols.push(f("p_holm", &|r| Some(r.p_holm)));
-    cols.push(f("q_bh", &|r| Some(r.q_bh)));
-    cols.push(u("family_size", &|r| r.family_size as u64));
-    cols.push(f("win_rate", &|r| r.win_rate));
-    cols.push(f("win_rate_low", &|r| r.win_rate_low));
-    cols.push(f("win_rate_high", &|r| r.win_rate_high));
-    cols.push(
-        Series::new(
-            "clusters".into(),
-            rows.iter()
-                .map(|r| r.clusters.map(|n| n as u64))
-                .collect::<Vec<_>>(),
-        )
-        .into_column(),
-    );
-    cols.push(f("t_statistic", &|r| r.t_statistic));
-    cols.push(f("delta_sd", &|r| r.delta_sd));
-    cols.push(f("design_effect", &|r| r.design_effect));
-    cols.push(f("effective_n", &|r| r.effective_n));
-    cols.push(
-        Series::new(
-            "no_test_reason".into(),
-            rows.iter()
-                .map(|r| r.no_test_reason.as_deref())
-                .collect::<Vec<_>>(),
-        )
-        .into_column(),
-    );
+    cols.extend([
+        column_of("metric", r, |r| r.metric.as_str()),
+        column_of("kind", r, |r| r.kind),
+        column_of("n", r, |r| r.n as u64),
+        column_of("baseline", r, |r| r.baseline),
+        column_of("candidate", r, |r| r.candidate),
+        column_of("delta", r, |r| r.delta),
+        column_of("ci_low", r, |r| r.ci_low),
+        column_of("ci_high", r, |r| r.ci_high),
+        column_of("p_randomization", r, |r| r.p_randomization),
+        column_of("p_t_test", r, |r| r.p_t_test),
+        column_of("t_ci_low", r, |r| r.t_ci_low),
+        column_of("t_ci_high", r, |r| r.t_ci_high),
+        column_of("effect_size", r, |r| r.effect_size),
+        column_of("baseline_judge_spread", r, |r| r.baseline_judge_spread),
+        column_of("candidate_judge_spread", r, |r| r.candidate_judge_spread),
+        column_of("interval", r, |r| r.interval),
+        column_of("judge_variance_share", r, |r| r.judge_variance_share),
+        column_of("judge_flips", r, |r| r.judge_flips.map(|n| n as u64)),
+        column_of("improved", r, |r| r.improved as u64),
+        column_of("regressed", r, |r| r.regressed as u64),
+        column_of("unchanged", r, |r| r.unchanged as u64),
+        column_of("significant", r, |r| r.significant),
+        // Columns added later come after the first ones: readers by position keep working.
+        column_of("p_value", r, |r| r.p_value),
+        column_of("p_value_source", r, |r| r.p_value_source),
+        column_of("p_holm", r, |r| r.p_holm),
+        column_of("q_bh", r, |r| r.q_bh),
+        column_of("family_size", r, |r| r.family_size as u64),
+        column_of("win_rate", r, |r| r.win_rate),
+        column_of("win_rate_low", r, |r| r.win_rate_low),
+        column_of("win_rate_high", r, |r| r.win_rate_high),
+        column_of("clusters", r, |r| r.clusters.map(|n| n as u64)),
+        column_of("t_statistic", r, |r| r.t_statistic),
+        column_of("delta_sd", r, |r| r.delta_sd),
+        column_of("design_effect", r, |r| r.design_effect),
+        column_of("effective_n", r, |r| r.effective_n),
+        column_of("no_test_reason", r, |r| r.no_test_reason.as_deref()),
+        column_of("judge_samples", r, |r| r.judge_samples),
+    ]);
     DataFrame::new_infer_height(cols)
 }
 
@@ -299,34 +243,25 @@ pub fn segments_frame(segments: &[(String, Vec<MetricComparison>)]) -> PolarsRes
 pub fn integrity_frame(
     integrity: &crate::compare::integrity::Integrity,
 ) -> PolarsResult<DataFrame> {
-    let values = &integrity.values;
-    let count = |name: &str, get: &dyn Fn(&crate::compare::integrity::ValueIntegrity) -> usize| {
-        Series::new(
-            name.into(),
-            values.iter().map(|v| get(v) as u64).collect::<Vec<_>>(),
-        )
-        .into_column()
-    };
-    let share = |name: &str, get: &dyn Fn(&crate::compare::integrity::ValueIntegrity) -> f64| {
-        Series::new(name.into(), values.iter().map(get).collect::<Vec<_>>()).into_column()
-    };
+    let v = &integrity.values;
+    let expected = integrity.expected as u64;
     DataFrame::new_infer_height(vec![
-        Series::new(
-            "metric".into(),
-            values.iter().map(|v| v.metric.as_str()).collect::<Vec<_>>(),
-        )
-        .into_column(),
-        count("expected", &|_| integrity.expected),
-        count("baseline_rows", &|v| v.baseline.rows),
-        count("baseline_scored", &|v| v.baseline.scored),
-        count("baseline_missing", &|v| v.baseline.missing),
-        count("baseline_judge_errors", &|v| v.baseline.judge_errors),
-        share("baseline_complete", &|v| v.baseline_complete),
-        count("candidate_rows", &|v| v.candidate.rows),
-        count("candidate_scored", &|v| v.candidate.scored),
-        count("candidate_missing", &|v| v.candidate.missing),
-        count("candidate_judge_errors", &|v| v.candidate.judge_errors),
-        share("candidate_complete", &|v| v.candidate_complete),
+        column_of("metric", v, |v| v.metric.as_str()),
+        column_of("expected", v, |_| expected),
+        column_of("baseline_rows", v, |v| v.baseline.rows as u64),
+        column_of("baseline_scored", v, |v| v.baseline.scored as u64),
+        column_of("baseline_missing", v, |v| v.baseline.missing as u64),
+        column_of("baseline_judge_errors", v, |v| {
+            v.baseline.judge_errors as u64
+        }),
+        column_of("baseline_complete", v, |v| v.baseline_complete),
+        column_of("candidate_rows", v, |v| v.candidate.rows as u64),
+        column_of("candidate_scored", v, |v| v.candidate.scored as u64),
+        column_of("candidate_missing", v, |v| v.candidate.missing as u64),
+        column_of("candidate_judge_errors", v, |v| {
+            v.candidate.judge_errors as u64
+        }),
+        column_of("candidate_complete", v, |v| v.candidate_complete),
     ])
 }
 
@@ -334,107 +269,58 @@ pub fn integrity_frame(
 pub fn standings_frame(
     board: &crate::compare::leaderboard::Leaderboard,
 ) -> PolarsResult<DataFrame> {
-    use crate::compare::leaderboard::Standing;
-    let rows = &board.standings;
-    let text = |name: &str, get: &dyn Fn(&Standing) -> &str| {
-        Series::new(name.into(), rows.iter().map(get).collect::<Vec<_>>()).into_column()
-    };
-    let f = |name: &str, get: &dyn Fn(&Standing) -> f64| {
-        Series::new(name.into(), rows.iter().map(get).collect::<Vec<_>>()).into_column()
-    };
-    let u = |name: &str, get: &dyn Fn(&Standing) -> usize| {
-        Series::new(
-            name.into(),
-            rows.iter().map(|r| get(r) as u64).collect::<Vec<_>>(),
-        )
-        .into_column()
-    };
+    let r = &board.standings;
     DataFrame::new_infer_height(vec![
-        text("metric", &|r| r.metric.as_str()),
-        text("run", &|r| r.run.as_str()),
-        u("n", &|r| r.n),
-        f("mean", &|r| r.mean),
-        f("ci_low", &|r| r.ci_low),
-        f("ci_high", &|r| r.ci_high),
-        u("rank", &|r| r.rank),
-        f("rank_low", &|r| r.rank_low),
-        f("rank_high", &|r| r.rank_high),
-        f("p_best", &|r| r.p_best),
+        column_of("metric", r, |r| r.metric.as_str()),
+        column_of("run", r, |r| r.run.as_str()),
+        column_of("n", r, |r| r.n as u64),
+        column_of("mean", r, |r| r.mean),
+        column_of("ci_low", r, |r| r.ci_low),
+        column_of("ci_high", r, |r| r.ci_high),
+        column_of("rank", r, |r| r.rank as u64),
+        column_of("rank_low", r, |r| r.rank_low),
+        column_of("rank_high", r, |r| r.rank_high),
+        column_of("p_best", r, |r| r.p_best),
     ])
 }
 
 /// A leaderboard's pairs as a table: one row per metric and pair of runs.
 pub fn pairs_frame(board: &crate::compare::leaderboard::Leaderboard) -> PolarsResult<DataFrame> {
-    use crate::compare::leaderboard::PairDelta;
-    let rows = &board.pairs;
-    let text = |name: &str, get: &dyn Fn(&PairDelta) -> &str| {
-        Series::new(name.into(), rows.iter().map(get).collect::<Vec<_>>()).into_column()
-    };
-    let f = |name: &str, get: &dyn Fn(&PairDelta) -> f64| {
-        Series::new(name.into(), rows.iter().map(get).collect::<Vec<_>>()).into_column()
-    };
+    let r = &board.pairs;
     DataFrame::new_infer_height(vec![
-        text("metric", &|r| r.metric.as_str()),
-        text("first", &|r| r.first.as_str()),
-        text("second", &|r| r.second.as_str()),
-        Series::new(
-            "n".into(),
-            rows.iter().map(|r| r.n as u64).collect::<Vec<_>>(),
-        )
-        .into_column(),
-        f("delta", &|r| r.delta),
-        f("ci_low", &|r| r.ci_low),
-        f("ci_high", &|r| r.ci_high),
-        f("p_value", &|r| r.p_value),
-        f("p_holm", &|r| r.p_holm),
-        f("q_bh", &|r| r.q_bh),
-        Series::new(
-            "significant".into(),
-            rows.iter().map(|r| r.significant).collect::<Vec<_>>(),
-        )
-        .into_column(),
+        column_of("metric", r, |r| r.metric.as_str()),
+        column_of("first", r, |r| r.first.as_str()),
+        column_of("second", r, |r| r.second.as_str()),
+        column_of("n", r, |r| r.n as u64),
+        column_of("delta", r, |r| r.delta),
+        column_of("ci_low", r, |r| r.ci_low),
+        column_of("ci_high", r, |r| r.ci_high),
+        column_of("p_value", r, |r| r.p_value),
+        column_of("p_holm", r, |r| r.p_holm),
+        column_of("q_bh", r, |r| r.q_bh),
+        column_of("significant", r, |r| r.significant),
     ])
 }
 
 /// A plan's rows as a table (see [`crate::compare::plan::plan_row`]).
 pub fn plan_frame(rows: &[crate::compare::plan::PlanRow]) -> PolarsResult<DataFrame> {
-    use crate::compare::plan::PlanRow;
-    let f = |name: &str, get: &dyn Fn(&PlanRow) -> Option<f64>| {
-        Series::new(name.into(), rows.iter().map(get).collect::<Vec<_>>()).into_column()
-    };
+    let r = rows;
     DataFrame::new_infer_height(vec![
-        Series::new(
-            "metric".into(),
-            rows.iter().map(|r| r.metric.as_str()).collect::<Vec<_>>(),
-        )
-        .into_column(),
-        Series::new(
-            "pilot_items".into(),
-            rows.iter()
-                .map(|r| r.pilot_items as u64)
-                .collect::<Vec<_>>(),
-        )
-        .into_column(),
-        Series::new(
-            "pilot_clusters".into(),
-            rows.iter()
-                .map(|r| r.pilot_clusters.map(|g| g as u64))
-                .collect::<Vec<_>>(),
-        )
-        .into_column(),
-        f("delta_sd", &|r| r.delta_sd),
-        f("design_effect", &|r| Some(r.design_effect)),
-        f("mde", &|r| Some(r.mde)),
-        f("effect_size", &|r| r.effect_size),
-        f("items_needed", &|r| r.items_needed),
-        f("clusters_needed", &|r| r.clusters_needed),
-        f("detectable_delta", &|r| r.detectable_delta),
-        f("power_at_pilot_size", &|r| r.power_at_pilot_size),
-        Series::new(
-            "reason".into(),
-            rows.iter().map(|r| r.reason.as_deref()).collect::<Vec<_>>(),
-        )
-        .into_column(),
+        column_of("metric", r, |r| r.metric.as_str()),
+        column_of("pilot_items", r, |r| r.pilot_items as u64),
+        column_of("pilot_clusters", r, |r| r.pilot_clusters.map(|g| g as u64)),
+        column_of("delta_sd", r, |r| r.delta_sd),
+        column_of("design_effect", r, |r| Some(r.design_effect)),
+        column_of("mde", r, |r| Some(r.mde)),
+        column_of("effect_size", r, |r| r.effect_size),
+        column_of("items_needed", r, |r| r.items_needed),
+        column_of("clusters_needed", r, |r| r.clusters_needed),
+        column_of("detectable_delta", r, |r| r.detectable_delta),
+        column_of("power_at_pilot_size", r, |r| r.power_at_pilot_size),
+        column_of("reason", r, |r| r.reason.as_deref()),
+        column_of("judge_samples", r, |r| r.judge_samples),
+        column_of("judge_share", r, |r| r.judge_share),
+        column_of("assumed_correlation", r, |r| r.assumed_correlation),
     ])
 }
 
@@ -448,6 +334,9 @@ pub fn plan_tables(
     options: &crate::compare::plan::PlanOptions,
 ) -> PolarsResult<Vec<crate::compare::plan::PlanRow>> {
     options.validate()?;
+    if options.correlation.is_some() {
+        polars_bail!(ComputeError: "plan: correlation is assumed for a single-table pilot only; a pilot pair of runs measures it");
+    }
     // Only the pilot's spreads and design effects are needed: one resample.
     let compare = CompareOptions {
         resamples: 1,
@@ -467,6 +356,52 @@ pub fn plan_tables(
         .metrics
         .iter()
         .map(|m| crate::compare::plan::plan_row(m, options))
+        .collect())
+}
+
+/// Plans the next comparison from a single scores table, with an assumed correlation
+/// between the two runs' scores of an item (`options.correlation`, required): per metric the
+/// scores' spread (clustered by `cluster` when given) stands for both runs' (see
+/// [`PilotSpread::of_summary`](crate::compare::plan::PilotSpread::of_summary)).
+///
+/// ```
+/// use polars::prelude::*;
+/// use polars_rag::compare::{plan::PlanOptions, tables::plan_table};
+/// let scores = df!("query_id" => (0..100).map(|i| format!("q{i}")).collect::<Vec<_>>(),
+///                  "mrr" => (0..100).map(|i| (i % 2) as f64).collect::<Vec<_>>()).unwrap();
+/// let options = PlanOptions { mde: 0.05, correlation: Some(0.5), ..Default::default() };
+/// let row = &plan_table(&scores, None, &options).unwrap()[0];
+/// // The scores' sd (0.5025) times √(2 · (1 − 0.5)): the deltas' assumed sd.
+/// assert!((row.delta_sd.unwrap() - 0.5025).abs() < 1e-4);
+/// assert_eq!(row.assumed_correlation, Some(0.5));
+/// assert!(row.items_needed.unwrap() > 700.0);
+/// ```
+pub fn plan_table(
+    scores: &dyn crate::compare::source::ScoresSource,
+    cluster: Option<&str>,
+    options: &crate::compare::plan::PlanOptions,
+) -> PolarsResult<Vec<crate::compare::plan::PlanRow>> {
+    options.validate()?;
+    let Some(correlation) = options.correlation else {
+        polars_bail!(ComputeError: "plan: a single scores table needs an assumed correlation between the runs' scores of an item (correlation, in [-1, 1)), or give a pilot pair of runs");
+    };
+    let summary = CompareOptions {
+        resamples: 1,
+        ..Default::default()
+    };
+    let rows = super::streamed::summarize_source(
+        scores,
+        None,
+        cluster,
+        &summary,
+        super::streamed::DEFAULT_MEMORY,
+    )?;
+    Ok(rows
+        .iter()
+        .map(|row| {
+            let spread = crate::compare::plan::PilotSpread::of_summary(row, correlation);
+            crate::compare::plan::plan_spread(&spread, options)
+        })
         .collect())
 }
 
@@ -524,14 +459,29 @@ pub struct MetricSummary {
     pub segment: String,
     /// Display name.
     pub metric: String,
+    /// `mean` (a per-item metric's mean) or `corpus` (a corpus-level metric).
+    pub kind: &'static str,
     /// Items with a value.
     pub n: usize,
+    /// The standard deviation of the items' values (divisor n − 1; a mean of 2 items or more).
+    pub sd: Option<f64>,
     /// Mean (corpus value for corpus-level metrics).
     pub mean: f64,
     /// Bootstrap interval of the mean.
     pub ci_low: f64,
     /// Upper end.
     pub ci_high: f64,
+    /// With clusters: the clusters among the items (a corpus-level metric's too).
+    pub clusters: Option<usize>,
+    /// With clusters: the clustered variance of the mean over its variance were the items
+    /// independent (a mean, with a cluster-robust test).
+    pub design_effect: Option<f64>,
+    /// With clusters: the cluster-robust t interval's lower end (G − 1 degrees of freedom),
+    /// the interval to quote: the percentile bootstrap of few clusters falls short of its
+    /// confidence.
+    pub t_ci_low: Option<f64>,
+    /// Its upper end.
+    pub t_ci_high: Option<f64>,
 }
 
 /// Per-metric (and per-segment) means of one scores table with bootstrap confidence intervals
@@ -541,43 +491,71 @@ pub fn summarize_table(
     by: Option<&str>,
     options: &CompareOptions,
 ) -> PolarsResult<Vec<MetricSummary>> {
-    super::streamed::summarize_source(scores, by, options, super::streamed::DEFAULT_MEMORY)
+    summarize_table_clustered(scores, by, None, options)
 }
 
-/// Summaries as a table: `segment`, `metric`, `n`, `mean`, `ci_low`, `ci_high`.
+/// [`summarize_table`] with the rows grouped into clusters by the `cluster` column: the
+/// bootstrap resamples whole clusters, and a mean gets its cluster-robust t interval and
+/// design effect.
+///
+/// ```
+/// use polars::prelude::*;
+/// use polars_rag::compare::{tables::summarize_table_clustered, CompareOptions};
+/// let scores = df!(
+///     "mrr" => [1.0, 0.9, 1.0, 0.2, 0.1, 0.3, 0.6, 0.5],
+///     "doc" => ["a", "a", "a", "b", "b", "b", "c", "c"],
+/// ).unwrap();
+/// let options = CompareOptions { resamples: 200, ..Default::default() };
+/// let row = &summarize_table_clustered(&scores, None, Some("doc"), &options).unwrap()[0];
+/// assert_eq!((row.n, row.clusters), (8, Some(3)));
+/// // Items of a document agree: they count for less than eight independent ones.
+/// assert!(row.design_effect.unwrap() > 1.5);
+/// assert!(row.t_ci_low.unwrap() < row.mean && row.mean < row.t_ci_high.unwrap());
+/// ```
+pub fn summarize_table_clustered(
+    scores: &DataFrame,
+    by: Option<&str>,
+    cluster: Option<&str>,
+    options: &CompareOptions,
+) -> PolarsResult<Vec<MetricSummary>> {
+    super::streamed::summarize_source(
+        scores,
+        by,
+        cluster,
+        options,
+        super::streamed::DEFAULT_MEMORY,
+    )
+}
+
+/// Summaries as a table: `segment`, `metric`, `n`, `mean`, `ci_low`, `ci_high`, and with
+/// clusters `clusters`, `design_effect`, `t_ci_low`, `t_ci_high`.
 pub fn summary_frame(rows: &[MetricSummary]) -> PolarsResult<DataFrame> {
-    DataFrame::new_infer_height(vec![
-        Series::new(
-            "segment".into(),
-            rows.iter().map(|r| r.segment.as_str()).collect::<Vec<_>>(),
-        )
-        .into_column(),
-        Series::new(
-            "metric".into(),
-            rows.iter().map(|r| r.metric.as_str()).collect::<Vec<_>>(),
-        )
-        .into_column(),
-        Series::new(
-            "n".into(),
-            rows.iter().map(|r| r.n as u64).collect::<Vec<_>>(),
-        )
-        .into_column(),
-        Series::new(
-            "mean".into(),
-            rows.iter().map(|r| r.mean).collect::<Vec<_>>(),
-        )
-        .into_column(),
-        Series::new(
-            "ci_low".into(),
-            rows.iter().map(|r| r.ci_low).collect::<Vec<_>>(),
-        )
-        .into_column(),
-        Series::new(
-            "ci_high".into(),
-            rows.iter().map(|r| r.ci_high).collect::<Vec<_>>(),
-        )
-        .into_column(),
-    ])
+    let mut columns = vec![
+        column_of("segment", rows, |r| r.segment.as_str()),
+        column_of("metric", rows, |r| r.metric.as_str()),
+        column_of("n", rows, |r| r.n as u64),
+        column_of("mean", rows, |r| r.mean),
+        column_of("ci_low", rows, |r| r.ci_low),
+        column_of("ci_high", rows, |r| r.ci_high),
+    ];
+    if rows.iter().any(|r| r.clusters.is_some()) {
+        columns.extend([
+            column_of("clusters", rows, |r| r.clusters.map(|g| g as u64)),
+            column_of("design_effect", rows, |r| r.design_effect),
+            column_of("t_ci_low", rows, |r| r.t_ci_low),
+            column_of("t_ci_high", rows, |r| r.t_ci_high),
+        ]);
+    }
+    DataFrame::new_infer_height(columns)
+}
+
+/// A column named `name` of one value per row, `get`'s: the one way the frames of this module
+/// are built.
+fn column_of<'a, R, T>(name: &str, rows: &'a [R], get: impl Fn(&'a R) -> T) -> Column
+where
+    Series: NamedFrom<Vec<T>, [T]>,
+{
+    Series::new(name.into(), rows.iter().map(get).collect::<Vec<T>>()).into_column()
 }
 
 /// Verdict changes (see [`crate::compare::verdict_changes`]) as a table: `metric`,
@@ -659,6 +637,7 @@ mod tests {
             effective_n: None,
             no_test_reason: None,
             delta_sd: None,
+            judge_samples: None,
             judge_variance_share: None,
             judge_flips: None,
         }

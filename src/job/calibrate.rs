@@ -120,7 +120,11 @@ pub fn run(job: &CalibrateJob) -> PolarsResult<String> {
     let names = run_names(&job.scores);
     let mut runs = Vec::with_capacity(job.scores.len());
     for (name, path) in names.into_iter().zip(&job.scores) {
-        let table = read_scores(path, &job.id, job.by.as_deref())?;
+        let extra: Vec<&str> = [job.by.as_deref(), job.options.cluster.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect();
+        let table = read_scores(path, &job.id, &extra)?;
         runs.push((name, table));
     }
     let calibration = calibrate_tables(&runs, &labels, &job.id, job.by.as_deref(), &job.options)?;

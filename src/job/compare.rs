@@ -177,10 +177,18 @@ pub fn open_scores(path: &Path, id: &str) -> PolarsResult<(ParquetScores, Vec<(S
 /// Reads the columns of a scores table that its values come from (see [`compared_columns`]:
 /// numbers and keys, not the kept texts) whole, for the estimates that need both runs' judged
 /// values in frames (labelled deltas, calibration against labels).
-pub(crate) fn read_scores(path: &Path, id: &str, by: Option<&str>) -> PolarsResult<DataFrame> {
+pub(crate) fn read_scores(path: &Path, id: &str, extra: &[&str]) -> PolarsResult<DataFrame> {
     let (scores, _) = open_scores(path, id)?;
     let schema = scores.schema();
-    let mut columns = compared_columns(schema.iter_names().map(|n| n.as_str()), id, by);
+    let mut columns = compared_columns(schema.iter_names().map(|n| n.as_str()), id, None);
+    // The segment and cluster columns the caller names (an absent one is its error to give).
+    columns.extend(
+        extra
+            .iter()
+            .filter(|name| schema.contains(name) && !columns.iter().any(|c| c == *name))
+            .map(|name| name.to_string())
+            .collect::<Vec<_>>(),
+    );
     // Judges defined as data: their card's column, recognised by its shape.
     columns.extend(
         schema
@@ -262,20 +270,25 @@ pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
         };
         // The labelled estimates pair labels with judged values in frames: both runs' value
         // columns are read whole (about 8 bytes a row per value, twice).
-        comparison.labelled = crate::compare::calibrate::labelled_deltas(
-            &read_scores(&baseline_path, &job.id, None)?,
-            &read_scores(&candidate_path, &job.id, None)?,
-            &crate::job::calibrate::read_labels_keyed(
+        let labels = (
+            crate::job::calibrate::read_labels_keyed(
                 baseline_labels,
                 "compare",
                 Some(job.id.as_str()),
             )?,
-            &crate::job::calibrate::read_labels_keyed(
+            crate::job::calibrate::read_labels_keyed(
                 candidate_labels,
                 "compare",
                 Some(job.id.as_str()),
             )?,
+        );
+        let extra: Vec<&str> = job.cluster.as_deref().into_iter().collect();
+        comparison.labelled = crate::compare::calibrate::labelled_deltas_clustered(
+            &read_scores(&baseline_path, &job.id, &extra)?,
+            &read_scores(&candidate_path, &job.id, &extra)?,
+            (&labels.0, &labels.1),
             &job.id,
+            job.cluster.as_deref(),
             &ppi,
         )?;
     }
@@ -423,15 +436,17 @@ pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
     })
 }
 
-/// `polars-rag summary`: per-metric (and per-segment) means with bootstrap intervals.
+/// `polars-rag summary`: per-metric (and per-segment) means with bootstrap intervals (with
+/// `cluster`, of whole clusters, and the cluster-robust t interval).
 pub fn summary(
     scores: &Path,
     by: Option<&str>,
+    cluster: Option<&str>,
     options: &CompareOptions,
     out: Option<&Path>,
 ) -> PolarsResult<String> {
     let (table, _) = open_scores(scores, "")?;
-    let rows = summarize_source(&table, by, options, DEFAULT_MEMORY)?;
+    let rows = summarize_source(&table, by, cluster, options, DEFAULT_MEMORY)?;
     let mut text = report::summary_markdown(
         &rows,
         &scores.display().to_string(),
@@ -538,19 +553,25 @@ pub fn leaderboard(
 /// Markdown (and a Parquet table at `out`).
 pub fn plan(
     baseline: &Path,
-    candidate: &Path,
+    candidate: Option<&Path>,
     id: &str,
     cluster: Option<&str>,
     options: &crate::compare::plan::PlanOptions,
     out: Option<&Path>,
 ) -> PolarsResult<String> {
     let (b, _) = open_scores(baseline, id)?;
-    let (c, _) = open_scores(candidate, id)?;
-    let rows = crate::compare::tables::plan_tables(&b, &c, id, cluster, options)?;
+    let rows = match candidate {
+        Some(candidate) => {
+            let (c, _) = open_scores(candidate, id)?;
+            crate::compare::tables::plan_tables(&b, &c, id, cluster, options)?
+        }
+        None => crate::compare::tables::plan_table(&b, cluster, options)?,
+    };
+    let candidate = candidate.map(|c| c.display().to_string());
     let mut text = report::plan_markdown(
         &rows,
         &baseline.display().to_string(),
-        &candidate.display().to_string(),
+        candidate.as_deref(),
         options,
     );
     if let Some(out) = out {

@@ -13,23 +13,7 @@ const SEGMENTS: usize = 4;
 const ITEMS: usize = 400;
 const COMPARISONS: usize = 1000;
 
-/// SplitMix64 with Box–Muller: standard normal draws, the same on every machine.
-struct Normal(u64);
-
-impl Normal {
-    fn uniform(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    fn draw(&mut self) -> f64 {
-        let (u, v) = (self.uniform().max(f64::MIN_POSITIVE), self.uniform());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-}
+use crate::common::SplitMixNormal as Normal;
 
 /// One comparison: per metric, item deltas N(shift, 1) (the first metric shifted by `shift`, the
 /// others by 0); every metric over all items and in each of 4 segments, decided as one family.

@@ -47,6 +47,8 @@ mod parity_sacrebleu;
 mod parity_string_metrics;
 mod parity_verdicts;
 mod parity_word_tokenize;
+#[cfg(feature = "cli")]
+mod plan_simulations;
 mod properties;
 mod retrieval_faces;
 mod score_batches;

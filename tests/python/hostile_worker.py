@@ -599,7 +599,8 @@ def run_frame_function(name: str, data: Any) -> None:
                 raise Defect(f"{name}: {result.height} rows for {frame.height}")
         elif name == "plan":
             a = any_frame(data, {"query_id": "id", "mrr": "score", "topic": "text"})
-            b = any_frame(data, {"query_id": "id", "mrr": "score", "topic": "text"})
+            # No candidate: a single-table pilot, planned with an assumed correlation.
+            b = any_frame(data, {"query_id": "id", "mrr": "score", "topic": "text"}) if data.draw(st.booleans()) else None
             opts = data.draw(options_for(fn, ("mde",)))
             result = fn(a, b, mde=data.draw(st.sampled_from([0.02, *HOSTILE_OPTION_VALUES])), **opts)
         elif name == "leaderboard":

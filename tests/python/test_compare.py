@@ -122,12 +122,12 @@ def test_summary_means_and_intervals():
 
 def test_bad_input_is_a_clear_error():
     a, b = frames([0.1, 0.2], [0.3, 0.4])
-    with pytest.raises(Exception, match="no id column 'qid'"):
+    with pytest.raises(ValueError, match=r"compare: the baseline table has no id column 'qid'"):
         pr.compare(a, b, id="qid")
     dup = pl.concat([a, a])
-    with pytest.raises(Exception, match="occur more than once in the baseline table"):
+    with pytest.raises(ValueError, match=r"compare: 2 keys occur more than once in the baseline table"):
         pr.compare(dup, b)
-    with pytest.raises(Exception, match="confidence must be in"):
+    with pytest.raises(ValueError, match=r"compare: confidence must be in \(0, 1\), got 1\.5"):
         pr.compare(a, b, confidence=1.5)
 
 
@@ -426,3 +426,121 @@ def test_leaderboard_ranks_runs_and_its_pairs_are_the_paired_comparisons():
     assert pair["significant"] and board.pairs["p_holm"].min() <= pair["p_holm"]
     with pytest.raises(ValueError, match="leaderboard: needs at least two runs, got 1"):
         pr.leaderboard([runs["small"]])
+
+
+def _cluster_cases() -> list[dict]:
+    cases = json.loads(VERDICT_FIXTURES.read_text())["cluster"]
+    return [c for c in cases if "no_test" not in c and not isinstance(c["tvalues"], str) and len(set(c["deltas"])) > 1]
+
+
+def test_clustered_summary_equals_statsmodels_cluster_robust_ols():
+    # The mean of the scores, clustered: statsmodels' OLS(values, 1) with cov_type="cluster"
+    # on the recorded cases (the values there are deltas; a summary reads them as scores).
+    checked = 0
+    for case in _cluster_cases():
+        values = case["deltas"]
+        scores = pl.DataFrame({"query_id": [f"q{i}" for i in range(len(values))],
+                               "topic": [str(g) for g in case["clusters"]], "mrr": values})
+        row = pr.summary(scores, cluster="topic", resamples=99).row(0, named=True)
+        assert row["clusters"] == case["n_clusters"]
+        assert row["mean"] == pytest.approx(sum(values) / len(values), rel=1e-9, abs=1e-15)
+        assert (row["t_ci_low"], row["t_ci_high"]) == pytest.approx(tuple(case["conf_int_95"]), rel=1e-9)
+        assert row["design_effect"] == pytest.approx(case["design_effect"], rel=1e-9)
+        checked += 1
+    assert checked >= 10
+    plain = pr.summary(pl.DataFrame({"mrr": [0.1, 0.2, 0.4]}))
+    assert "clusters" not in plain.columns
+    with pytest.raises(ValueError, match="summary: the scores table has no cluster column `topik`"):
+        pr.summary(pl.DataFrame({"mrr": [0.1, 0.2], "topic": ["a", "b"]}), cluster="topik")
+    with pytest.raises(ValueError, match="summary: row 1 of the scores table has no cluster"):
+        pr.summary(pl.DataFrame({"mrr": [0.1, 0.2], "topic": ["a", None]}), cluster="topic")
+
+
+def test_plan_of_one_scores_table_assumes_the_correlation_and_says_so():
+    ids = [f"q{i}" for i in range(100)]
+    scores = pl.DataFrame({"query_id": ids, "mrr": [0.5 + 0.1 * (-1) ** i for i in range(100)]})
+    # The scores' sd (0.1005..., as the paired test above) times sqrt(2 (1 - 0.5)) = 1: the
+    # deltas' spread of that test, and statsmodels' 200.13 items, rounded up.
+    row = pr.plan(scores, mde=0.02, correlation=0.5).row(0, named=True)
+    assert row["delta_sd"] == pytest.approx(0.10050378152592122, rel=1e-12)
+    assert (row["items_needed"], row["assumed_correlation"]) == (201, 0.5)
+    closer = pr.plan(scores, mde=0.02, correlation=0.75).row(0, named=True)
+    assert closer["delta_sd"] == pytest.approx(0.10050378152592122 * math.sqrt(0.5), rel=1e-12)
+    assert closer["items_needed"] < 201
+    with pytest.raises(ValueError, match="plan: a single scores table needs an assumed correlation"):
+        pr.plan(scores, mde=0.02)
+    with pytest.raises(ValueError, match="plan: correlation is assumed for a single-table pilot only"):
+        pr.plan(scores, scores, mde=0.02, correlation=0.5)
+    with pytest.raises(ValueError, match=r"plan: correlation must be in \[-1, 1\)"):
+        pr.plan(scores, mde=0.02, correlation=1.0)
+
+
+def _judged(ids: list[str], samples: list[list[float]], extra: dict | None = None) -> pl.DataFrame:
+    faithfulness = [{"score": sum(s) / len(s), "sample_scores": s} for s in samples]
+    return pl.DataFrame({"query_id": ids, "faithfulness": faithfulness, **(extra or {})})
+
+
+def test_plan_for_other_judge_samples_moves_the_judges_share():
+    rng = random.Random(5)
+    n, k = 300, 3
+    ids = [f"q{i}" for i in range(n)]
+    quality = [rng.random() for _ in ids]
+    delta = [0.03 + rng.gauss(0, 0.05) for _ in ids]
+    a = _judged(ids, [[q + rng.gauss(0, 0.2) for _ in range(k)] for q in quality], {"mrr": quality})
+    b = _judged(ids, [[q + d + rng.gauss(0, 0.2) for _ in range(k)] for q, d in zip(quality, delta)],
+                {"mrr": [q + d for q, d in zip(quality, delta)]})
+    rows = {s: {r["metric"]: r for r in pr.plan(a, b, mde=0.02, samples=s).iter_rows(named=True)}
+            for s in (None, 1, 10)}
+    pilot, one, ten = (rows[s]["faithfulness.score"] for s in (None, 1, 10))
+    share = pilot["judge_share"]
+    assert pilot["judge_samples"] == 3.0 and 0.5 < share < 1.0
+    # The pilot's own spread is the paired deltas' (what compare reports) ...
+    compared = pr.compare(a, b, resamples=9).metrics.filter(pl.col("metric") == "faithfulness.score")
+    assert pilot["delta_sd"] == pytest.approx(compared["delta_sd"][0], rel=1e-12)
+    # ... and the judge's part of its variance scales as 1 / samples.
+    for row, samples in ((one, 1), (ten, 10)):
+        assert row["judge_samples"] == samples
+        expected = pilot["delta_sd"] ** 2 * ((1 - share) + share * 3 / samples)
+        assert row["delta_sd"] ** 2 == pytest.approx(expected, rel=1e-12)
+    assert one["items_needed"] > pilot["items_needed"] > ten["items_needed"]
+    # A metric without judge samples is planned as it is.
+    assert rows[1]["mrr"]["judge_samples"] is None
+    assert rows[1]["mrr"]["delta_sd"] == rows[None]["mrr"]["delta_sd"]
+    with pytest.raises(ValueError, match="plan: samples must be at least 1"):
+        pr.plan(a, b, mde=0.02, samples=0)
+
+
+def test_calibrate_and_labelled_deltas_with_clusters_are_cluster_robust():
+    rng = random.Random(9)
+    n = 240
+    ids = [f"q{i}" for i in range(n)]
+    topic = [f"t{i // 12}" for i in range(n)]
+    effect = {t: rng.gauss(0, 0.15) for t in set(topic)}
+    truth = [0.5 + effect[t] + rng.gauss(0, 0.1) for t in topic]
+    scores = pl.DataFrame({"query_id": ids, "topic": topic,
+                           "faithfulness": [{"score": v + 0.1 + rng.gauss(0, 0.1)} for v in truth]})
+    # Labels on the judge's scale: within the range of its scores.
+    low, high = scores["faithfulness"].struct.field("score").min(), scores["faithfulness"].struct.field("score").max()
+    labels = pl.DataFrame({"query_id": ids[::4], "faithfulness": [min(max(v, low), high) for v in truth[::4]]})
+    plain = pr.calibrate(scores, labels).table.row(0, named=True)
+    clustered = pr.calibrate(scores, labels, cluster="topic").table.row(0, named=True)
+    assert clustered["ppi_estimate"] == plain["ppi_estimate"] and clustered["ppi_lam"] == plain["ppi_lam"]
+    width = lambda r, what: r[f"{what}_ci_high"] - r[f"{what}_ci_low"]  # noqa: E731
+    assert width(clustered, "ppi") > 1.5 * width(plain, "ppi")
+    assert width(clustered, "classical") > 1.5 * width(plain, "classical")
+    assert clustered["labels_to_halve"] is None and "clustered interval" in clustered["reason"]
+    with pytest.raises(ValueError, match="calibrate: scores table scores has no cluster column 'topik'"):
+        pr.calibrate(scores, labels, cluster="topik")
+    # The labelled deltas of two runs: the same estimate, a cluster-robust interval.
+    lift = [0.05 + effect[t] / 3 + rng.gauss(0, 0.05) for t in topic]
+    better = scores.with_columns(pl.col("faithfulness").struct.with_fields(score=pl.field("score") + pl.Series(lift)))
+    scale = better["faithfulness"].struct.field("score")
+    gained = labels.with_columns(
+        (pl.col("faithfulness") + pl.Series([v - 0.03 + rng.gauss(0, 0.02) for v in lift[::4]])).clip(scale.min(), scale.max())
+    )
+    plain = pr.labelled_deltas(scores, better, labels, gained).row(0, named=True)
+    clustered = pr.labelled_deltas(scores, better, labels, gained, cluster="topic").row(0, named=True)
+    assert clustered["ppi_delta"] == pytest.approx(plain["ppi_delta"], rel=1e-12)
+    assert clustered["ppi_ci_low"] < clustered["ppi_delta"] < clustered["ppi_ci_high"]
+    with pytest.raises(ValueError, match="labelled_deltas: not found: compare: the baseline table has no cluster column 'topik'"):
+        pr.labelled_deltas(scores, better, labels, gained, cluster="topik")

@@ -220,6 +220,112 @@ pub fn cluster_robust_mean_test(
     })
 }
 
+/// The prediction-powered estimate of a mean (see [`ppi_mean`](crate::metrics::ppi::ppi_mean))
+/// with the items grouped into clusters: the estimate and the judge's weight λ are PPI's, the
+/// standard errors cluster-robust. Each item's influence on the estimate (an unlabelled item's
+/// λ·(judge − its mean) / N, a labelled item's (label − λ·judge − their mean) / n) is summed
+/// per cluster before squaring, a labelled and an unlabelled item of one cluster together, and
+/// scaled by G / (G − 1) (CR1); the interval is Student's t on G − 1 degrees of freedom. The
+/// labels-only interval is clustered the same way over the labelled items' clusters. With
+/// every item its own cluster the standard errors are PPI's times √(G / (G − 1)).
+///
+/// An error says why there is no estimate: PPI's reasons, or fewer than two clusters (among
+/// all items, or among the labelled ones).
+///
+/// ```
+/// use polars_rag::compare::stats::clustered_ppi_mean;
+/// use polars_rag::metrics::ppi::{ppi_mean, PpiOptions};
+/// // 12 items in 4 topics; the judge overrates by 0.1; items 0, 3, 6, 9 labelled.
+/// let truth: Vec<f64> = (0..12).map(|i| 0.3 + 0.1 * (i / 3) as f64 + 0.02 * (i % 3) as f64).collect();
+/// let topics: Vec<u64> = (0..12).map(|i| i / 3).collect();
+/// let labelled: Vec<(f64, f64)> = [0, 3, 6, 9].iter().map(|&i| (truth[i], truth[i] + 0.1)).collect();
+/// let unlabelled: Vec<f64> = (0..12).filter(|i| i % 3 != 0).map(|i| truth[i] + 0.1).collect();
+/// let (l_ids, u_ids): (Vec<u64>, Vec<u64>) = ([0, 3, 6, 9].map(|i| topics[i]).to_vec(),
+///     (0..12).filter(|i| i % 3 != 0).map(|i| topics[i]).collect());
+/// let options = PpiOptions { lam: Some(1.0), ..Default::default() };
+/// let clustered = clustered_ppi_mean(&labelled, &l_ids, &unlabelled, &u_ids, &options).unwrap();
+/// let plain = ppi_mean(&labelled, &unlabelled, &options).unwrap();
+/// assert_eq!(clustered.estimate, plain.estimate);
+/// // Items of a topic move together: the clustered interval is wider.
+/// assert!(clustered.ci_high - clustered.ci_low > plain.ci_high - plain.ci_low);
+/// ```
+pub fn clustered_ppi_mean(
+    labelled: &[(f64, f64)],
+    labelled_clusters: &[u64],
+    unlabelled: &[f64],
+    unlabelled_clusters: &[u64],
+    options: &crate::metrics::ppi::PpiOptions,
+) -> crate::Result<crate::metrics::ppi::PpiMean> {
+    assert!(
+        labelled.len() == labelled_clusters.len() && unlabelled.len() == unlabelled_clusters.len(),
+        "clustered_ppi_mean: items and clusters differ in length"
+    );
+    let plain = crate::metrics::ppi::ppi_mean(labelled, unlabelled, options)?;
+    let lam = plain.lam;
+    let (n, big_n) = (labelled.len() as f64, unlabelled.len() as f64);
+    let imputed_mean = unlabelled.iter().map(|f| lam * f).sum::<f64>() / big_n;
+    let rectifier = |(y, f): &(f64, f64)| y - lam * f;
+    let rectifier_mean = labelled.iter().map(rectifier).sum::<f64>() / n;
+    let label_mean = labelled.iter().map(|p| p.0).sum::<f64>() / n;
+    // CR1 variance of a sum of per-item influences, and its clusters.
+    let clustered = |influences: &mut dyn Iterator<Item = (u64, f64)>| -> (f64, usize) {
+        // In the order of the ids, so that the sum is the same on every run.
+        let mut sums: std::collections::BTreeMap<u64, Compensated> = Default::default();
+        for (g, psi) in influences {
+            sums.entry(g).or_default().add(psi);
+        }
+        let g = sums.len();
+        let squares = compensated_sum(sums.values().map(|s| s.value() * s.value()));
+        (g as f64 / (g as f64 - 1.0) * squares, g)
+    };
+    let (ppi_variance, g) = clustered(
+        &mut unlabelled_clusters
+            .iter()
+            .zip(unlabelled)
+            .map(|(&g, f)| (g, (lam * f - imputed_mean) / big_n))
+            .chain(
+                labelled_clusters
+                    .iter()
+                    .zip(labelled)
+                    .map(|(&g, p)| (g, (rectifier(p) - rectifier_mean) / n)),
+            ),
+    );
+    let (labels_variance, g_labelled) = clustered(
+        &mut labelled_clusters
+            .iter()
+            .zip(labelled)
+            .map(|(&g, p)| (g, (p.0 - label_mean) / n)),
+    );
+    if g < 2 || g_labelled < 2 {
+        return Err(crate::Error::input(format!(
+            "ppi_mean: {} clusters among the items and {} among the labelled ones: a clustered interval needs at least 2 of each",
+            g, g_labelled
+        )));
+    }
+    let confidence = 1.0 - options.alpha;
+    let (ci_low, ci_high) = t_interval(
+        plain.estimate,
+        ppi_variance.sqrt(),
+        g as f64 - 1.0,
+        confidence,
+        options.alternative,
+    );
+    let (classical_ci_low, classical_ci_high) = t_interval(
+        plain.classical_estimate,
+        labels_variance.sqrt(),
+        g_labelled as f64 - 1.0,
+        confidence,
+        options.alternative,
+    );
+    Ok(crate::metrics::ppi::PpiMean {
+        ci_low,
+        ci_high,
+        classical_ci_low,
+        classical_ci_high,
+        ..plain
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -85,9 +85,42 @@ pub fn two_level_bootstrap(
     items: &[ItemSamples<'_>],
     options: &ResampleOptions,
 ) -> Option<TwoLevel> {
+    two_level_bootstrap_clustered(items, None, options)
+}
+
+/// The two-level bootstrap with the items grouped into clusters (`clusters[i]` is item `i`'s
+/// cluster id): the outer stage resamples whole clusters, each cluster's summed mean delta
+/// shrunk toward its size times the overall mean so that the clusters vary only as much as
+/// they do without the judge's noise; the inner stage resamples every item's samples as
+/// without clusters. The mean delta is Σ deltas / Σ sizes of the clusters drawn. With clusters
+/// of one item (or `None`) it is [`two_level_bootstrap`], draw for draw.
+///
+/// ```
+/// use polars_rag::compare::stats::{two_level_bootstrap, two_level_bootstrap_clustered, ItemSamples, ResampleOptions};
+/// let values: Vec<(Vec<f64>, Vec<f64>)> = (0..40)
+///     .map(|i| {
+///         let q = (i / 4) as f64 / 10.0; // 10 topics of 4 items, each topic its own quality
+///         (vec![q, q + 0.1], vec![q + 0.05 * (i % 3) as f64, q + 0.1])
+///     })
+///     .collect();
+/// let items: Vec<ItemSamples> = values.iter().map(|(b, c)| ItemSamples { baseline: b, candidate: c }).collect();
+/// let topics: Vec<u64> = (0..40).map(|i| i / 4).collect();
+/// let options = ResampleOptions::default();
+/// let clustered = two_level_bootstrap_clustered(&items, Some(&topics), &options).unwrap();
+/// let plain = two_level_bootstrap(&items, &options).unwrap();
+/// assert_eq!(clustered.mean_delta, plain.mean_delta);
+/// let singletons: Vec<u64> = (0..40).collect();
+/// assert_eq!(two_level_bootstrap_clustered(&items, Some(&singletons), &options), Some(plain));
+/// ```
+pub fn two_level_bootstrap_clustered(
+    items: &[ItemSamples<'_>],
+    clusters: Option<&[u64]>,
+    options: &ResampleOptions,
+) -> Option<TwoLevel> {
     let n = items.len();
     let finite = |s: &[f64]| !s.is_empty() && s.iter().all(|v| v.is_finite());
     if n == 0
+        || clusters.is_some_and(|c| c.len() != n)
         || !items
             .iter()
             .all(|i| finite(i.baseline) && finite(i.candidate))
@@ -98,6 +131,7 @@ pub fn two_level_bootstrap(
     // each run's samples scaled to unbiased variance.
     struct Item {
         delta: f64,
+        within: f64,
         baseline_residuals: Vec<f64>,
         candidate_residuals: Vec<f64>,
     }
@@ -109,22 +143,63 @@ pub fn two_level_bootstrap(
         };
         s.iter().map(|v| (v - m) * scale).collect()
     };
-    let mut within = 0.0;
     let prepared: Vec<Item> = items
         .iter()
         .map(|i| {
             let (mb, mc) = (mean(i.baseline), mean(i.candidate));
-            within += sample_variance(i.baseline, mb) / i.baseline.len() as f64
-                + sample_variance(i.candidate, mc) / i.candidate.len() as f64;
             Item {
                 delta: mc - mb,
+                within: sample_variance(i.baseline, mb) / i.baseline.len() as f64
+                    + sample_variance(i.candidate, mc) / i.candidate.len() as f64,
                 baseline_residuals: residuals(i.baseline, mb),
                 candidate_residuals: residuals(i.candidate, mc),
             }
         })
         .collect();
-    let deltas: Vec<f64> = prepared.iter().map(|i| i.delta).collect();
-    let mean_delta = mean(&deltas);
+    // The clusters in the order of their first item: their items, sizes, summed deltas and
+    // summed judge variances.
+    struct Cluster {
+        items: Vec<usize>,
+        size: f64,
+        delta: f64,
+        within: f64,
+    }
+    let mut grouped: Vec<Cluster> = Vec::new();
+    let mut index: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+    for (i, item) in prepared.iter().enumerate() {
+        let g = match clusters {
+            Some(ids) => *index.entry(ids[i]).or_insert_with(|| {
+                grouped.push(Cluster {
+                    items: Vec::new(),
+                    size: 0.0,
+                    delta: 0.0,
+                    within: 0.0,
+                });
+                grouped.len() - 1
+            }),
+            None => {
+                grouped.push(Cluster {
+                    items: Vec::new(),
+                    size: 0.0,
+                    delta: 0.0,
+                    within: 0.0,
+                });
+                i
+            }
+        };
+        let cluster = &mut grouped[g];
+        cluster.items.push(i);
+        cluster.size += 1.0;
+        cluster.delta += item.delta;
+        cluster.within += item.within;
+    }
+    let g_count = grouped.len();
+    let mean_delta = grouped.iter().map(|c| c.delta).sum::<f64>() / n as f64;
+    // A cluster's deviation from its share of the mean: what the outer stage resamples.
+    let deviations: Vec<f64> = grouped
+        .iter()
+        .map(|c| c.delta - c.size * mean_delta)
+        .collect();
     // Variances at rounding level (identical samples whose mean is not exactly their value)
     // are zero, so that noise-free judges get no judge share.
     let scale = items
@@ -133,8 +208,12 @@ pub fn two_level_bootstrap(
         .fold(0.0f64, |m, v| m.max(v.abs()));
     let negligible = (1e-12 * scale).powi(2);
     let clean = |v: f64| if v <= negligible { 0.0 } else { v };
-    let within = clean(within / n as f64);
-    let total = clean(sample_variance(&deltas, mean_delta));
+    let within = clean(grouped.iter().map(|c| c.within).sum::<f64>() / g_count as f64);
+    let total = clean(if g_count < 2 {
+        0.0
+    } else {
+        deviations.iter().map(|e| e * e).sum::<f64>() / (g_count - 1) as f64
+    });
     let between = (total - within).max(0.0);
     let shrink = if total > 0.0 {
         (between / total).sqrt()
@@ -162,16 +241,21 @@ pub fn two_level_bootstrap(
         .map(|r| {
             let key = resample_key(options.seed, TWO_LEVEL_STREAM, r);
             let mut counter = 0u64;
-            let mut sum = 0.0;
-            for _ in 0..n {
-                let item = &prepared[(draw(key, counter) % n as u64) as usize];
+            let (mut sum, mut size) = (0.0, 0.0);
+            for _ in 0..g_count {
+                let g = (draw(key, counter) % g_count as u64) as usize;
                 counter += 1;
-                let outer = mean_delta + shrink * (item.delta - mean_delta);
-                let candidate = inner_mean(key, &mut counter, &item.candidate_residuals);
-                let baseline = inner_mean(key, &mut counter, &item.baseline_residuals);
-                sum += outer + candidate - baseline;
+                let cluster = &grouped[g];
+                let mut drawn = cluster.size * mean_delta + shrink * deviations[g];
+                for &i in &cluster.items {
+                    let candidate = inner_mean(key, &mut counter, &prepared[i].candidate_residuals);
+                    let baseline = inner_mean(key, &mut counter, &prepared[i].baseline_residuals);
+                    drawn = drawn + candidate - baseline;
+                }
+                sum += drawn;
+                size += cluster.size;
             }
-            sum / n as f64
+            sum / size
         })
         .collect();
     let (ci_low, ci_high, _) = percentile_interval(&mut means, options.confidence);

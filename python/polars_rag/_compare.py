@@ -246,6 +246,7 @@ def plan(
     cluster: str | None = None,
     samples: int | None = None,
     correlation: float | None = None,
+    labels: tuple[FrameLike | str | os.PathLike[str], FrameLike | str | os.PathLike[str]] | None = None,
     id: str = "query_id",
 ) -> pl.DataFrame:
     """Plans the next comparison from a pilot pair of scores tables, as ``polars-rag plan``.
@@ -268,6 +269,13 @@ def plan(
     runs, with an *assumed* ``correlation`` (required, in [-1, 1)) between two runs' scores of an
     item, so the deltas' spread is the scores' times sqrt(2 (1 - correlation));
     ``assumed_correlation`` says so in every row. A pilot pair measures it instead.
+
+    ``labels=(baseline_labels, candidate_labels)``: labels of some of the pilot's items in both
+    runs (tables or paths, as :func:`calibrate` reads them). Each judged value then gets
+    ``labels_needed``, the items of the pilot's size to label in both runs for the
+    prediction-powered delta (:func:`labelled_deltas`) to detect ``mde`` with the power (PPI's
+    variance projected from the pilot's spreads, its λ re-tuned for each count), beside
+    ``pilot_labels``; ``reason`` says when no number of labels among those items would.
 
     Example:
         >>> import polars as pl, polars_rag as pr
@@ -295,7 +303,14 @@ def plan(
         _alternative(alternative),
         None if samples is None else _as_int("plan", "samples", samples),
         None if correlation is None else _as_float("plan", "correlation", correlation),
+        None if labels is None else _label_pair("plan", labels, id),
     )
+
+
+def _label_pair(function: str, labels: Any, id: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    if not isinstance(labels, (tuple, list)) or len(labels) != 2:
+        raise TypeError(f"{function}: labels must be a pair (baseline labels, candidate labels), got {labels!r}")
+    return _labels_frame(labels[0], function, id), _labels_frame(labels[1], function, id)
 
 
 def _names(function: str, option: str, value: Any) -> list[str]:

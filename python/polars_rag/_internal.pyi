@@ -32,7 +32,7 @@ def leaderboard_tables(
 def plan_tables(
     baseline: pl.DataFrame, candidate: pl.DataFrame | None, id: str, cluster: str | None, mde: float,
     power: float, alpha: float, tests: int, alternative: str, samples: int | None,
-    correlation: float | None,
+    correlation: float | None, labels: tuple[pl.DataFrame, pl.DataFrame] | None,
 ) -> pl.DataFrame: ...
 def calibrate_tables(
     runs: list[tuple[str, pl.DataFrame]], labels: pl.DataFrame, id: str, by: str | None,

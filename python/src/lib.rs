@@ -976,7 +976,7 @@ fn leaderboard_tables(
 /// The next comparison's sample planned from a pilot pair of scores tables, or from one table
 /// with an assumed correlation (`polars-rag plan`).
 #[pyfunction]
-#[pyo3(signature = (baseline, candidate, id, cluster, mde, power, alpha, tests, alternative, samples, correlation))]
+#[pyo3(signature = (baseline, candidate, id, cluster, mde, power, alpha, tests, alternative, samples, correlation, labels))]
 #[allow(clippy::too_many_arguments)]
 fn plan_tables(
     baseline: PyDataFrame,
@@ -990,6 +990,7 @@ fn plan_tables(
     alternative: &str,
     samples: Option<usize>,
     correlation: Option<f64>,
+    labels: Option<(PyDataFrame, PyDataFrame)>,
 ) -> PyResult<PyDataFrame> {
     py_guarded("plan", move || {
         let options = polars_rag::compare::plan::PlanOptions {
@@ -1002,17 +1003,32 @@ fn plan_tables(
             correlation,
         };
         let baseline = readable("plan", &baseline.0)?;
-        let rows = match candidate {
-            Some(candidate) => comparison::plan_tables(
-                &baseline,
-                &readable("plan", &candidate.0)?,
-                id,
-                cluster,
-                &options,
-            ),
+        let candidate = candidate.map(|c| readable("plan", &c.0)).transpose()?;
+        let mut rows = match &candidate {
+            Some(candidate) => comparison::plan_tables(&baseline, candidate, id, cluster, &options),
             None => comparison::plan_table(&baseline, cluster, &options),
         }
         .map_err(py_err_in("plan"))?;
+        if let Some((baseline_labels, candidate_labels)) = labels {
+            let Some(candidate) = &candidate else {
+                return Err(PyValueError::new_err(
+                    "plan: labels are planned from a labelled pilot pair of runs: give candidate",
+                ));
+            };
+            comparison::plan_labels(
+                &mut rows,
+                &baseline,
+                candidate,
+                (
+                    &readable("plan", &baseline_labels.0)?,
+                    &readable("plan", &candidate_labels.0)?,
+                ),
+                id,
+                cluster,
+                &options,
+            )
+            .map_err(py_err_in("plan"))?;
+        }
         Ok(PyDataFrame(
             comparison::plan_frame(&rows).map_err(py_err_in("plan"))?,
         ))

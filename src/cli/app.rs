@@ -444,11 +444,16 @@ where
                 samples: args.samples,
                 correlation: args.correlation,
             };
+            let labels = args
+                .baseline_labels
+                .as_deref()
+                .zip(args.candidate_labels.as_deref());
             cli_compare::plan(
                 &args.baseline,
                 args.candidate.as_deref(),
                 &args.id_col,
                 args.cluster.as_deref(),
+                labels,
                 &options,
                 args.out.as_deref(),
             )

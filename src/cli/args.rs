@@ -347,6 +347,14 @@ pub(crate) struct PlanArgs {
     /// The cluster column: clustered items count through the pilot's design effect.
     #[arg(long)]
     pub(crate) cluster: Option<String>,
+    /// Labels of some of the pilot baseline's items (as calibrate reads them): with
+    /// --candidate-labels, each judged value also gets the items to label in both runs for the
+    /// prediction-powered delta to detect --mde.
+    #[arg(long, requires = "candidate_labels")]
+    pub(crate) baseline_labels: Option<PathBuf>,
+    /// Labels of the same items of the pilot candidate.
+    #[arg(long, requires = "baseline_labels")]
+    pub(crate) candidate_labels: Option<PathBuf>,
     /// Row key column.
     #[arg(long, default_value = "query_id")]
     pub(crate) id_col: String,

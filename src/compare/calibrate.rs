@@ -1196,12 +1196,164 @@ pub fn labelled_deltas(
 pub fn labelled_deltas_clustered(
     baseline: &DataFrame,
     candidate: &DataFrame,
-    (baseline_labels, candidate_labels): (&DataFrame, &DataFrame),
+    labels: (&DataFrame, &DataFrame),
     id: &str,
     cluster: Option<&str>,
     ppi: &PpiOptions,
 ) -> PolarsResult<Vec<LabelledDelta>> {
     ppi.validate("compare")?;
+    let values = paired_label_deltas(baseline, candidate, labels, id, cluster)?;
+    let mut out = Vec::new();
+    for value in values {
+        let PairedLabelDeltas {
+            name,
+            labelled,
+            unlabelled,
+            labelled_clusters,
+            unlabelled_clusters,
+            keys_labelled,
+            clustered,
+        } = value;
+        let clusters = clustered.then_some(());
+        let all: Vec<f64> = labelled
+            .iter()
+            .map(|p| p.1)
+            .chain(unlabelled.iter().copied())
+            .collect();
+        let judge_delta = mean(&all);
+        let mut row = LabelledDelta {
+            metric: name.clone(),
+            n_items: all.len(),
+            n_labelled: labelled.len(),
+            judge_delta,
+            ppi_delta: None,
+            ppi_ci_low: None,
+            ppi_ci_high: None,
+            ppi_lam: None,
+            labels_delta: None,
+            labels_ci_low: None,
+            labels_ci_high: None,
+            shift: None,
+            labelled_keys: keys_labelled.into_iter().take(20).collect(),
+            reason: None,
+        };
+        let estimate = match clusters {
+            None => ppi_mean(&labelled, &unlabelled, ppi),
+            Some(_) => super::stats::clustered_ppi_mean(
+                &labelled,
+                &labelled_clusters,
+                &unlabelled,
+                &unlabelled_clusters,
+                ppi,
+            ),
+        };
+        match estimate {
+            Ok(p) => {
+                row.ppi_delta = Some(p.estimate);
+                row.ppi_ci_low = Some(p.ci_low);
+                row.ppi_ci_high = Some(p.ci_high);
+                row.ppi_lam = Some(p.lam);
+                row.labels_delta = Some(p.classical_estimate);
+                row.labels_ci_low = Some(p.classical_ci_low);
+                row.labels_ci_high = Some(p.classical_ci_high);
+                row.shift = judge_delta.map(|j| p.estimate - j);
+            }
+            Err(e) => {
+                row.labels_delta = mean(&labelled.iter().map(|p| p.0).collect::<Vec<_>>());
+                row.reason = Some(e.to_string());
+            }
+        }
+        out.push(row);
+    }
+    if out.is_empty() {
+        polars_bail!(ComputeError: "compare: the labels name no judged value that both scores tables have (name a labels column as compare names the value, e.g. faithfulness.score)");
+    }
+    Ok(out)
+}
+
+/// The labels a comparison needs for one judged value (see [`labels_needed`]).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct LabelsNeeded {
+    /// The value, named as `compare` names it.
+    pub metric: String,
+    /// Items with a judge value in both runs of the pilot: the items the labels are among.
+    pub items: usize,
+    /// Of those, the items the pilot has labelled in both runs.
+    pub pilot_labels: usize,
+    /// Items to label in both runs (among `items`) for the prediction-powered delta's variance
+    /// to be at most the target.
+    pub labels: Option<usize>,
+    /// Why there is no number.
+    pub reason: Option<String>,
+}
+
+/// How many of a comparison's items need labels in both runs for the prediction-powered delta
+/// of each judged value to have a variance of at most `target_variance` (a plan's: the squared
+/// standard error that detects its delta at its power), projected from a labelled pilot pair
+/// of runs as [`labels_for_variance`](crate::metrics::ppi::labels_for_variance) projects them,
+/// among the pilot's items. Clustered items are not planned (their labels count by cluster).
+pub fn labels_needed(
+    baseline: &DataFrame,
+    candidate: &DataFrame,
+    labels: (&DataFrame, &DataFrame),
+    id: &str,
+    ppi: &PpiOptions,
+    target_variance: f64,
+) -> PolarsResult<Vec<LabelsNeeded>> {
+    ppi.validate("plan")?;
+    let values = paired_label_deltas(baseline, candidate, labels, id, None)?;
+    Ok(values
+        .into_iter()
+        .map(|v| {
+            let items = v.labelled.len() + v.unlabelled.len();
+            let mut row = LabelsNeeded {
+                metric: v.name,
+                items,
+                pilot_labels: v.labelled.len(),
+                labels: None,
+                reason: None,
+            };
+            match crate::metrics::ppi::labels_for_variance(
+                &v.labelled,
+                &v.unlabelled,
+                ppi,
+                items,
+                target_variance,
+            ) {
+                Ok(Some(n)) => row.labels = Some(n),
+                Ok(None) => {
+                    row.reason = Some(format!(
+                        "labelling all {items} items would not detect the delta: more items (judged, and some labelled) would"
+                    ))
+                }
+                Err(e) => row.reason = Some(e.to_string()),
+            }
+            row
+        })
+        .collect())
+}
+
+/// One judged value's deltas of two runs: (label delta, judge delta) on the items labelled in
+/// both runs, the judge's delta on the others, each item's cluster and the labelled keys.
+struct PairedLabelDeltas {
+    name: String,
+    labelled: Vec<(f64, f64)>,
+    unlabelled: Vec<f64>,
+    labelled_clusters: Vec<u64>,
+    unlabelled_clusters: Vec<u64>,
+    keys_labelled: Vec<String>,
+    clustered: bool,
+}
+
+/// The judged values two scores tables and their labels share, paired item by item (see
+/// [`labelled_deltas`]).
+fn paired_label_deltas(
+    baseline: &DataFrame,
+    candidate: &DataFrame,
+    (baseline_labels, candidate_labels): (&DataFrame, &DataFrame),
+    id: &str,
+    cluster: Option<&str>,
+) -> PolarsResult<Vec<PairedLabelDeltas>> {
     for (what, frame) in [
         ("baseline", baseline),
         ("candidate", candidate),
@@ -1289,55 +1441,15 @@ pub fn labelled_deltas_clustered(
                 }
             }
         }
-        let all: Vec<f64> = labelled
-            .iter()
-            .map(|p| p.1)
-            .chain(unlabelled.iter().copied())
-            .collect();
-        let judge_delta = mean(&all);
-        let mut row = LabelledDelta {
-            metric: name.clone(),
-            n_items: all.len(),
-            n_labelled: labelled.len(),
-            judge_delta,
-            ppi_delta: None,
-            ppi_ci_low: None,
-            ppi_ci_high: None,
-            ppi_lam: None,
-            labels_delta: None,
-            labels_ci_low: None,
-            labels_ci_high: None,
-            shift: None,
-            labelled_keys: keys_labelled.into_iter().take(20).collect(),
-            reason: None,
-        };
-        let estimate = match clusters {
-            None => ppi_mean(&labelled, &unlabelled, ppi),
-            Some(_) => super::stats::clustered_ppi_mean(
-                &labelled,
-                &labelled_clusters,
-                &unlabelled,
-                &unlabelled_clusters,
-                ppi,
-            ),
-        };
-        match estimate {
-            Ok(p) => {
-                row.ppi_delta = Some(p.estimate);
-                row.ppi_ci_low = Some(p.ci_low);
-                row.ppi_ci_high = Some(p.ci_high);
-                row.ppi_lam = Some(p.lam);
-                row.labels_delta = Some(p.classical_estimate);
-                row.labels_ci_low = Some(p.classical_ci_low);
-                row.labels_ci_high = Some(p.classical_ci_high);
-                row.shift = judge_delta.map(|j| p.estimate - j);
-            }
-            Err(e) => {
-                row.labels_delta = mean(&labelled.iter().map(|p| p.0).collect::<Vec<_>>());
-                row.reason = Some(e.to_string());
-            }
-        }
-        out.push(row);
+        out.push(PairedLabelDeltas {
+            name: name.clone(),
+            labelled,
+            unlabelled,
+            labelled_clusters,
+            unlabelled_clusters,
+            keys_labelled,
+            clustered: clusters.is_some(),
+        });
     }
     if out.is_empty() {
         polars_bail!(ComputeError: "compare: the labels name no judged value that both scores tables have (name a labels column as compare names the value, e.g. faithfulness.score)");

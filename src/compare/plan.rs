@@ -19,6 +19,7 @@ use super::stats::{
     clustered_detectable_effect, clustered_t_test_power, clusters_needed,
     minimum_detectable_effect, t_test_power, t_test_sample_size, Alternative,
 };
+#[cfg(feature = "polars")]
 use super::tables::MetricSummary;
 use super::MetricComparison;
 
@@ -125,6 +126,11 @@ pub struct PlanRow {
     pub judge_share: Option<f64>,
     /// A single-table pilot's assumed correlation between the runs' scores.
     pub assumed_correlation: Option<f64>,
+    /// With a labelled pilot: the items it labelled in both runs.
+    pub pilot_labels: Option<usize>,
+    /// With a labelled pilot: the items of the pilot's size to label in both runs for the
+    /// prediction-powered delta to detect `mde` with the power (see [`with_labels`]).
+    pub labels_needed: Option<f64>,
     /// Why a number is missing.
     pub reason: Option<String>,
 }
@@ -172,6 +178,7 @@ impl PilotSpread {
         }
     }
 
+    #[cfg(feature = "polars")]
     /// The spread of the delta of a metric of one scores table, were a second run's scores of
     /// the same spread correlated `correlation` with these: √(2(1 − ρ)) times the scores'
     /// standard deviation. With clusters the scores' design effect stands for the deltas'.
@@ -232,6 +239,8 @@ pub fn plan_spread(pilot: &PilotSpread, options: &PlanOptions) -> PlanRow {
         judge_samples: None,
         judge_share: pilot.judge_share,
         assumed_correlation: pilot.assumed_correlation,
+        pilot_labels: None,
+        labels_needed: None,
         reason: None,
     };
     let mut sd = match pilot.delta_sd {
@@ -318,4 +327,44 @@ pub fn plan_spread(pilot: &PilotSpread, options: &PlanOptions) -> PlanRow {
         ));
     }
     row
+}
+
+/// The variance the prediction-powered delta needs to detect `mde` with the plan's power at
+/// α / tests: its interval is a normal one, so (mde / (z(1 − α/2) + z(power)))² two-sided,
+/// z(1 − α) one-sided.
+///
+/// ```
+/// use polars_rag::compare::plan::{target_variance, PlanOptions};
+/// let v = target_variance(&PlanOptions { mde: 0.028, ..Default::default() });
+/// // (1.96 + 0.8416)² · se² = 0.028²: se = 0.01.
+/// assert!((v.sqrt() - 0.01).abs() < 1e-5);
+/// ```
+pub fn target_variance(options: &PlanOptions) -> f64 {
+    use crate::metrics::stats::normal_quantile;
+    let alpha = options.alpha / options.tests as f64;
+    let z_alpha = match options.alternative {
+        Alternative::TwoSided => normal_quantile(1.0 - alpha / 2.0),
+        Alternative::Greater | Alternative::Less => normal_quantile(1.0 - alpha),
+    };
+    let se = options.mde.abs() / (z_alpha + normal_quantile(options.power));
+    se * se
+}
+
+#[cfg(feature = "polars")]
+/// A plan's rows with the labels each judged value needs (from
+/// [`labels_needed`](super::calibrate::labels_needed) at [`target_variance`]); a value the
+/// labels name that the plan has no row for is left out.
+pub fn with_labels(rows: &mut [PlanRow], labels: &[super::calibrate::LabelsNeeded]) {
+    for needed in labels {
+        if let Some(row) = rows.iter_mut().find(|r| r.metric == needed.metric) {
+            row.pilot_labels = Some(needed.pilot_labels);
+            row.labels_needed = needed.labels.map(|n| n as f64);
+            if let Some(reason) = &needed.reason {
+                row.reason = Some(match row.reason.take() {
+                    Some(earlier) => format!("{earlier}; labels: {reason}"),
+                    None => format!("labels: {reason}"),
+                });
+            }
+        }
+    }
 }

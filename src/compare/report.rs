@@ -797,6 +797,12 @@ fn plan_note(row: &crate::compare::plan::PlanRow) -> String {
             share * 100.0
         ));
     }
+    if let (Some(labels), Some(pilot)) = (row.labels_needed, row.pilot_labels) {
+        notes.push(format!(
+            "{labels:.0} of {} items labelled in both runs for the labelled (PPI) delta (the pilot labelled {pilot})",
+            row.pilot_items
+        ));
+    }
     notes.extend(row.reason.clone());
     notes.join("; ")
 }

@@ -321,6 +321,8 @@ pub fn plan_frame(rows: &[crate::compare::plan::PlanRow]) -> PolarsResult<DataFr
         column_of("judge_samples", r, |r| r.judge_samples),
         column_of("judge_share", r, |r| r.judge_share),
         column_of("assumed_correlation", r, |r| r.assumed_correlation),
+        column_of("pilot_labels", r, |r| r.pilot_labels.map(|n| n as u64)),
+        column_of("labels_needed", r, |r| r.labels_needed),
     ])
 }
 
@@ -403,6 +405,34 @@ pub fn plan_table(
             crate::compare::plan::plan_spread(&spread, options)
         })
         .collect())
+}
+
+/// Adds to a plan of a labelled pilot pair of runs the labels each judged value needs: the
+/// items of the pilot's size to label in both runs for the prediction-powered delta to detect
+/// the plan's delta with its power (see [`crate::compare::plan::with_labels`]). Clustered
+/// pilots are not planned for labels: an error says so.
+pub fn plan_labels(
+    rows: &mut [crate::compare::plan::PlanRow],
+    baseline: &DataFrame,
+    candidate: &DataFrame,
+    labels: (&DataFrame, &DataFrame),
+    id: &str,
+    cluster: Option<&str>,
+    options: &crate::compare::plan::PlanOptions,
+) -> PolarsResult<()> {
+    if cluster.is_some() {
+        polars_bail!(ComputeError: "plan: labels are planned for independent items only; leave out the cluster column, or plan the clusters first and label whole clusters");
+    }
+    let ppi = crate::metrics::ppi::PpiOptions {
+        alpha: options.alpha / options.tests as f64,
+        alternative: options.alternative,
+        ..Default::default()
+    };
+    let target = crate::compare::plan::target_variance(options);
+    let needed =
+        crate::compare::calibrate::labels_needed(baseline, candidate, labels, id, &ppi, target)?;
+    crate::compare::plan::with_labels(rows, &needed);
+    Ok(())
 }
 
 /// The regressed items as a table.

@@ -556,17 +556,36 @@ pub fn plan(
     candidate: Option<&Path>,
     id: &str,
     cluster: Option<&str>,
+    labels: Option<(&Path, &Path)>,
     options: &crate::compare::plan::PlanOptions,
     out: Option<&Path>,
 ) -> PolarsResult<String> {
     let (b, _) = open_scores(baseline, id)?;
-    let rows = match candidate {
+    let mut rows = match candidate {
         Some(candidate) => {
             let (c, _) = open_scores(candidate, id)?;
             crate::compare::tables::plan_tables(&b, &c, id, cluster, options)?
         }
         None => crate::compare::tables::plan_table(&b, cluster, options)?,
     };
+    if let Some((baseline_labels, candidate_labels)) = labels {
+        let Some(candidate) = candidate else {
+            return Err(err(
+                "plan: labels are planned from a labelled pilot pair of runs: give --candidate"
+                    .to_string(),
+            ));
+        };
+        let read = |path: &Path| crate::job::calibrate::read_labels_keyed(path, "plan", Some(id));
+        crate::compare::tables::plan_labels(
+            &mut rows,
+            &read_scores(baseline, id, &[])?,
+            &read_scores(candidate, id, &[])?,
+            (&read(baseline_labels)?, &read(candidate_labels)?),
+            id,
+            cluster,
+            options,
+        )?;
+    }
     let candidate = candidate.map(|c| c.display().to_string());
     let mut text = report::plan_markdown(
         &rows,

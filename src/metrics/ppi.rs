@@ -299,40 +299,100 @@ pub fn labels_to_halve(
     if target.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
         return Ok(None);
     }
-    // The moments the projection keeps (numpy's ddof 0).
-    let variance_of = |values: &[f64]| std(values).powi(2);
-    let label_variance = variance_of(&labels);
-    let all_judged: Vec<f64> = judged.iter().chain(unlabelled).copied().collect();
-    let judge_variance = variance_of(&all_judged);
-    let (label_mean, judge_mean) = (mean(&labels), mean(&judged));
-    let covariance = numpy_sum(
-        &labels
-            .iter()
-            .zip(&judged)
-            .map(|(y, j)| (y - label_mean) * (j - judge_mean))
-            .collect::<Vec<_>>(),
-    ) / n as f64;
-    for more in 1..=big_n {
-        let (labelled_now, judge_only) = ((n + more) as f64, (big_n - more) as f64);
-        let lam = match options.lam {
-            Some(_) if judge_only == 0.0 => continue, // a fixed λ needs judge-only items
+    let projection = Projection::of(&labels, &judged, unlabelled);
+    Ok((1..=big_n).find(|&more| {
+        projection
+            .variance(n + more, big_n - more, options.lam)
+            .is_some_and(|v| v <= target)
+    }))
+}
+
+/// How many of `items` judged items must carry a label for [`ppi_mean`]'s variance to be at
+/// most `target` (the squared standard error a planned comparison needs), projected from the
+/// spreads of a pilot as [`labels_to_halve`] projects them (λ re-tuned for each count, or
+/// fixed). `None` when no number of labels among `items` gets there (more items would); an
+/// error when the pilot has no PPI estimate.
+///
+/// ```
+/// use polars_rag::metrics::ppi::{labels_for_variance, PpiOptions};
+/// let labelled: Vec<(f64, f64)> = (0..40).map(|i| ((i % 2) as f64, ((i % 3) % 2) as f64)).collect();
+/// let unlabelled: Vec<f64> = (0..2000).map(|i| (i % 2) as f64).collect();
+/// let labels_only = PpiOptions { lam: Some(0.0), ..PpiOptions::default() };
+/// // λ = 0: the labels' variance, 0.25, over n labels: 0.25 / 0.0025 = 100 labels.
+/// assert_eq!(labels_for_variance(&labelled, &unlabelled, &labels_only, 2040, 0.0025).unwrap(), Some(100));
+/// assert_eq!(labels_for_variance(&labelled, &unlabelled, &labels_only, 50, 0.0025).unwrap(), None);
+/// ```
+pub fn labels_for_variance(
+    labelled: &[(f64, f64)],
+    unlabelled: &[f64],
+    options: &PpiOptions,
+    items: usize,
+    target: f64,
+) -> crate::Result<Option<usize>> {
+    ppi_mean(labelled, unlabelled, options)?;
+    let labels: Vec<f64> = labelled.iter().map(|p| p.0).collect();
+    let judged: Vec<f64> = labelled.iter().map(|p| p.1).collect();
+    let projection = Projection::of(&labels, &judged, unlabelled);
+    Ok((1..=items).find(|&n| {
+        projection
+            .variance(n, items - n, options.lam)
+            .is_some_and(|v| v <= target)
+    }))
+}
+
+/// The moments a projection of PPI's variance to other label counts keeps (numpy's ddof 0):
+/// the labels' variance, the judge's over the labelled items and over all items, and their
+/// covariance over the labelled. The rectifier's variance, var(label − λ·judge), is a small
+/// difference of large moments when the judge is good, so it is taken from the labelled items'
+/// moments alone (consistent with each other); the judge's variance over all items tunes λ and
+/// weighs the judge-only items, as PPI++ does.
+struct Projection {
+    label_variance: f64,
+    labelled_judge_variance: f64,
+    judge_variance: f64,
+    covariance: f64,
+}
+
+impl Projection {
+    fn of(labels: &[f64], judged: &[f64], unlabelled: &[f64]) -> Projection {
+        let variance_of = |values: &[f64]| std(values).powi(2);
+        let all_judged: Vec<f64> = judged.iter().chain(unlabelled).copied().collect();
+        let (label_mean, judge_mean) = (mean(labels), mean(judged));
+        let covariance = numpy_sum(
+            &labels
+                .iter()
+                .zip(judged)
+                .map(|(y, j)| (y - label_mean) * (j - judge_mean))
+                .collect::<Vec<_>>(),
+        ) / labels.len() as f64;
+        Projection {
+            label_variance: variance_of(labels),
+            labelled_judge_variance: variance_of(judged),
+            judge_variance: variance_of(&all_judged),
+            covariance,
+        }
+    }
+
+    /// PPI's variance with `labelled` labelled items and `judge_only` judged-only ones, λ
+    /// re-tuned (`lam` `None`) or fixed; `None` where a fixed λ has no judge-only item.
+    fn variance(&self, labelled: usize, judge_only: usize, lam: Option<f64>) -> Option<f64> {
+        let (labelled_now, judge_only) = (labelled as f64, judge_only as f64);
+        let lam = match lam {
+            Some(_) if judge_only == 0.0 => return None, // a fixed λ needs judge-only items
             Some(lam) => lam,
             None if judge_only == 0.0 => 0.0,
-            None => {
-                (covariance / ((1.0 + labelled_now / judge_only) * judge_variance)).clamp(0.0, 1.0)
-            }
+            None => (self.covariance / ((1.0 + labelled_now / judge_only) * self.judge_variance))
+                .clamp(0.0, 1.0),
         };
-        let rectifier = label_variance - 2.0 * lam * covariance + lam * lam * judge_variance;
+        let rectifier = self.label_variance - 2.0 * lam * self.covariance
+            + lam * lam * self.labelled_judge_variance;
         let judge_part = if judge_only > 0.0 {
-            lam * lam * judge_variance / judge_only
+            lam * lam * self.judge_variance / judge_only
         } else {
             0.0
         };
-        if rectifier / labelled_now + judge_part <= target {
-            return Ok(Some(more));
-        }
+        Some(rectifier / labelled_now + judge_part)
     }
-    Ok(None)
 }
 
 /// The settings behind a `ppi_mean` number.

@@ -544,3 +544,35 @@ def test_calibrate_and_labelled_deltas_with_clusters_are_cluster_robust():
     assert clustered["ppi_ci_low"] < clustered["ppi_delta"] < clustered["ppi_ci_high"]
     with pytest.raises(ValueError, match="labelled_deltas: not found: compare: the baseline table has no cluster column 'topik'"):
         pr.labelled_deltas(scores, better, labels, gained, cluster="topik")
+
+
+def test_plan_with_labels_gives_the_labels_the_labelled_delta_needs():
+    rng = random.Random(13)
+    n = 400
+    ids = [f"q{i}" for i in range(n)]
+    truth_a = [rng.random() for _ in ids]
+    truth_b = [t + rng.gauss(0.02, 0.1) for t in truth_a]
+
+    def judged(truth: list[float], noise: float) -> pl.DataFrame:
+        return pl.DataFrame({"query_id": ids, "faithfulness": [{"score": t + rng.gauss(0, noise)} for t in truth]})
+
+    def labels(truth: list[float], scores: pl.DataFrame) -> pl.DataFrame:
+        values = scores["faithfulness"].struct.field("score")
+        clip = lambda v: min(max(v, values.min()), values.max())  # noqa: E731
+        return pl.DataFrame({"query_id": ids[::4], "faithfulness": [clip(t) for t in truth[::4]]})
+
+    rows = {}
+    for noise in (0.02, 0.5):
+        a, b = judged(truth_a, noise), judged(truth_b, noise)
+        row = pr.plan(a, b, mde=0.03, labels=(labels(truth_a, a), labels(truth_b, b))).row(0, named=True)
+        assert row["metric"] == "faithfulness.score" and row["pilot_labels"] == 100
+        rows[noise] = row
+    # A judge that tracks the labels needs few of them; a noisy one nearly the labels alone.
+    assert 1 <= rows[0.02]["labels_needed"] < rows[0.5]["labels_needed"] <= n
+    with pytest.raises(ValueError, match="plan: labels are planned from a labelled pilot pair of runs"):
+        pr.plan(a, mde=0.03, correlation=0.5, labels=(labels(truth_a, a), labels(truth_b, b)))
+    with pytest.raises(ValueError, match="plan: labels are planned for independent items only"):
+        pr.plan(a.with_columns(topic=pl.lit("t")), b.with_columns(topic=pl.lit("t")), mde=0.03, cluster="topic",
+                labels=(labels(truth_a, a), labels(truth_b, b)))
+    with pytest.raises(TypeError, match="plan: labels must be a pair"):
+        pr.plan(a, b, mde=0.03, labels=labels(truth_a, a))

@@ -65,7 +65,9 @@ class Comparison(NamedTuple):
     #: Whether both runs are complete enough to compare, one row per compared value:
     #: ``metric``, ``expected`` (the items of either run), per run (``baseline_`` /
     #: ``candidate_``) ``rows``, ``scored`` (a finite value), ``missing``, ``judge_errors`` (rows
-    #: whose judge gave no verdict) and ``complete`` (scored over expected). Read it before the
+    #: whose judge gave no verdict), ``complete`` (scored over expected) and ``samples_missing``
+    #: (a value judged with several samples per item: the samples its scored rows lack, each
+    #: row's shortfall from the most any row holds). Read it before the
     #: deltas: ``polars-rag compare`` refuses to gate on a value below ``--min-complete``.
     integrity: pl.DataFrame
 

@@ -539,8 +539,9 @@ fn metric_ids() -> Vec<&'static str> {
 /// formula, example and reference (`polars_rag::columnar::catalogue`).
 #[pyfunction]
 fn metric_catalogue() -> PyResult<String> {
-    serde_json::to_string(&polars_rag::columnar::catalogue::catalogue())
-        .map_err(py_err_in("metric_catalogue"))
+    let catalogue =
+        polars_rag::columnar::catalogue::catalogue().map_err(py_err_in("metric_catalogue"))?;
+    serde_json::to_string(&catalogue).map_err(py_err_in("metric_catalogue"))
 }
 
 /// The default options of `metric` as JSON text: an object from option name to value (empty for

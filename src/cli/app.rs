@@ -529,9 +529,11 @@ where
         Some(Command::Cache(args)) => cache(args),
         Some(Command::JudgeEval(args)) => judge_eval(args),
         Some(Command::Metrics(args)) if args.json => {
-            let catalogue = crate::columnar::catalogue::catalogue();
-            serde_json::to_string_pretty(&catalogue)
+            crate::columnar::catalogue::catalogue()
                 .map_err(|e| e.to_string())
+                .and_then(|catalogue| {
+                    serde_json::to_string_pretty(&catalogue).map_err(|e| e.to_string())
+                })
                 .and_then(|text| emit(&format!("{text}\n")))
         }
         Some(Command::Metrics(_)) => {

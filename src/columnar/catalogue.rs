@@ -3,7 +3,7 @@
 //! --json`, the plugin's `metric_catalogue`), so what they say is what the code does.
 //!
 //! ```
-//! let catalogue = polars_rag::columnar::catalogue::catalogue();
+//! let catalogue = polars_rag::columnar::catalogue::catalogue().unwrap();
 //! let rouge = catalogue.iter().find(|m| m["id"] == "rouge").unwrap();
 //! assert_eq!(rouge["kind"], "row_wise");
 //! assert_eq!(rouge["defaults"]["use_stemmer"], false);
@@ -17,19 +17,23 @@ use serde_json::{json, Value};
 use crate::columnar::dispatch;
 use crate::registry::{Engine, MetricId, MetricInputs, MetricKind, MetricOptions};
 
-/// Every metric's entry, in catalogue order.
-pub fn catalogue() -> Vec<Value> {
+/// Every metric's entry, in catalogue order; an error names an entry whose options do not
+/// serialise.
+pub fn catalogue() -> crate::Result<Vec<Value>> {
     MetricId::ALL.iter().map(|&metric| entry(metric)).collect()
 }
 
 /// One metric's entry. The engine settings (`judge`, `embedder`) are left out of the defaults:
 /// they are the engines' own (their cache directory is the machine's).
-pub fn entry(metric: MetricId) -> Value {
+pub fn entry(metric: MetricId) -> crate::Result<Value> {
     let info = metric.info();
-    let mut defaults = serde_json::Serializer::new(Vec::new());
-    MetricOptions::defaults_of(metric, &mut defaults).expect("options serialise as JSON");
-    let mut defaults: Value =
-        serde_json::from_slice(&defaults.into_inner()).expect("JSON written above");
+    let mut defaults =
+        MetricOptions::defaults_of(metric, serde_json::value::Serializer).map_err(|e| {
+            crate::Error::options(format!(
+                "{}: its default options do not serialise: {e}",
+                info.id
+            ))
+        })?;
     if let Some(object) = defaults.as_object_mut() {
         object.retain(|key, _| key != "judge" && key != "embedder");
     }
@@ -38,7 +42,7 @@ pub fn entry(metric: MetricId) -> Value {
         Some(_) => Value::Null,
         None => json!(MetricOptions::default().signature(metric)),
     };
-    json!({
+    Ok(json!({
         "id": info.id,
         "kind": kind_name(info.kind),
         "inputs": input_columns(info.inputs),
@@ -55,7 +59,7 @@ pub fn entry(metric: MetricId) -> Value {
         "doc": info.doc,
         "defaults": defaults,
         "signature": signature,
-    })
+    }))
 }
 
 /// A dtype written out whole, fields included: `struct{matched: u32, total: u32, score: f64}`.

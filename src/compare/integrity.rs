@@ -17,9 +17,38 @@ pub struct RunCounts {
     pub missing: usize,
     /// Rows whose judge gave no verdict (a non-null `judge_error`; judged metrics only).
     pub judge_errors: usize,
+    /// Of the scored rows, those of a value judged with several samples per item.
+    pub sampled_rows: usize,
+    /// The judge's samples those rows hold.
+    pub samples: usize,
+    /// The most samples a row holds (what the run was scored with).
+    pub max_samples: usize,
 }
 
 impl RunCounts {
+    /// The judge's samples the sampled rows lack (a sample call that failed leaves the row's
+    /// mean over fewer): each row's shortfall from the most any row holds, summed.
+    ///
+    /// ```
+    /// use polars_rag::compare::integrity::RunCounts;
+    /// let mut counts = RunCounts::default();
+    /// for held in [3, 3, 2, 1] {
+    ///     counts.add(0.5);
+    ///     counts.add_samples(held);
+    /// }
+    /// assert_eq!(counts.samples_missing(), 3);
+    /// ```
+    pub fn samples_missing(&self) -> usize {
+        (self.max_samples * self.sampled_rows).saturating_sub(self.samples)
+    }
+
+    /// Counts a scored row's judge samples.
+    pub fn add_samples(&mut self, held: usize) {
+        self.sampled_rows += 1;
+        self.samples += held;
+        self.max_samples = self.max_samples.max(held);
+    }
+
     /// Counts one row.
     pub fn add(&mut self, value: f64) {
         self.rows += 1;
@@ -113,7 +142,7 @@ pub const MAX_COMPLETE_GAP: f64 = 0.01;
 ///
 /// ```
 /// use polars_rag::compare::integrity::{check_integrity, Integrity, RunCounts};
-/// let run = |scored, errors| RunCounts { rows: 100, scored, missing: 100 - scored, judge_errors: errors };
+/// let run = |scored, errors| RunCounts { rows: 100, scored, missing: 100 - scored, judge_errors: errors, ..Default::default() };
 /// let integrity = Integrity::new(100, 0, 0, vec![
 ///     ("faithfulness.score".into(), run(100, 0), run(90, 10)),
 ///     ("mrr".into(), run(100, 0), run(100, 0)),
@@ -180,6 +209,7 @@ mod tests {
             scored,
             missing: rows - scored,
             judge_errors: 0,
+            ..Default::default()
         }
     }
 

@@ -147,6 +147,28 @@ fn integrity_rows(integrity: &Integrity) -> Vec<[String; 7]> {
         .collect()
 }
 
+/// An HTML table with `id`, its header cells and its rows of text cells, every cell escaped.
+fn html_table<R: IntoIterator<Item = String>>(
+    id: &str,
+    headers: &[&str],
+    rows: impl IntoIterator<Item = R>,
+) -> String {
+    let mut out = format!("<table id=\"{}\"><thead><tr>", esc(id));
+    for header in headers {
+        out.push_str(&format!("<th>{}</th>", esc(header)));
+    }
+    out.push_str("</tr></thead><tbody>");
+    for row in rows {
+        out.push_str("<tr>");
+        for cell in row {
+            out.push_str(&format!("<td>{}</td>", esc(&cell)));
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table>");
+    out
+}
+
 /// The sentence that opens the integrity section.
 fn integrity_sentence(integrity: &Integrity) -> String {
     let incomplete = integrity_rows(integrity).len();
@@ -164,6 +186,25 @@ fn integrity_sentence(integrity: &Integrity) -> String {
         text.push_str(&format!(
             " {incomplete} of {} compared values lack some (a missing value: no row, a null, or not a number; judge errors are rows whose judge gave no verdict):",
             integrity.values.len()
+        ));
+    }
+    let short: Vec<String> = integrity
+        .values
+        .iter()
+        .filter(|v| v.baseline.samples_missing() + v.candidate.samples_missing() > 0)
+        .map(|v| {
+            format!(
+                "{} ({} in the baseline, {} in the candidate)",
+                shown(&v.metric),
+                v.baseline.samples_missing(),
+                v.candidate.samples_missing()
+            )
+        })
+        .collect();
+    if !short.is_empty() {
+        text.push_str(&format!(
+            " Judge samples missing from scored rows, whose mean is then over fewer samples: {}.",
+            short.join(", ")
         ));
     }
     text
@@ -197,15 +238,19 @@ fn integrity_html(integrity: &Integrity) -> String {
     );
     let rows = integrity_rows(integrity);
     if !rows.is_empty() {
-        out.push_str("<table id=\"integrity\"><thead><tr><th>value</th><th>baseline scored</th><th>missing</th><th>judge errors</th><th>candidate scored</th><th>missing</th><th>judge errors</th></tr></thead><tbody>");
-        for row in rows {
-            out.push_str("<tr>");
-            for c in row {
-                out.push_str(&format!("<td>{}</td>", esc(&c)));
-            }
-            out.push_str("</tr>");
-        }
-        out.push_str("</tbody></table>");
+        out.push_str(&html_table(
+            "integrity",
+            &[
+                "value",
+                "baseline scored",
+                "missing",
+                "judge errors",
+                "candidate scored",
+                "missing",
+                "judge errors",
+            ],
+            rows,
+        ));
     }
     out
 }
@@ -1051,17 +1096,21 @@ pub fn html(
     ));
     if let Some(column) = &c.cluster_column {
         out.push_str(&format!(
-            "<h2>Clusters</h2><p class=\"note\">{}</p><table id=\"clusters\"><thead><tr><th>metric</th><th>items</th><th>clusters</th><th>design effect</th><th>effective items</th><th>note</th></tr></thead><tbody>",
+            "<h2>Clusters</h2><p class=\"note\">{}</p>",
             esc(&clusters_sentence(column))
         ));
-        for r in &c.metrics {
-            out.push_str("<tr>");
-            for c in clusters_cells(r) {
-                out.push_str(&format!("<td>{}</td>", esc(&c)));
-            }
-            out.push_str("</tr>");
-        }
-        out.push_str("</tbody></table>");
+        out.push_str(&html_table(
+            "clusters",
+            &[
+                "metric",
+                "items",
+                "clusters",
+                "design effect",
+                "effective items",
+                "note",
+            ],
+            c.metrics.iter().map(clusters_cells),
+        ));
     }
     for warning in &c.family.warnings {
         out.push_str(&format!(
@@ -1105,15 +1154,21 @@ pub fn html(
         out.push_str("</tbody></table>");
     }
     if !c.labelled.is_empty() {
-        out.push_str("<h2>Judged deltas with labels</h2><p class=\"note\">The judge's delta beside the prediction-powered estimate from labels of both runs, and how far the labels moved it.</p><table id=\"labelled\"><thead><tr><th>value</th><th>items</th><th>labelled</th><th>judge delta</th><th>PPI delta [interval]</th><th>labels alone [interval]</th><th>moved by</th></tr></thead><tbody>");
-        for row in &c.labelled {
-            out.push_str("<tr>");
-            for text in labelled_cells(row) {
-                out.push_str(&format!("<td>{}</td>", esc(&text)));
-            }
-            out.push_str("</tr>");
-        }
-        out.push_str("</tbody></table><ul>");
+        out.push_str("<h2>Judged deltas with labels</h2><p class=\"note\">The judge's delta beside the prediction-powered estimate from labels of both runs, and how far the labels moved it.</p>");
+        out.push_str(&html_table(
+            "labelled",
+            &[
+                "value",
+                "items",
+                "labelled",
+                "judge delta",
+                "PPI delta [interval]",
+                "labels alone [interval]",
+                "moved by",
+            ],
+            c.labelled.iter().map(labelled_cells),
+        ));
+        out.push_str("<ul>");
         for row in &c.labelled {
             let text = match &row.reason {
                 Some(reason) => format!("{}: {reason}", row.metric),

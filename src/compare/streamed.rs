@@ -596,6 +596,7 @@ fn load_side(
                     counts.judge_errors += errors.len() - errors.null_count();
                 }
             }
+            let scored_rows: Vec<bool> = values.iter().map(|v| v.is_finite()).collect();
             let target = if side == 0 {
                 &mut slot.baseline
             } else {
@@ -633,6 +634,12 @@ fn load_side(
                     && let Some(samples) = dispatch::judge_samples(&frame, id)
                         .map_err(judged("the judge's samples (a list of numbers per row)"))?
                 {
+                    // Integrity: the samples of each scored row.
+                    for (k, s) in samples.iter().enumerate() {
+                        if scored_rows[k] {
+                            slot.counts[side].add_samples(s.len());
+                        }
+                    }
                     let target = slot.samples[side].get_or_insert_with(|| vec![Vec::new(); items]);
                     for (k, s) in samples.into_iter().enumerate() {
                         if let Some(p) = item[k] {

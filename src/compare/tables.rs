@@ -262,6 +262,12 @@ pub fn integrity_frame(
             v.candidate.judge_errors as u64
         }),
         column_of("candidate_complete", v, |v| v.candidate_complete),
+        column_of("baseline_samples_missing", v, |v| {
+            v.baseline.samples_missing() as u64
+        }),
+        column_of("candidate_samples_missing", v, |v| {
+            v.candidate.samples_missing() as u64
+        }),
     ])
 }
 

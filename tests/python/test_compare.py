@@ -576,3 +576,20 @@ def test_plan_with_labels_gives_the_labels_the_labelled_delta_needs():
                 labels=(labels(truth_a, a), labels(truth_b, b)))
     with pytest.raises(TypeError, match="plan: labels must be a pair"):
         pr.plan(a, b, mde=0.03, labels=labels(truth_a, a))
+
+
+def test_integrity_counts_the_judge_samples_scored_rows_lack():
+    demo = Path(pr.__file__).parent / "demo"
+    a, b = pl.read_parquet(demo / "judged_a.parquet"), pl.read_parquet(demo / "judged_b.parquet")
+    samples = b["faithfulness"].struct.field("sample_scores")
+    most = samples.list.len().max()
+    assert most >= 2
+    # One sample call of the first scored row failed: its list holds one sample fewer.
+    row = b["faithfulness"].struct.field("score").is_not_null().arg_true()[0]
+    short = samples.to_list()
+    short[row] = short[row][:-1]
+    b = b.with_columns(pl.col("faithfulness").struct.with_fields(sample_scores=pl.Series(short)))
+    integrity = pr.compare(a, b).integrity.filter(pl.col("metric") == "faithfulness.score").row(0, named=True)
+    assert (integrity["baseline_samples_missing"], integrity["candidate_samples_missing"]) == (0, 1)
+    plain = pr.compare(a, b).integrity.filter(pl.col("metric") == "answer_match.score").row(0, named=True)
+    assert plain["candidate_samples_missing"] == 0

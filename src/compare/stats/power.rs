@@ -229,6 +229,20 @@ fn bisect(f: impl Fn(f64) -> f64, mut low: f64, mut high: f64) -> f64 {
     }
 }
 
+/// The root of an increasing `f` above `low`: the bracket's upper end grows tenfold from
+/// `high` (as statsmodels' solver brackets) until `f` is no longer negative there, then
+/// [`bisect`]. NaN when no end below 10³⁰⁰ reaches it.
+fn root_above(f: impl Fn(f64) -> f64, mut low: f64, mut high: f64) -> f64 {
+    while f(high) < 0.0 {
+        low = high;
+        high *= 10.0;
+        if high > 1e300 {
+            return f64::NAN;
+        }
+    }
+    bisect(f, low, high)
+}
+
 /// Whether the sign of `effect_size` can be detected under `alternative` at all.
 fn detectable(effect_size: f64, alternative: Alternative) -> bool {
     match alternative {
@@ -273,15 +287,7 @@ pub fn t_test_sample_size(
         return 2.0;
     }
     // Bracket as statsmodels does, from 50 up by factors of 10.
-    let (mut low, mut high) = (2.0, 50.0);
-    while shortfall(high) < 0.0 {
-        low = high;
-        high *= 10.0;
-        if high > 1e300 {
-            return f64::NAN;
-        }
-    }
-    bisect(shortfall, low, high)
+    root_above(shortfall, 2.0, 50.0)
 }
 
 /// The smallest standardized effect (Cohen's d_z) that the paired t-test with `n` items detects
@@ -312,15 +318,7 @@ pub fn minimum_detectable_effect(n: f64, power: f64, alpha: f64, alternative: Al
         other => (other, 1.0),
     };
     let shortfall = |d: f64| t_test_power(d, n, alpha, search) - power;
-    let (mut low, mut high) = (0.0, 1.0);
-    while shortfall(high) < 0.0 {
-        low = high;
-        high *= 10.0;
-        if high > 1e300 {
-            return f64::NAN;
-        }
-    }
-    sign * bisect(shortfall, low, high)
+    sign * root_above(shortfall, 0.0, 1.0)
 }
 
 /// The power of the cluster-robust t-test (see
@@ -400,15 +398,7 @@ pub fn clusters_needed(
     if shortfall(2.0) >= 0.0 {
         return 2.0;
     }
-    let (mut low, mut high) = (2.0, 50.0);
-    while shortfall(high) < 0.0 {
-        low = high;
-        high *= 10.0;
-        if high > 1e300 {
-            return f64::NAN;
-        }
-    }
-    bisect(shortfall, low, high)
+    root_above(shortfall, 2.0, 50.0)
 }
 
 /// The smallest standardized effect the cluster-robust t-test detects with probability
@@ -440,15 +430,7 @@ pub fn clustered_detectable_effect(
     if shortfall(0.0).is_nan() {
         return f64::NAN;
     }
-    let (mut low, mut high) = (0.0, 1.0);
-    while shortfall(high) < 0.0 {
-        low = high;
-        high *= 10.0;
-        if high > 1e300 {
-            return f64::NAN;
-        }
-    }
-    sign * bisect(shortfall, low, high)
+    sign * root_above(shortfall, 0.0, 1.0)
 }
 
 /// The design effect of clusters of `cluster_size` items (m, the mean size; for unequal sizes

@@ -42,10 +42,11 @@ class Comparison(NamedTuple):
     #: ``t_ci_low``, ``t_ci_high``, ``effect_size``, ``baseline_judge_spread`` and
     #: ``candidate_judge_spread`` (a judged metric scored with ``samples`` > 1 in both runs: the
     #: mean per-item spread of the judge's samples, its own noise beside the delta; else null),
-    #: ``improved``, ``regressed``, ``unchanged``, ``significant``, ``interval`` (``items``,
-    #: ``clusters``, or ``items and judge samples`` / ``clusters and judge samples``: with
-    #: samples in both runs the interval is a two-level bootstrap that resamples the judge's
-    #: samples within each item as well),
+    #: ``improved``, ``regressed``, ``unchanged``, ``significant``, ``interval`` (``items``, or
+    #: ``items and judge samples``: with samples in both runs the interval is a two-level
+    #: bootstrap that resamples the judge's samples within each item as well; with ``cluster``,
+    #: ``cluster-robust t``: the cluster-robust t-test's two-sided interval, or ``clusters`` /
+    #: ``clusters and judge samples`` where there is no such test),
     #: ``judge_variance_share`` (the share of an item's delta variance that is the judge's own; with clusters, of a cluster's)
     #: and ``judge_flips`` (items whose samples disagree); then the family's columns:
     #: ``p_value`` (the p-value the row brings to the family), ``p_value_source`` (``t-test``,
@@ -371,12 +372,12 @@ def summary(
     per value of ``by``: ``segment``, ``metric``, ``n``, ``mean``, ``ci_low``, ``ci_high``.
 
     With ``cluster`` (a column whose values group the rows: a document, a topic, a
-    conversation) the bootstrap resamples whole clusters and the table gains ``clusters``,
+    conversation) a mean's interval is the cluster-robust t interval (G - 1 degrees of freedom;
+    the percentile bootstrap of few clusters falls short of its confidence), a corpus-level
+    metric's the bootstrap of whole clusters, and the table gains ``clusters``,
     ``design_effect`` (the clustered variance of the mean over its variance were the rows
-    independent) and ``t_ci_low`` / ``t_ci_high`` (the cluster-robust t interval, G - 1 degrees
-    of freedom: the one to quote, since the percentile bootstrap of few clusters falls short of
-    its confidence). Settings left at ``None`` take the library's defaults
-    (:func:`compare_defaults`)."""
+    independent) and ``interval`` (``cluster-robust t`` or ``clusters``). Settings left at
+    ``None`` take the library's defaults (:func:`compare_defaults`)."""
     from polars_rag._internal import summarize_table as _summary
 
     return _summary(

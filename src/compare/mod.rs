@@ -345,9 +345,12 @@ pub struct MetricComparison {
     pub baseline_judge_spread: Option<f64>,
     /// The same in the candidate.
     pub candidate_judge_spread: Option<f64>,
-    /// How `ci_low` / `ci_high` were resampled: `items`, `clusters`, or `items and judge
-    /// samples` / `clusters and judge samples` (the two-level bootstrap, for a judged metric
-    /// with several samples per item in both runs; its outer stage resamples the clusters).
+    /// How `ci_low` / `ci_high` were found: `items` (the bootstrap), `items and judge samples`
+    /// (the two-level bootstrap, for a judged metric with several samples per item in both
+    /// runs), `cluster-robust t` (with clusters: the two-sided interval of the cluster-robust
+    /// t-test, `t_ci_low` / `t_ci_high` when two-sided), or where clustered items have no such
+    /// test (one cluster, deltas all equal) `clusters` / `clusters and judge samples` (the
+    /// bootstrap of clusters). A corpus-level row says `items` or `clusters`.
     pub interval: &'static str,
     /// With the two-level bootstrap: the share of an item's delta variance that is the judge's
     /// own (its samples' scatter), in [0, 1]; with clusters, of a cluster's summed delta.
@@ -857,6 +860,23 @@ pub(crate) fn finish_mean(
     };
     let t = p_.t_test;
     let (p_value, p_value_source) = family_p_value(p, t_p, options.adjust);
+    // The reported interval. With clusters and a cluster-robust test it is that test's
+    // two-sided t interval: the percentile bootstrap of clusters falls short of its confidence
+    // with few clusters (91.6 to 94.4% at 95% in the coverage simulations, at 30 to 200
+    // clusters), the t interval does not, and it agrees with the p-value the family decides on.
+    // Otherwise the two-level bootstrap's (judge samples in both runs), else the bootstrap's.
+    let clustered_t = cluster_test
+        .and_then(|t| t.ok())
+        .map(|t| t.confidence_interval(options.confidence, Alternative::TwoSided));
+    let (ci_low, ci_high, interval) = match (clustered_t, two_level) {
+        (Some((low, high)), _) => (low, high, "cluster-robust t"),
+        (None, Some(t)) if p_.clustered.is_some() => {
+            (t.ci_low, t.ci_high, "clusters and judge samples")
+        }
+        (None, Some(t)) => (t.ci_low, t.ci_high, "items and judge samples"),
+        (None, None) if p_.clustered.is_some() => (ci.0, ci.1, "clusters"),
+        (None, None) => (ci.0, ci.1, "items"),
+    };
     let decided = (p_.improved + p_.regressed) as u64;
     let wins = (decided > 0).then(|| {
         let (low, high) = wilson_interval(p_.improved as u64, decided, options.confidence);
@@ -869,8 +889,8 @@ pub(crate) fn finish_mean(
         baseline: p_.baseline_mean,
         candidate: p_.candidate_mean,
         delta: p_.delta_mean,
-        ci_low: two_level.map_or(ci.0, |t| t.ci_low),
-        ci_high: two_level.map_or(ci.1, |t| t.ci_high),
+        ci_low,
+        ci_high,
         p_randomization: p,
         p_t_test: t_p,
         t_statistic,
@@ -893,15 +913,7 @@ pub(crate) fn finish_mean(
         histogram_range: p_.histogram.1,
         baseline_judge_spread: p_.spread.map(|s| s.0),
         candidate_judge_spread: p_.spread.map(|s| s.1),
-        interval: if two_level.is_some() && p_.clustered.is_some() {
-            "clusters and judge samples"
-        } else if two_level.is_some() {
-            "items and judge samples"
-        } else if p_.clustered.is_some() {
-            "clusters"
-        } else {
-            "items"
-        },
+        interval,
         judge_variance_share: two_level.map(|t| t.judge_share),
         judge_flips: p_.two_level.map(|(_, flips, _)| flips),
         clusters: p_.clustered.as_ref().map(|c| c.sizes.len()),

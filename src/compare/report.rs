@@ -554,7 +554,7 @@ pub fn summary_markdown(
     if clustered {
         out = out.replace(
             "| mean | CI |\n|---|---|---:|---:|---|\n",
-            "| mean | CI | clusters | design effect | cluster-robust t CI |\n|---|---|---:|---:|---|---:|---:|---|\n",
+            "| mean | CI | clusters | design effect |\n|---|---|---:|---:|---|---:|---:|\n",
         );
     }
     for r in rows {
@@ -568,22 +568,17 @@ pub fn summary_markdown(
             fmt(r.ci_high)
         ));
         if clustered {
-            let optional = |v: Option<f64>| v.map_or_else(|| "–".to_string(), fmt);
             out.push_str(&format!(
-                " {} | {} | {} |",
+                " {} | {} |",
                 r.clusters
                     .map_or_else(|| "–".to_string(), |g| g.to_string()),
-                optional(r.design_effect),
-                match (r.t_ci_low, r.t_ci_high) {
-                    (Some(low), Some(high)) => format!("[{}, {}]", fmt(low), fmt(high)),
-                    _ => "–".to_string(),
-                }
+                r.design_effect.map_or_else(|| "–".to_string(), fmt),
             ));
         }
         out.push('\n');
     }
     if clustered {
-        out.push_str("\nRows are clustered: the bootstrap resamples whole clusters; quote the cluster-robust t interval (the percentile bootstrap of few clusters falls short of its confidence).\n");
+        out.push_str("\nRows are clustered: a mean's CI is the cluster-robust t interval (G - 1 degrees of freedom; the percentile bootstrap of few clusters falls short of its confidence), a corpus-level metric's the bootstrap of whole clusters.\n");
         let few = rows
             .iter()
             .filter(|r| r.clusters.is_some_and(|g| g < 20))

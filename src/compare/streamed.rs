@@ -1418,8 +1418,7 @@ pub fn summarize_source(
                             ci_high: nan,
                             clusters: None,
                             design_effect: None,
-                            t_ci_low: None,
-                            t_ci_high: None,
+                            interval: "items",
                         };
                         match clustered {
                             None => {
@@ -1449,13 +1448,17 @@ pub fn summarize_source(
                                 row.ci_low = r.map_or(nan, |r| r.ci_low);
                                 row.ci_high = r.map_or(nan, |r| r.ci_high);
                                 row.clusters = Some(columns[first].len());
+                                row.interval = "clusters";
+                                // The cluster-robust t interval where there is that test (the
+                                // percentile bootstrap of few clusters falls short; see
+                                // `MetricComparison::interval`).
                                 if let Ok(t) = c.test {
-                                    let (low, high) = t.confidence_interval(
+                                    (row.ci_low, row.ci_high) = t.confidence_interval(
                                         options.confidence,
                                         super::stats::Alternative::TwoSided,
                                     );
                                     row.design_effect = Some(t.design_effect);
-                                    (row.t_ci_low, row.t_ci_high) = (Some(low), Some(high));
+                                    row.interval = "cluster-robust t";
                                 }
                             }
                         }
@@ -1489,8 +1492,11 @@ pub fn summarize_source(
                             ci_high: r.map_or(nan, |r| r.ci_high + r.baseline),
                             clusters: clusters.as_ref().map(|_| c[0].n),
                             design_effect: None,
-                            t_ci_low: None,
-                            t_ci_high: None,
+                            interval: if clusters.is_some() {
+                                "clusters"
+                            } else {
+                                "items"
+                            },
                         });
                     }
                 }

@@ -512,12 +512,11 @@ pub struct MetricSummary {
     /// With clusters: the clustered variance of the mean over its variance were the items
     /// independent (a mean, with a cluster-robust test).
     pub design_effect: Option<f64>,
-    /// With clusters: the cluster-robust t interval's lower end (G − 1 degrees of freedom),
-    /// the interval to quote: the percentile bootstrap of few clusters falls short of its
-    /// confidence.
-    pub t_ci_low: Option<f64>,
-    /// Its upper end.
-    pub t_ci_high: Option<f64>,
+    /// How `ci_low` / `ci_high` were found: `items` (the bootstrap), with clusters
+    /// `cluster-robust t` (Student t with G − 1 degrees of freedom: the percentile bootstrap of
+    /// few clusters falls short of its confidence), or `clusters` (the bootstrap of clusters,
+    /// where there is no such test, and for a corpus-level metric).
+    pub interval: &'static str,
 }
 
 /// Per-metric (and per-segment) means of one scores table with bootstrap confidence intervals
@@ -546,7 +545,8 @@ pub fn summarize_table(
 /// assert_eq!((row.n, row.clusters), (8, Some(3)));
 /// // Items of a document agree: they count for less than eight independent ones.
 /// assert!(row.design_effect.unwrap() > 1.5);
-/// assert!(row.t_ci_low.unwrap() < row.mean && row.mean < row.t_ci_high.unwrap());
+/// assert_eq!(row.interval, "cluster-robust t");
+/// assert!(row.ci_low < row.mean && row.mean < row.ci_high);
 /// ```
 pub fn summarize_table_clustered(
     scores: &DataFrame,
@@ -564,7 +564,7 @@ pub fn summarize_table_clustered(
 }
 
 /// Summaries as a table: `segment`, `metric`, `n`, `mean`, `ci_low`, `ci_high`, and with
-/// clusters `clusters`, `design_effect`, `t_ci_low`, `t_ci_high`.
+/// clusters `clusters`, `design_effect` and `interval`.
 pub fn summary_frame(rows: &[MetricSummary]) -> PolarsResult<DataFrame> {
     let mut columns = vec![
         column_of("segment", rows, |r| r.segment.as_str()),
@@ -578,8 +578,7 @@ pub fn summary_frame(rows: &[MetricSummary]) -> PolarsResult<DataFrame> {
         columns.extend([
             column_of("clusters", rows, |r| r.clusters.map(|g| g as u64)),
             column_of("design_effect", rows, |r| r.design_effect),
-            column_of("t_ci_low", rows, |r| r.t_ci_low),
-            column_of("t_ci_high", rows, |r| r.t_ci_high),
+            column_of("interval", rows, |r| r.interval),
         ]);
     }
     DataFrame::new_infer_height(columns)

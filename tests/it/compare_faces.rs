@@ -715,15 +715,23 @@ fn a_clustered_comparison_reports_its_clusters_and_warns_when_they_are_few() {
     );
     let report = json_file(&json);
     let rows = report["comparison"]["metrics"].as_array().unwrap();
-    // A judged metric with samples in both runs keeps its two-level interval, over clusters.
+    // The interval is the cluster-robust t interval where there is that test, else the
+    // bootstrap of clusters (two-level for a judged metric with samples in both runs).
     for r in rows {
-        let judged = r["judge_flips"].is_number();
-        let interval = if judged {
+        let interval = if r["t_ci_low"].is_number() {
+            "cluster-robust t"
+        } else if r["judge_flips"].is_number() {
             "clusters and judge samples"
         } else {
             "clusters"
         };
         assert!(r["clusters"] == 3 && r["interval"] == interval, "{r}");
+        if r["t_ci_low"].is_number() {
+            assert_eq!(
+                (&r["ci_low"], &r["ci_high"]),
+                (&r["t_ci_low"], &r["t_ci_high"])
+            );
+        }
     }
     let mrr = rows.iter().find(|r| r["metric"] == "mrr").unwrap();
     assert!(mrr["design_effect"].as_f64().unwrap() > 0.0);

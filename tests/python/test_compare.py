@@ -302,7 +302,8 @@ def test_clustered_comparison_equals_statsmodels_cluster_robust_ols():
         assert row["p_t_test"] == pytest.approx(case["pvalues"], rel=1e-9, abs=1e-300)
         assert (row["t_ci_low"], row["t_ci_high"]) == pytest.approx(tuple(case["conf_int_95"]), rel=1e-9)
         assert row["design_effect"] == pytest.approx(case["design_effect"], rel=1e-9)
-        assert row["interval"] == "clusters"
+        assert row["interval"] == "cluster-robust t"
+        assert (row["ci_low"], row["ci_high"]) == (row["t_ci_low"], row["t_ci_high"])
         checked += 1
     assert checked >= 10
 
@@ -444,8 +445,9 @@ def test_clustered_summary_equals_statsmodels_cluster_robust_ols():
         row = pr.summary(scores, cluster="topic", resamples=99).row(0, named=True)
         assert row["clusters"] == case["n_clusters"]
         assert row["mean"] == pytest.approx(sum(values) / len(values), rel=1e-9, abs=1e-15)
-        assert (row["t_ci_low"], row["t_ci_high"]) == pytest.approx(tuple(case["conf_int_95"]), rel=1e-9)
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx(tuple(case["conf_int_95"]), rel=1e-9)
         assert row["design_effect"] == pytest.approx(case["design_effect"], rel=1e-9)
+        assert row["interval"] == "cluster-robust t"
         checked += 1
     assert checked >= 10
     plain = pr.summary(pl.DataFrame({"mrr": [0.1, 0.2, 0.4]}))

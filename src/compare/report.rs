@@ -258,7 +258,7 @@ fn integrity_html(integrity: &Integrity) -> String {
 /// What clustering does to the numbers, for both reports.
 fn clusters_sentence(column: &str) -> String {
     format!(
-        "Items with the same `{}` are one cluster: the intervals resample whole clusters, the randomization test flips a cluster's summed delta, the t-test is cluster-robust (CR1, clusters - 1 degrees of freedom). The design effect is the clustered variance of the mean delta over the variance it would have with independent items; the effective items, items / design effect.",
+        "Items with the same `{}` are one cluster: the t-test is cluster-robust (CR1, clusters - 1 degrees of freedom) and its interval is a mean's CI (the percentile bootstrap of few clusters falls short of its confidence); the bootstrap resamples whole clusters (the intervals of corpus-level metrics) and the randomization test flips a cluster's summed delta. The design effect is the clustered variance of the mean delta over the variance it would have with independent items; the effective items, items / design effect.",
         shown(column)
     )
 }
@@ -552,6 +552,7 @@ pub fn summary_markdown(
     );
     let clustered = rows.iter().any(|r| r.clusters.is_some());
     if clustered {
+        out = out.replace("% bootstrap intervals", "% intervals");
         out = out.replace(
             "| mean | CI |\n|---|---|---:|---:|---|\n",
             "| mean | CI | clusters | design effect |\n|---|---|---:|---:|---|---:|---:|\n",

@@ -509,7 +509,7 @@ where
                 Ok(report) => {
                     if let Err(e) = emit(&report.text) {
                         say(&format!("error: {}", shortened(&e.to_string())));
-                        return 1;
+                        return EXIT_ERROR;
                     }
                     if !report.problems.is_empty() {
                         return 1;
@@ -554,10 +554,16 @@ where
                 .map(|line| crate::text::shown::escaped(line).into_owned())
                 .collect();
             say(&format!("error: {}", lines.join("\n")));
-            1
+            EXIT_ERROR
         }
     }
 }
+
+/// The exit status of a command that could not do its work (unreadable input, a bad setting,
+/// a failed write, an engine that gave up), as a usage error's: 2. Status 1 is kept for a
+/// command that ran and found something (a failed gate, problems `validate` found), and 3 for
+/// a gate that could not decide (a run too incomplete), so a CI script can tell them apart.
+pub const EXIT_ERROR: u8 = 2;
 
 /// `message` with every word (a path, a value from a config) of more than 300 characters cut
 /// to its start and its length: an error quoting a 100 MB value must not print it whole.

@@ -72,7 +72,7 @@ fn a_set_key_thousands_of_levels_deep_is_refused_naming_the_key() {
         &deep,
     ]);
     let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "killed by a signal? {stderr}");
+    assert_eq!(o.status.code(), Some(2), "killed by a signal? {stderr}");
     assert!(
         stderr.contains("--set a.a.a.a")
             && stderr.contains("the key has 20000 levels")
@@ -109,7 +109,7 @@ fn a_config_key_thousands_of_levels_deep_is_refused_in_a_short_message() {
         path(&dir.join("scores.parquet")),
     ]);
     let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains(&format!("invalid config {}", config.display()))
             && stderr.contains("line 1")

@@ -840,6 +840,7 @@ fn a_closed_pipe_keeps_the_exit_status_of_what_was_found() {
         .stdout(writer)
         .output()
         .unwrap();
+    // What was found (1), not the closed pipe, decides the status.
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
     std::fs::remove_dir_all(&dir).ok();

@@ -57,7 +57,7 @@ def test_the_installed_command_has_the_binarys_exit_codes(tmp_path: Path) -> Non
     usage = command("score", "--no-such-flag")
     assert usage.returncode == 2 and "unexpected argument '--no-such-flag'" in usage.stderr
     missing = command("score", "--run", str(tmp_path / "absent.parquet"))
-    assert missing.returncode == 1 and "run table not found" in missing.stderr
+    assert missing.returncode == 2 and "run table not found" in missing.stderr
     listing = command("metrics")
     assert listing.returncode == 0 and listing.stdout.split()[0] == "quoted_spans"
 

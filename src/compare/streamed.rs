@@ -1219,28 +1219,7 @@ pub fn leaderboard_sources(
     }
     let clusters = match cluster {
         None => None,
-        Some(cluster) => {
-            let table = tables[0];
-            if !table.source.schema().contains(cluster) {
-                polars_bail!(ColumnNotFound: "leaderboard: {table} has no cluster column `{}` (columns: {})", shown(cluster), table.columns());
-            }
-            let mut ids = vec![0u64; rows];
-            let columns = [cluster.to_string()];
-            for slice in table.slices(&columns) {
-                let (start, frame) = slice?;
-                let text = frame
-                    .column(cluster)?
-                    .cast(&DataType::String)
-                    .map_err(|e| table.unreadable(cluster, "text (the clusters)", e))?;
-                for (k, v) in text.str()?.iter().enumerate() {
-                    let Some(v) = v else {
-                        polars_bail!(ComputeError: "leaderboard: row {} of {table} has no cluster (column `{}` is empty there)", start + k + 1, shown(cluster));
-                    };
-                    ids[start + k] = key_hash(v) as u64;
-                }
-            }
-            Some(ids)
-        }
+        Some(cluster) => Some(cluster_of_rows(tables[0], cluster)?),
     };
     let names: Vec<&str> = runs.iter().map(|(name, _)| *name).collect();
     let mut board = super::leaderboard::Leaderboard {
@@ -1522,7 +1501,7 @@ struct ClusteredSummary {
 }
 
 /// Each row's cluster id (a hash of the `cluster` column's text) in one table; an empty
-/// cluster is an error naming the row.
+/// cluster is an error naming the row (counted from 1).
 fn cluster_of_rows(table: Table, cluster: &str) -> PolarsResult<Vec<u64>> {
     if !table.source.schema().contains(cluster) {
         polars_bail!(ColumnNotFound: "{}: {table} has no cluster column `{}` (columns: {})", table.job, shown(cluster), table.columns());
@@ -1537,7 +1516,7 @@ fn cluster_of_rows(table: Table, cluster: &str) -> PolarsResult<Vec<u64>> {
             .map_err(|e| table.unreadable(cluster, "text (the clusters)", e))?;
         for (k, v) in values.str()?.iter().enumerate() {
             let Some(v) = v else {
-                polars_bail!(ComputeError: "{}: row {} of {table} has no cluster (column `{}` is empty there); every row needs one", table.job, start + k, shown(cluster));
+                polars_bail!(ComputeError: "{}: row {} of {table} has no cluster (column `{}` is empty there); every row needs one", table.job, start + k + 1, shown(cluster));
             };
             // 64 bits of the 128-bit key hash: ids only group rows.
             ids[start + k] = key_hash(v) as u64;

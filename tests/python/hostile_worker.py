@@ -384,7 +384,8 @@ def run_expression(name: str, data: Any) -> None:
         expr = fn(*args, **opts)
         eager = frame.select(expr)
         lazy = frame.lazy().select(expr).collect()
-    except Exception as e:  # noqa: BLE001 - every exception is checked by check_error
+    except (pl.exceptions.PolarsError, ValueError, TypeError) as e:
+        # The classes a clear error may have; any other propagates and fails the run.
         check_error(name, e)
         return
     want = 1 if aggregate else frame.height
@@ -742,9 +743,8 @@ def run_frame_function(name: str, data: Any) -> None:
                 raise Defect("metric_ids: duplicate ids")
         else:
             raise AssertionError(name)
-    except Defect:
-        raise
-    except Exception as e:  # noqa: BLE001 - every exception is checked by check_error
+    except (pl.exceptions.PolarsError, ValueError, TypeError) as e:
+        # The classes a clear error may have; any other (a Defect included) propagates.
         check_error(name, e)
 
 

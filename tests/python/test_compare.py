@@ -454,7 +454,7 @@ def test_clustered_summary_equals_statsmodels_cluster_robust_ols():
     assert "clusters" not in plain.columns
     with pytest.raises(ValueError, match="summary: the scores table has no cluster column `topik`"):
         pr.summary(pl.DataFrame({"mrr": [0.1, 0.2], "topic": ["a", "b"]}), cluster="topik")
-    with pytest.raises(ValueError, match="summary: row 1 of the scores table has no cluster"):
+    with pytest.raises(ValueError, match="summary: row 2 of the scores table has no cluster"):
         pr.summary(pl.DataFrame({"mrr": [0.1, 0.2], "topic": ["a", None]}), cluster="topic")
 
 

@@ -6,8 +6,9 @@ side, and the scores tables compared (they must be equal).
 The run has per row an id, an answer of 8-20 words and 10 retrieved document ids; its golden table
 a reference answer and 1-3 relevant ids. Metrics: exact_match, string_similarity, rouge, bleu (with
 corpus_bleu), chrf, mrr, ndcg_at_k and recall_at_k. The command is the one `pip install` puts
-beside this Python (the same wheel as `pr.score`), run as a subprocess; `pr.score` is timed on the Parquet paths and on
-the frames read in memory (which it writes to a temporary Parquet file first).
+beside this Python (the same wheel as `pr.score`), run as a subprocess; `pr.score` is timed on the Parquet paths, on
+the frames read in memory (handed to the job as Arrow, the scores kept in memory), and on the same frames through the
+command-line path it took before (`args=`: the frames written to temporary Parquet files, the scores read back).
 """
 
 from __future__ import annotations
@@ -72,8 +73,13 @@ def main() -> None:
     def on_frames() -> None:
         results["frames"] = pr.score(run, golden, metrics=METRICS).scores
 
+    def on_frames_through_files() -> None:
+        # The command line's own default batch size, as the path before passed none.
+        results["frames, files"] = pr.score(run, golden, metrics=METRICS, args=["--batch-rows", "100000"]).scores
+
     faces = [("polars-rag score (command)", by_command), ("pr.score on Parquet paths", on_paths),
-             ("pr.score on in-memory frames", on_frames)]
+             ("pr.score on in-memory frames", on_frames),
+             ("pr.score on frames through Parquet files (the path before)", on_frames_through_files)]
     timings: dict[str, list[float]] = {name: [] for name, _ in faces}
     for _ in range(args.repeats):
         for name, face in faces:  # interleaved, so drift affects every face alike

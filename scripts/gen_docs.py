@@ -106,11 +106,11 @@ def metric_pages() -> dict[str, str]:
 
 def cli_page() -> str:
     parts = [GENERATED.format(source="src/cli/args.rs"), "# Command line\n\n"]
-    code, top, _ = _internal.main_captured(["polars-rag", "--help"])
+    code, top, _, _ = _internal.main_captured(["polars-rag", "--help"])
     assert code == 0
     parts.append(f"```\n{top.rstrip()}\n```\n")
     for command in COMMANDS:
-        code, text, err = _internal.main_captured(["polars-rag", command, "--help"])
+        code, text, err, _ = _internal.main_captured(["polars-rag", command, "--help"])
         assert code == 0, (command, err)
         parts.append(f"\n## `polars-rag {command}`\n\n```\n{text.rstrip()}\n```\n")
     return "".join(parts)

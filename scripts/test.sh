@@ -181,20 +181,42 @@ wheel=$(ls dist/polars_rag-*.whl)
 
 # The cargo-built command line, which the Python tests compare the pip-installed one with.
 export POLARS_RAG_BIN="$CARGO_TARGET_DIR/debug/polars-rag"
-for env in .venv .venv-polars1; do
-    polars_version="$("$env/bin/python" -c 'import polars; print(polars.__version__)')"
-    step "Python: pytest with polars $polars_version"
-    "$env/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
-    # Ray and the real judge model run once, on the main environment: what they test (the job
-    # on a cluster, the engine against a real server) does not depend on the Polars version.
-    once=()
+# The suite runs on both Polars versions side by side: a run is mostly one busy core (the plugin's
+# calls are small; the command-line tests wait on their processes), so two runs on two cores take
+# about the time of the longer one. Ray and the real judge model run once, on the main environment:
+# what they test (the job on a cluster, the engine against a real server) does not depend on the
+# Polars version. Each run writes its own log, printed whole when both are done.
+run_suite() { # env log
+    local env="$1" once=()
     if [ "$env" != .venv ]; then once=(--ignore=test_ray.py --ignore=test_real_judge.py); fi
-    # Run from the tests folder so the installed package, not the source tree, is imported.
-    # -rs prints every skip with its reason.
-    (cd tests/python && "../../$env/bin/python" -m pytest -q -rs --durations=5 -p no:cacheprovider "${once[@]}" .)
-    # Every >>> example of the package's docstrings, run against the installed wheel.
-    (cd tests/python && "../../$env/bin/python" -m pytest -q -rs -p no:cacheprovider --doctest-modules --pyargs polars_rag)
+    {
+        "$env/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel" &&
+        # Run from the tests folder so the installed package, not the source tree, is imported.
+        # -rs prints every skip with its reason.
+        (cd tests/python && "../../$env/bin/python" -m pytest -q -rs --durations=5 -p no:cacheprovider "${once[@]}" .) &&
+        # Every >>> example of the package's docstrings, run against the installed wheel.
+        (cd tests/python && "../../$env/bin/python" -m pytest -q -rs -p no:cacheprovider --doctest-modules --pyargs polars_rag)
+    } >"$2" 2>&1
+}
+versions=()
+for env in .venv .venv-polars1; do
+    versions+=("$("$env/bin/python" -c 'import polars; print(polars.__version__)')")
 done
+step "Python: pytest with polars ${versions[0]} and ${versions[1]}, side by side"
+suite_logs="$(mktemp -d)"
+run_suite .venv-polars1 "$suite_logs/polars1.log" &
+second_suite=$!
+main_status=0
+run_suite .venv "$suite_logs/main.log" || main_status=$?
+second_status=0
+wait "$second_suite" || second_status=$?
+printf -- '-- polars %s\n' "${versions[0]}"; cat "$suite_logs/main.log"
+printf -- '\n-- polars %s\n' "${versions[1]}"; cat "$suite_logs/polars1.log"
+rm -rf "$suite_logs"
+if [ "$main_status" != 0 ] || [ "$second_status" != 0 ]; then
+    echo "FAILED: pytest with polars ${versions[0]}: status $main_status; with polars ${versions[1]}: status $second_status (logs above)" >&2
+    exit 1
+fi
 
 # The reference pages are generated from the code (the metric table, the command's parser, the
 # options types) by the installed package: they must be current. Then the site must build with

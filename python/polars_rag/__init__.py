@@ -38,6 +38,8 @@ installed) or an OpenAI-compatible server (``embedder=pr.Embedder(...)``), cache
 
 from __future__ import annotations
 
+# The error classes, one per kind (polars_rag.exceptions).
+from polars_rag import exceptions
 from polars_rag._answer import (
     BleuOptions,
     BleuTokenizer,
@@ -254,6 +256,7 @@ __all__ = [
     "embed_cache_stats",
     "embedding_cosine",
     "exact_match",
+    "exceptions",
     "extract_quotes",
     "f1_at_k",
     "faithfulness",

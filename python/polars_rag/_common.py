@@ -264,6 +264,8 @@ def _has_zero_width_array(dtype: pl.DataType) -> bool:
 
 def _frame(frame: FrameLike) -> pl.DataFrame:
     """A frame to pass to the library: collected, with no column the library cannot import."""
+    if not isinstance(frame, (pl.DataFrame, pl.LazyFrame)):
+        raise TypeError(f"expected a polars DataFrame or LazyFrame, got {type(frame).__name__}")
     df = frame.collect() if isinstance(frame, pl.LazyFrame) else frame
     for name, dtype in df.schema.items():
         if _has_zero_width_array(dtype):

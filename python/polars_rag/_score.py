@@ -15,10 +15,14 @@ from typing import Any, NamedTuple, Union
 
 import polars as pl
 
+from polars_rag._common import _has_zero_width_array
 from polars_rag._internal import score_captured as _score_captured
+from polars_rag._internal import score_job as _score_job
+from polars_rag.exceptions import InvalidInputError, from_kind
 
-#: A table given to :func:`score`: a frame, a lazy frame (written to Parquet by streaming, never
-#: collected) or the path of a Parquet file (a corpus may also be a folder of text files).
+#: A table given to :func:`score`: a frame, a lazy frame (collected; with ``batch_rows`` and
+#: ``out`` written to Parquet by streaming instead) or the path of a Parquet file (a corpus may
+#: also be a folder of text files).
 TableLike = Union[pl.DataFrame, pl.LazyFrame, str, "os.PathLike[str]"]
 
 
@@ -47,7 +51,7 @@ class ScoreResult(NamedTuple):
     #: none (it does with a judge, answers and sources, no ``claim`` / ``cited_span`` columns, and
     #: ``citation_support`` or ``citation_precision`` among the metrics, or no metric list).
     claims: pl.DataFrame | None
-    #: Where the scores table was written (``None``: a temporary file, removed once read).
+    #: Where the scores table was written (``None``: it was kept in memory).
     out: Path | None
 
     def __str__(self) -> str:
@@ -127,6 +131,49 @@ def _table_path(table: TableLike | None, what: str, folder: Path) -> str | None:
     return str(path)
 
 
+def _settings_of(name: str, settings: Mapping[str, Any]) -> dict[str, Any]:
+    """``settings`` without the ``None`` values (a setting left out takes its default), nested
+    mappings likewise; keys must be strings."""
+    out: dict[str, Any] = {}
+    for key, value in settings.items():
+        if not isinstance(key, str):
+            raise TypeError(f"score: {name}: settings are named by strings, got {key!r}")
+        if isinstance(value, Mapping):
+            out[key] = _settings_of(f"{name}.{key}", value)
+        elif value is not None:
+            out[key] = value
+    return out
+
+
+def _engine_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """An engine's settings as its ``[judge]`` / ``[embed]`` section (a cache of ``None``, no
+    cache, is the empty path the configuration reads as none)."""
+    return _settings_of("engine", {**settings, "cache": "" if settings.get("cache") is None else settings["cache"]})
+
+
+def _frame_or_path(table: TableLike | None, what: str, stream: bool, folder: Path) -> pl.DataFrame | str | None:
+    """``table`` as :func:`score` hands it to the job: a frame in memory, or a path. A lazy frame
+    is collected, or with ``stream`` (a run scored in batches into a file) written to a Parquet
+    file in ``folder`` by streaming, so that it is never held whole."""
+    if table is None:
+        return None
+    if isinstance(table, (str, os.PathLike)):
+        return os.fspath(table)
+    if isinstance(table, pl.LazyFrame):
+        if stream:
+            path = folder / f"{what}.parquet"
+            table.sink_parquet(path)
+            return str(path)
+        table = table.collect()
+    if isinstance(table, pl.DataFrame):
+        # Arrays of width 0 cannot cross to the library (their import fails): refused by name.
+        for name, dtype in table.schema.items():
+            if _has_zero_width_array(dtype):
+                raise InvalidInputError(f"score: {what} column '{name}' holds arrays of width 0 ({dtype}); give the vectors a width")
+        return table
+    raise TypeError(f"score: {what} must be a DataFrame, a LazyFrame or a Parquet path, got {type(table).__name__}")
+
+
 def score(
     run: TableLike,
     golden: TableLike | None = None,
@@ -141,6 +188,7 @@ def score(
     batch_rows: int | None = None,
     out: str | os.PathLike[str] | None = None,
     grade_relevance: str | os.PathLike[str] | None = None,
+    columns: Mapping[str, str] | None = None,
     args: Sequence[str] = (),
 ) -> ScoreResult:
     """Scores a run as ``polars-rag score`` does: joined with its golden table (one row per
@@ -149,7 +197,12 @@ def score(
     its metadata, and the summary.
 
     ``run``, ``golden`` and ``corpus`` are frames, lazy frames or Parquet paths (a corpus may be a
-    folder of text files); a lazy frame is written to Parquet by streaming, not collected.
+    folder of text files). Frames go to the job in memory (Arrow, no file is written) and the
+    scores come back in memory unless ``out`` is given; a lazy frame is collected, except a run
+    with ``batch_rows`` and ``out``, which is written to a temporary Parquet file by streaming and
+    scored one batch at a time, so that neither it nor its scores is ever held whole.
+    ``columns`` names the tables' columns where they differ from the defaults (``{"id":
+    "qid", "question": "query"}``; the keys of the config file's ``[columns]``).
     ``config`` is a TOML file of the job's settings (as ``--config``); ``judge`` and ``embedder``
     (:class:`Judge`, :class:`Embedder`) are the engines of the judged and embedding metrics;
     ``options`` are metric options by section, as in the config file
@@ -157,10 +210,14 @@ def score(
     (as ``--batch-rows``); ``grade_relevance`` is a qrels table the judge grades the run's
     retrieved passages into (``relevance_grade``, 0-3; pairs already in it are not asked again)
     and, without ground truth of the tables' own, the ranked metrics score against (as
-    ``--grade-relevance``); ``args`` are further flags of ``polars-rag score`` (column names). ``out``
-    is where the scores table goes (default: a temporary file, read back into ``scores``); a lazy
-    ``run`` with an ``out`` gives ``scores`` as a lazy scan of it, so with ``batch_rows`` neither the
-    run nor its scores is ever held in memory whole.
+    ``--grade-relevance``). ``out`` is where the scores table is written (default: kept in memory);
+    a lazy ``run`` with an ``out`` gives ``scores`` as a lazy scan of it. ``args`` are flags of
+    ``polars-rag score`` that have no keyword here (``--k 5``, ``--block``): given any, the job runs
+    as the command line does, through temporary Parquet files.
+
+    Errors are the classes of :mod:`polars_rag.exceptions` (a missing table is a
+    ``NotFoundError``, a column of the wrong type an ``InvalidInputError``, a spent judge budget a
+    ``BudgetSpentError``).
 
     Example:
         >>> import polars_rag as pr
@@ -174,6 +231,95 @@ def score(
         raise TypeError("score: metrics must be a list of metric ids, not one string")
     if isinstance(args, str):
         raise TypeError("score: args must be a list of flags, not one string")
+    if columns is not None and not isinstance(columns, Mapping):
+        raise TypeError(f"score: columns must be a mapping of column roles to names, got {type(columns).__name__}")
+    if args:
+        if columns:
+            raise ValueError("score: give the columns as columns= or as flags in args=, not both")
+        return _score_by_command(run, golden, corpus, metrics=metrics, by=by, config=config, judge=judge,
+                                 embedder=embedder, options=options, batch_rows=batch_rows, out=out,
+                                 grade_relevance=grade_relevance, args=args)
+    settings: dict[str, Any] = {}
+    for title, section in (options or {}).items():
+        if not isinstance(section, Mapping):
+            raise TypeError(f"score: options[{title!r}] must be a mapping of settings, got {type(section).__name__}")
+        if (title == "judge" and judge is not None) or (title == "embed" and embedder is not None):
+            raise ValueError(f"score: give the {title} as {title}= or as options[{title!r}], not both")
+        settings[title] = _settings_of(f"options[{title!r}]", section)
+    if judge is not None:
+        settings["judge"] = _engine_settings(judge.settings())
+    if embedder is not None:
+        settings["embed"] = _engine_settings(embedder.settings())
+    if settings and config is not None:
+        raise ValueError("score: give the judge, embedder and options in the config file or as judge= / embedder= / options=, not both")
+    if metrics:
+        settings["metrics"] = list(metrics)
+    if columns:
+        settings["columns"] = _settings_of("columns", columns)
+    for key, value in (("by", by), ("batch_rows", batch_rows), ("out", out), ("grade_relevance", grade_relevance)):
+        if value is not None:
+            settings[key] = value
+    stream = batch_rows is not None and out is not None
+    with tempfile.TemporaryDirectory(prefix="polars-rag-score-") if stream else _no_folder() as scratch:
+        tables = [_frame_or_path(table, what, stream, Path(scratch or "."))
+                  for table, what in ((run, "run"), (golden, "golden"), (corpus, "corpus"))]
+        frames: list[pl.DataFrame | None] = []
+        for table, what in zip(tables, ("run", "golden", "corpus")):
+            if isinstance(table, str):
+                settings[what] = table
+                frames.append(None)
+            else:
+                frames.append(table)
+        report = _score_job(frames[0], frames[1], frames[2], settings, None if config is None else os.fspath(config))
+    written = Path(out) if out is not None else None
+    scores = report["scores"]
+    if scores is None and written is not None:
+        # A lazy run with an output stays lazy: its scores are a scan of the written table.
+        scores = pl.scan_parquet(written) if isinstance(run, pl.LazyFrame) else pl.read_parquet(written)
+    claims = report["claims"]
+    if claims is None and report["claims_file"] is not None:
+        claims = pl.read_parquet(report["claims_file"])
+    return ScoreResult(
+        scores=scores,
+        summary=report["summary"],
+        text=report["text"],
+        aggregates=dict(report["aggregates"]),
+        signatures=dict(report["signatures"]),
+        notes=list(report["notes"]),
+        usage=list(report["usage"]),
+        claims=claims,
+        out=written,
+    )
+
+
+class _no_folder:
+    """A stand-in for a scratch folder a call does not need (no file is written)."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _score_by_command(
+    run: TableLike,
+    golden: TableLike | None,
+    corpus: TableLike | None,
+    *,
+    metrics: Sequence[str] | None,
+    by: str | None,
+    config: str | os.PathLike[str] | None,
+    judge: Any,
+    embedder: Any,
+    options: Mapping[str, Mapping[str, Any]] | None,
+    batch_rows: int | None,
+    out: str | os.PathLike[str] | None,
+    grade_relevance: str | os.PathLike[str] | None,
+    args: Sequence[str],
+) -> ScoreResult:
+    """:func:`score` with flags of the command line: the job run as ``polars-rag score`` is, on
+    Parquet files (frames are written to a temporary folder)."""
     with tempfile.TemporaryDirectory(prefix="polars-rag-score-") as scratch:
         folder = Path(scratch)
         argv = ["score", "--quiet"]
@@ -209,9 +355,9 @@ def score(
             argv += ["--grade-relevance", os.fspath(grade_relevance)]
         written = Path(out) if out is not None else folder / "scores.parquet"
         argv += ["--out", str(written), *args]
-        status, text, errors, data = _score_captured(["polars-rag", *argv])
+        status, text, errors, kind, data = _score_captured(["polars-rag", *argv])
         if status != 0:
-            raise ValueError(f"score: {errors.strip().removeprefix('error: ')}")
+            raise from_kind(kind or "invalid_input", f"score: {errors.strip().removeprefix('error: ')}")
         # A lazy run with an output stays lazy: its scores are a scan of the written table.
         scores = pl.scan_parquet(written) if isinstance(run, pl.LazyFrame) and out is not None else pl.read_parquet(written)
         report = json.loads(data) if data else {}

@@ -53,6 +53,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, Union
 
+from polars_rag.exceptions import Interrupted, PolarsRagError, from_kind
+
 PathLike = Union[str, "os.PathLike[str]"]
 
 
@@ -75,9 +77,9 @@ def _command(argv: list[str], what: str) -> str:
     as the binary's); returns what it printed, or raises with its error."""
     from polars_rag._internal import main_captured
 
-    status, stdout, stderr = main_captured(["polars-rag", *argv])
+    status, stdout, stderr, kind = main_captured(["polars-rag", *argv])
     if status != 0:
-        raise RuntimeError(f"polars-rag {what} failed:\n{stderr}")
+        raise from_kind(kind or "engine", f"polars-rag {what} failed:\n{stderr}")
     return stdout
 
 
@@ -242,21 +244,25 @@ def _score_blocks(
             runtime_env={"env_vars": {"POLARS_MAX_THREADS": str(polars_threads)}},
         ).take_all()
     except Exception as error:
-        raise RuntimeError(f"polars_rag.ray.score: {_block_failure(error)}") from error
+        failure = _block_failure(error)
+        if failure is None:
+            raise RuntimeError(f"polars_rag.ray.score: {error}") from error
+        # The block's own error, of its kind (a missing file, a spent budget, ...).
+        raise from_kind(failure.kind, f"polars_rag.ray.score: {failure}") from error
     return written
 
 
-def _block_failure(error: BaseException) -> str:
-    """The message of the error a block's task raised, unwrapped from Ray's exceptions."""
+def _block_failure(error: BaseException) -> PolarsRagError | Interrupted | None:
+    """The error a block's job raised, unwrapped from Ray's exceptions (``None`` when the
+    task failed otherwise)."""
     seen: set[int] = set()
     current: BaseException | None = error
     while current is not None and id(current) not in seen:
         seen.add(id(current))
-        message = str(current)
-        if isinstance(current, RuntimeError) and message.startswith("polars-rag score --block"):
-            return message
+        if isinstance(current, (PolarsRagError, Interrupted)) and str(current).startswith("polars-rag score --block"):
+            return current
         current = getattr(current, "cause", None) or current.__cause__
-    return str(error)
+    return None
 
 
 def score(

@@ -553,7 +553,7 @@ fn option_defaults(metric: &str) -> PyResult<String> {
         let mut text = Vec::new();
         MetricOptions::defaults_of(metric, &mut serde_json::Serializer::new(&mut text))
             .map_err(py_err_in("option_defaults"))?;
-        String::from_utf8(text).map_err(py_err_in("option_defaults"))
+        String::from_utf8(text).map_err(|e| py_err_in("option_defaults")(e.to_string()))
     })
 }
 
@@ -705,10 +705,30 @@ fn readable(function: &'static str, df: &DataFrame) -> PyResult<DataFrame> {
     driver::readable_frame(function, df).map_err(py_err_in(function))
 }
 
-/// A `ValueError` whose message starts with the Python function it comes from.
-fn py_err_in<E: std::fmt::Display>(function: &'static str) -> impl Fn(E) -> PyErr {
+/// The Python exception of a library error: the class of its kind in `polars_rag.exceptions`
+/// (each a subclass of the built-in class a caller would catch: `ValueError`,
+/// `FileNotFoundError`, `OSError`, `RuntimeError`, `KeyboardInterrupt`), chosen by the kind and
+/// never by the message. The one place a library error becomes a Python one.
+fn py_error(kind: polars_rag::ErrorKind, message: String) -> PyErr {
+    Python::attach(|py| {
+        let made = py
+            .import("polars_rag.exceptions")
+            .and_then(|module| module.getattr("from_kind"))
+            .and_then(|from_kind| from_kind.call1((kind.name(), message.as_str())));
+        match made {
+            Ok(exception) => PyErr::from_value(exception),
+            // Only when the package's Python half is missing (the bare extension module).
+            Err(_) => PyValueError::new_err(message),
+        }
+    })
+}
+
+/// An error of `function` as its Python exception ([`py_error`]), the message starting with the
+/// function's name.
+fn py_err_in<E: Into<polars_rag::Error>>(function: &'static str) -> impl Fn(E) -> PyErr {
     move |e| {
-        let mut message = e.to_string();
+        let e: polars_rag::Error = e.into();
+        let mut message = e.message().to_string();
         // Polars puts its error kind first ("not found: calibrate: ..."); the message that names
         // the function says more on its own.
         if let Some(at) = message.find(&format!("{function}: ")) {
@@ -716,11 +736,10 @@ fn py_err_in<E: std::fmt::Display>(function: &'static str) -> impl Fn(E) -> PyEr
                 message = message[at..].to_string();
             }
         }
-        if message.starts_with(function) {
-            PyValueError::new_err(message)
-        } else {
-            PyValueError::new_err(format!("{function}: {message}"))
+        if !message.starts_with(function) {
+            message = format!("{function}: {message}");
         }
+        py_error(e.kind(), message)
     }
 }
 
@@ -1269,35 +1288,207 @@ fn main(py: Python<'_>, argv: Vec<String>) -> PyResult<u8> {
     py.detach(|| py_guarded("polars-rag", move || Ok(polars_rag::cli::app::run(argv))))
 }
 
-/// [`main`], keeping what the command prints: `(status, stdout, stderr)` (warnings and the
-/// progress line still go to the process's stderr).
+/// The name of an error's kind as `polars_rag.exceptions.from_kind` takes it; `None` without an
+/// error.
+type ErrorKindName = Option<&'static str>;
+
+/// [`main`], keeping what the command prints: `(status, stdout, stderr, kind)`, `kind` the name
+/// of its error's kind (`None` without one). Warnings and the progress line still go to the
+/// process's stderr.
 #[pyfunction]
-fn main_captured(py: Python<'_>, argv: Vec<String>) -> PyResult<(u8, String, String)> {
+fn main_captured(
+    py: Python<'_>,
+    argv: Vec<String>,
+) -> PyResult<(u8, String, String, ErrorKindName)> {
     py.detach(|| {
         py_guarded("polars-rag", move || {
-            Ok(polars_rag::cli::app::run_captured(argv))
+            let c = polars_rag::cli::app::run_captured(argv);
+            Ok((c.status, c.out, c.err, c.kind.map(|k| k.name())))
         })
     })
 }
 
 /// [`main_captured`] for `score`, also returning the data of its report as JSON (the summary
-/// table's rows, aggregates, signatures, notes, engine usage): `(status, stdout, stderr, data)`.
+/// table's rows, aggregates, signatures, notes, engine usage):
+/// `(status, stdout, stderr, kind, data)`.
 #[pyfunction]
 fn score_captured(
     py: Python<'_>,
     argv: Vec<String>,
-) -> PyResult<(u8, String, String, Option<String>)> {
+) -> PyResult<(u8, String, String, ErrorKindName, Option<String>)> {
     py.detach(|| {
         py_guarded("polars-rag", move || {
-            Ok(polars_rag::cli::app::run_reporting(argv))
+            let (c, data) = polars_rag::cli::app::run_reporting(argv);
+            Ok((c.status, c.out, c.err, c.kind.map(|k| k.name()), data))
         })
     })
+}
+
+/// A Python value of `pr.score`'s settings as a TOML value (the type a config file's keys
+/// have): `bool`, `int`, `float`, `str`, a path (`os.PathLike`), a list or tuple, a dict with
+/// `str` keys. `None` is refused: a setting left out takes its default. `at` names the setting.
+fn setting_value(value: &Bound<'_, PyAny>, at: &str) -> PyResult<toml::Value> {
+    use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+    let refused = |what: String| {
+        py_error(
+            polars_rag::ErrorKind::InvalidInput,
+            format!("score: setting {at}: {what}"),
+        )
+    };
+    if value.is_none() {
+        return Err(refused(
+            "None is not a value; leave the setting out for its default".into(),
+        ));
+    }
+    if value.is_instance_of::<PyBool>() {
+        return Ok(toml::Value::Boolean(value.extract()?));
+    }
+    if value.is_instance_of::<PyInt>() {
+        return value
+            .extract::<i64>()
+            .map(toml::Value::Integer)
+            .map_err(|_| refused("an integer out of the 64-bit range".into()));
+    }
+    if value.is_instance_of::<PyFloat>() {
+        let number: f64 = value.extract()?;
+        if !number.is_finite() {
+            return Err(refused(format!("must be finite, got {number}")));
+        }
+        return Ok(toml::Value::Float(number));
+    }
+    if value.is_instance_of::<PyString>() {
+        return Ok(toml::Value::String(value.extract()?));
+    }
+    if let Ok(dict) = value.cast::<PyDict>() {
+        let mut table = toml::Table::new();
+        for (key, item) in dict.iter() {
+            let key: String = key
+                .extract()
+                .map_err(|_| refused(format!("the key {key} is not a string")))?;
+            let inner = setting_value(&item, &format!("{at}.{key}"))?;
+            table.insert(key, inner);
+        }
+        return Ok(toml::Value::Table(table));
+    }
+    if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+        let items = value
+            .try_iter()?
+            .enumerate()
+            .map(|(i, item)| setting_value(&item?, &format!("{at}[{i}]")))
+            .collect::<PyResult<Vec<_>>>()?;
+        return Ok(toml::Value::Array(items));
+    }
+    let py = value.py();
+    if value.is_instance(&py.import("os")?.getattr("PathLike")?)? {
+        let path: std::path::PathBuf = value.extract()?;
+        return Ok(toml::Value::String(path.display().to_string()));
+    }
+    Err(refused(format!(
+        "a {} cannot be a setting (give a bool, number, string, path, list or dict)",
+        value.get_type().name()?
+    )))
+}
+
+/// A JSON value (a report's usage rows) as the Python value it reads as.
+fn py_json<'py>(py: Python<'py>, value: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
+    use pyo3::types::{PyDict, PyList};
+    Ok(match value {
+        serde_json::Value::Null => py.None().into_bound(py),
+        serde_json::Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
+        serde_json::Value::Number(n) => match n.as_i64() {
+            Some(i) => i.into_pyobject(py)?.into_any(),
+            None => n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any(),
+        },
+        serde_json::Value::String(text) => text.into_pyobject(py)?.into_any(),
+        serde_json::Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(py_json(py, item)?)?;
+            }
+            list.into_any()
+        }
+        serde_json::Value::Object(fields) => {
+            let dict = PyDict::new(py);
+            for (key, item) in fields {
+                dict.set_item(key, py_json(py, item)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}
+
+/// The scoring job on frames, in memory: what `pr.score` calls. `run`, `golden` and `corpus`
+/// are frames (Arrow, no file), or `None` where `settings` names a Parquet file (`run = path`);
+/// `settings` holds the job's keys as a config file does (`metrics`, `columns`, `by`, `out`,
+/// `batch_rows`, `[judge]`, a metric's section, ...), laid over the file `config` when given. The
+/// scores stay in memory unless `settings` has `out`. Returns the report as a dict: `scores` and
+/// `claims` (frames or `None`), `summary` (the summary table), `text`, `aggregates`
+/// (`(metric, value)`), `signatures`, `notes`, `usage` (dicts), `out`.
+#[pyfunction]
+#[pyo3(signature = (run, golden, corpus, settings, config=None))]
+fn score_job<'py>(
+    py: Python<'py>,
+    run: Option<PyDataFrame>,
+    golden: Option<PyDataFrame>,
+    corpus: Option<PyDataFrame>,
+    settings: &Bound<'py, pyo3::types::PyDict>,
+    config: Option<std::path::PathBuf>,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let table = match setting_value(settings.as_any(), "settings")? {
+        toml::Value::Table(table) => table,
+        _ => unreachable!("a dict is read as a table"),
+    };
+    let frames = [run, golden, corpus].map(|frame| frame.map(|f| f.0));
+    let report = py.detach(move || {
+        py_guarded("score", move || {
+            let cfg = polars_rag::job::config::ScoreConfig::layered(config.as_deref(), table)
+                .map_err(py_err_in("score"))?;
+            let [run, golden, corpus] = frames;
+            let mut job = cfg.into_job().map_err(py_err_in("score"))?;
+            // No progress line, as the command's --quiet: the caller holds the result.
+            job.progress = polars_rag::job::progress::ProgressMode::Never;
+            if let Some(run) = run {
+                job.run = readable("score", &run)?.lazy().into();
+            } else if matches!(job.run.path(), Some(path) if path.as_os_str().is_empty()) {
+                return Err(py_error(
+                    polars_rag::ErrorKind::InvalidInput,
+                    "score: no run table: give a frame or a Parquet path".into(),
+                ));
+            }
+            if let Some(golden) = golden {
+                job.golden = Some(readable("score", &golden)?.lazy().into());
+            }
+            if let Some(corpus) = corpus {
+                job.corpus = Some(readable("score", &corpus)?.lazy().into());
+            }
+            polars_rag::job::run(&job).map_err(py_err_in("score"))
+        })
+    })?;
+    let summary = report.summary_table().map_err(py_err_in("score"))?;
+    let out = pyo3::types::PyDict::new(py);
+    out.set_item("scores", report.scores.map(PyDataFrame))?;
+    out.set_item("claims", report.claims.map(PyDataFrame))?;
+    out.set_item("summary", PyDataFrame(summary))?;
+    out.set_item("text", report.summary)?;
+    let aggregates: Vec<(String, Option<f64>)> = report
+        .aggregates
+        .iter()
+        .map(|(id, value, _)| (id.clone(), value.is_finite().then_some(*value)))
+        .collect();
+    out.set_item("aggregates", aggregates)?;
+    out.set_item("signatures", report.signatures)?;
+    out.set_item("notes", report.notes)?;
+    let usage = serde_json::to_value(&report.usage).map_err(py_err_in("score"))?;
+    out.set_item("usage", py_json(py, &usage)?)?;
+    out.set_item("claims_file", report.claims_file)?;
+    Ok(out)
 }
 
 #[pymodule]
 fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(main, m)?)?;
     m.add_function(wrap_pyfunction!(main_captured, m)?)?;
+    m.add_function(wrap_pyfunction!(score_job, m)?)?;
     m.add_function(wrap_pyfunction!(score_captured, m)?)?;
     m.add_function(wrap_pyfunction!(compare_tables, m)?)?;
     m.add_function(wrap_pyfunction!(adjust_p_values, m)?)?;

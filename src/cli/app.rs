@@ -17,11 +17,11 @@ use clap::Parser;
 use super::args::*;
 use super::settings::*;
 
-fn compare(args: CompareArgs) -> Result<CompareOutcome, String> {
+fn compare(args: CompareArgs) -> crate::Result<CompareOutcome> {
     let mut gate_texts = args.fail_if.clone();
     let mut family = args.family.clone();
     if let Some(path) = &args.gates {
-        let file = cli_compare::read_gates(path).map_err(|e| e.to_string())?;
+        let file = cli_compare::read_gates(path).map_err(crate::Error::from)?;
         gate_texts.extend(file.fail_if);
         family.extend(file.family);
     }
@@ -65,7 +65,7 @@ fn compare(args: CompareArgs) -> Result<CompareOutcome, String> {
             ..Default::default()
         },
     };
-    let report = cli_compare::run(&job).map_err(|e| e.to_string())?;
+    let report = cli_compare::run(&job).map_err(crate::Error::from)?;
     emit(&report.markdown)?;
     if !report.incomplete.is_empty() {
         for problem in &report.incomplete {
@@ -88,7 +88,7 @@ enum CompareOutcome {
 }
 
 /// `polars-rag judge-eval`.
-fn judge_eval(args: JudgeEvalArgs) -> Result<(), String> {
+fn judge_eval(args: JudgeEvalArgs) -> crate::Result<()> {
     let judge = judge_from(&args.judge, None).ok_or(
         "judge-eval needs a judge: --judge-base-url and --judge-model (or POLARS_RAG_JUDGE_BASE_URL / POLARS_RAG_JUDGE_MODEL)",
     )?;
@@ -103,19 +103,19 @@ fn judge_eval(args: JudgeEvalArgs) -> Result<(), String> {
         strict: args.strict,
         out: args.out,
     };
-    let text = crate::job::judge_eval::run(&job).map_err(|e| e.to_string())?;
+    let text = crate::job::judge_eval::run(&job).map_err(crate::Error::from)?;
     emit(&text)
 }
 
 /// `polars-rag judge-cache stats|clear`.
-fn judge_cache(args: JudgeCacheArgs) -> Result<(), String> {
+fn judge_cache(args: JudgeCacheArgs) -> crate::Result<()> {
     use crate::engines::judge::{cache, default_cache_dir};
     let dir = args.dir.unwrap_or_else(default_cache_dir);
     if args.action == "log" {
         let out = args.out.unwrap_or_else(|| "judge-log.parquet".into());
         let mut log = crate::columnar::judged::judge_log_frame(&dir, args.template.as_deref())
-            .map_err(|e| e.to_string())?;
-        crate::job::compare::create_parent(&out).map_err(|e| e.to_string())?;
+            .map_err(crate::Error::from)?;
+        crate::job::compare::create_parent(&out).map_err(crate::Error::from)?;
         use polars::prelude::{ParquetWriter, PolarsResult};
         let mut write = || -> PolarsResult<()> {
             let mut file = crate::atomic::AtomicFile::create(&out)?;
@@ -123,7 +123,7 @@ fn judge_cache(args: JudgeCacheArgs) -> Result<(), String> {
             file.commit()?;
             Ok(())
         };
-        write().map_err(|e| e.to_string())?;
+        write().map_err(crate::Error::from)?;
         return emit(&format!(
             "wrote {} logged calls of {} to {}\n",
             log.height(),
@@ -132,14 +132,13 @@ fn judge_cache(args: JudgeCacheArgs) -> Result<(), String> {
         ));
     }
     if args.action == "clear" {
-        let removed =
-            cache::clear_cache(&dir, args.template.as_deref()).map_err(|e| e.to_string())?;
+        let removed = cache::clear_cache(&dir, args.template.as_deref())?;
         return emit(&format!(
             "removed {removed} cached replies from {}\n",
             dir.join(cache::CACHE_FILE).display()
         ));
     }
-    let stats = cache::cache_stats(&dir).map_err(|e| e.to_string())?;
+    let stats = cache::cache_stats(&dir)?;
     let mut text = format!(
         "{}: {} cached replies, {} bytes\n",
         stats.path, stats.entries, stats.bytes
@@ -151,7 +150,7 @@ fn judge_cache(args: JudgeCacheArgs) -> Result<(), String> {
 }
 
 /// `polars-rag cache export|merge FOLDER`.
-fn cache(args: CacheArgs) -> Result<(), String> {
+fn cache(args: CacheArgs) -> crate::Result<()> {
     use crate::engines::embed::cache as vectors;
     use crate::engines::judge::cache as replies;
     let judge = args
@@ -169,8 +168,8 @@ fn cache(args: CacheArgs) -> Result<(), String> {
                 format!("no {what} in {}\n", from.display())
             }
         };
-        let j = replies::export_cache(&judge, &judge_copy).map_err(|e| e.to_string())?;
-        let e = vectors::export_embedding_cache(&embed, &embed_copy).map_err(|e| e.to_string())?;
+        let j = replies::export_cache(&judge, &judge_copy)?;
+        let e = vectors::export_embedding_cache(&embed, &embed_copy)?;
         format!(
             "{}{}",
             wrote(j, "judge cache", &judge),
@@ -179,7 +178,7 @@ fn cache(args: CacheArgs) -> Result<(), String> {
     } else {
         let mut text = String::new();
         if judge_copy.join(replies::CACHE_FILE).is_file() {
-            let merged = replies::merge_cache(&judge, &judge_copy).map_err(|e| e.to_string())?;
+            let merged = replies::merge_cache(&judge, &judge_copy)?;
             text.push_str(&format!(
                 "added {} judge replies to {}{}\n",
                 merged.added,
@@ -188,8 +187,7 @@ fn cache(args: CacheArgs) -> Result<(), String> {
             ));
         }
         if embed_copy.join(vectors::CACHE_FILE).is_file() {
-            let merged =
-                vectors::merge_embedding_cache(&embed, &embed_copy).map_err(|e| e.to_string())?;
+            let merged = vectors::merge_embedding_cache(&embed, &embed_copy)?;
             text.push_str(&format!(
                 "added {} embedding vectors to {}{}\n",
                 merged.added,
@@ -198,12 +196,12 @@ fn cache(args: CacheArgs) -> Result<(), String> {
             ));
         }
         if text.is_empty() {
-            return Err(format!(
+            return Err(crate::Error::not_found(format!(
                 "cache merge: {} holds no cache copies (judge/{}, embed/{})",
                 args.folder.display(),
                 replies::CACHE_FILE,
                 vectors::CACHE_FILE
-            ));
+            )));
         }
         text
     };
@@ -213,6 +211,23 @@ fn cache(args: CacheArgs) -> Result<(), String> {
 thread_local! {
     /// What the command prints, kept instead of printed while [`run_captured`] runs.
     static CAPTURED: std::cell::RefCell<Option<(String, String)>> = const { std::cell::RefCell::new(None) };
+    /// The kind of the error the last command on this thread ended with.
+    static FAILED_KIND: std::cell::Cell<Option<crate::ErrorKind>> = const { std::cell::Cell::new(None) };
+}
+
+/// What a command run in process ([`run_captured`]) did: its exit status, what it printed on
+/// standard output and as errors, and the kind of the error it ended with (`None` when it
+/// ended without one: success, or a finding such as a failed gate).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Captured {
+    /// The exit status the binary would end with.
+    pub status: u8,
+    /// What it printed on standard output.
+    pub out: String,
+    /// What it printed as errors (a failed gate's line included).
+    pub err: String,
+    /// The kind of its error.
+    pub kind: Option<crate::ErrorKind>,
 }
 
 /// Prints a report line of the command's (its errors, a failed gate) on stderr, or keeps it.
@@ -231,10 +246,10 @@ fn say(text: &str) {
 }
 
 /// [`run`], keeping what the command would print on standard output and the errors it would
-/// print on standard error: `(status, stdout, stderr)`. For callers in the same process that
+/// print on standard error, and the kind of its error. For callers in the same process that
 /// read the command's output (the Python package's Ray scale-out reads a block's tally, a merge's
 /// counts). Warnings and the progress line still go to the process's stderr.
-pub fn run_captured<I, T>(args: I) -> (u8, String, String)
+pub fn run_captured<I, T>(args: I) -> Captured
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
@@ -252,14 +267,19 @@ where
     let status = run(args);
     let (out, err) = CAPTURED.with(|c| c.borrow_mut().take()).unwrap_or_default();
     drop(capture);
-    (status, out, err)
+    Captured {
+        status,
+        out,
+        err,
+        kind: FAILED_KIND.get(),
+    }
 }
 
 /// Writes `text` to standard output. A closed pipe (`polars-rag metrics | head -1`) is not an
 /// error, as for other command-line tools: the text is dropped quietly and the command goes on,
 /// so its exit status still says what it found (a failed `compare` gate, `validate` problems).
 /// Other write errors are errors.
-fn emit(text: &str) -> Result<(), String> {
+fn emit(text: &str) -> crate::Result<()> {
     use std::io::Write;
     let kept = CAPTURED.with(|c| match c.borrow_mut().as_mut() {
         Some((out, _)) => {
@@ -275,13 +295,15 @@ fn emit(text: &str) -> Result<(), String> {
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(format!("cannot write to standard output: {e}")),
+        Err(e) => Err(crate::Error::io(format!(
+            "cannot write to standard output: {e}"
+        ))),
     }
 }
 
-fn run_job(job: &ScoreJob) -> Result<(), String> {
+fn run_job(job: &ScoreJob) -> crate::Result<()> {
     let line = ProgressLine::start(job.progress);
-    let report = score::run(job).map_err(|e| e.to_string());
+    let report = score::run(job).map_err(crate::Error::from);
     // The line ends before the summary is printed.
     drop(line);
     let report = report?;
@@ -316,7 +338,7 @@ fn keep_report(report: &score::ScoreReport) {
 /// [`run_captured`], also giving the data of the score report the command made (the summary
 /// table's rows, aggregates, signatures, notes and engine usage, as JSON): what the Python
 /// package's `pr.score` returns beside the scores. `None` when the command made no report.
-pub fn run_reporting<I, T>(args: I) -> (u8, String, String, Option<String>)
+pub fn run_reporting<I, T>(args: I) -> (Captured, Option<String>)
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
@@ -329,13 +351,13 @@ where
     }
     REPORT.with(|r| *r.borrow_mut() = Some(None));
     let reporting = Reporting;
-    let (status, out, err) = run_captured(args);
+    let captured = run_captured(args);
     let data = REPORT.with(|r| r.borrow_mut().take()).flatten();
     drop(reporting);
-    (status, out, err, data)
+    (captured, data)
 }
 
-fn demo() -> Result<(), String> {
+fn demo() -> crate::Result<()> {
     let dir = demo_dir().ok_or("the bundled demo (datasets/demo) was not found")?;
     let out_dir = PathBuf::from("demo-output");
     for run in ["run_a", "run_b"] {
@@ -362,7 +384,7 @@ fn demo() -> Result<(), String> {
         html: Some(out_dir.join("run_b_vs_run_a.html")),
         ..Default::default()
     };
-    let report = cli_compare::run(&job).map_err(|e| e.to_string())?;
+    let report = cli_compare::run(&job).map_err(crate::Error::from)?;
     emit(&report.markdown)
 }
 
@@ -377,6 +399,7 @@ where
 {
     // One command-line job is one run: its judges' budgets start unspent.
     crate::engines::judge::Judge::forget_shared();
+    FAILED_KIND.set(None);
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
@@ -403,7 +426,7 @@ where
             Ok(CompareOutcome::Incomplete) => return 3,
             Err(e) => Err(e),
         },
-        Some(Command::Summary(args)) => compare_options(&args.stats, Some(0)).and_then(|o| {
+        Some(Command::Summary(args)) => compare_options(&args.stats, Some(0)).map_err(crate::Error::from).and_then(|o| {
             let text = cli_compare::summary(
                 &args.scores,
                 args.stats.by.as_deref(),
@@ -411,16 +434,16 @@ where
                 &o,
                 args.out.as_deref(),
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(crate::Error::from)?;
             emit(&text)
         }),
-        Some(Command::Leaderboard(args)) => compare_options(&args.stats, Some(0)).and_then(|o| {
+        Some(Command::Leaderboard(args)) => compare_options(&args.stats, Some(0)).map_err(crate::Error::from).and_then(|o| {
             let options = CompareOptions {
                 adjust: args.adjust.unwrap_or_default(),
                 ..o
             };
             if args.stats.by.is_some() {
-                return Err("leaderboard: --by is not supported (segments are ranked by filtering the tables)".to_string());
+                return Err("leaderboard: --by is not supported (segments are ranked by filtering the tables)".into());
             }
             let text = cli_compare::leaderboard(
                 &args.runs,
@@ -431,7 +454,7 @@ where
                 args.out.as_deref(),
                 args.html.as_deref(),
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(crate::Error::from)?;
             emit(&text)
         }),
         Some(Command::Plan(args)) => {
@@ -457,7 +480,7 @@ where
                 &options,
                 args.out.as_deref(),
             )
-            .map_err(|e| e.to_string())
+            .map_err(crate::Error::from)
             .and_then(|text| emit(&text))
         }
         Some(Command::Calibrate(args)) => {
@@ -478,7 +501,7 @@ where
                 out: args.out,
             };
             crate::job::calibrate::run(&job)
-                .map_err(|e| e.to_string())
+                .map_err(crate::Error::from)
                 .and_then(|text| emit(&text))
         }
         Some(Command::Sample(args)) => {
@@ -495,7 +518,7 @@ where
                 out: args.out,
             };
             crate::job::sample::run(&job)
-                .map_err(|e| e.to_string())
+                .map_err(crate::Error::from)
                 .and_then(|text| emit(&text))
         }
         Some(Command::Validate(args)) => {
@@ -508,21 +531,22 @@ where
             match validate::run(&job) {
                 Ok(report) => {
                     if let Err(e) = emit(&report.text) {
-                        say(&format!("error: {}", shortened(&e.to_string())));
-                        return EXIT_ERROR;
+                        say(&format!("error: {}", shortened(e.message())));
+                        FAILED_KIND.set(Some(e.kind()));
+                        return e.kind().exit_status();
                     }
                     if !report.problems.is_empty() {
                         return 1;
                     }
                     Ok(())
                 }
-                Err(e) => Err(e.to_string()),
+                Err(e) => Err(crate::Error::from(e)),
             }
         }
-        Some(Command::Locate(args)) => locate_job(args).and_then(|job| {
+        Some(Command::Locate(args)) => locate_job(args).map_err(crate::Error::from).and_then(|job| {
             let _line = ProgressLine::start(job.progress);
             cli_locate::run(&job)
-                .map_err(|e| e.to_string())
+                .map_err(crate::Error::from)
                 .and_then(|report| emit(&report.text))
         }),
         Some(Command::JudgeCache(args)) => judge_cache(args),
@@ -530,9 +554,9 @@ where
         Some(Command::JudgeEval(args)) => judge_eval(args),
         Some(Command::Metrics(args)) if args.json => {
             crate::columnar::catalogue::catalogue()
-                .map_err(|e| e.to_string())
                 .and_then(|catalogue| {
-                    serde_json::to_string_pretty(&catalogue).map_err(|e| e.to_string())
+                    serde_json::to_string_pretty(&catalogue)
+                        .map_err(|e| crate::Error::options(e.to_string()))
                 })
                 .and_then(|text| emit(&format!("{text}\n")))
         }
@@ -549,20 +573,23 @@ where
         Err(e) => {
             // A message may quote what a table or the command line held: each line is printed
             // as the text outputs show values, so a control character cannot act on the terminal.
-            let lines: Vec<_> = shortened(&e)
+            let lines: Vec<_> = shortened(e.message())
                 .lines()
                 .map(|line| crate::text::shown::escaped(line).into_owned())
                 .collect();
             say(&format!("error: {}", lines.join("\n")));
-            EXIT_ERROR
+            FAILED_KIND.set(Some(e.kind()));
+            e.kind().exit_status()
         }
     }
 }
 
-/// The exit status of a command that could not do its work (unreadable input, a bad setting,
-/// a failed write, an engine that gave up), as a usage error's: 2. Status 1 is kept for a
-/// command that ran and found something (a failed gate, problems `validate` found), and 3 for
-/// a gate that could not decide (a run too incomplete), so a CI script can tell them apart.
+/// The exit status of a command that could not do its work because of what it was given
+/// (unreadable input, a bad setting, a missing file, a failed write), as a usage error's: 2.
+/// Engine failures have statuses of their own ([`crate::ErrorKind::exit_status`]: 4 an engine,
+/// 5 a judge's budget spent, 130 Ctrl-C). Status 1 is kept for a command that ran and found
+/// something (a failed gate, problems `validate` found), and 3 for a gate that could not decide
+/// (a run too incomplete), so a CI script can tell them apart.
 pub const EXIT_ERROR: u8 = 2;
 
 /// `message` with every word (a path, a value from a config) of more than 300 characters cut

@@ -626,8 +626,9 @@ pub(crate) struct ScoreArgs {
     pub(crate) judge_cards: Vec<PathBuf>,
     /// Score a run of more rows than this one batch at a time, streaming it from and to
     /// Parquet with memory bounded by one batch; 0 reads the whole run into memory.
-    #[arg(long, default_value_t = 100_000, value_name = "ROWS")]
-    pub(crate) batch_rows: usize,
+    /// [default: 100000, or `batch_rows` in the config]
+    #[arg(long, value_name = "ROWS")]
+    pub(crate) batch_rows: Option<usize>,
     /// The run is one block of a job scored in parts on several machines (`polars_rag.ray`):
     /// score and write its rows only; golden questions it does not answer are left to
     /// --summarise-parts, and no summary is printed.

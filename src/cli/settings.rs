@@ -11,10 +11,7 @@ use crate::job::config::ScoreConfig;
 use crate::job::locate::LocateJob;
 use crate::job::progress::ProgressMode;
 use crate::job::{self as score, ScoreJob};
-use crate::metrics::judged::custom::CustomJudgeOptions;
 use crate::metrics::locate::LocateOptions;
-use crate::registry;
-use std::path::PathBuf;
 
 /// The comparison settings: the flags given, the defaults of `CompareOptions` for the others.
 pub(crate) fn compare_options(
@@ -135,92 +132,77 @@ fn cache_flag(dir: &Option<std::path::PathBuf>, off: bool) -> Option<Option<Stri
     }
 }
 
-pub(crate) fn job_from(args: ScoreArgs) -> Result<ScoreJob, String> {
+pub(crate) fn job_from(args: ScoreArgs) -> crate::Result<ScoreJob> {
     // Layers, each over the one before: the options types' defaults, the config file, --set,
-    // then the flags below.
+    // then the flags below, laid over the config as overrides; the job's own merge
+    // (`ScoreConfig::into_job`) then makes the job of them, as for every face.
     // The overrides are parsed here rather than by the argument parser, whose message would
     // quote the whole argument (a key 20,000 levels deep, a line break): theirs quote it shown.
     let overrides = args
         .set
         .iter()
         .map(|text| text.parse::<ConfigOverride>())
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| e.to_string())?;
+        .collect::<Result<Vec<_>, _>>()?;
     let mut cfg = match &args.config {
         Some(path) => ScoreConfig::from_file_with(path, &overrides),
         None => ScoreConfig::parse_with("", &overrides),
-    }
-    .map_err(|e| e.to_string())?;
-    let judge = judge_from(&args.judge, cfg.judge.take());
-    let embedder = embedder_from(&args.embed, cfg.embed.take(), true);
+    }?;
+    cfg.judge = judge_from(&args.judge, cfg.judge.take());
+    cfg.embed = embedder_from(&args.embed, cfg.embed.take(), true);
     let run = args
         .run
-        .or(cfg.run)
+        .or(cfg.run.take())
         .ok_or("no run table: pass --run PATH or set `run` in the config")?;
-    let out = args
-        .out
-        .or(cfg.out)
-        .unwrap_or_else(|| score::default_out(&run, std::path::Path::new(".")));
-    // The job gives the judge and the embedding model to every metric's section that sets
-    // none of its own (ScoreJob::with_engines).
-    let mut options = cfg.options;
-    options.apply_shared(&args.shared);
-    let unit = args.unit.or(cfg.unit).unwrap_or_default();
-    let invalid_spans = args.invalid_spans.or(cfg.invalid_spans).unwrap_or_default();
-    let custom_judges = custom_judges_from(
-        std::mem::take(&mut cfg.judges),
-        &args.judge_cards,
-        judge.as_ref(),
-    )?;
-    let columns = cfg.columns;
+    cfg.out = Some(
+        args.out
+            .or(cfg.out.take())
+            .unwrap_or_else(|| score::default_out(&run, std::path::Path::new("."))),
+    );
+    cfg.run = Some(run);
+    cfg.options.apply_shared(&args.shared);
+    cfg.unit = args.unit.or(cfg.unit);
+    cfg.invalid_spans = args.invalid_spans.or(cfg.invalid_spans);
+    cfg.judge_cards = args.judge_cards;
+    cfg.golden = args.golden.or(cfg.golden);
+    cfg.metrics = args.metrics.or(cfg.metrics);
+    cfg.corpus = args.corpus.or(cfg.corpus);
+    cfg.chunks = args.chunks.or(cfg.chunks);
+    cfg.by = args.by.or(cfg.by);
+    cfg.batch_rows = args.batch_rows.or(cfg.batch_rows);
+    cfg.grade_relevance = args.grade_relevance.or(cfg.grade_relevance);
+    let columns = std::mem::take(&mut cfg.columns);
+    cfg.columns = Columns {
+        id: args.id_col.or(columns.id),
+        answer: args.answer_col.or(columns.answer),
+        sources: args.sources_col.or(columns.sources),
+        references: args.references_col.or(columns.references),
+        checks: args.checks_col.or(columns.checks),
+        negatives: args.negatives_col.or(columns.negatives),
+        retrieved: args.retrieved_col.or(columns.retrieved),
+        relevant: args.relevant_col.or(columns.relevant),
+        claim: args.claim_col.or(columns.claim),
+        cited_span: args.cited_span_col.or(columns.cited_span),
+        question: args.question_col.or(columns.question),
+        contexts: args.contexts_col.or(columns.contexts),
+    };
     Ok(ScoreJob {
-        run: run.into(),
-        golden: args.golden.or(cfg.golden).map(Into::into),
-        out: Some(out),
-        metrics: args.metrics.or(cfg.metrics),
-        columns: Columns {
-            id: args.id_col.or(columns.id),
-            answer: args.answer_col.or(columns.answer),
-            sources: args.sources_col.or(columns.sources),
-            references: args.references_col.or(columns.references),
-            checks: args.checks_col.or(columns.checks),
-            negatives: args.negatives_col.or(columns.negatives),
-            retrieved: args.retrieved_col.or(columns.retrieved),
-            relevant: args.relevant_col.or(columns.relevant),
-            claim: args.claim_col.or(columns.claim),
-            cited_span: args.cited_span_col.or(columns.cited_span),
-            question: args.question_col.or(columns.question),
-            contexts: args.contexts_col.or(columns.contexts),
-        },
-        options,
-        corpus: args.corpus.or(cfg.corpus).map(Into::into),
-        chunks: args.chunks.or(cfg.chunks),
-        unit,
-        invalid_spans,
-        by: args.by.or(cfg.by),
         timings: args.timings,
         review: args.review,
-        grade_relevance: args.grade_relevance,
         progress: if args.quiet {
             ProgressMode::Never
         } else {
             args.progress
         },
         locate_quotes: args.locate_quotes,
-        judge,
-        embedder,
-        custom_judges,
-        batch_rows: args.batch_rows,
         parts: match (args.block, args.summarise_parts) {
             (true, _) => score::Parts::Block,
             (false, Some(pattern)) => score::Parts::Summarise(pattern),
             (false, None) => score::Parts::Whole,
         },
+        ..cfg.into_job()?
     })
 }
 
-/// The judges defined as data of a score job: the config's `[judges.<id>]` sections, then the
-/// `--judge-card` files. Each runs on its own section's judge, else the job's judge.
 /// The clause a merge report adds for source rows it refused.
 pub(crate) fn refused_note(refused: u64) -> String {
     match refused {
@@ -228,78 +210,5 @@ pub(crate) fn refused_note(refused: u64) -> String {
         n => format!(
             " ({n} rows of the copy refused: a value of the wrong type, unreadable by later runs)"
         ),
-    }
-}
-
-pub(crate) fn custom_judges_from(
-    sections: std::collections::BTreeMap<String, crate::job::config::CustomJudgeSection>,
-    cards: &[PathBuf],
-    judge: Option<&JudgeSettings>,
-) -> Result<Vec<score::CustomJudgeJob>, String> {
-    let mut jobs: Vec<score::CustomJudgeJob> = Vec::new();
-    let flagged = cards.iter().map(|path| {
-        let section = crate::job::config::CustomJudgeSection {
-            template: crate::job::config::CardRef::File(path.clone()),
-            inputs: Default::default(),
-            judge: None,
-        };
-        (None, section)
-    });
-    let configured = sections
-        .into_iter()
-        .map(|(name, section)| (Some(name), section));
-    for (name, section) in configured.chain(flagged) {
-        let place = match &name {
-            Some(name) => format!("[judges.{name}]"),
-            None => format!("--judge-card {}", section_path(&section)),
-        };
-        let template = section
-            .template
-            .source(name.as_deref().unwrap_or("card"))
-            .map_err(|e| match &name {
-                Some(_) => e.to_string(),
-                None => format!("{place}: {e}"),
-            })?;
-        let settings = section.judge.clone().or_else(|| judge.cloned()).ok_or_else(|| {
-            format!("{place} needs a judge: a [judge] section, --judge-model / --judge-base-url, or POLARS_RAG_JUDGE_MODEL")
-        })?;
-        let options = CustomJudgeOptions {
-            judge: settings,
-            template: Some(template),
-        };
-        let card = options.card().map_err(|e| format!("{place}: {e}"))?;
-        if let Some(name) = &name
-            && &card.id != name
-        {
-            return Err(format!(
-                "{place}: the card's id is `{}`; name the section [judges.{}]",
-                card.id, card.id
-            ));
-        }
-        if registry::find(&card.id).is_some() || card.id == crate::job::claims::CLAIM_AUDIT {
-            return Err(format!(
-                "{place}: the card's id `{}` is a built-in metric's (or the claim audit's) name; give the card another id",
-                card.id
-            ));
-        }
-        if jobs.iter().any(|j| j.id() == card.id) {
-            return Err(format!(
-                "{place}: a judge with id `{}` is already defined",
-                card.id
-            ));
-        }
-        jobs.push(score::CustomJudgeJob {
-            options,
-            columns: section.inputs,
-        });
-    }
-    Ok(jobs)
-}
-
-/// The file of a card given by path (for messages).
-pub(crate) fn section_path(section: &crate::job::config::CustomJudgeSection) -> String {
-    match &section.template {
-        crate::job::config::CardRef::File(path) => path.display().to_string(),
-        crate::job::config::CardRef::Inline(card) => card.id.clone(),
     }
 }

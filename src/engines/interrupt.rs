@@ -58,7 +58,7 @@ pub fn interrupted() -> bool {
     ACTIVE.load(Ordering::SeqCst) > 0 && INTERRUPTED.load(Ordering::SeqCst)
 }
 
-/// Sleeps `duration`, or until Ctrl-C: an [`ErrorKind::Engine`](crate::ErrorKind::Engine)
+/// Sleeps `duration`, or until Ctrl-C: an [`ErrorKind::Interrupted`](crate::ErrorKind::Interrupted)
 /// error with [`INTERRUPTED_MESSAGE`] when interrupted.
 pub fn sleep(duration: Duration) -> crate::Result<()> {
     sleep_unless(interrupted, duration)
@@ -69,7 +69,7 @@ fn sleep_unless(stop: impl Fn() -> bool, duration: Duration) -> crate::Result<()
     loop {
         if stop() {
             return Err(crate::Error::new(
-                crate::ErrorKind::Engine,
+                crate::ErrorKind::Interrupted,
                 INTERRUPTED_MESSAGE,
             ));
         }

@@ -11,7 +11,7 @@ use super::output::{create_output, signatures, write_error};
 use super::parts::{add_corpus_sums, aggregates_of_sums, block_report, write_block_tally};
 use super::plan::{choose_metrics, options_with_relevance, resolve_columns};
 use super::summary::summarise;
-use super::{err, Parts, ScoreJob, ScoreReport};
+use super::{Parts, ScoreJob, ScoreReport};
 use crate::columnar::driver::readable_frame;
 use crate::columnar::join;
 
@@ -361,7 +361,7 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Batched> 
         None => polars_bail!(ComputeError: "score: {} has no rows to score", job.run.display()),
     }
     out.commit()
-        .map_err(|e| err(format!("cannot write {}: {e}", out_path.display())))?;
+        .map_err(|e| crate::job::io_err(format!("cannot write {}: {e}", out_path.display())))?;
     let mut claims_file = None;
     if let Some(writer) = claims_writer {
         let (path, written) = writer.finish()?;

@@ -78,7 +78,10 @@ pub fn read_labels(path: &Path, who: &str) -> PolarsResult<DataFrame> {
 /// that holds a label but no `id` is an error naming the sheet's row (blank rows are skipped).
 pub fn read_labels_keyed(path: &Path, who: &str, id: Option<&str>) -> PolarsResult<DataFrame> {
     if std::fs::symlink_metadata(path).is_err() {
-        polars_bail!(ComputeError: "{who}: labels table not found: {}", path.display());
+        return Err(crate::job::not_found(format!(
+            "{who}: labels table not found: {}",
+            path.display()
+        )));
     }
     crate::files::regular_file(path, "labels table")
         .map_err(|e| polars_err!(ComputeError: "{who}: {e}"))?;

@@ -96,7 +96,7 @@ impl ClaimsWriter {
     pub(crate) fn beside(scores: &std::path::Path) -> PolarsResult<Self> {
         let path = claims_path(scores);
         let file = crate::atomic::AtomicFile::create(&path)
-            .map_err(|e| super::err(format!("cannot write {}: {e}", path.display())))?;
+            .map_err(|e| crate::job::io_err(format!("cannot write {}: {e}", path.display())))?;
         Ok(ClaimsWriter {
             path,
             file,
@@ -109,10 +109,9 @@ impl ClaimsWriter {
     pub(crate) fn write(&mut self, claims: &mut DataFrame) -> PolarsResult<()> {
         claims.rechunk_mut_par();
         if self.writer.is_none() {
-            let file =
-                self.file.file()?.try_clone().map_err(|e| {
-                    super::err(format!("cannot write {}: {e}", self.path.display()))
-                })?;
+            let file = self.file.file()?.try_clone().map_err(|e| {
+                crate::job::io_err(format!("cannot write {}: {e}", self.path.display()))
+            })?;
             self.writer = Some(ParquetWriter::new(file).batched(claims.schema())?);
         }
         let writer = self.writer.as_mut().expect("made above");
@@ -130,9 +129,9 @@ impl ClaimsWriter {
                 .finish()
                 .map_err(|e| super::output::write_error(&self.path, e))?;
         }
-        self.file
-            .commit()
-            .map_err(|e| super::err(format!("cannot write {}: {e}", self.path.display())))?;
+        self.file.commit().map_err(|e| {
+            crate::job::io_err(format!("cannot write {}: {e}", self.path.display()))
+        })?;
         Ok((self.path, self.rows))
     }
 }

@@ -148,7 +148,10 @@ impl ScoresSource for ParquetScores {
 /// [`crate::compare::streamed`]), with the signatures `score` recorded in its metadata.
 pub fn open_scores(path: &Path, id: &str) -> PolarsResult<(ParquetScores, Vec<(String, String)>)> {
     if !path.is_file() {
-        return Err(err(format!("scores table not found: {}", path.display())));
+        return Err(crate::job::not_found(format!(
+            "scores table not found: {}",
+            path.display()
+        )));
     }
     let mut reader = ParquetReader::new(crate::job::parquet::parquet_file(path, "scores table")?);
     let signatures = reader
@@ -202,7 +205,7 @@ pub(crate) fn read_scores(path: &Path, id: &str, extra: &[&str]) -> PolarsResult
 pub(crate) fn create_parent(path: &Path) -> PolarsResult<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
-            .map_err(|e| err(format!("cannot create {}: {e}", parent.display())))?;
+            .map_err(|e| crate::job::io_err(format!("cannot create {}: {e}", parent.display())))?;
     }
     Ok(())
 }
@@ -210,7 +213,7 @@ pub(crate) fn create_parent(path: &Path) -> PolarsResult<()> {
 fn write_text(path: &Path, text: &str) -> PolarsResult<()> {
     create_parent(path)?;
     crate::atomic::write(path, text.as_bytes())
-        .map_err(|e| err(format!("cannot write {}: {e}", path.display())))
+        .map_err(|e| crate::job::io_err(format!("cannot write {}: {e}", path.display())))
 }
 
 /// Runs the comparison and writes the files asked for.
@@ -227,7 +230,7 @@ pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
     if let Some((baseline_labels, candidate_labels)) = &job.labels {
         for path in [baseline_labels, candidate_labels] {
             if std::fs::symlink_metadata(path).is_err() {
-                return Err(err(format!(
+                return Err(crate::job::not_found(format!(
                     "compare: labels table not found: {}",
                     path.display()
                 )));

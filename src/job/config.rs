@@ -140,7 +140,20 @@ pub struct ScoreConfig {
     pub embed: Option<EmbedSettings>,
     /// `[judges.<id>]`: judges defined as data, by id.
     pub judges: std::collections::BTreeMap<String, CustomJudgeSection>,
+    /// Judges defined as data given by their card files alone (the command's `--judge-card`),
+    /// each reading the columns named like its inputs.
+    pub judge_cards: Vec<PathBuf>,
+    /// Score a run of more rows than this one batch at a time (see [`ScoreJob::batch_rows`](crate::job::ScoreJob::batch_rows));
+    /// default [`DEFAULT_BATCH_ROWS`] when the scores go to a file, else 0 (in memory).
+    pub batch_rows: Option<usize>,
+    /// The qrels table the judge grades the run's retrieved passages into (see
+    /// [`ScoreJob::grade_relevance`](crate::job::ScoreJob::grade_relevance)).
+    pub grade_relevance: Option<PathBuf>,
 }
+
+/// The batch size of a job that writes its scores, unless its settings give one: a run of more
+/// rows is scored one batch at a time, in bounded memory.
+pub const DEFAULT_BATCH_ROWS: usize = 100_000;
 
 /// A `[judges.<id>]` section: a judge defined as data.
 #[derive(Clone, Debug, Deserialize)]
@@ -200,6 +213,8 @@ struct JobKeys {
     unit: Option<SpanUnit>,
     invalid_spans: Option<InvalidSpans>,
     by: Option<String>,
+    batch_rows: Option<usize>,
+    grade_relevance: Option<PathBuf>,
 }
 
 impl ScoreConfig {
@@ -233,6 +248,53 @@ impl ScoreConfig {
         for o in overrides {
             o.apply(&mut table)?;
         }
+        Self::read_table(table)
+    }
+
+    /// The settings a table holds, as a config file's (the Python package's `pr.score` gives its
+    /// keywords this way): unknown keys are errors, as in a file.
+    ///
+    /// ```
+    /// use polars_rag::job::config::ScoreConfig;
+    /// let table: toml::Table = toml::from_str("metrics = ['rouge']\n[rouge]\nuse_stemmer = true").unwrap();
+    /// let cfg = ScoreConfig::from_table(table).unwrap();
+    /// assert!(cfg.options.rouge.use_stemmer);
+    /// let typo: toml::Table = toml::from_str("[rouge]\nstemmer = true").unwrap();
+    /// assert!(ScoreConfig::from_table(typo).unwrap_err().to_string().contains("stemmer"));
+    /// ```
+    pub fn from_table(table: toml::Table) -> crate::Result<Self> {
+        Self::read_table(table).map_err(crate::Error::input)
+    }
+
+    /// A config file's settings (when there is one) with `over` laid over them key by key, a
+    /// section merged into the file's section of the same name: what the Python package's
+    /// `pr.score(config=..., options=...)` scores with.
+    pub fn layered(file: Option<&Path>, over: toml::Table) -> crate::Result<Self> {
+        let mut table = match file {
+            None => toml::Table::new(),
+            Some(path) => {
+                if !path.exists() {
+                    return Err(crate::Error::not_found(format!(
+                        "config not found: {}",
+                        path.display()
+                    )));
+                }
+                let text = crate::files::read_text(path, "config", crate::files::CONFIG_LIMIT)
+                    .map_err(|e| crate::Error::io(e.to_string()))?;
+                toml::from_str(&text).map_err(|e| {
+                    crate::Error::input(format!(
+                        "invalid config {}: {}",
+                        path.display(),
+                        toml_error(&e, &text)
+                    ))
+                })?
+            }
+        };
+        lay_over(&mut table, over);
+        Self::from_table(table)
+    }
+
+    fn read_table(mut table: toml::Table) -> Result<Self, String> {
         let mut job = toml::Table::new();
         for key in [
             "run",
@@ -245,6 +307,8 @@ impl ScoreConfig {
             "unit",
             "invalid_spans",
             "by",
+            "batch_rows",
+            "grade_relevance",
         ] {
             if let Some(value) = table.remove(key) {
                 job.insert(key.to_string(), value);
@@ -291,6 +355,62 @@ impl ScoreConfig {
             judge,
             embed,
             judges,
+            judge_cards: Vec::new(),
+            batch_rows: job.batch_rows,
+            grade_relevance: job.grade_relevance,
+        })
+    }
+
+    /// The job these settings describe: the one merge of every face (the command's flags are
+    /// laid over the config as overrides before it; Python's keywords are a table of the same
+    /// keys). It gives the job the judge and embedding model the environment names when the
+    /// settings give none (`POLARS_RAG_JUDGE_MODEL`, `POLARS_RAG_EMBED_MODEL`), reads and checks
+    /// the judges defined as data, and picks the defaults: the scores in memory unless `out` is
+    /// set, batches of [`DEFAULT_BATCH_ROWS`] when they go to a file. The run, golden table and
+    /// corpus may be replaced by frames afterwards.
+    ///
+    /// ```
+    /// use polars_rag::job::config::ScoreConfig;
+    /// let cfg = ScoreConfig::parse("run = 'run.parquet'\nout = 'scores.parquet'\nby = 'segment'").unwrap();
+    /// let job = cfg.into_job().unwrap();
+    /// assert_eq!(job.by.as_deref(), Some("segment"));
+    /// assert_eq!(job.batch_rows, polars_rag::job::config::DEFAULT_BATCH_ROWS);
+    /// let bad = ScoreConfig::parse("[judges.mine]\ntemplate = 'missing-card.toml'").unwrap();
+    /// assert!(bad.into_job().is_err());
+    /// ```
+    pub fn into_job(self) -> crate::Result<crate::job::ScoreJob> {
+        let named = |variable: &str| std::env::var(variable).is_ok_and(|m| !m.trim().is_empty());
+        let judge = self
+            .judge
+            .or_else(|| named("POLARS_RAG_JUDGE_MODEL").then(JudgeSettings::default));
+        let embedder = self
+            .embed
+            .or_else(|| named("POLARS_RAG_EMBED_MODEL").then(EmbedSettings::default));
+        let custom_judges = custom_judges_from(self.judges, &self.judge_cards, judge.as_ref())
+            .map_err(crate::Error::input)?;
+        let batch_rows = self.batch_rows.unwrap_or(if self.out.is_some() {
+            DEFAULT_BATCH_ROWS
+        } else {
+            0
+        });
+        Ok(crate::job::ScoreJob {
+            run: self.run.map(Into::into).unwrap_or_default(),
+            golden: self.golden.map(Into::into),
+            out: self.out,
+            metrics: self.metrics,
+            columns: self.columns,
+            options: self.options,
+            corpus: self.corpus.map(Into::into),
+            chunks: self.chunks,
+            unit: self.unit.unwrap_or_default(),
+            invalid_spans: self.invalid_spans.unwrap_or_default(),
+            by: self.by,
+            grade_relevance: self.grade_relevance,
+            judge,
+            embedder,
+            custom_judges,
+            batch_rows,
+            ..crate::job::ScoreJob::default()
         })
     }
 
@@ -309,6 +429,94 @@ impl ScoreConfig {
             .map_err(|e| e.to_string())?;
         Self::parse_with(&text, overrides)
             .map_err(|e| format!("invalid config {}: {e}", path.display()))
+    }
+}
+
+/// Lays `over` over `table` key by key: a section over a section merges into it, anything else
+/// replaces what was there.
+fn lay_over(table: &mut toml::Table, over: toml::Table) {
+    for (key, value) in over {
+        match (table.get_mut(&key), value) {
+            (Some(toml::Value::Table(mine)), toml::Value::Table(theirs)) => lay_over(mine, theirs),
+            (_, value) => {
+                table.insert(key, value);
+            }
+        }
+    }
+}
+
+/// The judges defined as data of a job: the `[judges.<id>]` sections, then the card files given
+/// alone. Each runs on its own section's judge, else the job's judge.
+fn custom_judges_from(
+    sections: std::collections::BTreeMap<String, CustomJudgeSection>,
+    cards: &[PathBuf],
+    judge: Option<&JudgeSettings>,
+) -> Result<Vec<crate::job::CustomJudgeJob>, String> {
+    let mut jobs: Vec<crate::job::CustomJudgeJob> = Vec::new();
+    let flagged = cards.iter().map(|path| {
+        let section = CustomJudgeSection {
+            template: CardRef::File(path.clone()),
+            inputs: Default::default(),
+            judge: None,
+        };
+        (None, section)
+    });
+    let configured = sections
+        .into_iter()
+        .map(|(name, section)| (Some(name), section));
+    for (name, section) in configured.chain(flagged) {
+        let place = match &name {
+            Some(name) => format!("[judges.{name}]"),
+            None => format!("--judge-card {}", section_path(&section)),
+        };
+        let template = section
+            .template
+            .source(name.as_deref().unwrap_or("card"))
+            .map_err(|e| match &name {
+                Some(_) => e.to_string(),
+                None => format!("{place}: {e}"),
+            })?;
+        let settings = section.judge.clone().or_else(|| judge.cloned()).ok_or_else(|| {
+            format!("{place} needs a judge: a [judge] section, --judge-model / --judge-base-url, or POLARS_RAG_JUDGE_MODEL")
+        })?;
+        let options = crate::metrics::judged::custom::CustomJudgeOptions {
+            judge: settings,
+            template: Some(template),
+        };
+        let card = options.card().map_err(|e| format!("{place}: {e}"))?;
+        if let Some(name) = &name
+            && &card.id != name
+        {
+            return Err(format!(
+                "{place}: the card's id is `{}`; name the section [judges.{}]",
+                card.id, card.id
+            ));
+        }
+        if crate::registry::find(&card.id).is_some() || card.id == crate::job::claims::CLAIM_AUDIT {
+            return Err(format!(
+                "{place}: the card's id `{}` is a built-in metric's (or the claim audit's) name; give the card another id",
+                card.id
+            ));
+        }
+        if jobs.iter().any(|j| j.id() == card.id) {
+            return Err(format!(
+                "{place}: a judge with id `{}` is already defined",
+                card.id
+            ));
+        }
+        jobs.push(crate::job::CustomJudgeJob {
+            options,
+            columns: section.inputs,
+        });
+    }
+    Ok(jobs)
+}
+
+/// The file of a card given by path (for messages).
+fn section_path(section: &CustomJudgeSection) -> String {
+    match &section.template {
+        CardRef::File(path) => path.display().to_string(),
+        CardRef::Inline(card) => card.id.clone(),
     }
 }
 

@@ -17,6 +17,12 @@ pub use crate::columnar::corpus::{check_spans, Corpus, SpanUnit};
 /// outside the corpus root is an error naming the link (a corpus never reads a file it does not
 /// contain), and a directory reached twice through links is read once.
 pub fn load(path: &Path) -> PolarsResult<Corpus> {
+    if !path.is_dir() && !path.is_file() {
+        return Err(crate::job::not_found(format!(
+            "corpus not found: {}",
+            path.display()
+        )));
+    }
     load_corpus(path).map_err(err)
 }
 

@@ -110,7 +110,9 @@ impl From<DataFrame> for Input {
 pub(crate) fn scan(path: &Path, what: &str) -> PolarsResult<LazyFrame> {
     let name = path.to_string_lossy().to_string();
     if !path.exists() {
-        return Err(err(format!("{what} table not found: {name}")));
+        return Err(crate::job::not_found(format!(
+            "{what} table not found: {name}"
+        )));
     }
     crate::job::parquet::parquet_file(path, &format!("{what} table"))?;
     LazyFrame::scan_parquet(name.as_str().into(), ScanArgsParquet::default())

@@ -74,7 +74,10 @@ enum QuoteBatches {
 impl QuoteSource {
     fn open(path: &Path, column: &str) -> PolarsResult<Self> {
         if !path.is_file() {
-            polars_bail!(ComputeError: "locate: quotes not found: {}", path.display());
+            return Err(crate::job::not_found(format!(
+                "locate: quotes not found: {}",
+                path.display()
+            )));
         }
         if path.extension().is_some_and(|e| e == "parquet") {
             crate::job::parquet::parquet_file(path, "quotes table")?;
@@ -201,7 +204,10 @@ fn read_corpus(path: &Path) -> PolarsResult<Vec<(String, String)>> {
             .collect());
     }
     if !path.is_file() {
-        polars_bail!(ComputeError: "locate: corpus not found: {}", path.display());
+        return Err(crate::job::not_found(format!(
+            "locate: corpus not found: {}",
+            path.display()
+        )));
     }
     corpus_documents(
         &ParquetReader::new(crate::job::parquet::parquet_file(path, "corpus")?).finish()?,

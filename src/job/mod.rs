@@ -424,6 +424,18 @@ pub(crate) fn err(msg: String) -> PolarsError {
     PolarsError::ComputeError(msg.into())
 }
 
+/// Reading or writing a file failed (not for its absence): an [`ErrorKind::Io`](crate::ErrorKind)
+/// error, travelling as a Polars error.
+pub(crate) fn io_err(msg: String) -> PolarsError {
+    crate::Error::io(msg).into()
+}
+
+/// A file or folder the job was given is missing: an [`ErrorKind::NotFound`](crate::ErrorKind)
+/// error, travelling as a Polars error.
+pub(crate) fn not_found(msg: String) -> PolarsError {
+    crate::Error::not_found(msg).into()
+}
+
 /// Checks metric ids against the metric table (tools such as `locate_quotes` have switches of
 /// their own and are not scored by id).
 pub fn validate_metrics(ids: &[String]) -> PolarsResult<()> {

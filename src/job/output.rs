@@ -138,7 +138,7 @@ pub(crate) fn write_scores(
         .finish(scores)
         .map_err(|e| write_error(path, e))?;
     out.commit()
-        .map_err(|e| err(format!("cannot write {}: {e}", path.display())))?;
+        .map_err(|e| crate::job::io_err(format!("cannot write {}: {e}", path.display())))?;
     Ok(())
 }
 
@@ -157,9 +157,10 @@ pub(crate) fn create_output(job: &ScoreJob) -> PolarsResult<AtomicFile> {
     let path = job.out_path()?;
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
-            .map_err(|e| err(format!("cannot create {}: {e}", parent.display())))?;
+            .map_err(|e| crate::job::io_err(format!("cannot create {}: {e}", parent.display())))?;
     }
-    AtomicFile::create(path).map_err(|e| err(format!("cannot write {}: {e}", path.display())))
+    AtomicFile::create(path)
+        .map_err(|e| crate::job::io_err(format!("cannot write {}: {e}", path.display())))
 }
 
 /// Every metric's signature, as the scores' Parquet metadata carries it (for `compare` and for

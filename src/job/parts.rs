@@ -141,7 +141,7 @@ pub(crate) fn write_block_tally(
     let path = SummaryTally::path_beside(job.out_path()?);
     tally
         .write(&path)
-        .map_err(|e| err(format!("cannot write {}: {e}", path.display())))
+        .map_err(|e| crate::job::io_err(format!("cannot write {}: {e}", path.display())))
 }
 
 /// The files a `--summarise-parts` pattern names, in path order.
@@ -233,7 +233,9 @@ pub(crate) fn summarise_parts(
     let mut tally: Option<SummaryTally> = None;
     let mut merge = |part: SummaryTally| -> PolarsResult<()> {
         match &mut tally {
-            Some(all) => all.merge(&part).map_err(|e| err(format!("score: {e}"))),
+            Some(all) => all
+                .merge(&part)
+                .map_err(|e| crate::Error::integrity(format!("score: {e}")).into()),
             None => {
                 tally = Some(part);
                 Ok(())

@@ -47,7 +47,10 @@ pub fn sample_paths(out: &Path) -> (PathBuf, PathBuf) {
 /// Runs the job: what was picked, where it was written, and what to do next.
 pub fn run(job: &SampleJob) -> PolarsResult<String> {
     if std::fs::symlink_metadata(&job.scores).is_err() {
-        polars_bail!(ComputeError: "sample: scores table not found: {}", job.scores.display());
+        return Err(crate::job::not_found(format!(
+            "sample: scores table not found: {}",
+            job.scores.display()
+        )));
     }
     let (xlsx, parquet) = sample_paths(&job.out);
     for output in [&xlsx, &parquet] {

@@ -173,7 +173,7 @@ impl SummaryTally {
     /// Adds `other` (the tally of more rows of the same job) to this one.
     pub fn merge(&mut self, other: &SummaryTally) -> PolarsResult<()> {
         self.merge_checked(other)
-            .map_err(|e| PolarsError::ComputeError(e.into()))
+            .map_err(|e| crate::Error::integrity(e).into())
     }
 
     fn merge_checked(&mut self, other: &SummaryTally) -> Result<(), String> {

@@ -34,7 +34,9 @@ pub struct ValidateReport {
 pub fn run(job: &ValidateJob) -> PolarsResult<ValidateReport> {
     let name = job.golden.display().to_string();
     if !job.golden.is_file() {
-        polars_bail!(ComputeError: "golden table not found: {name}");
+        return Err(crate::job::not_found(format!(
+            "golden table not found: {name}"
+        )));
     }
     let golden = crate::columnar::driver::readable_frame(
         "validate",

@@ -21,6 +21,7 @@ mod compare_faces;
 mod custom_judge;
 mod embed;
 mod engine_hostile;
+mod error_kinds;
 mod faces;
 #[cfg(feature = "cli")]
 mod family_simulations;

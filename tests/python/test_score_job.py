@@ -168,7 +168,7 @@ def test_pr_score_options_and_errors(tmp_path: Path) -> None:
     assert "k:3" in chosen.signatures["mrr"]
     with pytest.raises(ValueError, match="score: .*no_such_metric"):
         pr.score(run, golden, metrics=["no_such_metric"])
-    with pytest.raises(ValueError, match="score: run table not found"):
+    with pytest.raises(pr.exceptions.NotFoundError, match="score: run table not found"):
         pr.score(tmp_path / "absent.parquet")
     with pytest.raises(TypeError, match="score: metrics must be a list"):
         pr.score(run, metrics="rouge")  # type: ignore[arg-type]
@@ -240,6 +240,50 @@ def test_pr_score_equals_the_command_on_a_generated_run_of_100k_rows(tmp_path: P
     assert reference.returncode == 0, reference.stderr
     assert_frame_equal(pl.read_parquet(built), expected)
     assert metric_lines(reference.stdout) == metric_lines(done.stdout)
+
+
+def test_pr_score_on_frames_writes_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Frames cross to the job as Arrow and the scores come back in memory: no scratch file, no
+    output file, in the temporary folder or the working directory."""
+    import tempfile
+
+    rows = 100_000
+    ids = [f"q{i:06d}" for i in range(rows)]
+    answers = [f"the river {i % 97} bridge" for i in range(rows)]
+    run = pl.DataFrame({"query_id": ids, "answer": answers, "retrieved": [[f"d{i % 40}", f"d{i % 7}"] for i in range(rows)]})
+    golden = pl.DataFrame({"query_id": ids, "reference": [f"the river {i % 89} bridge" for i in range(rows)],
+                           "relevant_ids": [[f"d{i % 40}"] for i in range(rows)]})
+    scratch, work = tmp_path / "scratch", tmp_path / "work"
+    scratch.mkdir()
+    work.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.chdir(work)
+    metrics = ["exact_match", "rouge", "mrr"]
+    result = pr.score(run, golden, metrics=metrics)
+    assert list(scratch.iterdir()) == [] and list(work.iterdir()) == [], "pr.score wrote a file"
+    assert result.out is None and isinstance(result.scores, pl.DataFrame)
+    assert result.scores.height == rows
+    # The same numbers as the command on the same tables written to Parquet.
+    run.write_parquet(tmp_path / "run.parquet")
+    golden.write_parquet(tmp_path / "golden.parquet")
+    done = command("score", "--quiet", "--run", str(tmp_path / "run.parquet"), "--golden", str(tmp_path / "golden.parquet"),
+                   "--metrics", ",".join(metrics), "--out", str(tmp_path / "cli.parquet"))
+    assert done.returncode == 0, done.stderr
+    assert_frame_equal(result.scores, pl.read_parquet(tmp_path / "cli.parquet"))
+    assert metric_lines(result.text) == metric_lines(done.stdout)
+
+
+def test_columns_are_a_keyword_of_pr_score() -> None:
+    run = pl.DataFrame({"qid": ["q1", "q2"], "reply": ["Paris", "Lyon"], "gold": ["Paris", "Paris"]})
+    result = pr.score(run, metrics=["exact_match"], columns={"id": "qid", "answer": "reply", "references": "gold"})
+    assert result.scores["exact_match"].to_list() == [1.0, 0.0]
+    with pytest.raises(pr.exceptions.InvalidInputError, match="identifier"):
+        pr.score(run, metrics=["exact_match"], columns={"identifier": "qid"})
+    with pytest.raises(pr.exceptions.InvalidInputError, match="rouge.use_stemmer: a object cannot be a setting"):
+        pr.score(run, metrics=["exact_match"], options={"rouge": {"use_stemmer": object()}})
+    with pytest.raises(pr.exceptions.InvalidInputError, match=r"None is not a value"):
+        pr.score(run, metrics=["exact_match"], options={"citation_indicators": {"indicators": ["x", None]}})
 
 
 def test_pr_score_audits_raw_answers_claim_by_claim() -> None:

@@ -276,10 +276,13 @@ impl Embedder {
                 for batch in batches {
                     // Ctrl-C is the engine's during the call: acted on between batches.
                     if crate::engines::interrupt::interrupted() {
-                        return Err(engine_error(format!(
-                            "{metric}: {}",
-                            crate::engines::interrupt::INTERRUPTED_MESSAGE
-                        )));
+                        return Err(crate::Error::new(
+                            crate::ErrorKind::Interrupted,
+                            format!(
+                                "{metric}: {}",
+                                crate::engines::interrupt::INTERRUPTED_MESSAGE
+                            ),
+                        ));
                     }
                     let tokens = texts_of(batch)
                         .iter()
@@ -329,11 +332,19 @@ impl Embedder {
                     let done = outcome
                         .unwrap_or_else(|| Err("not embedded".into()))
                         .map_err(|reason| {
-                            engine_error(format!(
-                                "{metric}: embedding batch {} of {} failed: {reason}",
-                                i + 1,
-                                batches.len()
-                            ))
+                            let kind = if reason == crate::engines::interrupt::INTERRUPTED_MESSAGE {
+                                crate::ErrorKind::Interrupted
+                            } else {
+                                crate::ErrorKind::Engine
+                            };
+                            crate::Error::new(
+                                kind,
+                                format!(
+                                    "{metric}: embedding batch {} of {} failed: {reason}",
+                                    i + 1,
+                                    batches.len()
+                                ),
+                            )
                         })?;
                     usage.calls += done.calls;
                     usage.tokens += done.tokens;

@@ -397,7 +397,7 @@ impl Judge {
             .count();
         if interrupted > 0 {
             return Err(crate::Error::new(
-                crate::ErrorKind::Engine,
+                crate::ErrorKind::Interrupted,
                 format!(
                     "{metric}: {}: {interrupted} of {} distinct rows were not judged; replies received \
                      so far are cached",
@@ -422,7 +422,7 @@ impl Judge {
                 _ => "the budget".to_string(),
             };
             return Err(crate::Error::new(
-                crate::ErrorKind::Engine,
+                crate::ErrorKind::BudgetSpent,
                 format!(
                     "{metric}: the judge's budget is spent ({limit}; {} calls and {} tokens spent): {budget_spent} of {} \
                      distinct rows were not judged. Replies received so far are cached; raise the budget and run \

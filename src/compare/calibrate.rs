@@ -623,7 +623,7 @@ pub fn calibrate_tables(
             polars_bail!(ColumnNotFound: "calibrate: scores table {run} has no id column '{id}' (columns: {:?})", scores.get_column_names());
         }
         let mut keys = vec![id.to_string()];
-        for extra in super::tables::REPEAT_COLUMNS {
+        for extra in super::REPEAT_COLUMNS {
             if scores.column(extra).is_ok() && labels.column(extra).is_ok() {
                 keys.push(extra.to_string());
             }
@@ -770,7 +770,7 @@ fn misshapen_judged_columns(scores: &DataFrame) -> Vec<String> {
 /// How to tell a scores table's repeated rows apart when they share a key: by its `sample` or
 /// `repeat` column, which `labels` (named `labels_table`) then needs too.
 fn repeats_hint(scores: &DataFrame, labels: &DataFrame, labels_table: &str) -> String {
-    let unmatched: Vec<&str> = super::tables::REPEAT_COLUMNS
+    let unmatched: Vec<&str> = super::REPEAT_COLUMNS
         .into_iter()
         .filter(|c| scores.column(c).is_ok() && labels.column(c).is_err())
         .collect();
@@ -1365,7 +1365,7 @@ fn paired_label_deltas(
         }
     }
     let mut keys = vec![id.to_string()];
-    for extra in super::tables::REPEAT_COLUMNS {
+    for extra in super::REPEAT_COLUMNS {
         if [baseline, candidate, baseline_labels, candidate_labels]
             .iter()
             .all(|f| f.column(extra).is_ok())

@@ -28,6 +28,8 @@ pub mod integrity;
 pub mod labelling;
 pub mod leaderboard;
 pub mod plan;
+#[cfg(feature = "polars")]
+pub mod records;
 #[cfg(feature = "job")]
 pub mod report;
 #[cfg(feature = "polars")]
@@ -37,6 +39,9 @@ pub mod stats;
 pub mod streamed;
 #[cfg(feature = "polars")]
 pub mod tables;
+
+/// Columns that make an item's key together with the id, when both tables have them.
+pub const REPEAT_COLUMNS: [&str; 2] = ["sample", "repeat"];
 
 use self::stats::{
     decide_family, t_test_deltas, wilson_interval, Adjust, Alternative, ColumnSums,

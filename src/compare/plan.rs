@@ -15,12 +15,12 @@
 
 use serde::Serialize;
 
+#[cfg(feature = "polars")]
+use super::records::MetricSummary;
 use super::stats::{
     clustered_detectable_effect, clustered_t_test_power, clusters_needed,
     minimum_detectable_effect, t_test_power, t_test_sample_size, Alternative,
 };
-#[cfg(feature = "polars")]
-use super::tables::MetricSummary;
 use super::MetricComparison;
 
 /// What to plan for.

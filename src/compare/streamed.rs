@@ -19,9 +19,10 @@ use std::hash::Hasher;
 
 use polars::prelude::*;
 
+use super::records::{MetricSummary, Regression, TableComparison};
 use super::source::{slices, ScoresSource};
 use super::stats::ColumnSums;
-use super::tables::{MetricSummary, Regression, TableComparison, REPEAT_COLUMNS};
+use super::REPEAT_COLUMNS;
 use super::{
     finish_corpus, finish_mean, largest_drops, prepare_mean, resample_columns, CompareOptions,
     CorpusFn, MetricComparison, PreparedMean,

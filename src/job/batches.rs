@@ -2,13 +2,15 @@
 
 use polars::prelude::*;
 
+use super::aggregates::{add_corpus_sums, aggregates_of_sums};
 use super::corpus::{apply_corpus, CorpusTally};
 use super::execute::Outcome;
 use super::execute::{compute_scores, finish_report, load_corpus, why_not_streamed, Stages};
 use super::golden::{id_hash, GoldenIndex};
 use super::inputs::{require, scan};
-use super::output::{create_output, signatures, write_error};
-use super::parts::{add_corpus_sums, aggregates_of_sums, block_report, write_block_tally};
+use super::output::{create_output, signatures};
+use super::parquet::write_error;
+use super::parts::{block_report, write_block_tally};
 use super::plan::{choose_metrics, options_with_relevance, resolve_columns};
 use super::summary::summarise;
 use super::{Parts, ScoreJob, ScoreReport};
@@ -236,7 +238,7 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Batched> 
     if let Some(why) = why_not_streamed(&chosen, &options) {
         return in_memory(&why);
     }
-    let audits = super::claims::audits_claims(job, &resolved);
+    let audits = super::plan::audits_claims(job, &resolved);
     let corpus = load_corpus(job)?;
     stages.lap("read golden and corpus");
 

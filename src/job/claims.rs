@@ -13,36 +13,12 @@
 use polars::prelude::*;
 
 use super::plan::Resolved;
-use super::ScoreJob;
 use crate::metrics::judged::citation_support::{describe_sums, precision_of_sums};
 use crate::metrics::judged::claims::cited_span_of_claim;
 use crate::registry::MetricOptions;
 
 /// The per-answer column of the audit.
 pub const CLAIM_AUDIT: &str = "claim_audit";
-
-/// The metrics the audit stands in for when the tables have no claims to judge.
-const AUDITED: [&str; 2] = ["citation_support", "citation_precision"];
-
-/// Whether the job audits its answers' claims: a judge, answers and sources, no `claim` or
-/// `cited_span` column, and `citation_support` or `citation_precision` asked for (or no metric
-/// list: every metric whose inputs are there).
-pub(crate) fn audits_claims(job: &ScoreJob, resolved: &Resolved) -> bool {
-    job.judge.is_some()
-        && resolved.answer.is_some()
-        && resolved.sources.is_some()
-        && resolved.claim.is_none()
-        && resolved.cited_span.is_none()
-        && job
-            .metrics
-            .as_ref()
-            .is_none_or(|ids| ids.iter().any(|id| AUDITED.contains(&id.as_str())))
-}
-
-/// Whether `id` is one of the metrics the audit stands in for.
-pub(crate) fn audited(id: &str) -> bool {
-    AUDITED.contains(&id)
-}
 
 /// The audit's signature: the splitter's and the support judge's.
 pub(crate) fn signature(options: &MetricOptions) -> String {
@@ -117,7 +93,7 @@ impl ClaimsWriter {
         let writer = self.writer.as_mut().expect("made above");
         writer
             .write_batch(claims)
-            .map_err(|e| super::output::write_error(&self.path, e))?;
+            .map_err(|e| super::parquet::write_error(&self.path, e))?;
         self.rows += claims.height();
         Ok(())
     }
@@ -127,7 +103,7 @@ impl ClaimsWriter {
         if let Some(writer) = self.writer.take() {
             writer
                 .finish()
-                .map_err(|e| super::output::write_error(&self.path, e))?;
+                .map_err(|e| super::parquet::write_error(&self.path, e))?;
         }
         self.file.commit().map_err(|e| {
             crate::job::io_err(format!("cannot write {}: {e}", self.path.display()))

@@ -274,12 +274,12 @@ pub fn run(job: &CompareJob) -> PolarsResult<CompareReport> {
         // The labelled estimates pair labels with judged values in frames: both runs' value
         // columns are read whole (about 8 bytes a row per value, twice).
         let labels = (
-            crate::job::calibrate::read_labels_keyed(
+            crate::job::labels::read_labels_keyed(
                 baseline_labels,
                 "compare",
                 Some(job.id.as_str()),
             )?,
-            crate::job::calibrate::read_labels_keyed(
+            crate::job::labels::read_labels_keyed(
                 candidate_labels,
                 "compare",
                 Some(job.id.as_str()),
@@ -578,7 +578,7 @@ pub fn plan(
                     .to_string(),
             ));
         };
-        let read = |path: &Path| crate::job::calibrate::read_labels_keyed(path, "plan", Some(id));
+        let read = |path: &Path| crate::job::labels::read_labels_keyed(path, "plan", Some(id));
         crate::compare::tables::plan_labels(
             &mut rows,
             &read_scores(baseline, id, &[])?,

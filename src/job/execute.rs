@@ -1,29 +1,21 @@
 //! Running a job in memory: the pipeline of named steps, the scores table and the aggregates.
 
-use std::path::Path;
-
 use polars::prelude::*;
 
-use super::batches::{run_in_batches, Batched};
-use super::claims::{self, CLAIM_AUDIT};
-use super::corpus::{apply_corpus, CorpusTally};
-use super::inputs::{load_inputs, Inputs};
+use super::aggregates::{add_corpus_sums, aggregates_of_sums, with_details, Aggregate};
+use super::claims::CLAIM_AUDIT;
 use super::output::signatures;
-use super::output::{refuse_overwriting_inputs, write_scores, Review};
-use super::parts::{block_report, summarise_parts, write_block_tally};
-use super::plan::{
-    choose_metrics, fused_ranked, options_with_relevance, resolve_columns, Chosen, Resolved,
-};
-use super::summary::{embed_accounting, judge_accounting, render_summary, summarise};
+use super::plan::{fused_ranked, Chosen, Resolved};
+use super::summary::{embed_accounting, judge_accounting, render_summary};
 use super::tally::SummaryTally;
 use super::SIGNATURE_KEY;
-use super::{err, validate_metric_ids, CustomJudgeJob, Parts, ScoreJob, ScoreReport};
+use super::{err, CustomJudgeJob, ScoreJob, ScoreReport};
 use crate::columnar::dispatch;
 use crate::columnar::expr;
 use crate::job::corpus::Corpus;
 use crate::job::Input;
 use crate::metrics::retrieval::RankedMetric;
-use crate::registry::{self, MetricKind};
+use crate::registry::MetricKind;
 use crate::registry::{MetricId, MetricOptions};
 
 /// Wall time per named step, for `--timings`.
@@ -66,143 +58,6 @@ impl Stages {
         ));
         out
     }
-}
-
-/// Runs the job as a pipeline of named steps: load (read and join), resolve the columns, check
-/// the spans against the corpus, choose the metrics, plan and compute the scores, write, and
-/// summarise. A run larger than `batch_rows` goes through the same steps one batch at a time
-/// (see `run_in_batches`), so its memory does not grow with it.
-pub fn run(job: &ScoreJob) -> PolarsResult<ScoreReport> {
-    // A page that fails to decode surfaces when its rows are read, as Polars' error, which names
-    // no file: the job's Parquet inputs are named beside it.
-    let inputs = [
-        ("run table", job.run.path()),
-        ("golden table", job.golden.as_ref().and_then(Input::path)),
-        ("corpus", job.corpus.as_ref().and_then(Input::path)),
-        ("chunks table", job.chunks.as_deref()),
-    ];
-    // With a frame among the inputs, a decode error may be the frame's own scan: no file is
-    // named rather than a wrong one.
-    let has_frame = [Some(&job.run), job.golden.as_ref(), job.corpus.as_ref()]
-        .into_iter()
-        .flatten()
-        .any(|input| matches!(input, Input::Frame(_)));
-    let named: Vec<(&str, &Path)> = inputs
-        .iter()
-        .filter_map(|(role, path)| Some((*role, (*path)?)))
-        .filter(|(_, path)| path.is_file() && !has_frame)
-        .collect();
-    // One job is one run: its judges' budgets and accounting start unspent.
-    crate::engines::judge::Judge::forget_shared();
-    run_job(&job.with_engines()).map_err(|e| crate::job::parquet::naming_read_errors(e, &named))
-}
-
-pub(crate) fn run_job(job: &ScoreJob) -> PolarsResult<ScoreReport> {
-    refuse_overwriting_inputs(job)?;
-    if let Some(ids) = &job.metrics {
-        let judges: Vec<String> = job.custom_judges.iter().map(CustomJudgeJob::id).collect();
-        validate_metric_ids(ids, &judges)?;
-    }
-    let id = job.columns.id.clone().unwrap_or_else(|| "query_id".into());
-    if let Parts::Summarise(pattern) = &job.parts {
-        return summarise_parts(job, &id, pattern);
-    }
-    let in_memory = match run_in_batches(job, &id)? {
-        Batched::Done(report) => return Ok(*report),
-        Batched::InMemory(why) => why,
-    };
-    let mut stages = Stages::start();
-    let Inputs {
-        mut frame,
-        mut notes,
-    } = load_inputs(job, &id)?;
-    if job.parts == Parts::Block && job.golden.is_some() {
-        // Unanswered golden questions are added once, by the job (Parts::Summarise).
-        let in_run = frame.column("in_run")?.bool()?.clone();
-        frame = frame.filter(&in_run)?;
-    }
-    notes.extend(in_memory);
-    stages.lap("read and join");
-    let resolved = resolve_columns(job, frame.schema())?;
-    let options = options_with_relevance(job, &resolved);
-    let corpus = load_corpus(job)?;
-    let mut corpus_tally = CorpusTally::default();
-    let frame = apply_corpus(
-        job,
-        corpus.as_ref(),
-        frame,
-        &id,
-        &resolved,
-        &mut corpus_tally,
-    )?;
-    if let Some(corpus) = &corpus {
-        notes.extend(corpus_tally.notes(job, corpus));
-    }
-    stages.lap("corpus");
-    let (frame, resolved, options) = match &job.grade_relevance {
-        Some(path) => {
-            let (frame, graded) =
-                super::qrels::grade_relevance(frame, &id, &resolved, &options, path, &mut notes)?;
-            stages.lap("relevance grades");
-            if graded {
-                // The grades are the ground truth now: the columns are found again.
-                let resolved = resolve_columns(job, frame.schema())?;
-                let options = options_with_relevance(job, &resolved);
-                (frame, resolved, options)
-            } else {
-                (frame, resolved, options)
-            }
-        }
-        None => (frame, resolved, options),
-    };
-    let chosen = choose_metrics(job, &resolved, &mut notes)?;
-    let mut scores = compute_scores(job, &options, &resolved, &chosen, &frame, &mut notes)?;
-    let audit = claims::audits_claims(job, &resolved)
-        .then(|| claims::audit_claims(&options, &frame, &id, &resolved, 0))
-        .transpose()?;
-    if let Some(audit) = &audit {
-        scores.with_column(audit.per_answer.clone())?;
-    }
-    stages.lap("score");
-    let mut aggregates = aggregates_of_scores(&frame, &scores, &chosen, &options)?;
-    write_scores(job, &options, &chosen, &mut scores)?;
-    let (mut claims_table, mut claims_file) = (None, None);
-    if let Some(mut audit) = audit {
-        aggregates.push(claims::aggregate_of(&audit.sums));
-        match &job.out {
-            Some(out) => {
-                let mut writer = claims::ClaimsWriter::beside(out)?;
-                writer.write(&mut audit.claims)?;
-                let (path, written) = writer.finish()?;
-                notes.push(claims::note(written, audit.answers, &path));
-                claims_file = Some(path);
-            }
-            None => claims_table = Some(audit.claims),
-        }
-    }
-    if job.parts == Parts::Block {
-        write_block_tally(job, &chosen, scores.clone().lazy())?;
-        return Ok(block_report(job, scores.height()));
-    }
-    if let Some(path) = &job.review {
-        let mut review = Review::default();
-        review.add(&frame, &id, &resolved, &scores, 0)?;
-        review.write(path, &mut notes)?;
-    }
-    stages.lap("aggregates and write");
-    let ids: Vec<MetricId> = chosen.iter().map(|(m, _)| m.metric).collect();
-    let tally = summarise(job, scores.clone().lazy(), &ids)?;
-    let kept = job.out.is_none().then_some(scores);
-    let outcome = Outcome {
-        ids,
-        tally,
-        aggregates,
-        notes,
-        scores: kept,
-        claims: claims_table,
-        claims_file,
-    };
-    finish_report(job, &options, &chosen, outcome, stages)
 }
 
 /// What a whole job found, before its report is made.
@@ -295,27 +150,6 @@ pub(crate) fn load_corpus(job: &ScoreJob) -> PolarsResult<Option<Corpus>> {
         .transpose()
 }
 
-/// An aggregate's value with the summary's description of its summed statistics, when its
-/// metric describes them (`(15 of 18 quoted spans found)`); `sums` gives a metric's summed
-/// statistics.
-pub(crate) type Aggregate = (String, f64, String);
-
-pub(crate) fn with_details(
-    aggregates: Vec<(String, f64)>,
-    sums: impl Fn(&registry::CorpusStats) -> Option<Vec<f64>>,
-) -> Vec<Aggregate> {
-    aggregates
-        .into_iter()
-        .map(|(name, value)| {
-            let detail = registry::find(&name)
-                .and_then(|m| m.corpus)
-                .and_then(|stats| Some(format!("   {}", (stats.describe?)(&sums(&stats)?))))
-                .unwrap_or_default();
-            (name, value, detail)
-        })
-        .collect()
-}
-
 /// Why a job cannot stream its run batch by batch with the same scores as in memory, or `None`
 /// when it can: every metric must be row-wise or combine per-row statistics, and none may need
 /// the whole column (soak's automatic window over a quote column). `--locate-quotes` streams:
@@ -365,7 +199,7 @@ pub(crate) fn compute_scores(
                 .filter_map(|(m, _)| m.corpus.map(|c| c.column)),
         )
         .chain(["negative_chrf", "closer_to_negative"])
-        .chain(claims::audits_claims(job, resolved).then_some(CLAIM_AUDIT))
+        .chain(super::plan::audits_claims(job, resolved).then_some(CLAIM_AUDIT))
         .collect();
     let custom_ids: Vec<String> = job.scored_judges().map(CustomJudgeJob::id).collect();
     let outputs: Vec<&str> = outputs
@@ -493,7 +327,7 @@ pub(crate) fn aggregates_of_scores(
 ) -> PolarsResult<Vec<Aggregate>> {
     let mut sums: Vec<(&'static str, Vec<f64>)> = Vec::new();
     if scores.height() > 0 {
-        super::parts::add_corpus_sums(chosen, scores, &mut sums)?;
+        add_corpus_sums(chosen, scores, &mut sums)?;
     }
     let (from_sums, from_table): (Chosen, Chosen) = chosen
         .iter()
@@ -502,7 +336,7 @@ pub(crate) fn aggregates_of_scores(
         .partition(|(info, _)| sums.iter().any(|(id, _)| *id == info.id));
     let mut values = compute_aggregates(frame, &from_table, options)?;
     values.extend(
-        super::parts::aggregates_of_sums(&from_sums, &sums)
+        aggregates_of_sums(&from_sums, &sums)
             .into_iter()
             .map(|(name, value, _)| (name, value)),
     );

@@ -30,6 +30,7 @@
 //! (blocks scored on several machines), [`output`] (the scores table and its signatures),
 //! [`summary`] and [`tally`] (the mergeable summary).
 
+pub(crate) mod aggregates;
 pub mod batches;
 pub mod calibrate;
 pub mod claims;
@@ -40,10 +41,12 @@ pub mod execute;
 pub mod golden;
 pub mod inputs;
 pub mod judge_eval;
+pub mod labels;
 pub mod locate;
 pub mod output;
 pub mod parquet;
 pub mod parts;
+pub mod pipeline;
 pub mod plan;
 pub mod progress;
 pub mod qrels;
@@ -62,8 +65,8 @@ use crate::metrics::judged::custom::CustomJudgeOptions;
 use crate::registry::{self, MetricKind};
 use crate::registry::{MetricId, MetricOptions};
 
-pub use execute::run;
 pub use inputs::Input;
+pub use pipeline::run;
 pub use summary::default_out;
 
 /// The prefix of the Parquet metadata keys under which a scores table carries each metric's
@@ -229,7 +232,7 @@ pub struct ScoreReport {
     /// (`None` for a block of a job scored in parts, which summarises nothing).
     pub tally: Option<tally::SummaryTally>,
     /// The corpus-level metrics: `(metric id, value, how it was combined)`.
-    pub aggregates: Vec<execute::Aggregate>,
+    pub aggregates: Vec<aggregates::Aggregate>,
     /// Each metric's signature (the settings that produced its numbers): `(metric id, signature)`.
     pub signatures: Vec<(String, String)>,
     /// What the job noticed: unmatched and repeated ids, skipped metrics and why, span problems.
@@ -353,7 +356,7 @@ pub fn score(
         corpus: corpus.map(Into::into),
         ..settings.clone()
     };
-    execute::run(&job)
+    pipeline::run(&job)
 }
 
 impl ScoreJob {

@@ -5,7 +5,7 @@ use std::path::Path;
 use polars::prelude::*;
 
 use super::plan::{Chosen, Resolved};
-use super::{err, ScoreJob};
+use super::ScoreJob;
 use crate::atomic::AtomicFile;
 use crate::job::Input;
 use crate::registry::MetricOptions;
@@ -136,20 +136,10 @@ pub(crate) fn write_scores(
             scores.column(super::claims::CLAIM_AUDIT).is_ok(),
         ))))
         .finish(scores)
-        .map_err(|e| write_error(path, e))?;
+        .map_err(|e| super::parquet::write_error(path, e))?;
     out.commit()
         .map_err(|e| crate::job::io_err(format!("cannot write {}: {e}", path.display())))?;
     Ok(())
-}
-
-/// A failed write of the output `path`, naming it (Polars' own error names no file).
-pub(crate) fn write_error(path: &Path, e: PolarsError) -> PolarsError {
-    let message = e.to_string();
-    err(format!(
-        "cannot write {}: {}",
-        path.display(),
-        crate::job::parquet::parquet_problem(&message)
-    ))
 }
 
 /// The job's output, as a temporary file beside it (its directory created) until committed.

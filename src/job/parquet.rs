@@ -82,3 +82,16 @@ pub(crate) fn parquet_problem(message: &str) -> &str {
         .trim_start_matches("File out of specification: ")
         .trim_start_matches("underlying IO error: ")
 }
+
+/// A failed write of the output `path`, naming it (Polars' own error names no file).
+pub(crate) fn write_error(
+    path: &Path,
+    e: polars::prelude::PolarsError,
+) -> polars::prelude::PolarsError {
+    let message = e.to_string();
+    crate::job::io_err(format!(
+        "cannot write {}: {}",
+        path.display(),
+        crate::job::parquet::parquet_problem(&message)
+    ))
+}

@@ -4,8 +4,9 @@ use std::path::PathBuf;
 
 use polars::prelude::*;
 
+use super::aggregates::{add_corpus_sums, aggregates_of_sums};
 use super::corpus::{apply_corpus, CorpusTally};
-use super::execute::{compute_scores, finish_report, load_corpus, with_details, Aggregate, Stages};
+use super::execute::{compute_scores, finish_report, load_corpus, Stages};
 use super::golden::id_hash;
 use super::inputs::{require, scan};
 use super::output::write_scores;
@@ -16,57 +17,8 @@ use std::path::Path;
 use super::execute::Outcome;
 use super::{err, ScoreJob, ScoreReport};
 use crate::columnar::driver::readable_frame;
-use crate::columnar::{dispatch, join};
+use crate::columnar::join;
 use crate::job::tally::SummaryTally;
-use crate::registry::MetricKind;
-
-/// The corpus-level aggregates of `chosen` from their per-row statistics summed over the rows
-/// (`sums`: metric id → summed statistics), with the summary's details.
-pub(crate) fn aggregates_of_sums(
-    chosen: &Chosen,
-    sums: &[(&'static str, Vec<f64>)],
-) -> Vec<Aggregate> {
-    let aggregates: Vec<(String, f64)> = chosen
-        .iter()
-        .filter(|(info, _)| info.kind == MetricKind::Aggregate)
-        .map(|(info, _)| {
-            let value = match (info.corpus, sums.iter().find(|(id, _)| *id == info.id)) {
-                (Some(stats), Some((_, summed))) => (stats.of_sums)(summed),
-                _ => f64::NAN,
-            };
-            (info.id.to_string(), value)
-        })
-        .collect();
-    with_details(aggregates, |stats| {
-        let id = chosen
-            .iter()
-            .find(|(info, _)| info.corpus.is_some_and(|c| c.column == stats.column))?
-            .0
-            .id;
-        sums.iter().find(|(i, _)| *i == id).map(|(_, s)| s.clone())
-    })
-}
-
-/// Adds the per-row statistics of `chosen`'s corpus-level metrics in `scores` to `sums`
-/// (metric id → summed statistics), for their aggregates over all batches or parts.
-pub(crate) fn add_corpus_sums(
-    chosen: &Chosen,
-    scores: &DataFrame,
-    sums: &mut Vec<(&'static str, Vec<f64>)>,
-) -> PolarsResult<()> {
-    for (info, _) in chosen {
-        let Some(stats) = info.corpus else { continue };
-        let Some(columns) = dispatch::corpus_stats(scores, &stats)? else {
-            continue;
-        };
-        let summed: Vec<f64> = columns.iter().map(|c| c.iter().sum()).collect();
-        match sums.iter_mut().find(|(id, _)| *id == info.id) {
-            Some((_, total)) => total.iter_mut().zip(&summed).for_each(|(t, b)| *t += b),
-            None => sums.push((info.id, summed)),
-        }
-    }
-    Ok(())
-}
 
 /// The summary tally of a scores table of `chosen`'s metrics: its values' sums and counts and
 /// its corpus-level statistics summed, in streaming passes. `values` are the summarised values
@@ -279,7 +231,7 @@ pub(crate) fn summarise_parts(
                 &mut corpus_tally,
             )?;
             let mut scores = compute_scores(job, &options, &resolved, &chosen, &frame, &mut notes)?;
-            if super::claims::audits_claims(job, &resolved) {
+            if super::plan::audits_claims(job, &resolved) {
                 // The blocks' scores have the audit's column: so do these (no answers, no claims).
                 let audit = super::claims::audit_claims(&options, &frame, id, &resolved, 0)?;
                 scores.with_column(audit.per_answer)?;

@@ -340,7 +340,7 @@ pub(crate) fn choose_metrics(
         if asked == Some(false) {
             continue;
         }
-        if super::claims::audited(info.id) && super::claims::audits_claims(job, resolved) {
+        if audited(info.id) && audits_claims(job, resolved) {
             // The tables have answers, not claims: the job audits the answers' claims instead.
             continue;
         }
@@ -392,7 +392,7 @@ pub(crate) fn choose_metrics(
     if chosen.is_empty()
         && !job.locate_quotes
         && job.scored_judges().next().is_none()
-        && !super::claims::audits_claims(job, resolved)
+        && !audits_claims(job, resolved)
     {
         let why: Vec<String> = skipped
             .iter()
@@ -420,4 +420,27 @@ pub(crate) fn choose_metrics(
     }
 
     Ok(chosen)
+}
+
+/// The metrics the audit stands in for when the tables have no claims to judge.
+const AUDITED: [&str; 2] = ["citation_support", "citation_precision"];
+
+/// Whether the job audits its answers' claims: a judge, answers and sources, no `claim` or
+/// `cited_span` column, and `citation_support` or `citation_precision` asked for (or no metric
+/// list: every metric whose inputs are there).
+pub(crate) fn audits_claims(job: &ScoreJob, resolved: &Resolved) -> bool {
+    job.judge.is_some()
+        && resolved.answer.is_some()
+        && resolved.sources.is_some()
+        && resolved.claim.is_none()
+        && resolved.cited_span.is_none()
+        && job
+            .metrics
+            .as_ref()
+            .is_none_or(|ids| ids.iter().any(|id| AUDITED.contains(&id.as_str())))
+}
+
+/// Whether `id` is one of the metrics the audit stands in for.
+fn audited(id: &str) -> bool {
+    AUDITED.contains(&id)
 }

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
-use super::execute::Aggregate;
+use super::aggregates::Aggregate;
 use super::{Parts, ScoreJob};
 use crate::job::tally::SummaryTally;
 use crate::registry::{self, MetricKind};

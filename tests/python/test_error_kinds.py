@@ -147,3 +147,42 @@ def test_the_packages_command_exits_with_the_kinds_status(tmp_path: Path) -> Non
         assert "budget is spent" in spent.stderr
     finally:
         server.close()
+
+
+CTRL_C_SCORE_SCRIPT = """
+import sys, polars as pl, polars_rag as pr
+sys.path.insert(0, {tests!r})
+from fake_judge import FakeJudge
+from polars_rag.exceptions import Interrupted
+server = FakeJudge()
+judge = pr.Judge(base_url=server.base_url, model="fake", cache=None, max_retry_wait=100)
+run = pl.DataFrame({{"query_id": ["q1"], "claim": ["x #wait-50"], "cited_span": ["x"]}})
+print("judging", flush=True)
+try:
+    pr.score(run, metrics=["citation_support"], judge=judge)
+    print("finished without interruption", flush=True)
+except Interrupted as error:
+    print("interrupted:", type(error).__name__, error.kind, str(error).splitlines()[0], flush=True)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT is a POSIX signal")
+def test_ctrl_c_during_pr_score_raises_interrupted() -> None:
+    import signal
+    import time
+
+    script = CTRL_C_SCORE_SCRIPT.format(tests=str(Path(__file__).parent))
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    try:
+        assert child.stdout.readline().strip() == "judging"
+        time.sleep(1.5)  # the server has asked for 50 s and the judge is waiting
+        started = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        stopped = child.stdout.readline()
+        assert time.monotonic() - started < 10
+        assert stopped.startswith("interrupted: Interrupted interrupted score:"), stopped
+        assert "interrupted (Ctrl-C)" in stopped, stopped
+        child.communicate(timeout=20)
+    finally:
+        child.kill()

@@ -56,6 +56,12 @@ def _names_its_errors(function: _F) -> _F:
     return call  # type: ignore[return-value]
 
 
+def _settings(**values: Any) -> dict[str, Any]:
+    """A table function's settings as the library reads them: one dict, the settings left at
+    ``None`` left out (the library's default applies)."""
+    return {name: value for name, value in values.items() if value is not None}
+
+
 def _as_float(function: str, name: str, value: Any) -> float:
     """``value`` as a float, or a ``TypeError`` / ``ValueError`` naming the function and the
     argument."""

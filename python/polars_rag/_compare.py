@@ -16,6 +16,7 @@ from polars_rag._common import (
     _as_int,
     _frame,
     _names_its_errors,
+    _settings,
 )
 from polars_rag._internal import compare_defaults as _compare_defaults
 
@@ -158,16 +159,18 @@ def compare(
     metrics, segments, regressions, integrity = _compare(
         _frame(baseline),
         _frame(candidate),
-        id,
-        by,
-        _as_int("compare", "resamples", _setting("resamples", resamples)),
-        _as_float("compare", "confidence", _setting("confidence", confidence)),
-        _as_int("compare", "seed", _setting("seed", seed)),
-        _as_int("compare", "top", _setting("top", top)),
-        _alternative(_setting("alternative", alternative)),
-        _adjust("compare", _setting("adjust", adjust)),
-        _names("compare", "family", family),
-        cluster,
+        _settings(
+            id=id,
+            by=by,
+            cluster=cluster,
+            resamples=_as_int("compare", "resamples", _setting("resamples", resamples)),
+            confidence=_as_float("compare", "confidence", _setting("confidence", confidence)),
+            seed=_as_int("compare", "seed", _setting("seed", seed)),
+            top=_as_int("compare", "top", _setting("top", top)),
+            alternative=_alternative(_setting("alternative", alternative)),
+            adjust=_adjust("compare", _setting("adjust", adjust)),
+            family=_names("compare", "family", family),
+        ),
     )
     return Comparison(metrics, segments, regressions, integrity)
 
@@ -225,13 +228,15 @@ def leaderboard(
         named = [(f"run{i + 1}", _frame(frame)) for i, frame in enumerate(runs)]
     standings, pairs = _leaderboard(
         named,
-        id,
-        cluster,
-        _as_int("leaderboard", "resamples", _setting("resamples", resamples)),
-        _as_float("leaderboard", "confidence", _setting("confidence", confidence)),
-        _as_int("leaderboard", "seed", _setting("seed", seed)),
-        _alternative(_setting("alternative", alternative)),
-        _adjust("leaderboard", _setting("adjust", adjust)),
+        _settings(
+            id=id,
+            cluster=cluster,
+            resamples=_as_int("leaderboard", "resamples", _setting("resamples", resamples)),
+            confidence=_as_float("leaderboard", "confidence", _setting("confidence", confidence)),
+            seed=_as_int("leaderboard", "seed", _setting("seed", seed)),
+            alternative=_alternative(_setting("alternative", alternative)),
+            adjust=_adjust("leaderboard", _setting("adjust", adjust)),
+        ),
     )
     return Leaderboard(standings, pairs)
 
@@ -297,16 +302,18 @@ def plan(
     return _plan(
         _frame(baseline),
         None if candidate is None else _frame(candidate),
-        id,
-        cluster,
-        _as_float("plan", "mde", mde),
-        _as_float("plan", "power", power),
-        _as_float("plan", "alpha", alpha),
-        _as_int("plan", "tests", tests),
-        _alternative(alternative),
-        None if samples is None else _as_int("plan", "samples", samples),
-        None if correlation is None else _as_float("plan", "correlation", correlation),
         None if labels is None else _label_pair("plan", labels, id),
+        _settings(
+            id=id,
+            cluster=cluster,
+            mde=_as_float("plan", "mde", mde),
+            power=_as_float("plan", "power", power),
+            alpha=_as_float("plan", "alpha", alpha),
+            tests=_as_int("plan", "tests", tests),
+            alternative=_alternative(alternative),
+            samples=None if samples is None else _as_int("plan", "samples", samples),
+            correlation=None if correlation is None else _as_float("plan", "correlation", correlation),
+        ),
     )
 
 
@@ -382,11 +389,13 @@ def summary(
 
     return _summary(
         _frame(scores),
-        by,
-        cluster,
-        _as_int("summary", "resamples", _setting("resamples", resamples)),
-        _as_float("summary", "confidence", _setting("confidence", confidence)),
-        _as_int("summary", "seed", _setting("seed", seed)),
+        _settings(
+            by=by,
+            cluster=cluster,
+            resamples=_as_int("summary", "resamples", _setting("resamples", resamples)),
+            confidence=_as_float("summary", "confidence", _setting("confidence", confidence)),
+            seed=_as_int("summary", "seed", _setting("seed", seed)),
+        ),
     )
 
 
@@ -462,12 +471,14 @@ def calibrate(
     table, confusion = _calibrate(
         [(str(name), _frame(frame)) for name, frame in runs],
         _labels_frame(labels, "calibrate", id),
-        id,
-        by,
-        cluster,
-        _as_float("calibrate", "alpha", alpha),
-        _alternative(alternative),
-        None if lam is None else _as_float("calibrate", "lam", lam),
+        _settings(
+            id=id,
+            by=by,
+            cluster=cluster,
+            alpha=_as_float("calibrate", "alpha", alpha),
+            alternative=_alternative(alternative),
+            lam=None if lam is None else _as_float("calibrate", "lam", lam),
+        ),
     )
     return Calibration(table, confusion)
 
@@ -506,13 +517,15 @@ def sample_for_labelling(
 
     return labelling_sheet(
         _frame(scores),
-        _as_int("sample_for_labelling", "n", n),
-        id,
-        by,
-        None if values is None else [str(v) for v in values],
-        _as_int("sample_for_labelling", "seed", seed),
-        _as_int("sample_for_labelling", "min_per_stratum", min_per_stratum),
-        None if xlsx is None else os.fspath(xlsx),
+        _settings(
+            n=_as_int("sample_for_labelling", "n", n),
+            id=id,
+            by=by,
+            values=None if values is None else [str(v) for v in values],
+            seed=_as_int("sample_for_labelling", "seed", seed),
+            min_per_stratum=_as_int("sample_for_labelling", "min_per_stratum", min_per_stratum),
+            xlsx=None if xlsx is None else os.fspath(xlsx),
+        ),
     )
 
 
@@ -558,11 +571,13 @@ def labelled_deltas(
         _frame(candidate),
         _labels_frame(baseline_labels, "labelled_deltas", id),
         _labels_frame(candidate_labels, "labelled_deltas", id),
-        id,
-        cluster,
-        _as_float("labelled_deltas", "alpha", alpha),
-        _alternative(alternative),
-        None if lam is None else _as_float("labelled_deltas", "lam", lam),
+        _settings(
+            id=id,
+            cluster=cluster,
+            alpha=_as_float("labelled_deltas", "alpha", alpha),
+            alternative=_alternative(alternative),
+            lam=None if lam is None else _as_float("labelled_deltas", "lam", lam),
+        ),
     )
 
 
@@ -603,9 +618,11 @@ def judge_drift(
         _frame(candidate),
         _frame(rejudged_baseline),
         _frame(rejudged_candidate),
-        id,
-        _as_int("judge_drift", "resamples", _setting("resamples", resamples)),
-        _as_float("judge_drift", "confidence", _setting("confidence", confidence)),
-        _as_int("judge_drift", "seed", _setting("seed", seed)),
-        _alternative(_setting("alternative", alternative)),
+        _settings(
+            id=id,
+            resamples=_as_int("judge_drift", "resamples", _setting("resamples", resamples)),
+            confidence=_as_float("judge_drift", "confidence", _setting("confidence", confidence)),
+            seed=_as_int("judge_drift", "seed", _setting("seed", seed)),
+            alternative=_alternative(_setting("alternative", alternative)),
+        ),
     )

@@ -153,25 +153,27 @@ def _engine_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
 
 def _frame_or_path(table: TableLike | None, what: str, stream: bool, folder: Path) -> pl.DataFrame | str | None:
     """``table`` as :func:`score` hands it to the job: a frame in memory, or a path. A lazy frame
-    is collected, or with ``stream`` (a run scored in batches into a file) written to a Parquet
-    file in ``folder`` by streaming, so that it is never held whole."""
+    is collected; with ``stream`` (a run scored in batches into a file) a frame or lazy frame is
+    written to a Parquet file in ``folder`` instead (a lazy one by streaming), since the job's
+    batches read slices of a file."""
     if table is None:
         return None
     if isinstance(table, (str, os.PathLike)):
         return os.fspath(table)
-    if isinstance(table, pl.LazyFrame):
-        if stream:
-            path = folder / f"{what}.parquet"
+    if not isinstance(table, (pl.DataFrame, pl.LazyFrame)):
+        raise TypeError(f"score: {what} must be a DataFrame, a LazyFrame or a Parquet path, got {type(table).__name__}")
+    # Arrays of width 0 cannot cross to the library (their import fails): refused by name.
+    for name, dtype in table.collect_schema().items():
+        if _has_zero_width_array(dtype):
+            raise InvalidInputError(f"score: {what} column '{name}' holds arrays of width 0 ({dtype}); give the vectors a width")
+    if stream:
+        path = folder / f"{what}.parquet"
+        if isinstance(table, pl.LazyFrame):
             table.sink_parquet(path)
-            return str(path)
-        table = table.collect()
-    if isinstance(table, pl.DataFrame):
-        # Arrays of width 0 cannot cross to the library (their import fails): refused by name.
-        for name, dtype in table.schema.items():
-            if _has_zero_width_array(dtype):
-                raise InvalidInputError(f"score: {what} column '{name}' holds arrays of width 0 ({dtype}); give the vectors a width")
-        return table
-    raise TypeError(f"score: {what} must be a DataFrame, a LazyFrame or a Parquet path, got {type(table).__name__}")
+        else:
+            table.write_parquet(path)
+        return str(path)
+    return table.collect() if isinstance(table, pl.LazyFrame) else table
 
 
 def score(
@@ -198,9 +200,10 @@ def score(
 
     ``run``, ``golden`` and ``corpus`` are frames, lazy frames or Parquet paths (a corpus may be a
     folder of text files). Frames go to the job in memory (Arrow, no file is written) and the
-    scores come back in memory unless ``out`` is given; a lazy frame is collected, except a run
-    with ``batch_rows`` and ``out``, which is written to a temporary Parquet file by streaming and
-    scored one batch at a time, so that neither it nor its scores is ever held whole.
+    scores come back in memory unless ``out`` is given; a lazy frame is collected. With
+    ``batch_rows`` and ``out`` the frames are written to a temporary Parquet file instead (a lazy
+    one by streaming) and the run is scored one batch at a time, so that neither a lazy run nor
+    its scores is ever held whole.
     ``columns`` names the tables' columns where they differ from the defaults (``{"id":
     "qid", "question": "query"}``; the keys of the config file's ``[columns]``).
     ``config`` is a TOML file of the job's settings (as ``--config``); ``judge`` and ``embedder``

@@ -906,38 +906,36 @@ fn compare_options(
 /// A candidate scores table against a baseline one: per-metric rows, per-segment rows and the
 /// regressed items (`polars-rag compare`).
 #[pyfunction]
-#[pyo3(signature = (baseline, candidate, id, by, resamples, confidence, seed, top, alternative, adjust, family, cluster))]
-#[allow(clippy::too_many_arguments)]
 fn compare_tables(
     baseline: PyDataFrame,
     candidate: PyDataFrame,
-    id: &str,
-    by: Option<&str>,
-    resamples: usize,
-    confidence: f64,
-    seed: u64,
-    top: usize,
-    alternative: &str,
-    adjust: &str,
-    family: Vec<String>,
-    cluster: Option<&str>,
+    settings: &Bound<'_, pyo3::types::PyDict>,
 ) -> PyResult<(PyDataFrame, PyDataFrame, PyDataFrame, PyDataFrame)> {
+    let s: ComparisonSettings = settings_of("compare", settings)?;
     py_guarded("compare", move || {
         let options = CompareOptions {
-            adjust: adjust.parse().map_err(py_err_in("compare"))?,
-            ..compare_options("compare", resamples, confidence, seed, top, alternative)?
+            adjust: s.adjust.parse().map_err(py_err_in("compare"))?,
+            ..compare_options(
+                "compare",
+                s.resamples,
+                s.confidence,
+                s.seed,
+                s.top,
+                &s.alternative,
+            )?
         };
         let mut c = comparison::compare_tables_clustered(
             &readable("compare", &baseline.0)?,
             &readable("compare", &candidate.0)?,
-            id,
-            by,
-            cluster,
+            &s.id,
+            s.by.as_deref(),
+            s.cluster.as_deref(),
             &options,
         )
         .map_err(py_err_in("compare"))?;
-        if !family.is_empty() {
-            c.decide_family_of(&family).map_err(py_err_in("compare"))?;
+        if !s.family.is_empty() {
+            c.decide_family_of(&s.family)
+                .map_err(py_err_in("compare"))?;
         }
         Ok((
             PyDataFrame(comparison::metrics_frame(&c.metrics, None).map_err(py_err_in("compare"))?),
@@ -953,22 +951,23 @@ fn compare_tables(
 /// Several scores tables ranked per metric (`polars-rag leaderboard`): the standings and the
 /// pairs.
 #[pyfunction]
-#[pyo3(signature = (runs, id, cluster, resamples, confidence, seed, alternative, adjust))]
-#[allow(clippy::too_many_arguments)]
 fn leaderboard_tables(
     runs: Vec<(String, PyDataFrame)>,
-    id: &str,
-    cluster: Option<&str>,
-    resamples: usize,
-    confidence: f64,
-    seed: u64,
-    alternative: &str,
-    adjust: &str,
+    settings: &Bound<'_, pyo3::types::PyDict>,
 ) -> PyResult<(PyDataFrame, PyDataFrame)> {
+    let s: ComparisonSettings = settings_of("leaderboard", settings)?;
     py_guarded("leaderboard", move || {
+        let (id, cluster) = (s.id.as_str(), s.cluster.as_deref());
         let options = CompareOptions {
-            adjust: adjust.parse().map_err(py_err_in("leaderboard"))?,
-            ..compare_options("leaderboard", resamples, confidence, seed, 0, alternative)?
+            adjust: s.adjust.parse().map_err(py_err_in("leaderboard"))?,
+            ..compare_options(
+                "leaderboard",
+                s.resamples,
+                s.confidence,
+                s.seed,
+                0,
+                &s.alternative,
+            )?
         };
         let frames: Vec<(String, DataFrame)> = runs
             .into_iter()
@@ -996,31 +995,24 @@ fn leaderboard_tables(
 /// The next comparison's sample planned from a pilot pair of scores tables, or from one table
 /// with an assumed correlation (`polars-rag plan`).
 #[pyfunction]
-#[pyo3(signature = (baseline, candidate, id, cluster, mde, power, alpha, tests, alternative, samples, correlation, labels))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (baseline, candidate, labels, settings))]
 fn plan_tables(
     baseline: PyDataFrame,
     candidate: Option<PyDataFrame>,
-    id: &str,
-    cluster: Option<&str>,
-    mde: f64,
-    power: f64,
-    alpha: f64,
-    tests: usize,
-    alternative: &str,
-    samples: Option<usize>,
-    correlation: Option<f64>,
     labels: Option<(PyDataFrame, PyDataFrame)>,
+    settings: &Bound<'_, pyo3::types::PyDict>,
 ) -> PyResult<PyDataFrame> {
+    let s: LabelledSettings = settings_of("plan", settings)?;
     py_guarded("plan", move || {
+        let (id, cluster) = (s.id.as_str(), s.cluster.as_deref());
         let options = polars_rag::compare::plan::PlanOptions {
-            mde,
-            power,
-            alpha,
-            tests,
-            alternative: alternative.parse().map_err(py_err_in("plan"))?,
-            samples,
-            correlation,
+            mde: s.mde,
+            power: s.power,
+            alpha: s.alpha,
+            tests: s.tests,
+            alternative: s.alternative.parse().map_err(py_err_in("plan"))?,
+            samples: s.samples,
+            correlation: s.correlation,
         };
         let baseline = readable("plan", &baseline.0)?;
         let candidate = candidate.map(|c| readable("plan", &c.0)).transpose()?;
@@ -1057,21 +1049,18 @@ fn plan_tables(
 
 /// Per-metric (and per-segment) means with bootstrap intervals (`polars-rag summary`).
 #[pyfunction]
-#[pyo3(signature = (scores, by, cluster, resamples, confidence, seed))]
 fn summarize_table(
     scores: PyDataFrame,
-    by: Option<&str>,
-    cluster: Option<&str>,
-    resamples: usize,
-    confidence: f64,
-    seed: u64,
+    settings: &Bound<'_, pyo3::types::PyDict>,
 ) -> PyResult<PyDataFrame> {
+    let s: ComparisonSettings = settings_of("summary", settings)?;
     py_guarded("summary", move || {
-        let options = compare_options("summary", resamples, confidence, seed, 0, "two-sided")?;
+        let options =
+            compare_options("summary", s.resamples, s.confidence, s.seed, 0, "two-sided")?;
         let rows = comparison::summarize_table_clustered(
             &readable("summary", &scores.0)?,
-            by,
-            cluster,
+            s.by.as_deref(),
+            s.cluster.as_deref(),
             &options,
         )
         .map_err(py_err_in("summary"))?;
@@ -1084,28 +1073,23 @@ fn summarize_table(
 /// Scores tables calibrated against labels: the calibration rows and the confusion cells
 /// (`polars-rag calibrate`).
 #[pyfunction]
-#[pyo3(signature = (runs, labels, id, by, cluster, alpha, alternative, lam))]
-#[allow(clippy::too_many_arguments)]
 fn calibrate_tables(
     runs: Vec<(String, PyDataFrame)>,
     labels: PyDataFrame,
-    id: &str,
-    by: Option<&str>,
-    cluster: Option<String>,
-    alpha: f64,
-    alternative: &str,
-    lam: Option<f64>,
+    settings: &Bound<'_, pyo3::types::PyDict>,
 ) -> PyResult<(PyDataFrame, PyDataFrame)> {
     use polars_rag::compare::calibrate;
+    let s: LabelledSettings = settings_of("calibrate", settings)?;
     py_guarded("calibrate", move || {
+        let (id, by) = (s.id.as_str(), s.by.as_deref());
         let options = calibrate::CalibrateOptions {
             ppi: polars_rag::metrics::ppi::PpiOptions {
-                alpha,
-                alternative: alternative.parse().map_err(py_err_in("calibrate"))?,
-                lam,
+                alpha: s.alpha,
+                alternative: s.alternative.parse().map_err(py_err_in("calibrate"))?,
+                lam: s.lam,
                 ..Default::default()
             },
-            cluster,
+            cluster: s.cluster.clone(),
         };
         let runs = runs
             .into_iter()
@@ -1129,21 +1113,24 @@ fn calibrate_tables(
 /// Judge drift: the same two runs compared under two judge settings; the metrics whose delta
 /// differs, with both verdicts (`polars-rag compare --rejudged-baseline ... --rejudged-candidate`).
 #[pyfunction]
-#[pyo3(signature = (baseline, candidate, rejudged_baseline, rejudged_candidate, id, resamples, confidence, seed, alternative))]
-#[allow(clippy::too_many_arguments)]
 fn judge_drift(
     baseline: PyDataFrame,
     candidate: PyDataFrame,
     rejudged_baseline: PyDataFrame,
     rejudged_candidate: PyDataFrame,
-    id: &str,
-    resamples: usize,
-    confidence: f64,
-    seed: u64,
-    alternative: &str,
+    settings: &Bound<'_, pyo3::types::PyDict>,
 ) -> PyResult<PyDataFrame> {
+    let s: ComparisonSettings = settings_of("judge_drift", settings)?;
     py_guarded("judge_drift", move || {
-        let options = compare_options("judge_drift", resamples, confidence, seed, 0, alternative)?;
+        let id = s.id.as_str();
+        let options = compare_options(
+            "judge_drift",
+            s.resamples,
+            s.confidence,
+            s.seed,
+            0,
+            &s.alternative,
+        )?;
         let first = comparison::compare_tables(
             &readable("judge_drift", &baseline.0)?,
             &readable("judge_drift", &candidate.0)?,
@@ -1170,25 +1157,24 @@ fn judge_drift(
 /// Judged deltas between two scores tables estimated from labels of both runs
 /// (`polars-rag compare --baseline-labels ... --candidate-labels ...`).
 #[pyfunction]
-#[pyo3(signature = (baseline, candidate, baseline_labels, candidate_labels, id, cluster, alpha, alternative, lam))]
-#[allow(clippy::too_many_arguments)]
 fn labelled_deltas(
     baseline: PyDataFrame,
     candidate: PyDataFrame,
     baseline_labels: PyDataFrame,
     candidate_labels: PyDataFrame,
-    id: &str,
-    cluster: Option<&str>,
-    alpha: f64,
-    alternative: &str,
-    lam: Option<f64>,
+    settings: &Bound<'_, pyo3::types::PyDict>,
 ) -> PyResult<PyDataFrame> {
     use polars_rag::compare::calibrate;
+    let s: LabelledSettings = settings_of("labelled_deltas", settings)?;
     py_guarded("labelled_deltas", move || {
+        let (id, cluster) = (s.id.as_str(), s.cluster.as_deref());
         let ppi = polars_rag::metrics::ppi::PpiOptions {
-            alpha,
-            alternative: alternative.parse().map_err(py_err_in("labelled_deltas"))?,
-            lam,
+            alpha: s.alpha,
+            alternative: s
+                .alternative
+                .parse()
+                .map_err(py_err_in("labelled_deltas"))?,
+            lam: s.lam,
             ..Default::default()
         };
         let rows = calibrate::labelled_deltas_clustered(
@@ -1212,34 +1198,27 @@ fn labelled_deltas(
 /// The items of a scores table to label (`polars-rag sample`): the sheet, and the workbook
 /// written at `xlsx` when given.
 #[pyfunction]
-#[pyo3(signature = (scores, n, id, by, values, seed, min_per_stratum, xlsx))]
-#[allow(clippy::too_many_arguments)]
 fn labelling_sheet(
     scores: PyDataFrame,
-    n: usize,
-    id: &str,
-    by: Option<&str>,
-    values: Option<Vec<String>>,
-    seed: u64,
-    min_per_stratum: usize,
-    xlsx: Option<String>,
+    settings: &Bound<'_, pyo3::types::PyDict>,
 ) -> PyResult<PyDataFrame> {
     use polars_rag::compare::labelling;
+    let s: SampleSettings = settings_of("sample_for_labelling", settings)?;
     py_guarded("sample_for_labelling", move || {
         let options = labelling::LabelSampleOptions {
-            n,
-            seed,
-            min_per_stratum,
+            n: s.n,
+            seed: s.seed,
+            min_per_stratum: s.min_per_stratum,
         };
         let sheet = labelling::labelling_sheet(
             &readable("sample_for_labelling", &scores.0)?,
-            id,
-            by,
-            values.as_deref(),
+            &s.id,
+            s.by.as_deref(),
+            s.values.as_deref(),
             &options,
         )
         .map_err(py_err_in("sample_for_labelling"))?;
-        if let Some(path) = xlsx {
+        if let Some(path) = s.xlsx {
             labelling::write_labelling_sheet(
                 &sheet,
                 std::path::Path::new(&path),
@@ -1324,15 +1303,20 @@ fn score_captured(
     })
 }
 
-/// A Python value of `pr.score`'s settings as a TOML value (the type a config file's keys
-/// have): `bool`, `int`, `float`, `str`, a path (`os.PathLike`), a list or tuple, a dict with
-/// `str` keys. `None` is refused: a setting left out takes its default. `at` names the setting.
-fn setting_value(value: &Bound<'_, PyAny>, at: &str) -> PyResult<toml::Value> {
+/// A Python value of a function's settings (`pr.score`'s keywords, a table function's) as the
+/// JSON value serde reads them from: `bool`, `int`, `float` (finite), `str`, a path
+/// (`os.PathLike`), a list or tuple, a dict with `str` keys. `None` is refused: a setting left out
+/// takes its default. Errors name `function` and the setting (`at`).
+fn setting_value(
+    value: &Bound<'_, PyAny>,
+    function: &'static str,
+    at: &str,
+) -> PyResult<serde_json::Value> {
     use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
     let refused = |what: String| {
         py_error(
             polars_rag::ErrorKind::InvalidInput,
-            format!("score: setting {at}: {what}"),
+            format!("{function}: setting {at}: {what}"),
         )
     };
     if value.is_none() {
@@ -1341,52 +1325,141 @@ fn setting_value(value: &Bound<'_, PyAny>, at: &str) -> PyResult<toml::Value> {
         ));
     }
     if value.is_instance_of::<PyBool>() {
-        return Ok(toml::Value::Boolean(value.extract()?));
+        return Ok(serde_json::Value::Bool(value.extract()?));
     }
     if value.is_instance_of::<PyInt>() {
+        if let Ok(i) = value.extract::<i64>() {
+            return Ok(i.into());
+        }
         return value
-            .extract::<i64>()
-            .map(toml::Value::Integer)
+            .extract::<u64>()
+            .map(Into::into)
             .map_err(|_| refused("an integer out of the 64-bit range".into()));
     }
     if value.is_instance_of::<PyFloat>() {
         let number: f64 = value.extract()?;
-        if !number.is_finite() {
-            return Err(refused(format!("must be finite, got {number}")));
-        }
-        return Ok(toml::Value::Float(number));
+        return serde_json::Number::from_f64(number)
+            .map(serde_json::Value::Number)
+            .ok_or_else(|| refused(format!("must be finite, got {number}")));
     }
     if value.is_instance_of::<PyString>() {
-        return Ok(toml::Value::String(value.extract()?));
+        return Ok(serde_json::Value::String(value.extract()?));
     }
     if let Ok(dict) = value.cast::<PyDict>() {
-        let mut table = toml::Table::new();
+        let mut fields = serde_json::Map::new();
         for (key, item) in dict.iter() {
             let key: String = key
                 .extract()
                 .map_err(|_| refused(format!("the key {key} is not a string")))?;
-            let inner = setting_value(&item, &format!("{at}.{key}"))?;
-            table.insert(key, inner);
+            let inner = setting_value(&item, function, &format!("{at}.{key}"))?;
+            fields.insert(key, inner);
         }
-        return Ok(toml::Value::Table(table));
+        return Ok(serde_json::Value::Object(fields));
     }
     if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
         let items = value
             .try_iter()?
             .enumerate()
-            .map(|(i, item)| setting_value(&item?, &format!("{at}[{i}]")))
+            .map(|(i, item)| setting_value(&item?, function, &format!("{at}[{i}]")))
             .collect::<PyResult<Vec<_>>>()?;
-        return Ok(toml::Value::Array(items));
+        return Ok(serde_json::Value::Array(items));
     }
     let py = value.py();
     if value.is_instance(&py.import("os")?.getattr("PathLike")?)? {
         let path: std::path::PathBuf = value.extract()?;
-        return Ok(toml::Value::String(path.display().to_string()));
+        return Ok(serde_json::Value::String(path.display().to_string()));
     }
     Err(refused(format!(
         "a {} cannot be a setting (give a bool, number, string, path, list or dict)",
         value.get_type().name()?
     )))
+}
+
+/// The settings of a table function, one dict (Python's keywords, checked there, `None` left
+/// out) read by serde into `T`; an error names the function.
+fn settings_of<T: DeserializeOwned>(
+    function: &'static str,
+    settings: &Bound<'_, pyo3::types::PyDict>,
+) -> PyResult<T> {
+    let value = setting_value(settings.as_any(), function, "settings")?;
+    serde_json::from_value(value).map_err(|e| {
+        py_error(
+            polars_rag::ErrorKind::InvalidInput,
+            format!("{function}: {e}"),
+        )
+    })
+}
+
+/// The settings the comparison functions share (`compare`, `leaderboard`, `summary`,
+/// `judge_drift`), as Python passes them.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ComparisonSettings {
+    #[serde(default = "default_id")]
+    id: String,
+    by: Option<String>,
+    cluster: Option<String>,
+    resamples: usize,
+    confidence: f64,
+    seed: u64,
+    #[serde(default)]
+    top: usize,
+    #[serde(default = "two_sided")]
+    alternative: String,
+    #[serde(default = "holm")]
+    adjust: String,
+    #[serde(default)]
+    family: Vec<String>,
+}
+
+/// The settings of the functions that estimate with labels (`calibrate`, `labelled_deltas`,
+/// `plan`), as Python passes them.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LabelledSettings {
+    #[serde(default = "default_id")]
+    id: String,
+    by: Option<String>,
+    cluster: Option<String>,
+    #[serde(default)]
+    alpha: f64,
+    #[serde(default = "two_sided")]
+    alternative: String,
+    lam: Option<f64>,
+    #[serde(default)]
+    mde: f64,
+    #[serde(default)]
+    power: f64,
+    #[serde(default)]
+    tests: usize,
+    samples: Option<usize>,
+    correlation: Option<f64>,
+}
+
+/// The settings of `sample_for_labelling`, as Python passes them.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SampleSettings {
+    n: usize,
+    #[serde(default = "default_id")]
+    id: String,
+    by: Option<String>,
+    values: Option<Vec<String>>,
+    seed: u64,
+    min_per_stratum: usize,
+    xlsx: Option<String>,
+}
+
+fn default_id() -> String {
+    "query_id".into()
+}
+
+fn two_sided() -> String {
+    "two-sided".into()
+}
+
+fn holm() -> String {
+    "holm".into()
 }
 
 /// A JSON value (a report's usage rows) as the Python value it reads as.
@@ -1395,9 +1468,10 @@ fn py_json<'py>(py: Python<'py>, value: &serde_json::Value) -> PyResult<Bound<'p
     Ok(match value {
         serde_json::Value::Null => py.None().into_bound(py),
         serde_json::Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
-        serde_json::Value::Number(n) => match n.as_i64() {
-            Some(i) => i.into_pyobject(py)?.into_any(),
-            None => n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any(),
+        serde_json::Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => i.into_pyobject(py)?.into_any(),
+            (None, Some(u)) => u.into_pyobject(py)?.into_any(),
+            _ => n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any(),
         },
         serde_json::Value::String(text) => text.into_pyobject(py)?.into_any(),
         serde_json::Value::Array(items) => {
@@ -1434,9 +1508,16 @@ fn score_job<'py>(
     settings: &Bound<'py, pyo3::types::PyDict>,
     config: Option<std::path::PathBuf>,
 ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
-    let table = match setting_value(settings.as_any(), "settings")? {
-        toml::Value::Table(table) => table,
-        _ => unreachable!("a dict is read as a table"),
+    let json = setting_value(settings.as_any(), "score", "settings")?;
+    let table = match toml::Value::try_from(json) {
+        Ok(toml::Value::Table(table)) => table,
+        Ok(_) => unreachable!("a dict is read as a table"),
+        Err(e) => {
+            return Err(py_error(
+                polars_rag::ErrorKind::InvalidInput,
+                format!("score: settings: {e}"),
+            ))
+        }
     };
     let frames = [run, golden, corpus].map(|frame| frame.map(|f| f.0));
     let report = py.detach(move || {

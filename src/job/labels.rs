@@ -24,7 +24,7 @@ pub fn read_labels_keyed(path: &Path, who: &str, id: Option<&str>) -> PolarsResu
         )));
     }
     crate::files::regular_file(path, "labels table")
-        .map_err(|e| polars_err!(ComputeError: "{who}: {e}"))?;
+        .map_err(|e| crate::job::prefixed(&format!("{who}: "), e))?;
     let is_workbook = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("xlsx"));

@@ -178,7 +178,12 @@ impl QuoteBatches {
                 while batch.len() < rows {
                     match lines.next() {
                         Some(line) => {
-                            let line = line.map_err(|e| polars_err!(ComputeError: "locate: cannot read {}: {e}", path.display()))?;
+                            let line = line.map_err(|e| {
+                                crate::job::prefixed(
+                                    &format!("locate: cannot read {}: ", path.display()),
+                                    e,
+                                )
+                            })?;
                             if !line.trim().is_empty() {
                                 batch.push(line);
                             }
@@ -196,7 +201,7 @@ impl QuoteBatches {
 fn read_corpus(path: &Path) -> PolarsResult<Vec<(String, String)>> {
     if path.is_dir() {
         let corpus =
-            crate::job::corpus::load(path).map_err(|e| polars_err!(ComputeError: "locate: {e}"))?;
+            crate::job::corpus::load(path).map_err(|e| crate::job::prefixed("locate: ", e))?;
         return Ok(corpus
             .sorted_documents()
             .into_iter()

@@ -433,6 +433,14 @@ pub(crate) fn io_err(msg: String) -> PolarsError {
     crate::Error::io(msg).into()
 }
 
+/// `e` with `prefix` before its message (the file, the step), its kind kept: a wrapper that
+/// names where an error happened must not make a missing file or a failed engine look like
+/// bad input.
+pub(crate) fn prefixed(prefix: &str, e: impl Into<crate::Error>) -> PolarsError {
+    let e: crate::Error = e.into();
+    crate::Error::of_kind(e.kind(), format!("{prefix}{}", e.message())).into()
+}
+
 /// A file or folder the job was given is missing: an [`ErrorKind::NotFound`](crate::ErrorKind)
 /// error, travelling as a Polars error.
 pub(crate) fn not_found(msg: String) -> PolarsError {

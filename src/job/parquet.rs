@@ -19,12 +19,12 @@ pub fn parquet_file(path: &Path, what: &str) -> polars::prelude::PolarsResult<st
     use polars::prelude::*;
     let shown = path.display();
     let metadata = std::fs::metadata(path)
-        .map_err(|e| polars_err!(ComputeError: "{what} {shown}: cannot read it: {e}"))?;
+        .map_err(|e| crate::job::prefixed(&format!("{what} {shown}: cannot read it: "), e))?;
     if !metadata.is_file() {
         polars_bail!(ComputeError: "{what} {shown} is not a regular file; give the path of a Parquet file");
     }
     let file = std::fs::File::open(path)
-        .map_err(|e| polars_err!(ComputeError: "{what} {shown}: cannot open it: {e}"))?;
+        .map_err(|e| crate::job::prefixed(&format!("{what} {shown}: cannot open it: "), e))?;
     let mut reader = ParquetReader::new(
         file.try_clone()
             .map_err(|e| polars_err!(ComputeError: "{what} {shown}: {e}"))?,

@@ -17,6 +17,7 @@ import argparse
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -74,8 +75,15 @@ def main() -> None:
         results["frames"] = pr.score(run, golden, metrics=METRICS).scores
 
     def on_frames_through_files() -> None:
-        # The command line's own default batch size, as the path before passed none.
-        results["frames, files"] = pr.score(run, golden, metrics=METRICS, args=["--batch-rows", "100000"]).scores
+        # The path before, by hand: the frames written to Parquet files, the job run on them in
+        # batches of the command line's default size into a file, the scores read back.
+        with tempfile.TemporaryDirectory(prefix="polars-rag-faces-") as scratch:
+            folder = Path(scratch)
+            run.write_parquet(folder / "run.parquet")
+            golden.write_parquet(folder / "golden.parquet")
+            pr.score(folder / "run.parquet", folder / "golden.parquet", metrics=METRICS, batch_rows=100_000,
+                     out=folder / "scores.parquet")
+            results["frames, files"] = pl.read_parquet(folder / "scores.parquet")
 
     faces = [("polars-rag score (command)", by_command), ("pr.score on Parquet paths", on_paths),
              ("pr.score on in-memory frames", on_frames),

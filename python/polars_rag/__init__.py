@@ -39,270 +39,52 @@ installed) or an OpenAI-compatible server (``embedder=pr.Embedder(...)``), cache
 from __future__ import annotations
 
 # The error classes, one per kind (polars_rag.exceptions).
-from polars_rag import exceptions
-from polars_rag._answer import (
-    BleuOptions,
-    BleuTokenizer,
-    ChrfOptions,
-    Distance,
-    ExactMatchCompat,
-    QuotedSpanOptions,
-    QuoteStyle,
-    RougeOptions,
-    RougeTokenizer,
-    SmoothMethod,
-    TextCompat,
-    answer_completeness,
-    bleu,
-    checks,
-    chrf,
-    citation_alignment,
-    citation_indicators,
-    corpus_bleu,
-    corpus_chrf,
-    exact_match,
-    keyword_coverage,
-    number_match,
-    quoted_spans,
-    rouge,
-    string_presence,
-    string_similarity,
+# Each module below exports what its __all__ lists; a new function there needs no line here.
+from polars_rag import (
+    _answer,
+    _common,
+    _compare,
+    _embed,
+    _golden,
+    _judge,
+    _locate,
+    _rag_judged,
+    _retrieval,
+    _score,
+    _settings,
+    _verdicts,
+    exceptions,
 )
-from polars_rag._common import (
-    IntoExprColumn,
-    _defaults,
-    metric_ids,
-    option_defaults,
-    signature,
-)
-from polars_rag._compare import (
-    Adjust,
-    Alternative,
-    Calibration,
-    Comparison,
-    Leaderboard,
-    adjust_p_values,
-    calibrate,
-    compare,
-    compare_defaults,
-    judge_drift,
-    labelled_deltas,
-    leaderboard,
-    plan,
-    sample_for_labelling,
-    summary,
-)
-from polars_rag._embed import (
-    embed,
-    embed_cache_clear,
-    embed_cache_stats,
-    semantic_similarity,
-)
-from polars_rag._golden import (
-    GoldenJoin,
-    check_spans,
-    collapse_run,
-    join_golden,
-    validate_golden,
-)
+from polars_rag._answer import *
+from polars_rag._common import *
+from polars_rag._common import _defaults
+from polars_rag._compare import *
+from polars_rag._embed import *
+from polars_rag._golden import *
 from polars_rag._internal import __version__
 from polars_rag._internal import metric_ids as _metric_ids
-from polars_rag._judge import (
-    CitationSupportOptions,
-    CustomJudge,
-    JudgeAgreement,
-    PpiOptions,
-    answer_match,
-    citation_precision,
-    citation_recall_precision,
-    citation_review,
-    citation_support,
-    claim_check_report,
-    claim_checks,
-    create_nuggets,
-    custom_judge,
-    custom_judge_card,
-    g_eval,
-    judge_agreement,
-    judge_cache_clear,
-    judge_cache_stats,
-    judge_log,
-    nugget_assignment,
-    ppi_mean,
-    relevance_grade,
-    split_claims,
-)
-from polars_rag._locate import (
-    LocateCompat,
-    LocatedQuotes,
-    LocateOptions,
-    Trim,
-    embedding_cosine,
-    extract_quotes,
-    locate_quotes,
-    locate_quotes_in_corpus,
-)
+from polars_rag._judge import *
+from polars_rag._locate import *
 from polars_rag._namespace import RagNamespace, _namespace_method
-from polars_rag._rag_judged import (
-    JudgedRagOptions,
-    RagCompat,
-    answer_relevancy,
-    context_precision,
-    context_recall,
-    context_utilization,
-    faithfulness,
-)
-from polars_rag._retrieval import (
-    HybridLogRankOptions,
-    RankBy,
-    RankedCompatOptions,
-    RankedOptions,
-    Relevance,
-    RetrievalCompat,
-    SpanCompat,
-    average_precision,
-    f1_at_k,
-    hit_rate_at_k,
-    hybrid_log_rank,
-    mrr,
-    ndcg_at_k,
-    precision_at_k,
-    r_precision,
-    recall_at_k,
-    span_iou,
-    span_precision,
-    span_precision_omega,
-    span_recall,
-)
-from polars_rag._score import ScoreResult, score
-from polars_rag._settings import Embedder, Judge, default_model_dir
-from polars_rag._verdicts import ClaimCheckOptions, NuggetOptions, claim_check_scores, nugget_scores
+from polars_rag._rag_judged import *
+from polars_rag._retrieval import *
+from polars_rag._score import *
+from polars_rag._settings import *
+from polars_rag._verdicts import *
 
-__all__ = [
-    "Adjust",
-    "Alternative",
-    "BleuOptions",
-    "BleuTokenizer",
-    "Calibration",
-    "ChrfOptions",
-    "CitationSupportOptions",
-    "ClaimCheckOptions",
-    "Comparison",
-    "CustomJudge",
-    "Distance",
-    "Embedder",
-    "ExactMatchCompat",
-    "GoldenJoin",
-    "HybridLogRankOptions",
-    "IntoExprColumn",
-    "Judge",
-    "JudgeAgreement",
-    "JudgedRagOptions",
-    "Leaderboard",
-    "LocateCompat",
-    "LocateOptions",
-    "LocatedQuotes",
-    "NuggetOptions",
-    "PpiOptions",
-    "QuoteStyle",
-    "QuotedSpanOptions",
-    "RagCompat",
-    "RankBy",
-    "RankedCompatOptions",
-    "RankedOptions",
-    "Relevance",
-    "RetrievalCompat",
-    "RougeOptions",
-    "RougeTokenizer",
-    "ScoreResult",
-    "SmoothMethod",
-    "SpanCompat",
-    "TextCompat",
-    "Trim",
-    "__version__",
-    "adjust_p_values",
-    "answer_completeness",
-    "answer_match",
-    "answer_relevancy",
-    "average_precision",
-    "bleu",
-    "calibrate",
-    "check_spans",
-    "checks",
-    "chrf",
-    "citation_alignment",
-    "citation_indicators",
-    "citation_precision",
-    "citation_recall_precision",
-    "citation_review",
-    "citation_support",
-    "claim_check_report",
-    "claim_check_scores",
-    "claim_checks",
-    "collapse_run",
-    "compare",
-    "compare_defaults",
-    "context_precision",
-    "context_recall",
-    "context_utilization",
-    "corpus_bleu",
-    "corpus_chrf",
-    "create_nuggets",
-    "custom_judge",
-    "custom_judge_card",
-    "default_model_dir",
-    "embed",
-    "embed_cache_clear",
-    "embed_cache_stats",
-    "embedding_cosine",
-    "exact_match",
-    "exceptions",
-    "extract_quotes",
-    "f1_at_k",
-    "faithfulness",
-    "g_eval",
-    "hit_rate_at_k",
-    "hybrid_log_rank",
-    "join_golden",
-    "judge_agreement",
-    "judge_cache_clear",
-    "judge_cache_stats",
-    "judge_drift",
-    "judge_log",
-    "keyword_coverage",
-    "labelled_deltas",
-    "leaderboard",
-    "locate_quotes",
-    "locate_quotes_in_corpus",
-    "metric_ids",
-    "mrr",
-    "ndcg_at_k",
-    "nugget_assignment",
-    "nugget_scores",
-    "number_match",
-    "option_defaults",
-    "plan",
-    "ppi_mean",
-    "precision_at_k",
-    "quoted_spans",
-    "r_precision",
-    "recall_at_k",
-    "relevance_grade",
-    "rouge",
-    "sample_for_labelling",
-    "score",
-    "semantic_similarity",
-    "signature",
-    "span_iou",
-    "span_precision",
-    "span_precision_omega",
-    "span_recall",
-    "split_claims",
-    "string_presence",
-    "string_similarity",
-    "summary",
-    "validate_golden",
-]
+__all__ = ["__version__", "exceptions"]
+__all__ += _answer.__all__
+__all__ += _common.__all__
+__all__ += _compare.__all__
+__all__ += _embed.__all__
+__all__ += _golden.__all__
+__all__ += _judge.__all__
+__all__ += _locate.__all__
+__all__ += _rag_judged.__all__
+__all__ += _retrieval.__all__
+__all__ += _score.__all__
+__all__ += _settings.__all__
+__all__ += _verdicts.__all__
 
 
 def _document_defaults() -> None:

@@ -9,6 +9,35 @@ import polars as pl
 
 from polars_rag._common import IntoExprColumn, _plugin
 
+__all__ = [
+    "BleuOptions",
+    "BleuTokenizer",
+    "ChrfOptions",
+    "Distance",
+    "ExactMatchCompat",
+    "QuoteStyle",
+    "QuotedSpanOptions",
+    "RougeOptions",
+    "RougeTokenizer",
+    "SmoothMethod",
+    "TextCompat",
+    "answer_completeness",
+    "bleu",
+    "checks",
+    "chrf",
+    "citation_alignment",
+    "citation_indicators",
+    "corpus_bleu",
+    "corpus_chrf",
+    "exact_match",
+    "keyword_coverage",
+    "number_match",
+    "quoted_spans",
+    "rouge",
+    "string_presence",
+    "string_similarity",
+]
+
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 

@@ -18,6 +18,13 @@ from polars_rag._internal import reads_whole_column as _reads_whole_column
 from polars_rag._internal import signature_of as _signature_of
 from polars_rag._settings import Embedder, Judge
 
+__all__ = [
+    "IntoExprColumn",
+    "metric_ids",
+    "option_defaults",
+    "signature",
+]
+
 #: A column name or an expression.
 IntoExprColumn = Union[pl.Expr, str]
 
@@ -194,7 +201,7 @@ def _plugin(
     accepted: Any = None,
     aggregate: bool = False,
 ) -> pl.Expr:
-    """Calls the plugin function ``name``; its output column is named after the metric. Options
+    """Calls the plugin's ``metric`` function for metric ``name``; its output column is named after it. Options
     left at ``None`` take the library's defaults (:func:`option_defaults`); with ``accepted``
     (the function's options ``TypedDict``) every keyword it declares is sent and no other is
     allowed. A :class:`~polars_rag.Judge` option travels as its settings."""
@@ -213,9 +220,9 @@ def _plugin(
     elementwise = not aggregate and not _reads_whole_column(name, pickle.dumps(kwargs, protocol=4))
     return register_plugin_function(
         plugin_path=_PLUGIN_PATH,
-        function_name=name,
+        function_name="metric",
         args=list(args),
-        kwargs=kwargs,
+        kwargs={"metric": name, "options": kwargs},
         is_elementwise=elementwise,
         returns_scalar=aggregate,
     ).alias(name)

@@ -20,6 +20,24 @@ from polars_rag._common import (
 )
 from polars_rag._internal import compare_defaults as _compare_defaults
 
+__all__ = [
+    "Adjust",
+    "Alternative",
+    "Calibration",
+    "Comparison",
+    "Leaderboard",
+    "adjust_p_values",
+    "calibrate",
+    "compare",
+    "compare_defaults",
+    "judge_drift",
+    "labelled_deltas",
+    "leaderboard",
+    "plan",
+    "sample_for_labelling",
+    "summary",
+]
+
 #: The alternative hypothesis of :func:`compare`'s tests, as scipy names it.
 Alternative = Literal["two-sided", "greater", "less"]
 

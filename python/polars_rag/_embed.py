@@ -16,6 +16,13 @@ from polars_rag._common import _PLUGIN_PATH, IntoExprColumn, _names_its_errors, 
 from polars_rag._internal import embed_cache as _embed_cache
 from polars_rag._settings import Embedder
 
+__all__ = [
+    "embed",
+    "embed_cache_clear",
+    "embed_cache_stats",
+    "semantic_similarity",
+]
+
 
 def _embedder(function: str, embedder: Embedder | None) -> Embedder:
     if embedder is None:

@@ -16,6 +16,14 @@ from polars_rag._internal import collapse_run as _collapse_run
 from polars_rag._internal import join_golden as _join_golden
 from polars_rag._internal import validate_golden as _validate
 
+__all__ = [
+    "GoldenJoin",
+    "check_spans",
+    "collapse_run",
+    "join_golden",
+    "validate_golden",
+]
+
 
 @_names_its_errors
 def validate_golden(

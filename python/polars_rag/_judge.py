@@ -22,6 +22,32 @@ from polars_rag._internal import judge_agreement as _judge_agreement
 from polars_rag._internal import judge_cache as _judge_cache
 from polars_rag._settings import Judge
 
+__all__ = [
+    "CitationSupportOptions",
+    "CustomJudge",
+    "JudgeAgreement",
+    "PpiOptions",
+    "answer_match",
+    "citation_precision",
+    "citation_recall_precision",
+    "citation_review",
+    "citation_support",
+    "claim_check_report",
+    "claim_checks",
+    "create_nuggets",
+    "custom_judge",
+    "custom_judge_card",
+    "g_eval",
+    "judge_agreement",
+    "judge_cache_clear",
+    "judge_cache_stats",
+    "judge_log",
+    "nugget_assignment",
+    "ppi_mean",
+    "relevance_grade",
+    "split_claims",
+]
+
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 

@@ -27,6 +27,17 @@ from polars_rag._internal import locate_table as _locate_table
 from polars_rag._internal import write_locate_workbook as _write_locate_workbook
 from polars_rag._settings import Embedder
 
+__all__ = [
+    "LocateCompat",
+    "LocateOptions",
+    "LocatedQuotes",
+    "Trim",
+    "embedding_cosine",
+    "extract_quotes",
+    "locate_quotes",
+    "locate_quotes_in_corpus",
+]
+
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 

@@ -12,6 +12,16 @@ from polars_rag._common import IntoExprColumn, _plugin
 from polars_rag._embed import _embedder
 from polars_rag._settings import Embedder, Judge
 
+__all__ = [
+    "JudgedRagOptions",
+    "RagCompat",
+    "answer_relevancy",
+    "context_precision",
+    "context_recall",
+    "context_utilization",
+    "faithfulness",
+]
+
 if TYPE_CHECKING:
     import polars as pl
     from typing_extensions import Unpack

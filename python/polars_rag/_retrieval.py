@@ -10,6 +10,29 @@ import polars as pl
 from polars_rag._answer import Distance
 from polars_rag._common import IntoExprColumn, _plugin
 
+__all__ = [
+    "HybridLogRankOptions",
+    "RankBy",
+    "RankedCompatOptions",
+    "RankedOptions",
+    "Relevance",
+    "RetrievalCompat",
+    "SpanCompat",
+    "average_precision",
+    "f1_at_k",
+    "hit_rate_at_k",
+    "hybrid_log_rank",
+    "mrr",
+    "ndcg_at_k",
+    "precision_at_k",
+    "r_precision",
+    "recall_at_k",
+    "span_iou",
+    "span_precision",
+    "span_precision_omega",
+    "span_recall",
+]
+
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 

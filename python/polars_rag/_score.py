@@ -5,8 +5,6 @@ the command's by construction."""
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -16,9 +14,13 @@ from typing import Any, NamedTuple, Union
 import polars as pl
 
 from polars_rag._common import _has_zero_width_array
-from polars_rag._internal import score_captured as _score_captured
 from polars_rag._internal import score_job as _score_job
-from polars_rag.exceptions import InvalidInputError, from_kind
+from polars_rag.exceptions import InvalidInputError
+
+__all__ = [
+    "ScoreResult",
+    "score",
+]
 
 #: A table given to :func:`score`: a frame, a lazy frame (collected; with ``batch_rows`` and
 #: ``out`` written to Parquet by streaming instead) or the path of a Parquet file (a corpus may
@@ -58,79 +60,6 @@ class ScoreResult(NamedTuple):
         return self.text
 
 
-def _toml_value(name: str, value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(int(value))  # an int subclass's repr may not be TOML
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError(f"score: setting {name} must be finite, got {value}")
-        return repr(float(value))  # NumPy 2's repr of its floats is np.float64(...)
-    if isinstance(value, str):
-        return _toml_string(name, value)
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_value(name, item) for item in value) + "]"
-    raise TypeError(f"score: setting {name} cannot be written to the job's configuration: {value!r}")
-
-
-def _toml_string(name: str, value: str) -> str:
-    """``value`` as a TOML basic string: quotes, backslashes and every control character escaped
-    (TOML allows none of them raw); a lone surrogate (a path decoded with ``surrogateescape``)
-    cannot be written and is refused, naming the setting."""
-    out = []
-    for ch in value:
-        if ch in ('"', "\\"):
-            out.append("\\" + ch)
-        elif ch < " " or ch == "\x7f":
-            out.append(f"\\u{ord(ch):04x}")
-        elif "\ud800" <= ch <= "\udfff":
-            raise ValueError(f"score: setting {name} holds a lone surrogate ({ch!r}) and cannot be passed on")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
-def _engine_section(title: str, settings: Mapping[str, Any]) -> str:
-    """The ``[judge]`` / ``[embed]`` table of an engine's settings (a cache of ``None``, no cache,
-    is the empty path the configuration reads as none)."""
-    return _section_of((title,), {**settings, "cache": "" if settings.get("cache") is None else settings["cache"]})
-
-
-def _section_of(path: tuple[str, ...], settings: Mapping[str, Any]) -> str:
-    """A TOML table of a metric's options at ``path`` (``("rouge",)``; a nested mapping is a
-    sub-table, ``("citation_support", "judge")``), ``None`` left out (the default applies). Every
-    name is written as a quoted TOML key, so no name can add settings of its own."""
-    where = ".".join(path)
-    if not all(isinstance(key, str) for key in (*path, *settings)):
-        raise TypeError(f"score: options[{where!r}]: sections and settings are named by strings")
-    header = ".".join(_toml_string("options", part) for part in path)
-    lines = [f"[{header}]"]
-    tables = []
-    for key, value in settings.items():
-        if isinstance(value, Mapping):
-            tables.append(_section_of((*path, key), value))
-        elif value is not None:
-            lines.append(f"{_toml_string(f'{where}.{key}', key)} = {_toml_value(f'{where}.{key}', value)}")
-    return "\n".join(lines) + "\n" + "".join(tables)
-
-
-def _table_path(table: TableLike | None, what: str, folder: Path) -> str | None:
-    """A Parquet path for ``table``: its own path, or a file in ``folder`` it is written to."""
-    if table is None:
-        return None
-    if isinstance(table, (str, os.PathLike)):
-        return os.fspath(table)
-    path = folder / f"{what}.parquet"
-    if isinstance(table, pl.LazyFrame):
-        table.sink_parquet(path)
-    elif isinstance(table, pl.DataFrame):
-        table.write_parquet(path)
-    else:
-        raise TypeError(f"score: {what} must be a DataFrame, a LazyFrame or a Parquet path, got {type(table).__name__}")
-    return str(path)
-
-
 def _settings_of(name: str, settings: Mapping[str, Any]) -> dict[str, Any]:
     """``settings`` without the ``None`` values (a setting left out takes its default), nested
     mappings likewise; keys must be strings."""
@@ -145,10 +74,16 @@ def _settings_of(name: str, settings: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _engine_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
+def _engine_settings(engine: Any, portable: bool) -> dict[str, Any]:
     """An engine's settings as its ``[judge]`` / ``[embed]`` section (a cache of ``None``, no
-    cache, is the empty path the configuration reads as none)."""
-    return _settings_of("engine", {**settings, "cache": "" if settings.get("cache") is None else settings["cache"]})
+    cache, is the empty path the configuration reads as none). ``portable`` settings leave a
+    default cache out, so that each machine the job runs on uses its own default."""
+    settings = engine.settings()
+    if portable and getattr(engine, "_default_cache", False):
+        settings.pop("cache", None)
+    elif settings.get("cache") is None:
+        settings["cache"] = ""
+    return _settings_of("engine", settings)
 
 
 def _frame_or_path(table: TableLike | None, what: str, stream: bool, folder: Path) -> pl.DataFrame | str | None:
@@ -176,6 +111,63 @@ def _frame_or_path(table: TableLike | None, what: str, stream: bool, folder: Pat
     return table.collect() if isinstance(table, pl.LazyFrame) else table
 
 
+def _job_settings(
+    function: str,
+    *,
+    metrics: Sequence[str] | None = None,
+    by: str | None = None,
+    config: str | os.PathLike[str] | None = None,
+    judge: Any = None,
+    embedder: Any = None,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+    batch_rows: int | None = None,
+    out: str | os.PathLike[str] | None = None,
+    grade_relevance: str | os.PathLike[str] | None = None,
+    columns: Mapping[str, str] | None = None,
+    k: int | None = None,
+    relevance_level: float | None = None,
+    invalid_spans: str | None = None,
+    unit: str | None = None,
+    chunks: str | os.PathLike[str] | None = None,
+    portable: bool = False,
+) -> dict[str, Any]:
+    """The scoring job's settings as one dict of the config file's keys (what the library's
+    ``ScoreConfig`` reads), from the keywords :func:`score` and ``polars_rag.ray.score`` share.
+    A keyword left at ``None`` is left out, so the config file's value or the default applies.
+    ``portable`` settings run on other machines: an engine's default cache is left to each."""
+    if isinstance(metrics, str):
+        raise TypeError(f"{function}: metrics must be a list of metric ids, not one string")
+    if columns is not None and not isinstance(columns, Mapping):
+        raise TypeError(f"{function}: columns must be a mapping of column roles to names, got {type(columns).__name__}")
+    settings: dict[str, Any] = {}
+    for title, section in (options or {}).items():
+        if not isinstance(section, Mapping):
+            raise TypeError(f"{function}: options[{title!r}] must be a mapping of settings, got {type(section).__name__}")
+        if (title == "judge" and judge is not None) or (title == "embed" and embedder is not None):
+            raise ValueError(f"{function}: give the {title} as {title}= or as options[{title!r}], not both")
+        settings[title] = _settings_of(f"options[{title!r}]", section)
+    if judge is not None:
+        settings["judge"] = _engine_settings(judge, portable)
+    if embedder is not None:
+        settings["embed"] = _engine_settings(embedder, portable)
+    if settings and config is not None:
+        raise ValueError(
+            f"{function}: give the judge, embedder and options in the config file or as judge= / embedder= / options=, not both"
+        )
+    if metrics:
+        settings["metrics"] = list(metrics)
+    if columns:
+        settings["columns"] = _settings_of("columns", columns)
+    keys = {
+        "by": by, "batch_rows": batch_rows, "out": out, "grade_relevance": grade_relevance, "k": k,
+        "relevance_level": relevance_level, "invalid_spans": invalid_spans, "unit": unit, "chunks": chunks,
+    }
+    for key, value in keys.items():
+        if value is not None:
+            settings[key] = os.fspath(value) if isinstance(value, os.PathLike) else value
+    return settings
+
+
 def score(
     run: TableLike,
     golden: TableLike | None = None,
@@ -191,7 +183,11 @@ def score(
     out: str | os.PathLike[str] | None = None,
     grade_relevance: str | os.PathLike[str] | None = None,
     columns: Mapping[str, str] | None = None,
-    args: Sequence[str] = (),
+    k: int | None = None,
+    relevance_level: float | None = None,
+    invalid_spans: str | None = None,
+    unit: str | None = None,
+    chunks: str | os.PathLike[str] | None = None,
 ) -> ScoreResult:
     """Scores a run as ``polars-rag score`` does: joined with its golden table (one row per
     golden question) and its corpus (spans checked, retrieved spans given their text), every
@@ -214,9 +210,12 @@ def score(
     retrieved passages into (``relevance_grade``, 0-3; pairs already in it are not asked again)
     and, without ground truth of the tables' own, the ranked metrics score against (as
     ``--grade-relevance``). ``out`` is where the scores table is written (default: kept in memory);
-    a lazy ``run`` with an ``out`` gives ``scores`` as a lazy scan of it. ``args`` are flags of
-    ``polars-rag score`` that have no keyword here (``--k 5``, ``--block``): given any, the job runs
-    as the command line does, through temporary Parquet files.
+    a lazy ``run`` with an ``out`` gives ``scores`` as a lazy scan of it. ``k`` and
+    ``relevance_level`` set the cutoff and the least relevant grade of every ranked metric (as
+    ``--k`` and ``--relevance-level``); ``invalid_spans`` (``"error"`` or ``"null"``), ``unit``
+    (``"codepoints"`` or ``"bytes"``) and ``chunks`` (the chunking of ``span_precision_omega``)
+    are the config file's keys of the same names. Every keyword is a setting of the job, read and
+    checked as the config file's are.
 
     Errors are the classes of :mod:`polars_rag.exceptions` (a missing table is a
     ``NotFoundError``, a column of the wrong type an ``InvalidInputError``, a spent judge budget a
@@ -230,38 +229,11 @@ def score(
         ['query_id', 'in_run']
         >>> print(result)  # doctest: +SKIP
     """
-    if isinstance(metrics, str):
-        raise TypeError("score: metrics must be a list of metric ids, not one string")
-    if isinstance(args, str):
-        raise TypeError("score: args must be a list of flags, not one string")
-    if columns is not None and not isinstance(columns, Mapping):
-        raise TypeError(f"score: columns must be a mapping of column roles to names, got {type(columns).__name__}")
-    if args:
-        if columns:
-            raise ValueError("score: give the columns as columns= or as flags in args=, not both")
-        return _score_by_command(run, golden, corpus, metrics=metrics, by=by, config=config, judge=judge,
-                                 embedder=embedder, options=options, batch_rows=batch_rows, out=out,
-                                 grade_relevance=grade_relevance, args=args)
-    settings: dict[str, Any] = {}
-    for title, section in (options or {}).items():
-        if not isinstance(section, Mapping):
-            raise TypeError(f"score: options[{title!r}] must be a mapping of settings, got {type(section).__name__}")
-        if (title == "judge" and judge is not None) or (title == "embed" and embedder is not None):
-            raise ValueError(f"score: give the {title} as {title}= or as options[{title!r}], not both")
-        settings[title] = _settings_of(f"options[{title!r}]", section)
-    if judge is not None:
-        settings["judge"] = _engine_settings(judge.settings())
-    if embedder is not None:
-        settings["embed"] = _engine_settings(embedder.settings())
-    if settings and config is not None:
-        raise ValueError("score: give the judge, embedder and options in the config file or as judge= / embedder= / options=, not both")
-    if metrics:
-        settings["metrics"] = list(metrics)
-    if columns:
-        settings["columns"] = _settings_of("columns", columns)
-    for key, value in (("by", by), ("batch_rows", batch_rows), ("out", out), ("grade_relevance", grade_relevance)):
-        if value is not None:
-            settings[key] = value
+    settings = _job_settings(
+        "score", metrics=metrics, by=by, config=config, judge=judge, embedder=embedder, options=options,
+        batch_rows=batch_rows, out=out, grade_relevance=grade_relevance, columns=columns, k=k,
+        relevance_level=relevance_level, invalid_spans=invalid_spans, unit=unit, chunks=chunks,
+    )
     stream = batch_rows is not None and out is not None
     with tempfile.TemporaryDirectory(prefix="polars-rag-score-") if stream else _no_folder() as scratch:
         tables = [_frame_or_path(table, what, stream, Path(scratch or "."))
@@ -303,80 +275,3 @@ class _no_folder:
 
     def __exit__(self, *exc: object) -> None:
         return None
-
-
-def _score_by_command(
-    run: TableLike,
-    golden: TableLike | None,
-    corpus: TableLike | None,
-    *,
-    metrics: Sequence[str] | None,
-    by: str | None,
-    config: str | os.PathLike[str] | None,
-    judge: Any,
-    embedder: Any,
-    options: Mapping[str, Mapping[str, Any]] | None,
-    batch_rows: int | None,
-    out: str | os.PathLike[str] | None,
-    grade_relevance: str | os.PathLike[str] | None,
-    args: Sequence[str],
-) -> ScoreResult:
-    """:func:`score` with flags of the command line: the job run as ``polars-rag score`` is, on
-    Parquet files (frames are written to a temporary folder)."""
-    with tempfile.TemporaryDirectory(prefix="polars-rag-score-") as scratch:
-        folder = Path(scratch)
-        argv = ["score", "--quiet"]
-        for flag, table, what in (("--run", run, "run"), ("--golden", golden, "golden"), ("--corpus", corpus, "corpus")):
-            path = _table_path(table, what, folder)
-            if path is not None:
-                argv += [flag, path]
-        sections = []
-        for title, settings in (options or {}).items():
-            if not isinstance(settings, Mapping):
-                raise TypeError(f"score: options[{title!r}] must be a mapping of settings, got {type(settings).__name__}")
-            if (title == "judge" and judge is not None) or (title == "embed" and embedder is not None):
-                raise ValueError(f"score: give the {title} as {title}= or as options[{title!r}], not both")
-            sections.append(_section_of((title,), settings))
-        if judge is not None:
-            sections.append(_engine_section("judge", judge.settings()))
-        if embedder is not None:
-            sections.append(_engine_section("embed", embedder.settings()))
-        if sections:
-            if config is not None:
-                raise ValueError("score: give the judge, embedder and options in the config file or as judge= / embedder= / options=, not both")
-            config = folder / "engines.toml"
-            Path(config).write_text("".join(sections), encoding="utf-8")
-        if config is not None:
-            argv += ["--config", os.fspath(config)]
-        if metrics:
-            argv += ["--metrics", ",".join(metrics)]
-        if by is not None:
-            argv += ["--by", by]
-        if batch_rows is not None:
-            argv += ["--batch-rows", str(int(batch_rows))]
-        if grade_relevance is not None:
-            argv += ["--grade-relevance", os.fspath(grade_relevance)]
-        written = Path(out) if out is not None else folder / "scores.parquet"
-        argv += ["--out", str(written), *args]
-        status, text, errors, kind, data = _score_captured(["polars-rag", *argv])
-        if status != 0:
-            raise from_kind(kind or "invalid_input", f"score: {errors.strip().removeprefix('error: ')}")
-        # A lazy run with an output stays lazy: its scores are a scan of the written table.
-        scores = pl.scan_parquet(written) if isinstance(run, pl.LazyFrame) and out is not None else pl.read_parquet(written)
-        report = json.loads(data) if data else {}
-        claims = pl.read_parquet(report["claims_file"]) if report.get("claims_file") else None
-    summary = pl.DataFrame(
-        report.get("summary_rows", []),
-        schema={"segment": pl.String, "value": pl.String, "rows": pl.UInt64, "scored": pl.UInt64, "mean": pl.Float64},
-    )
-    return ScoreResult(
-        scores=scores,
-        summary=summary,
-        text=text,
-        aggregates={a["metric"]: a["value"] for a in report.get("aggregates", [])},
-        signatures=dict(report.get("signatures", [])),
-        notes=list(report.get("notes", [])),
-        usage=list(report.get("usage", [])),
-        claims=claims,
-        out=written if out is not None else None,
-    )

@@ -19,6 +19,12 @@ from polars_rag._internal import judge_usage as _judge_usage
 from polars_rag._internal import redact_url as _redact_url
 from polars_rag._model_files import packaged_archive, unpacked
 
+__all__ = [
+    "Embedder",
+    "Judge",
+    "default_model_dir",
+]
+
 _DEFAULT_CACHE = object()
 
 
@@ -133,6 +139,9 @@ class Judge:
             ),
         )
         self._settings = settings
+        # Whether the cache is the default one, resolved on this machine: a job shipped to other
+        # machines (polars_rag.ray) lets each resolve its own.
+        self._default_cache = cache is _DEFAULT_CACHE
 
     def settings(self) -> dict[str, Any]:
         """The settings, as the engine receives them."""
@@ -245,6 +254,8 @@ class Embedder:
         if settings["model"] is None and not remote:
             settings["model"] = default_model_dir()
         self._settings = settings
+        # See Judge: the default cache is resolved on each machine a job is shipped to.
+        self._default_cache = cache is _DEFAULT_CACHE
 
     def settings(self) -> dict[str, Any]:
         """The settings, as the engine receives them."""

@@ -10,6 +10,13 @@ import polars as pl
 
 from polars_rag._common import IntoExprColumn, _plugin
 
+__all__ = [
+    "ClaimCheckOptions",
+    "NuggetOptions",
+    "claim_check_scores",
+    "nugget_scores",
+]
+
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 

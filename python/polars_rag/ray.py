@@ -1,8 +1,9 @@
-"""Score a run on a Ray cluster: the ``polars-rag score`` job, block by block on many machines.
+"""Score a run on a Ray cluster: the ``pr.score`` job, block by block on many machines.
 
 Install with ``pip install polars-rag[ray]`` (Ray Data 2.60.0 with pyarrow). The job is the
-command line's: the same metric names, configuration file, golden table and corpus, and the
-same per-row scores and summary as one ``polars-rag score`` call over the whole run.
+library's, with ``pr.score``'s settings: the same metric names, configuration file, golden table
+and corpus, and the same per-row scores and summary as one ``pr.score`` (or ``polars-rag score``)
+call over the whole run.
 
 How it runs:
 
@@ -11,8 +12,9 @@ How it runs:
   (``polars-rag-ray-job-files/<node id>/<object id>/``, shared by the node's worker processes) the first time one
   of its tasks needs it, and removes the copies when the job ends, failed or not;
 * Ray Data reads the run (a Dataset, or Parquet files) and hands each worker blocks of rows;
-  the worker scores a block with the library's ``polars-rag score --block``, run in the
-  worker's own process through the package (no executable, no subprocess; Polars limited to
+  the worker scores a block with the library's job (the function ``pr.score`` calls, the block
+  handed over as Arrow, settings as one dict, ``parts = "block"``) in the worker's own process
+  (no executable, no subprocess; Polars limited to
   ``polars_threads`` threads through the task's ``runtime_env``, so workers do not
   oversubscribe cores) and writes its scores as one Parquet file ``part-*.parquet`` of ``out``,
   with the metrics' signatures in its metadata, atomically, and beside it the block's
@@ -21,7 +23,7 @@ How it runs:
 * every node's judge and embedding caches are copied (``polars-rag cache export``, a task
   pinned to each node) and merged into the driver's (``polars-rag cache merge``): replies and
   vectors are keyed by everything that determines them, so caches merge without conflict;
-* the driver then runs ``polars-rag score --summarise-parts``: the golden questions no block
+* the driver then runs the job once more with ``parts = {summarise = ...}``: the golden questions no block
   answered are scored into ``out/unanswered.parquet`` (``in_run`` false), and the summary is
   the merge of the blocks' statistics and those of the unanswered questions (the driver reads
   the parts' ids, not their scores).
@@ -49,10 +51,11 @@ import shutil
 import stat
 import tempfile
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, Union
 
+from polars_rag._score import _job_settings
 from polars_rag.exceptions import Interrupted, PolarsRagError, from_kind
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -90,21 +93,6 @@ def _file_bytes(path: PathLike | None, what: str) -> bytes | None:
     if not p.is_file():
         raise FileNotFoundError(f"polars_rag.ray.score: {what} not found: {p}")
     return p.read_bytes()
-
-
-def _cli_flags(
-    metrics: Sequence[str] | None,
-    id: str,
-    cli_args: Sequence[str],
-) -> list[str]:
-    flags = ["--id-col", id]
-    if metrics:
-        flags += ["--metrics", ",".join(metrics)]
-    flags += list(cli_args)
-    for flag in ("--run", "--out", "--golden", "--corpus", "--config", "--block", "--summarise-parts"):
-        if flag in cli_args:
-            raise ValueError(f"polars_rag.ray.score: {flag} is set by score(); pass it as an argument, not in cli_args")
-    return flags
 
 
 #: Where a node keeps the job files copied from the object store: one folder per object, shared
@@ -146,37 +134,44 @@ def _release_node_files(keys: list[str]) -> None:
             _node_folder(keys[0]).parent.rmdir()  # the node's folder, when no other job uses it
 
 
-def _score_block(block: Any, shipped: dict[str, Any], flags: list[str], out: str) -> Any:
-    """Scores one block of the run with ``polars-rag score --block`` into a part file of
-    ``out``; returns the part's path and row count."""
+#: How a block's failure begins, so the driver finds it among Ray's wrappers.
+_BLOCK_FAILED = "polars_rag.ray.score: a block of"
+
+
+def _score_block(block: Any, shipped: dict[str, Any], settings: dict[str, Any], out: str) -> Any:
+    """Scores one block of the run with the library's job (the one ``pr.score`` runs, the block
+    handed over in memory as Arrow) into a part file of ``out``; returns the part's path and row
+    count."""
+    import polars as pl
     import pyarrow as pa  # type: ignore[import-not-found,import-untyped,unused-ignore]
     import pyarrow.parquet as pq  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
+    from polars_rag._internal import score_job
+
     files = {name: _local_file(ref, name) for name, ref in shipped.items() if ref is not None}
-    name = f"part-{uuid.uuid4().hex}"
-    part = Path(out) / f"{name}.parquet"
-    with tempfile.TemporaryDirectory(prefix="polars-rag-block-") as folder:
-        run = Path(folder) / "run.parquet"
-        pq.write_table(block, run)
-        command = ["score", "--block", "--quiet", "--batch-rows", "0", "--run", str(run), "--out", str(part)]
-        for flag, file in (("--golden", "golden.parquet"), ("--corpus", "corpus.parquet"), ("--config", "config.toml")):
-            if file in files:
-                command += [flag, str(files[file])]
-        _command(command + flags, f"score --block (a block of {block.num_rows} rows)")
+    part = Path(out) / f"part-{uuid.uuid4().hex}.parquet"
+    job = {**settings, "parts": "block", "batch_rows": 0, "out": str(part)}
+    for key, file in (("golden", "golden.parquet"), ("corpus", "corpus.parquet")):
+        if file in files:
+            job[key] = str(files[file])
+    config = str(files["config.toml"]) if "config.toml" in files else None
+    frame = pl.from_arrow(block)
+    assert isinstance(frame, pl.DataFrame)
+    try:
+        score_job(frame, None, None, job, config)
+    except (PolarsRagError, Interrupted) as error:
+        raise from_kind(error.kind, f"{_BLOCK_FAILED} {block.num_rows} rows: {error}") from error
     return pa.table({"part": [str(part)], "rows": [pq.read_metadata(part).num_rows]})
 
 
-def _cache_dirs(cli_args: Sequence[str]) -> list[str]:
-    """``polars-rag cache`` flags for the cache folders the job's flags name (else the
-    defaults of each machine)."""
-    args = list(cli_args)
+def _cache_dirs(settings: dict[str, Any]) -> list[str]:
+    """``polars-rag cache`` flags for the cache folders the job's judge and embedder name (else
+    the defaults of each machine)."""
     dirs: list[str] = []
-    for flag, target in (("--judge-cache", "--judge-dir"), ("--embed-cache", "--embed-dir")):
-        for i, arg in enumerate(args):
-            if arg == flag and i + 1 < len(args):
-                dirs += [target, args[i + 1]]
-            elif arg.startswith(flag + "="):
-                dirs += [target, arg.split("=", 1)[1]]
+    for section, target in (("judge", "--judge-dir"), ("embed", "--embed-dir")):
+        cache = settings.get(section, {}).get("cache")
+        if cache:
+            dirs += [target, str(cache)]
     return dirs
 
 
@@ -226,7 +221,7 @@ def _finish_nodes(shipped: dict[str, Any], out_dir: Path, dirs: list[str], merge
 def _score_blocks(
     dataset: Any,
     shipped: dict[str, Any],
-    flags: list[str],
+    settings: dict[str, Any],
     out_dir: Path,
     polars_threads: int,
     num_cpus: float,
@@ -236,7 +231,7 @@ def _score_blocks(
     try:
         written: list[dict[str, Any]] = dataset.map_batches(
             _score_block,  # type: ignore[arg-type,unused-ignore]
-            fn_kwargs={"shipped": shipped, "flags": flags, "out": str(out_dir)},
+            fn_kwargs={"shipped": shipped, "settings": settings, "out": str(out_dir)},
             batch_format="pyarrow",
             batch_size=None,
             concurrency=concurrency,
@@ -259,7 +254,7 @@ def _block_failure(error: BaseException) -> PolarsRagError | Interrupted | None:
     current: BaseException | None = error
     while current is not None and id(current) not in seen:
         seen.add(id(current))
-        if isinstance(current, (PolarsRagError, Interrupted)) and str(current).startswith("polars-rag score --block"):
+        if isinstance(current, (PolarsRagError, Interrupted)) and str(current).startswith(_BLOCK_FAILED):
             return current
         current = getattr(current, "cause", None) or current.__cause__
     return None
@@ -273,15 +268,22 @@ def score(
     corpus: PathLike | None = None,
     config: PathLike | None = None,
     metrics: Sequence[str] | None = None,
-    id: str = "query_id",
+    by: str | None = None,
+    columns: Mapping[str, str] | None = None,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+    judge: Any = None,
+    embedder: Any = None,
+    k: int | None = None,
+    relevance_level: float | None = None,
+    invalid_spans: str | None = None,
+    unit: str | None = None,
     polars_threads: int = 1,
     num_cpus: float = 1,
     concurrency: int | None = None,
-    cli_args: Sequence[str] = (),
     merge_caches: bool = True,
 ) -> RayScoreReport:
-    """Scores ``run`` on the connected Ray cluster as ``polars-rag score`` scores it on one
-    machine; see the module's documentation for how.
+    """Scores ``run`` on the connected Ray cluster as :func:`polars_rag.score` (and ``polars-rag
+    score``) scores it on one machine; see the module's documentation for how.
 
     Parameters
     ----------
@@ -291,22 +293,22 @@ def score(
     out
         The folder of the per-row scores (created; it must be empty): ``part-*.parquet``, one per
         block, and ``unanswered.parquet`` when golden questions have no answer in the run.
-    golden, corpus, config, metrics, id
-        As ``polars-rag score``'s ``--golden``, ``--corpus``, ``--config``, ``--metrics`` and
-        ``--id-col``. ``golden``, ``corpus`` and ``config`` are files, shipped to the workers once.
-        A corpus must be a Parquet file here (``file``, ``text``).
+    golden, corpus, config
+        The golden table, the corpus and a TOML file of the job's settings, as files shipped to
+        the workers once. A corpus must be a Parquet file here (``file``, ``text``).
+    metrics, by, columns, options, judge, embedder, k, relevance_level, invalid_spans, unit
+        The job's settings, as :func:`polars_rag.score` takes them. A judge or embedder whose
+        cache is left at its default uses each node's default cache.
     polars_threads
         Polars' thread count in each block's process (``POLARS_MAX_THREADS``).
     num_cpus, concurrency
         CPUs reserved per block's task, and at most this many tasks at once (default: Ray's
         choice).
-    cli_args
-        Further ``polars-rag score`` flags (column names, ``--invalid-spans``, metric options).
     merge_caches
-        After the blocks, copy every node's judge and embedding caches (the folders of
-        ``--judge-cache`` / ``--embed-cache`` in ``cli_args``, else each node's defaults) and
-        merge them into this machine's, so a re-run here, or on nodes seeded from here, makes no
-        call the cluster already made.
+        After the blocks, copy every node's judge and embedding caches (the judge's and the
+        embedder's ``cache`` folders when given, else each node's defaults) and merge them into
+        this machine's, so a re-run here, or on nodes seeded from here, makes no call the cluster
+        already made.
 
     Returns
     -------
@@ -315,15 +317,21 @@ def score(
     """
     import ray  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
+    from polars_rag._internal import score_job
+
     if not ray.is_initialized():
         raise RuntimeError("polars_rag.ray.score: connect to a Ray cluster first (ray.init(...))")
     if polars_threads < 1:
         raise ValueError(f"polars_rag.ray.score: polars_threads must be at least 1, got {polars_threads}")
+    settings = _job_settings(
+        "polars_rag.ray.score", metrics=metrics, by=by, config=config, judge=judge, embedder=embedder,
+        options=options, columns=columns, k=k, relevance_level=relevance_level, invalid_spans=invalid_spans,
+        unit=unit, portable=True,
+    )
     out_dir = Path(out).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     if any(out_dir.iterdir()):
         raise FileExistsError(f"polars_rag.ray.score: {out_dir} is not empty (the parts of an earlier job?)")
-    flags = _cli_flags(metrics, id, cli_args)
     shipped = {
         "golden.parquet": ray.put(data) if (data := _file_bytes(golden, "golden table")) else None,
         "corpus.parquet": ray.put(data) if (data := _file_bytes(corpus, "corpus")) else None,
@@ -331,7 +339,7 @@ def score(
     }
     dataset = run if isinstance(run, ray.data.Dataset) else ray.data.read_parquet(str(run))
     try:
-        written = _score_blocks(dataset, shipped, flags, out_dir, polars_threads, num_cpus, concurrency)
+        written = _score_blocks(dataset, shipped, settings, out_dir, polars_threads, num_cpus, concurrency)
     except BaseException:
         # Each node's copies of the job's files go whatever happened; the block's error is the
         # one to report.
@@ -339,7 +347,7 @@ def score(
             _finish_nodes(shipped, out_dir, [], merge=False)
         raise
     # Before the summary: the unanswered golden questions are judged here, from the merged cache.
-    caches = _finish_nodes(shipped, out_dir, _cache_dirs(cli_args), merge_caches)
+    caches = _finish_nodes(shipped, out_dir, _cache_dirs(settings), merge_caches)
     parts = [Path(r["part"]) for r in written]
     rows = sum(int(r["rows"]) for r in written)
     if not parts:
@@ -355,12 +363,19 @@ def score(
             schema_file = Path(folder) / "run-columns.parquet"
             pq.write_table(dataset.schema().base_schema.empty_table(), schema_file)
         unanswered = out_dir / "unanswered.parquet"
-        command = ["score", "--quiet", "--run", str(schema_file), "--out", str(unanswered)]
-        command += ["--summarise-parts", str(out_dir / "part-*.parquet")]
-        for flag, path in (("--golden", golden), ("--corpus", corpus), ("--config", config)):
+        job = {
+            **settings,
+            "run": str(schema_file),
+            "out": str(unanswered),
+            "parts": {"summarise": str(out_dir / "part-*.parquet")},
+        }
+        for key, path in (("golden", golden), ("corpus", corpus)):
             if path is not None:
-                command += [flag, str(path)]
-        summary = _command(command + flags, "score --summarise-parts")
+                job[key] = os.fspath(path)
+        try:
+            report = score_job(None, None, None, job, None if config is None else os.fspath(config))
+        except (PolarsRagError, Interrupted) as error:
+            raise from_kind(error.kind, f"polars_rag.ray.score: the summary of the parts: {error}") from error
     if unanswered.exists():
         parts.append(unanswered)
-    return RayScoreReport(summary=summary, parts=parts, rows=rows, caches=caches)
+    return RayScoreReport(summary=report["text"], parts=parts, rows=rows, caches=caches)

@@ -1,7 +1,7 @@
-//! Python Polars plugin: one `#[polars_expr]` shim per metric id of the library's table
-//! (`plugin_shims!` below lists them; a missing one does not compile). No metric logic lives
-//! here: each shim decodes its keyword arguments into the metric's options section and evaluates
-//! it through `polars_rag::columnar::dispatch`, the path the Rust API and the job also take.
+//! Python Polars plugin: one `#[polars_expr]` symbol, `metric`, for every metric of the
+//! library's table. No metric logic lives here: it decodes its keyword arguments (the metric's
+//! id and options section) and evaluates through `polars_rag::columnar::dispatch`, the path the
+//! Rust API and the job also take.
 
 use polars::prelude::*;
 use polars_rag::columnar::corpus::{self, Corpus, SpanUnit};
@@ -59,6 +59,19 @@ fn options<T: DeserializeOwned>(metric: &str, kwargs: DefaultKwargs) -> PolarsRe
 /// as `\0` instead of ending the message.
 fn boundary_error(e: PolarsError) -> PolarsError {
     e.wrap_msg(|m| m.replace('\0', "\\0"))
+}
+
+/// An error of the `metric` symbol, starting with the id of the metric that failed: Polars
+/// shows the symbol (`metric(...)`) as the failing expression, not which metric it ran.
+fn naming_metric(metric: MetricId, e: PolarsError) -> PolarsError {
+    let id = metric.as_str();
+    e.wrap_msg(|m| {
+        if m.starts_with(id) {
+            m.to_string()
+        } else {
+            format!("{id}: {m}")
+        }
+    })
 }
 
 /// Runs one plugin call: an error keeps its kind with a boundary-safe message, and a panic in
@@ -121,125 +134,62 @@ impl SectionReader for PickledKwargs {
     }
 }
 
-/// The plugin's symbols: one `#[polars_expr]` shim per metric id (the Python functions call them
-/// by name), each checking the input dtypes at planning time, decoding the options section and
-/// evaluating through `dispatch::evaluate`. `parallel` is false when Polars already runs the
-/// call in parallel (streaming morsels, group_by), so the library does not nest a second level
-/// of parallelism. The lists name every [`MetricId`]: a metric without a shim does not compile
-/// (`every_metric_has_a_shim`).
-macro_rules! plugin_shims {
-    (
-        with_options { $($id:ident: $metric:ident,)* }
-        without_options { $($bare_id:ident: $bare_metric:ident,)* }
-    ) => {
-        $( plugin_shim!($id, $metric, options); )*
-        $( plugin_shim!($bare_id, $bare_metric); )*
-
-        /// Never called: its `match` is exhaustive only while both lists name every metric.
-        #[allow(dead_code)]
-        fn every_metric_has_a_shim(metric: MetricId) {
-            match metric {
-                $( MetricId::$metric => {} )*
-                $( MetricId::$bare_metric => {} )*
-            }
-        }
-    };
+/// The keyword arguments of the `metric` symbol: the metric's id and its options section, as
+/// the Python function (`_common._plugin`) pickles them.
+struct MetricCall {
+    metric: MetricId,
+    options: DefaultKwargs,
 }
 
-macro_rules! plugin_shim {
-    // Metrics without options take no keyword arguments (Polars sends none for an empty dict).
-    ($id:ident, $metric:ident) => {
-        paste::paste! {
-            fn [<$id _output_field>](fields: &[Field]) -> PolarsResult<Field> {
-                checked_output(MetricId::$metric, fields)
-            }
-
-            #[polars_expr(output_type_func = [<$id _output_field>])]
-            fn $id(series: &[Series], context: CallerContext) -> PolarsResult<Series> {
-                evaluate(MetricId::$metric, series, context, MetricOptions::default())
-            }
-        }
-    };
-    ($id:ident, $metric:ident, options) => {
-        paste::paste! {
-            fn [<$id _output_field>](fields: &[Field]) -> PolarsResult<Field> {
-                checked_output(MetricId::$metric, fields)
-            }
-
-            #[polars_expr(output_type_func = [<$id _output_field>])]
-            fn $id(
-                series: &[Series],
-                context: CallerContext,
-                kwargs: DefaultKwargs,
-            ) -> PolarsResult<Series> {
-                let metric = MetricId::$metric;
-                guarded(metric.as_str(), || {
-                    let options = MetricOptions::with_section(metric, PickledKwargs { metric, kwargs })?;
-                    evaluate(metric, series, context, options)
-                })
-            }
-        }
-    };
-}
-
-plugin_shims! {
-    with_options {
-        quoted_spans: QuotedSpans,
-        citation_alignment: CitationAlignment,
-        bleu: Bleu,
-        corpus_bleu: CorpusBleu,
-        chrf: Chrf,
-        corpus_chrf: CorpusChrf,
-        rouge: Rouge,
-        exact_match: ExactMatch,
-        string_similarity: StringSimilarity,
-        semantic_similarity: SemanticSimilarity,
-        citation_indicators: CitationIndicators,
-        precision_at_k: PrecisionAtK,
-        recall_at_k: RecallAtK,
-        f1_at_k: F1AtK,
-        hybrid_log_rank: HybridLogRank,
-        hit_rate_at_k: HitRateAtK,
-        mrr: Mrr,
-        average_precision: AveragePrecision,
-        ndcg_at_k: NdcgAtK,
-        r_precision: RPrecision,
-        span_precision: SpanPrecision,
-        span_recall: SpanRecall,
-        span_iou: SpanIou,
-        span_precision_omega: SpanPrecisionOmega,
-        citation_support: CitationSupport,
-        citation_precision: CitationPrecision,
-        answer_match: AnswerMatch,
-        g_eval: GEval,
-        faithfulness: Faithfulness,
-        answer_relevancy: AnswerRelevancy,
-        context_precision: ContextPrecision,
-        context_utilization: ContextUtilization,
-        context_recall: ContextRecall,
-        ppi_mean: PpiMean,
-        relevance_grade: RelevanceGrade,
-        citation_recall_precision: CitationRecallPrecision,
-        claim_checks: ClaimChecks,
-        create_nuggets: CreateNuggets,
-        nugget_assignment: NuggetAssignment,
-        nugget_scores: NuggetScores,
-        claim_check_scores: ClaimCheckScores,
-        split_claims: SplitClaims,
-        locate_quotes: LocateQuotes,
-        extract_quotes: ExtractQuotes,
-    }
-    without_options {
-        string_presence: StringPresence,
-        keyword_coverage: KeywordCoverage,
-        number_match: NumberMatch,
-        answer_completeness: AnswerCompleteness,
-        checks: Checks,
-        embedding_cosine: EmbeddingCosine,
+impl MetricCall {
+    fn from_kwargs(kwargs: DefaultKwargs) -> PolarsResult<Self> {
+        let serde_pickle::Value::Dict(mut entries) = kwargs else {
+            polars_bail!(InvalidOperation: "metric: keyword arguments must be a dict");
+        };
+        let mut take = |key: &str| entries.remove(&serde_pickle::HashableValue::String(key.into()));
+        let metric = match take("metric") {
+            Some(serde_pickle::Value::String(id)) => id.parse::<MetricId>()?,
+            _ => polars_bail!(InvalidOperation: "metric: no metric id among the keyword arguments"),
+        };
+        let options =
+            take("options").unwrap_or_else(|| serde_pickle::Value::Dict(Default::default()));
+        Ok(MetricCall { metric, options })
     }
 }
 
-/// A shim's body: the inputs as the library reads them, evaluated through the metric table.
+/// The output field of a `metric` call, after the input dtypes are checked (at planning time).
+fn metric_output_field(fields: &[Field], kwargs: DefaultKwargs) -> PolarsResult<Field> {
+    let call = MetricCall::from_kwargs(kwargs)?;
+    checked_output(call.metric, fields).map_err(|e| naming_metric(call.metric, e))
+}
+
+/// The plugin's one symbol for every metric of the table: the Python function of a metric
+/// names its id, the symbol decodes the options section and evaluates through
+/// `dispatch::evaluate`, so a new metric needs nothing here. `parallel` is false when Polars
+/// already runs the call in parallel (streaming morsels, group_by), so the library does not
+/// nest a second level of parallelism.
+#[polars_expr(output_type_func_with_kwargs = metric_output_field)]
+fn metric(
+    series: &[Series],
+    context: CallerContext,
+    kwargs: DefaultKwargs,
+) -> PolarsResult<Series> {
+    let call = MetricCall::from_kwargs(kwargs)?;
+    let metric = call.metric;
+    guarded(metric.as_str(), || {
+        let options = MetricOptions::with_section(
+            metric,
+            PickledKwargs {
+                metric,
+                kwargs: call.options,
+            },
+        )?;
+        evaluate(metric, series, context, options)
+    })
+    .map_err(|e| naming_metric(metric, e))
+}
+
+/// A metric call's body: the inputs as the library reads them, evaluated through the metric table.
 fn evaluate(
     metric: MetricId,
     series: &[Series],
@@ -1287,22 +1237,6 @@ fn main_captured(
     })
 }
 
-/// [`main_captured`] for `score`, also returning the data of its report as JSON (the summary
-/// table's rows, aggregates, signatures, notes, engine usage):
-/// `(status, stdout, stderr, kind, data)`.
-#[pyfunction]
-fn score_captured(
-    py: Python<'_>,
-    argv: Vec<String>,
-) -> PyResult<(u8, String, String, ErrorKindName, Option<String>)> {
-    py.detach(|| {
-        py_guarded("polars-rag", move || {
-            let (c, data) = polars_rag::cli::app::run_reporting(argv);
-            Ok((c.status, c.out, c.err, c.kind.map(|k| k.name()), data))
-        })
-    })
-}
-
 /// A Python value of a function's settings (`pr.score`'s keywords, a table function's) as the
 /// JSON value serde reads them from: `bool`, `int`, `float` (finite), `str`, a path
 /// (`os.PathLike`), a list or tuple, a dict with `str` keys. `None` is refused: a setting left out
@@ -1570,7 +1504,6 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(main, m)?)?;
     m.add_function(wrap_pyfunction!(main_captured, m)?)?;
     m.add_function(wrap_pyfunction!(score_job, m)?)?;
-    m.add_function(wrap_pyfunction!(score_captured, m)?)?;
     m.add_function(wrap_pyfunction!(compare_tables, m)?)?;
     m.add_function(wrap_pyfunction!(adjust_p_values, m)?)?;
     m.add_function(wrap_pyfunction!(plan_tables, m)?)?;

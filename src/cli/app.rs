@@ -247,8 +247,8 @@ fn say(text: &str) {
 
 /// [`run`], keeping what the command would print on standard output and the errors it would
 /// print on standard error, and the kind of its error. For callers in the same process that
-/// read the command's output (the Python package's Ray scale-out reads a block's tally, a merge's
-/// counts). Warnings and the progress line still go to the process's stderr.
+/// read the command's output (the Python package's Ray scale-out reads what a cache merge
+/// added; the package's `polars-rag` command runs through it). Warnings and the progress line still go to the process's stderr.
 pub fn run_captured<I, T>(args: I) -> Captured
 where
     I: IntoIterator<Item = T>,
@@ -306,55 +306,7 @@ fn run_job(job: &ScoreJob) -> crate::Result<()> {
     let report = score::run(job).map_err(crate::Error::from);
     // The line ends before the summary is printed.
     drop(line);
-    let report = report?;
-    keep_report(&report);
-    emit(&report.summary)
-}
-
-thread_local! {
-    /// The data of the last score report, as JSON, while [`run_reporting`] runs.
-    static REPORT: std::cell::RefCell<Option<Option<String>>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Keeps the report's data for [`run_reporting`], when it runs.
-fn keep_report(report: &score::ScoreReport) {
-    REPORT.with(|kept| {
-        if let Some(slot) = kept.borrow_mut().as_mut() {
-            let data = serde_json::json!({
-                "summary_rows": report.summary_rows(),
-                "aggregates": report.aggregates.iter().map(|(id, value, detail)| {
-                    serde_json::json!({"metric": id, "value": value.is_finite().then_some(*value), "detail": detail.trim()})
-                }).collect::<Vec<_>>(),
-                "signatures": report.signatures,
-                "notes": report.notes,
-                "usage": report.usage,
-                "claims_file": report.claims_file,
-            });
-            *slot = Some(data.to_string());
-        }
-    });
-}
-
-/// [`run_captured`], also giving the data of the score report the command made (the summary
-/// table's rows, aggregates, signatures, notes and engine usage, as JSON): what the Python
-/// package's `pr.score` returns beside the scores. `None` when the command made no report.
-pub fn run_reporting<I, T>(args: I) -> (Captured, Option<String>)
-where
-    I: IntoIterator<Item = T>,
-    T: Into<std::ffi::OsString> + Clone,
-{
-    struct Reporting;
-    impl Drop for Reporting {
-        fn drop(&mut self) {
-            REPORT.with(|r| r.borrow_mut().take());
-        }
-    }
-    REPORT.with(|r| *r.borrow_mut() = Some(None));
-    let reporting = Reporting;
-    let captured = run_captured(args);
-    let data = REPORT.with(|r| r.borrow_mut().take()).flatten();
-    drop(reporting);
-    (captured, data)
+    emit(&report?.summary)
 }
 
 fn demo() -> crate::Result<()> {

@@ -159,7 +159,8 @@ pub(crate) fn job_from(args: ScoreArgs) -> crate::Result<ScoreJob> {
             .unwrap_or_else(|| score::default_out(&run, std::path::Path::new("."))),
     );
     cfg.run = Some(run);
-    cfg.options.apply_shared(&args.shared);
+    cfg.k = args.shared.k.or(cfg.k);
+    cfg.relevance_level = args.shared.relevance_level.or(cfg.relevance_level);
     cfg.unit = args.unit.or(cfg.unit);
     cfg.invalid_spans = args.invalid_spans.or(cfg.invalid_spans);
     cfg.judge_cards = args.judge_cards;
@@ -185,6 +186,11 @@ pub(crate) fn job_from(args: ScoreArgs) -> crate::Result<ScoreJob> {
         question: args.question_col.or(columns.question),
         contexts: args.contexts_col.or(columns.contexts),
     };
+    cfg.parts = match (args.block, args.summarise_parts) {
+        (true, _) => Some(score::Parts::Block),
+        (false, Some(pattern)) => Some(score::Parts::Summarise(pattern)),
+        (false, None) => cfg.parts,
+    };
     Ok(ScoreJob {
         timings: args.timings,
         review: args.review,
@@ -194,11 +200,6 @@ pub(crate) fn job_from(args: ScoreArgs) -> crate::Result<ScoreJob> {
             args.progress
         },
         locate_quotes: args.locate_quotes,
-        parts: match (args.block, args.summarise_parts) {
-            (true, _) => score::Parts::Block,
-            (false, Some(pattern)) => score::Parts::Summarise(pattern),
-            (false, None) => score::Parts::Whole,
-        },
         ..cfg.into_job()?
     })
 }

@@ -47,7 +47,7 @@ pub fn entry(metric: MetricId) -> crate::Result<Value> {
         "kind": kind_name(info.kind),
         "inputs": input_columns(info.inputs),
         "in_score_tables": info.inputs.in_score_tables(),
-        "section": info.section,
+        "section": crate::registry::MetricOptions::section_name(info.metric),
         "output": dtype_name(&dispatch::output_dtype(metric)),
         "values": info.values,
         "corpus_statistics": info.corpus.map(|c| c.column),

@@ -1,6 +1,6 @@
-//! The metric table over Polars columns: for every [`MetricId`], the columnar call, the output
-//! dtype and the corpus statistics, as exhaustive `match`es (a metric without an arm does not
-//! compile). The `Expr` builders, the job and the Python plugin's shims all evaluate a metric
+//! The metric table over Polars columns: for every [`MetricId`], one [`Columnar`] (the columnar
+//! call, the output dtype and the corpus statistics) in one exhaustive `match` (a metric without
+//! an arm does not compile). The `Expr` builders, the job and the Python plugin's shims all evaluate a metric
 //! through [`evaluate`], so no face holds a per-metric branch of its own.
 //!
 //! ```
@@ -42,6 +42,609 @@ pub fn reads_whole_column(metric: MetricId, options: &MetricOptions) -> bool {
         .is_some_and(crate::metrics::locate::LocateOptions::window_from_batch)
 }
 
+/// A columnar call over a metric's input columns (in the order of its
+/// [`inputs`](crate::registry::MetricInfo::inputs)) with the options of every metric; `parallel`
+/// is false when the caller already runs calls in parallel (Polars' streaming engine,
+/// `group_by`).
+type ColumnarCall = Box<dyn Fn(&[Series], &MetricOptions, bool) -> PolarsResult<Series>>;
+
+/// How one metric runs over Polars columns: its output dtype, its columnar call and, for a
+/// corpus-level metric, the call that gives its per-row statistics. [`columnar`] gives it for
+/// every [`MetricId`] in one exhaustive `match`, the one place a metric is described for this
+/// layer.
+pub struct Columnar {
+    metric: MetricId,
+    dtype: DataType,
+    call: ColumnarCall,
+    stats: Option<ColumnarCall>,
+}
+
+impl Columnar {
+    /// A metric over exactly `N` input columns; more or fewer is an error naming the metric.
+    fn new<const N: usize>(
+        metric: MetricId,
+        dtype: DataType,
+        call: impl Fn(&[Series; N], &MetricOptions, bool) -> PolarsResult<Series> + 'static,
+    ) -> Self {
+        Columnar {
+            metric,
+            dtype,
+            call: Box::new(move |inputs, options, parallel| {
+                call(columns_of::<N>(metric, inputs)?, options, parallel)
+            }),
+            stats: None,
+        }
+    }
+
+    /// A metric whose number of input columns varies (an optional last column).
+    fn over_slice(
+        metric: MetricId,
+        dtype: DataType,
+        call: impl Fn(&[Series], &MetricOptions, bool) -> PolarsResult<Series> + 'static,
+    ) -> Self {
+        Columnar {
+            metric,
+            dtype,
+            call: Box::new(call),
+            stats: None,
+        }
+    }
+
+    /// Adds the per-row statistics of a corpus-level metric, over the same `N` inputs.
+    fn with_stats<const N: usize>(
+        mut self,
+        stats: impl Fn(&[Series; N], &MetricOptions, bool) -> PolarsResult<Series> + 'static,
+    ) -> Self {
+        let metric = self.metric;
+        self.stats = Some(Box::new(move |inputs, options, parallel| {
+            stats(columns_of::<N>(metric, inputs)?, options, parallel)
+        }));
+        self
+    }
+
+    /// The dtype of the metric's output.
+    pub fn dtype(&self) -> &DataType {
+        &self.dtype
+    }
+}
+
+/// The columnar description of `metric`.
+pub fn columnar(metric: MetricId) -> Columnar {
+    use MetricId::*;
+    match metric {
+        QuotedSpans => Columnar::new::<2>(
+            metric,
+            columns::quoted_spans_dtype(),
+            |[answer, sources], options, parallel| {
+                columns::quoted_spans(answer, sources, &options.quoted_spans, parallel)
+            },
+        ),
+        CitationAlignment => Columnar::new::<2>(
+            metric,
+            columns::citation_alignment_dtype(),
+            |[answer, sources], options, parallel| {
+                columns::citation_alignment_series(answer, sources, &options.quoted_spans, parallel)
+            },
+        )
+        .with_stats(|[answer, sources], options, parallel| {
+            columns::quoted_spans(answer, sources, &options.quoted_spans, parallel)
+        }),
+        Bleu => Columnar::new::<2>(
+            metric,
+            DataType::Float64,
+            |[answer, references], options, parallel| {
+                columns::bleu(answer, references, &options.bleu, parallel)
+            },
+        ),
+        CorpusBleu => Columnar::new::<2>(
+            metric,
+            DataType::Float64,
+            |[answer, references], options, parallel| {
+                columns::corpus_bleu(answer, references, &options.corpus_bleu.0, parallel)
+            },
+        )
+        .with_stats(|[answer, references], options, parallel| {
+            columns::corpus_bleu_stats(answer, references, &options.corpus_bleu.0, parallel)
+        }),
+        Chrf => Columnar::new::<2>(
+            metric,
+            DataType::Float64,
+            |[answer, references], options, parallel| {
+                columns::chrf(answer, references, &options.chrf, parallel)
+            },
+        ),
+        CorpusChrf => Columnar::new::<2>(
+            metric,
+            DataType::Float64,
+            |[answer, references], options, parallel| {
+                columns::corpus_chrf(answer, references, &options.corpus_chrf, parallel)
+            },
+        )
+        .with_stats(|[answer, references], options, parallel| {
+            columns::corpus_chrf_stats(answer, references, &options.corpus_chrf, parallel)
+        }),
+        Rouge => Columnar::new::<2>(
+            metric,
+            columns::rouge_dtype(),
+            |[answer, references], options, parallel| {
+                columns::rouge(answer, references, &options.rouge, parallel)
+            },
+        ),
+        ExactMatch => Columnar::new::<2>(
+            metric,
+            DataType::Float64,
+            |[answer, references], options, parallel| {
+                columns::exact_match(answer, references, &options.exact_match, parallel)
+            },
+        ),
+        StringSimilarity => Columnar::new::<2>(
+            metric,
+            DataType::Float64,
+            |[answer, references], options, parallel| {
+                columns::string_similarity(answer, references, &options.string_similarity, parallel)
+            },
+        ),
+        SemanticSimilarity => Columnar::new::<2>(
+            metric,
+            DataType::Float64,
+            |[answer, references], options, _| {
+                crate::columnar::embedded::semantic_similarity(
+                    answer,
+                    references,
+                    &options.semantic_similarity,
+                )
+            },
+        ),
+        StringPresence => Columnar::new::<2>(
+            metric,
+            DataType::Float64,
+            |[answer, references], _, parallel| {
+                columns::string_presence(answer, references, parallel)
+            },
+        ),
+        KeywordCoverage => Columnar::new::<2>(
+            metric,
+            DataType::Float64,
+            |[answer, references], _, parallel| {
+                columns::keyword_coverage(answer, references, parallel)
+            },
+        ),
+        NumberMatch => Columnar::new::<2>(
+            metric,
+            DataType::Float64,
+            |[answer, references], _, parallel| columns::number_match(answer, references, parallel),
+        ),
+        AnswerCompleteness => Columnar::new::<2>(
+            metric,
+            DataType::Float64,
+            |[answer, references], _, parallel| {
+                columns::answer_completeness(answer, references, parallel)
+            },
+        ),
+        CitationIndicators => {
+            Columnar::new::<1>(metric, DataType::Float64, |[answer], options, parallel| {
+                columns::citation_indicators(answer, &options.citation_indicators, parallel)
+            })
+        }
+        Checks => Columnar::new::<2>(
+            metric,
+            columns::checks_dtype(),
+            |[answer, checks], _, parallel| columns::checks(answer, checks, parallel),
+        ),
+        PrecisionAtK => Columnar::new::<2>(
+            metric,
+            DataType::Float64,
+            |[retrieved, ground_truth], options, parallel| {
+                crate::columnar::retrieval::ranked_metric(
+                    crate::metrics::retrieval::RankedMetric::PrecisionAtK,
+                    retrieved,
+                    ground_truth,
+                    &options.precision_at_k,
+                    parallel,
+                )
+            },
+        ),
+        RecallAtK => Columnar::new::<2>(
+            metric,
+            DataType::Float64,
+            |[retrieved, ground_truth], options, parallel| {
+                crate::columnar::retrieval::ranked_metric(
+                    crate::metrics::retrieval::RankedMetric::RecallAtK,
+                    retrieved,
+                    ground_truth,
+                    &options.recall_at_k,
+                    parallel,
+                )
+            },
+        ),
+        F1AtK => Columnar::new::<2>(
+            metric,
+            DataType::Float64,
+            |[retrieved, ground_truth], options, parallel| {
+                crate::columnar::retrieval::ranked_metric(
+                    crate::metrics::retrieval::RankedMetric::F1AtK,
+                    retrieved,
+                    ground_truth,
+                    &options.f1_at_k,
+                    parallel,
+                )
+            },
+        ),
+        HybridLogRank => Columnar::new::<2>(
+            metric,
+            DataType::Float64,
+            |[retrieved, ground_truth], options, parallel| {
+                crate::columnar::retrieval::ranked_metric(
+                    crate::metrics::retrieval::RankedMetric::HybridLogRank,
+                    retrieved,
+                    ground_truth,
+                    &options.hybrid_log_rank,
+                    parallel,
+                )
+            },
+        ),
+        HitRateAtK => Columnar::new::<2>(
+            metric,
+            DataType::Float64,
+            |[retrieved, ground_truth], options, parallel| {
+                crate::columnar::retrieval::ranked_metric(
+                    crate::metrics::retrieval::RankedMetric::HitRateAtK,
+                    retrieved,
+                    ground_truth,
+                    &options.hit_rate_at_k,
+                    parallel,
+                )
+            },
+        ),
+        Mrr => Columnar::new::<2>(
+            metric,
+            DataType::Float64,
+            |[retrieved, ground_truth], options, parallel| {
+                crate::columnar::retrieval::ranked_metric(
+                    crate::metrics::retrieval::RankedMetric::Mrr,
+                    retrieved,
+                    ground_truth,
+                    &options.mrr,
+                    parallel,
+                )
+            },
+        ),
+        AveragePrecision => Columnar::new::<2>(
+            metric,
+            DataType::Float64,
+            |[retrieved, ground_truth], options, parallel| {
+                crate::columnar::retrieval::ranked_metric(
+                    crate::metrics::retrieval::RankedMetric::AveragePrecision,
+                    retrieved,
+                    ground_truth,
+                    &options.average_precision,
+                    parallel,
+                )
+            },
+        ),
+        NdcgAtK => Columnar::new::<2>(
+            metric,
+            DataType::Float64,
+            |[retrieved, ground_truth], options, parallel| {
+                crate::columnar::retrieval::ranked_metric(
+                    crate::metrics::retrieval::RankedMetric::NdcgAtK,
+                    retrieved,
+                    ground_truth,
+                    &options.ndcg_at_k,
+                    parallel,
+                )
+            },
+        ),
+        RPrecision => Columnar::new::<2>(
+            metric,
+            DataType::Float64,
+            |[retrieved, ground_truth], options, parallel| {
+                crate::columnar::retrieval::ranked_metric(
+                    crate::metrics::retrieval::RankedMetric::RPrecision,
+                    retrieved,
+                    ground_truth,
+                    &options.r_precision,
+                    parallel,
+                )
+            },
+        ),
+        SpanPrecision => Columnar::new::<2>(
+            metric,
+            DataType::Float64,
+            |[retrieved, golden], options, parallel| {
+                crate::columnar::retrieval::span_metric(
+                    crate::columnar::retrieval::SpanMetric::Precision,
+                    retrieved,
+                    golden,
+                    &options.span_precision,
+                    parallel,
+                )
+            },
+        ),
+        SpanRecall => Columnar::new::<2>(
+            metric,
+            DataType::Float64,
+            |[retrieved, golden], options, parallel| {
+                crate::columnar::retrieval::span_metric(
+                    crate::columnar::retrieval::SpanMetric::Recall,
+                    retrieved,
+                    golden,
+                    &options.span_recall,
+                    parallel,
+                )
+            },
+        ),
+        SpanIou => Columnar::new::<2>(
+            metric,
+            DataType::Float64,
+            |[retrieved, golden], options, parallel| {
+                crate::columnar::retrieval::span_metric(
+                    crate::columnar::retrieval::SpanMetric::Iou,
+                    retrieved,
+                    golden,
+                    &options.span_iou,
+                    parallel,
+                )
+            },
+        ),
+        SpanPrecisionOmega => Columnar::new::<2>(
+            metric,
+            DataType::Float64,
+            |[chunks, golden], options, parallel| {
+                crate::columnar::retrieval::span_metric(
+                    crate::columnar::retrieval::SpanMetric::PrecisionOmega,
+                    chunks,
+                    golden,
+                    &options.span_precision_omega,
+                    parallel,
+                )
+            },
+        ),
+        CitationSupport => Columnar::new::<2>(
+            metric,
+            crate::columnar::judged::citation_support_dtype(),
+            |[claim, cited_span], options, _| {
+                crate::columnar::judged::citation_support(
+                    claim,
+                    cited_span,
+                    &options.citation_support,
+                )
+            },
+        ),
+        CitationPrecision => Columnar::new::<2>(
+            metric,
+            crate::columnar::judged::citation_precision_dtype(),
+            |[claim, cited_span], options, _| {
+                crate::columnar::judged::citation_precision(
+                    claim,
+                    cited_span,
+                    &options.citation_precision,
+                )
+            },
+        )
+        .with_stats(|[claim, cited_span], options, _| {
+            crate::columnar::judged::citation_support(
+                claim,
+                cited_span,
+                &options.citation_precision,
+            )
+        }),
+        AnswerMatch => Columnar::new::<3>(
+            metric,
+            crate::columnar::judged::answer_match_dtype(),
+            |[question, answer, reference], options, _| {
+                crate::columnar::judged::answer_match(
+                    question,
+                    answer,
+                    reference,
+                    &options.answer_match,
+                )
+            },
+        ),
+        GEval => Columnar::new::<3>(
+            metric,
+            crate::columnar::judged::g_eval_dtype(),
+            |[question, answer, reference], options, _| {
+                crate::columnar::judged::g_eval(question, answer, reference, &options.g_eval)
+            },
+        ),
+        Faithfulness => Columnar::new::<3>(
+            metric,
+            crate::columnar::judged_rag::rag_dtype(
+                crate::metrics::judged::rag::RagMetric::Faithfulness,
+            ),
+            |[question, answer, contexts], options, _| {
+                crate::columnar::judged_rag::faithfulness(
+                    question,
+                    answer,
+                    contexts,
+                    &options.faithfulness,
+                )
+            },
+        ),
+        AnswerRelevancy => Columnar::new::<2>(
+            metric,
+            crate::columnar::judged_rag::rag_dtype(
+                crate::metrics::judged::rag::RagMetric::AnswerRelevancy,
+            ),
+            |[question, answer], options, _| {
+                crate::columnar::judged_rag::answer_relevancy(
+                    question,
+                    answer,
+                    &options.answer_relevancy,
+                )
+            },
+        ),
+        ContextPrecision => Columnar::new::<3>(
+            metric,
+            crate::columnar::judged_rag::rag_dtype(
+                crate::metrics::judged::rag::RagMetric::ContextPrecision,
+            ),
+            |[question, contexts, reference], options, _| {
+                crate::columnar::judged_rag::context_precision(
+                    crate::metrics::judged::rag::RagMetric::ContextPrecision,
+                    question,
+                    contexts,
+                    reference,
+                    &options.context_precision,
+                )
+            },
+        ),
+        ContextUtilization => Columnar::new::<3>(
+            metric,
+            crate::columnar::judged_rag::rag_dtype(
+                crate::metrics::judged::rag::RagMetric::ContextUtilization,
+            ),
+            |[question, contexts, answer], options, _| {
+                crate::columnar::judged_rag::context_precision(
+                    crate::metrics::judged::rag::RagMetric::ContextUtilization,
+                    question,
+                    contexts,
+                    answer,
+                    &options.context_utilization,
+                )
+            },
+        ),
+        ContextRecall => Columnar::new::<3>(
+            metric,
+            crate::columnar::judged_rag::rag_dtype(
+                crate::metrics::judged::rag::RagMetric::ContextRecall,
+            ),
+            |[question, contexts, reference], options, _| {
+                crate::columnar::judged_rag::context_recall(
+                    question,
+                    contexts,
+                    reference,
+                    &options.context_recall,
+                )
+            },
+        ),
+        PpiMean => Columnar::new::<2>(
+            metric,
+            columns::ppi_mean_dtype(),
+            |[judged, labels], options, _| columns::ppi_mean(judged, labels, &options.ppi_mean),
+        ),
+        CitationRecallPrecision => Columnar::over_slice(
+            metric,
+            crate::columnar::judged::citation_recall_precision_dtype(),
+            move |inputs, options, _| {
+                // ALCE's QAMPARI reading adds each answer's question as a third column.
+                let (answer, passages, question) = match inputs {
+                    [answer, passages, question] => (answer, passages, Some(question)),
+                    _ => {
+                        let [answer, passages] = columns_of::<2>(metric, inputs)?;
+                        (answer, passages, None)
+                    }
+                };
+                crate::columnar::judged::citation_recall_precision_with_questions(
+                    answer,
+                    passages,
+                    question,
+                    &options.citation_recall_precision,
+                )
+            },
+        ),
+        ClaimChecks => Columnar::new::<3>(
+            metric,
+            crate::columnar::judged::claim_checks_dtype(),
+            |[answer, reference, contexts], options, _| {
+                crate::columnar::judged::claim_checks(
+                    answer,
+                    reference,
+                    contexts,
+                    &options.claim_checks,
+                )
+            },
+        ),
+        CreateNuggets => Columnar::new::<2>(
+            metric,
+            crate::columnar::judged_nuggets::create_nuggets_dtype(),
+            |[question, sources], options, _| {
+                crate::columnar::judged_nuggets::create_nuggets(
+                    question,
+                    sources,
+                    &options.create_nuggets,
+                )
+            },
+        ),
+        NuggetAssignment => Columnar::new::<2>(
+            metric,
+            crate::columnar::judged_nuggets::nugget_assignment_dtype(),
+            |[answer, nuggets], options, _| {
+                crate::columnar::judged_nuggets::nugget_assignment(
+                    answer,
+                    nuggets,
+                    &options.nugget_assignment,
+                )
+            },
+        ),
+        RelevanceGrade => Columnar::new::<2>(
+            metric,
+            crate::columnar::judged::relevance_grade_dtype(),
+            |[question, passage], options, _| {
+                crate::columnar::judged::relevance_grade(
+                    question,
+                    passage,
+                    &options.relevance_grade,
+                )
+            },
+        ),
+        NuggetScores => Columnar::new::<2>(
+            metric,
+            crate::columnar::verdicts::nugget_scores_dtype(),
+            |[importance, assignment], options, _| {
+                crate::columnar::verdicts::nugget_scores(
+                    importance,
+                    assignment,
+                    &options.nugget_scores,
+                )
+            },
+        ),
+        ClaimCheckScores => Columnar::new::<4>(
+            metric,
+            crate::columnar::verdicts::claim_check_scores_dtype(),
+            |[in_reference, in_response, response_chunks, reference_chunks], options, _| {
+                crate::columnar::verdicts::claim_check_scores(
+                    in_reference,
+                    in_response,
+                    response_chunks,
+                    reference_chunks,
+                    &options.claim_check_scores,
+                )
+            },
+        ),
+        SplitClaims => Columnar::new::<1>(
+            metric,
+            crate::columnar::judged::split_claims_dtype(),
+            |[answer], options, _| {
+                crate::columnar::judged::split_claims(answer, &options.split_claims)
+            },
+        ),
+        LocateQuotes => Columnar::new::<2>(
+            metric,
+            crate::columnar::locate::locate_quotes_dtype(),
+            |[quotes, sources], options, parallel| {
+                crate::columnar::locate::locate_quotes(
+                    quotes,
+                    sources,
+                    &options.locate_quotes,
+                    parallel,
+                )
+            },
+        ),
+        ExtractQuotes => Columnar::new::<1>(
+            metric,
+            DataType::List(Box::new(DataType::String)),
+            |[answer], options, _| {
+                crate::columnar::locate::extract_quotes(answer, &options.quoted_spans)
+            },
+        ),
+        EmbeddingCosine => Columnar::new::<2>(metric, DataType::Float64, |[a, b], _, _| {
+            crate::columnar::locate::embedding_cosine(a, b)
+        }),
+    }
+}
+
 /// Evaluates `metric` over its input columns (in the order of its
 /// [`inputs`](crate::registry::MetricInfo::inputs)) with its section of `options`. `parallel` is
 /// false when the caller already runs calls in parallel (Polars' streaming engine, `group_by`).
@@ -51,430 +654,12 @@ pub fn evaluate(
     options: &MetricOptions,
     parallel: bool,
 ) -> PolarsResult<Series> {
-    use MetricId::*;
-    match metric {
-        QuotedSpans => {
-            let [answer, sources] = columns_of::<2>(metric, inputs)?;
-            columns::quoted_spans(answer, sources, &options.quoted_spans, parallel)
-        }
-        CitationAlignment => {
-            let [answer, sources] = columns_of::<2>(metric, inputs)?;
-            columns::citation_alignment_series(answer, sources, &options.quoted_spans, parallel)
-        }
-        Bleu => {
-            let [answer, references] = columns_of::<2>(metric, inputs)?;
-            columns::bleu(answer, references, &options.bleu, parallel)
-        }
-        CorpusBleu => {
-            let [answer, references] = columns_of::<2>(metric, inputs)?;
-            columns::corpus_bleu(answer, references, &options.corpus_bleu.0, parallel)
-        }
-        Chrf => {
-            let [answer, references] = columns_of::<2>(metric, inputs)?;
-            columns::chrf(answer, references, &options.chrf, parallel)
-        }
-        CorpusChrf => {
-            let [answer, references] = columns_of::<2>(metric, inputs)?;
-            columns::corpus_chrf(answer, references, &options.corpus_chrf, parallel)
-        }
-        Rouge => {
-            let [answer, references] = columns_of::<2>(metric, inputs)?;
-            columns::rouge(answer, references, &options.rouge, parallel)
-        }
-        ExactMatch => {
-            let [answer, references] = columns_of::<2>(metric, inputs)?;
-            columns::exact_match(answer, references, &options.exact_match, parallel)
-        }
-        StringSimilarity => {
-            let [answer, references] = columns_of::<2>(metric, inputs)?;
-            columns::string_similarity(answer, references, &options.string_similarity, parallel)
-        }
-        SemanticSimilarity => {
-            let [answer, references] = columns_of::<2>(metric, inputs)?;
-            crate::columnar::embedded::semantic_similarity(
-                answer,
-                references,
-                &options.semantic_similarity,
-            )
-        }
-        StringPresence => {
-            let [answer, references] = columns_of::<2>(metric, inputs)?;
-            columns::string_presence(answer, references, parallel)
-        }
-        KeywordCoverage => {
-            let [answer, references] = columns_of::<2>(metric, inputs)?;
-            columns::keyword_coverage(answer, references, parallel)
-        }
-        NumberMatch => {
-            let [answer, references] = columns_of::<2>(metric, inputs)?;
-            columns::number_match(answer, references, parallel)
-        }
-        AnswerCompleteness => {
-            let [answer, references] = columns_of::<2>(metric, inputs)?;
-            columns::answer_completeness(answer, references, parallel)
-        }
-        CitationIndicators => {
-            let [answer] = columns_of::<1>(metric, inputs)?;
-            columns::citation_indicators(answer, &options.citation_indicators, parallel)
-        }
-        Checks => {
-            let [answer, checks] = columns_of::<2>(metric, inputs)?;
-            columns::checks(answer, checks, parallel)
-        }
-        PrecisionAtK => {
-            let [retrieved, ground_truth] = columns_of::<2>(metric, inputs)?;
-            crate::columnar::retrieval::ranked_metric(
-                crate::metrics::retrieval::RankedMetric::PrecisionAtK,
-                retrieved,
-                ground_truth,
-                &options.precision_at_k,
-                parallel,
-            )
-        }
-        RecallAtK => {
-            let [retrieved, ground_truth] = columns_of::<2>(metric, inputs)?;
-            crate::columnar::retrieval::ranked_metric(
-                crate::metrics::retrieval::RankedMetric::RecallAtK,
-                retrieved,
-                ground_truth,
-                &options.recall_at_k,
-                parallel,
-            )
-        }
-        F1AtK => {
-            let [retrieved, ground_truth] = columns_of::<2>(metric, inputs)?;
-            crate::columnar::retrieval::ranked_metric(
-                crate::metrics::retrieval::RankedMetric::F1AtK,
-                retrieved,
-                ground_truth,
-                &options.f1_at_k,
-                parallel,
-            )
-        }
-        HybridLogRank => {
-            let [retrieved, ground_truth] = columns_of::<2>(metric, inputs)?;
-            crate::columnar::retrieval::ranked_metric(
-                crate::metrics::retrieval::RankedMetric::HybridLogRank,
-                retrieved,
-                ground_truth,
-                &options.hybrid_log_rank,
-                parallel,
-            )
-        }
-        HitRateAtK => {
-            let [retrieved, ground_truth] = columns_of::<2>(metric, inputs)?;
-            crate::columnar::retrieval::ranked_metric(
-                crate::metrics::retrieval::RankedMetric::HitRateAtK,
-                retrieved,
-                ground_truth,
-                &options.hit_rate_at_k,
-                parallel,
-            )
-        }
-        Mrr => {
-            let [retrieved, ground_truth] = columns_of::<2>(metric, inputs)?;
-            crate::columnar::retrieval::ranked_metric(
-                crate::metrics::retrieval::RankedMetric::Mrr,
-                retrieved,
-                ground_truth,
-                &options.mrr,
-                parallel,
-            )
-        }
-        AveragePrecision => {
-            let [retrieved, ground_truth] = columns_of::<2>(metric, inputs)?;
-            crate::columnar::retrieval::ranked_metric(
-                crate::metrics::retrieval::RankedMetric::AveragePrecision,
-                retrieved,
-                ground_truth,
-                &options.average_precision,
-                parallel,
-            )
-        }
-        NdcgAtK => {
-            let [retrieved, ground_truth] = columns_of::<2>(metric, inputs)?;
-            crate::columnar::retrieval::ranked_metric(
-                crate::metrics::retrieval::RankedMetric::NdcgAtK,
-                retrieved,
-                ground_truth,
-                &options.ndcg_at_k,
-                parallel,
-            )
-        }
-        RPrecision => {
-            let [retrieved, ground_truth] = columns_of::<2>(metric, inputs)?;
-            crate::columnar::retrieval::ranked_metric(
-                crate::metrics::retrieval::RankedMetric::RPrecision,
-                retrieved,
-                ground_truth,
-                &options.r_precision,
-                parallel,
-            )
-        }
-        SpanPrecision => {
-            let [retrieved, golden] = columns_of::<2>(metric, inputs)?;
-            crate::columnar::retrieval::span_metric(
-                crate::columnar::retrieval::SpanMetric::Precision,
-                retrieved,
-                golden,
-                &options.span_precision,
-                parallel,
-            )
-        }
-        SpanRecall => {
-            let [retrieved, golden] = columns_of::<2>(metric, inputs)?;
-            crate::columnar::retrieval::span_metric(
-                crate::columnar::retrieval::SpanMetric::Recall,
-                retrieved,
-                golden,
-                &options.span_recall,
-                parallel,
-            )
-        }
-        SpanIou => {
-            let [retrieved, golden] = columns_of::<2>(metric, inputs)?;
-            crate::columnar::retrieval::span_metric(
-                crate::columnar::retrieval::SpanMetric::Iou,
-                retrieved,
-                golden,
-                &options.span_iou,
-                parallel,
-            )
-        }
-        SpanPrecisionOmega => {
-            let [chunks, golden] = columns_of::<2>(metric, inputs)?;
-            crate::columnar::retrieval::span_metric(
-                crate::columnar::retrieval::SpanMetric::PrecisionOmega,
-                chunks,
-                golden,
-                &options.span_precision_omega,
-                parallel,
-            )
-        }
-        CitationSupport => {
-            let [claim, cited_span] = columns_of::<2>(metric, inputs)?;
-            crate::columnar::judged::citation_support(claim, cited_span, &options.citation_support)
-        }
-        CitationPrecision => {
-            let [claim, cited_span] = columns_of::<2>(metric, inputs)?;
-            crate::columnar::judged::citation_precision(
-                claim,
-                cited_span,
-                &options.citation_precision,
-            )
-        }
-        AnswerMatch => {
-            let [question, answer, reference] = columns_of::<3>(metric, inputs)?;
-            crate::columnar::judged::answer_match(
-                question,
-                answer,
-                reference,
-                &options.answer_match,
-            )
-        }
-        GEval => {
-            let [question, answer, reference] = columns_of::<3>(metric, inputs)?;
-            crate::columnar::judged::g_eval(question, answer, reference, &options.g_eval)
-        }
-        Faithfulness => {
-            let [question, answer, contexts] = columns_of::<3>(metric, inputs)?;
-            crate::columnar::judged_rag::faithfulness(
-                question,
-                answer,
-                contexts,
-                &options.faithfulness,
-            )
-        }
-        AnswerRelevancy => {
-            let [question, answer] = columns_of::<2>(metric, inputs)?;
-            crate::columnar::judged_rag::answer_relevancy(
-                question,
-                answer,
-                &options.answer_relevancy,
-            )
-        }
-        ContextPrecision => {
-            let [question, contexts, reference] = columns_of::<3>(metric, inputs)?;
-            crate::columnar::judged_rag::context_precision(
-                crate::metrics::judged::rag::RagMetric::ContextPrecision,
-                question,
-                contexts,
-                reference,
-                &options.context_precision,
-            )
-        }
-        ContextUtilization => {
-            let [question, contexts, answer] = columns_of::<3>(metric, inputs)?;
-            crate::columnar::judged_rag::context_precision(
-                crate::metrics::judged::rag::RagMetric::ContextUtilization,
-                question,
-                contexts,
-                answer,
-                &options.context_utilization,
-            )
-        }
-        ContextRecall => {
-            let [question, contexts, reference] = columns_of::<3>(metric, inputs)?;
-            crate::columnar::judged_rag::context_recall(
-                question,
-                contexts,
-                reference,
-                &options.context_recall,
-            )
-        }
-        PpiMean => {
-            let [judged, labels] = columns_of::<2>(metric, inputs)?;
-            columns::ppi_mean(judged, labels, &options.ppi_mean)
-        }
-        CitationRecallPrecision => {
-            // ALCE's QAMPARI reading adds each answer's question as a third column.
-            let (answer, passages, question) = match inputs {
-                [answer, passages, question] => (answer, passages, Some(question)),
-                _ => {
-                    let [answer, passages] = columns_of::<2>(metric, inputs)?;
-                    (answer, passages, None)
-                }
-            };
-            crate::columnar::judged::citation_recall_precision_with_questions(
-                answer,
-                passages,
-                question,
-                &options.citation_recall_precision,
-            )
-        }
-        ClaimChecks => {
-            let [answer, reference, contexts] = columns_of::<3>(metric, inputs)?;
-            crate::columnar::judged::claim_checks(
-                answer,
-                reference,
-                contexts,
-                &options.claim_checks,
-            )
-        }
-        CreateNuggets => {
-            let [question, sources] = columns_of::<2>(metric, inputs)?;
-            crate::columnar::judged_nuggets::create_nuggets(
-                question,
-                sources,
-                &options.create_nuggets,
-            )
-        }
-        NuggetAssignment => {
-            let [answer, nuggets] = columns_of::<2>(metric, inputs)?;
-            crate::columnar::judged_nuggets::nugget_assignment(
-                answer,
-                nuggets,
-                &options.nugget_assignment,
-            )
-        }
-        RelevanceGrade => {
-            let [question, passage] = columns_of::<2>(metric, inputs)?;
-            crate::columnar::judged::relevance_grade(question, passage, &options.relevance_grade)
-        }
-        NuggetScores => {
-            let [importance, assignment] = columns_of::<2>(metric, inputs)?;
-            crate::columnar::verdicts::nugget_scores(importance, assignment, &options.nugget_scores)
-        }
-        ClaimCheckScores => {
-            let [in_reference, in_response, response_chunks, reference_chunks] =
-                columns_of::<4>(metric, inputs)?;
-            crate::columnar::verdicts::claim_check_scores(
-                in_reference,
-                in_response,
-                response_chunks,
-                reference_chunks,
-                &options.claim_check_scores,
-            )
-        }
-        SplitClaims => {
-            let [answer] = columns_of::<1>(metric, inputs)?;
-            crate::columnar::judged::split_claims(answer, &options.split_claims)
-        }
-        LocateQuotes => {
-            let [quotes, sources] = columns_of::<2>(metric, inputs)?;
-            crate::columnar::locate::locate_quotes(
-                quotes,
-                sources,
-                &options.locate_quotes,
-                parallel,
-            )
-        }
-        ExtractQuotes => {
-            let [answer] = columns_of::<1>(metric, inputs)?;
-            crate::columnar::locate::extract_quotes(answer, &options.quoted_spans)
-        }
-        EmbeddingCosine => {
-            let [a, b] = columns_of::<2>(metric, inputs)?;
-            crate::columnar::locate::embedding_cosine(a, b)
-        }
-    }
+    (columnar(metric).call)(inputs, options, parallel)
 }
 
 /// The dtype of `metric`'s output.
 pub fn output_dtype(metric: MetricId) -> DataType {
-    use MetricId::*;
-    match metric {
-        QuotedSpans => columns::quoted_spans_dtype(),
-        CitationAlignment => columns::citation_alignment_dtype(),
-        Bleu => DataType::Float64,
-        CorpusBleu => DataType::Float64,
-        Chrf => DataType::Float64,
-        CorpusChrf => DataType::Float64,
-        Rouge => columns::rouge_dtype(),
-        ExactMatch => DataType::Float64,
-        StringSimilarity => DataType::Float64,
-        SemanticSimilarity => DataType::Float64,
-        StringPresence => DataType::Float64,
-        KeywordCoverage => DataType::Float64,
-        NumberMatch => DataType::Float64,
-        AnswerCompleteness => DataType::Float64,
-        CitationIndicators => DataType::Float64,
-        Checks => columns::checks_dtype(),
-        PrecisionAtK => DataType::Float64,
-        RecallAtK => DataType::Float64,
-        F1AtK => DataType::Float64,
-        HybridLogRank => DataType::Float64,
-        HitRateAtK => DataType::Float64,
-        Mrr => DataType::Float64,
-        AveragePrecision => DataType::Float64,
-        NdcgAtK => DataType::Float64,
-        RPrecision => DataType::Float64,
-        SpanPrecision => DataType::Float64,
-        SpanRecall => DataType::Float64,
-        SpanIou => DataType::Float64,
-        SpanPrecisionOmega => DataType::Float64,
-        CitationSupport => crate::columnar::judged::citation_support_dtype(),
-        CitationPrecision => crate::columnar::judged::citation_precision_dtype(),
-        AnswerMatch => crate::columnar::judged::answer_match_dtype(),
-        GEval => crate::columnar::judged::g_eval_dtype(),
-        Faithfulness => crate::columnar::judged_rag::rag_dtype(
-            crate::metrics::judged::rag::RagMetric::Faithfulness,
-        ),
-        AnswerRelevancy => crate::columnar::judged_rag::rag_dtype(
-            crate::metrics::judged::rag::RagMetric::AnswerRelevancy,
-        ),
-        ContextPrecision => crate::columnar::judged_rag::rag_dtype(
-            crate::metrics::judged::rag::RagMetric::ContextPrecision,
-        ),
-        ContextUtilization => crate::columnar::judged_rag::rag_dtype(
-            crate::metrics::judged::rag::RagMetric::ContextUtilization,
-        ),
-        ContextRecall => crate::columnar::judged_rag::rag_dtype(
-            crate::metrics::judged::rag::RagMetric::ContextRecall,
-        ),
-        PpiMean => columns::ppi_mean_dtype(),
-        RelevanceGrade => crate::columnar::judged::relevance_grade_dtype(),
-        ClaimChecks => crate::columnar::judged::claim_checks_dtype(),
-        CreateNuggets => crate::columnar::judged_nuggets::create_nuggets_dtype(),
-        NuggetAssignment => crate::columnar::judged_nuggets::nugget_assignment_dtype(),
-        CitationRecallPrecision => crate::columnar::judged::citation_recall_precision_dtype(),
-        NuggetScores => crate::columnar::verdicts::nugget_scores_dtype(),
-        ClaimCheckScores => crate::columnar::verdicts::claim_check_scores_dtype(),
-        SplitClaims => crate::columnar::judged::split_claims_dtype(),
-        LocateQuotes => crate::columnar::locate::locate_quotes_dtype(),
-        ExtractQuotes => DataType::List(Box::new(DataType::String)),
-        EmbeddingCosine => DataType::Float64,
-    }
+    columnar(metric).dtype
 }
 
 /// The per-row statistics of a corpus-level metric (the column its
@@ -485,76 +670,9 @@ pub fn evaluate_stats(
     options: &MetricOptions,
     parallel: bool,
 ) -> PolarsResult<Option<Series>> {
-    use MetricId::*;
-    match metric {
-        CitationAlignment => {
-            let [answer, sources] = columns_of::<2>(metric, inputs)?;
-            columns::quoted_spans(answer, sources, &options.quoted_spans, parallel).map(Some)
-        }
-        CorpusBleu => {
-            let [answer, references] = columns_of::<2>(metric, inputs)?;
-            columns::corpus_bleu_stats(answer, references, &options.corpus_bleu.0, parallel)
-                .map(Some)
-        }
-        CorpusChrf => {
-            let [answer, references] = columns_of::<2>(metric, inputs)?;
-            columns::corpus_chrf_stats(answer, references, &options.corpus_chrf, parallel).map(Some)
-        }
-        CitationPrecision => {
-            let [claim, cited_span] = columns_of::<2>(metric, inputs)?;
-            crate::columnar::judged::citation_support(
-                claim,
-                cited_span,
-                &options.citation_precision,
-            )
-            .map(Some)
-        }
-        QuotedSpans
-        | Bleu
-        | Chrf
-        | Rouge
-        | ExactMatch
-        | StringSimilarity
-        | SemanticSimilarity
-        | StringPresence
-        | KeywordCoverage
-        | NumberMatch
-        | AnswerCompleteness
-        | CitationIndicators
-        | Checks
-        | PrecisionAtK
-        | RecallAtK
-        | F1AtK
-        | HybridLogRank
-        | HitRateAtK
-        | Mrr
-        | AveragePrecision
-        | NdcgAtK
-        | RPrecision
-        | SpanPrecision
-        | SpanRecall
-        | SpanIou
-        | SpanPrecisionOmega
-        | CitationSupport
-        | AnswerMatch
-        | GEval
-        | Faithfulness
-        | AnswerRelevancy
-        | ContextPrecision
-        | ContextUtilization
-        | ContextRecall
-        | PpiMean
-        | RelevanceGrade
-        | CitationRecallPrecision
-        | ClaimChecks
-        | CreateNuggets
-        | NuggetAssignment
-        | NuggetScores
-        | ClaimCheckScores
-        | SplitClaims
-        | LocateQuotes
-        | ExtractQuotes
-        | EmbeddingCosine => Ok(None),
+    match columnar(metric).stats {
+        Some(stats) => stats(inputs, options, parallel).map(Some),
+        None => Ok(None),
     }
 }
 

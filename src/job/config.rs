@@ -10,6 +10,8 @@
 //! invalid_spans = "error"                  # or "null"
 //! by = "segment"                           # optional: summary per segment
 //! metrics = ["quoted_spans", "citation_alignment", "bleu", "rouge"]
+//! k = 10                # optional: the cutoff of every ranked metric, over their sections'
+//! relevance_level = 1   # optional: the least relevant grade of every ranked metric
 //!
 //! [columns]
 //! id = "query_id"
@@ -149,6 +151,14 @@ pub struct ScoreConfig {
     /// The qrels table the judge grades the run's retrieved passages into (see
     /// [`ScoreJob::grade_relevance`](crate::job::ScoreJob::grade_relevance)).
     pub grade_relevance: Option<PathBuf>,
+    /// The cutoff of every ranked metric, over their sections' own (the command's `--k`).
+    pub k: Option<i64>,
+    /// The least grade of a relevant item for every ranked metric, over their sections' own
+    /// (the command's `--relevance-level`).
+    pub relevance_level: Option<f64>,
+    /// How the run relates to a job scored in parts (see [`Parts`](crate::job::Parts)): set by
+    /// the distributed driver (`polars_rag.ray`) for each block and for the summary.
+    pub parts: Option<crate::job::Parts>,
 }
 
 /// The batch size of a job that writes its scores, unless its settings give one: a run of more
@@ -215,6 +225,9 @@ struct JobKeys {
     by: Option<String>,
     batch_rows: Option<usize>,
     grade_relevance: Option<PathBuf>,
+    k: Option<i64>,
+    relevance_level: Option<f64>,
+    parts: Option<crate::job::Parts>,
 }
 
 impl ScoreConfig {
@@ -309,6 +322,9 @@ impl ScoreConfig {
             "by",
             "batch_rows",
             "grade_relevance",
+            "k",
+            "relevance_level",
+            "parts",
         ] {
             if let Some(value) = table.remove(key) {
                 job.insert(key.to_string(), value);
@@ -358,6 +374,9 @@ impl ScoreConfig {
             judge_cards: Vec::new(),
             batch_rows: job.batch_rows,
             grade_relevance: job.grade_relevance,
+            k: job.k,
+            relevance_level: job.relevance_level,
+            parts: job.parts,
         })
     }
 
@@ -378,7 +397,11 @@ impl ScoreConfig {
     /// let bad = ScoreConfig::parse("[judges.mine]\ntemplate = 'missing-card.toml'").unwrap();
     /// assert!(bad.into_job().is_err());
     /// ```
-    pub fn into_job(self) -> crate::Result<crate::job::ScoreJob> {
+    pub fn into_job(mut self) -> crate::Result<crate::job::ScoreJob> {
+        self.options.apply_shared(&crate::registry::SharedOptions {
+            k: self.k,
+            relevance_level: self.relevance_level,
+        });
         let named = |variable: &str| std::env::var(variable).is_ok_and(|m| !m.trim().is_empty());
         let judge = self
             .judge
@@ -410,6 +433,7 @@ impl ScoreConfig {
             embedder,
             custom_judges,
             batch_rows,
+            parts: self.parts.unwrap_or_default(),
             ..crate::job::ScoreJob::default()
         })
     }

@@ -135,8 +135,10 @@ pub struct ScoreJob {
 /// How a `score` run relates to a job scored in parts, block by block on several machines
 /// (the Ray driver of the Python package does this): each block is scored with
 /// [`Parts::Block`], then one [`Parts::Summarise`] call completes and summarises the job. The
-/// scores and summary are those of one `score` call over the whole run.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// scores and summary are those of one `score` call over the whole run. As a setting:
+/// `parts = "block"` or `parts = { summarise = "scores/part-*.parquet" }`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Parts {
     /// The run is the whole job.
     #[default]

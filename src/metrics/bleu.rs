@@ -1072,6 +1072,18 @@ fn tokens<'a>(
     }
 }
 
+impl crate::metrics::Section for BleuOptions {
+    fn signature(&self, _id: &str) -> String {
+        signature(self)
+    }
+}
+
+impl crate::metrics::Section for CorpusBleuOptions {
+    fn signature(&self, _id: &str) -> String {
+        signature(&self.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -440,6 +440,12 @@ fn count_ngrams(
     }
 }
 
+impl crate::metrics::Section for ChrfOptions {
+    fn signature(&self, _id: &str) -> String {
+        signature(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -694,6 +694,12 @@ pub fn signature(o: &QuotedSpansOptions) -> String {
     )
 }
 
+impl crate::metrics::Section for QuotedSpansOptions {
+    fn signature(&self, _id: &str) -> String {
+        signature(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -334,6 +334,12 @@ pub fn aggregate_scores(
     Some(ClaimCheckScores::from_values(out))
 }
 
+impl crate::metrics::Section for ClaimCheckOptions {
+    fn signature(&self, _id: &str) -> String {
+        signature(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -795,6 +795,12 @@ impl PreparedChecks {
     }
 }
 
+impl crate::metrics::Section for CitationIndicatorOptions {
+    fn signature(&self, _id: &str) -> String {
+        citation_indicators_signature(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -205,6 +205,12 @@ fn exact_mean(values: &[f64]) -> f64 {
     partials.iter().sum::<f64>() / values.len() as f64
 }
 
+impl crate::metrics::Section for NuggetOptions {
+    fn signature(&self, _id: &str) -> String {
+        signature(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -410,3 +410,9 @@ pub fn signature(options: &PpiOptions) -> String {
         options.alternative.name()
     )
 }
+
+impl crate::metrics::Section for PpiOptions {
+    fn signature(&self, _id: &str) -> String {
+        signature(self)
+    }
+}

@@ -753,6 +753,12 @@ pub fn ragas_rouge_score(
     }
 }
 
+impl crate::metrics::Section for RougeOptions {
+    fn signature(&self, _id: &str) -> String {
+        signature(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

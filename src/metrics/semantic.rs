@@ -93,6 +93,16 @@ pub fn signature(options: &SemanticSimilarityOptions) -> String {
     )
 }
 
+impl crate::metrics::Section for SemanticSimilarityOptions {
+    fn signature(&self, _id: &str) -> String {
+        signature(self)
+    }
+
+    fn embed_settings(&mut self) -> Option<&mut crate::engines::embed::EmbedSettings> {
+        Some(&mut self.embedder)
+    }
+}
+
 #[cfg(test)]
 mod cosine_bounds {
     use super::*;

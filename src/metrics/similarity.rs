@@ -275,6 +275,18 @@ pub fn exact_match(answer: &str, reference: &str, compat: ExactMatchCompat) -> f
     f64::from(u8::from(equal))
 }
 
+impl crate::metrics::Section for ExactMatchOptions {
+    fn signature(&self, _id: &str) -> String {
+        exact_match_signature(self)
+    }
+}
+
+impl crate::metrics::Section for StringSimilarityOptions {
+    fn signature(&self, _id: &str) -> String {
+        signature(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

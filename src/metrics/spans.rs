@@ -363,6 +363,12 @@ fn length(ranges: &[Range]) -> u64 {
     ranges.iter().map(|(s, e)| e.saturating_sub(*s)).sum()
 }
 
+impl crate::metrics::Section for SpanOptions {
+    fn signature(&self, _id: &str) -> String {
+        signature(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

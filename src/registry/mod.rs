@@ -2,24 +2,27 @@
 //! the Rust function name, the Python function and plugin symbol, the CLI/config key and the
 //! benchmark id.
 //!
-//! * [`MetricId`] names every metric; [`MetricId::ALL`] lists them (complete by construction:
-//!   it is derived from the enum), and [`MetricId::info`] gives its [`MetricInfo`] from the table
-//!   in `registry/table.rs`, one exhaustive `match`.
-//! * [`MetricOptions`] holds one options section per metric; its methods (reading a section,
-//!   signatures, the engines' settings) are exhaustive `match`es on [`MetricId`] in
-//!   `registry/options.rs`.
-//! * `columnar::dispatch` (feature `polars`): the columnar call, output dtype and corpus statistics
-//!   of every id, exhaustive `match`es again, which the `Expr` builders, the job and the Python
-//!   plugin's shims all go through.
+//! A metric is described once per layer:
 //!
-//! A forgotten arm anywhere is a compile error. Adding a metric is a checklist in the README
+//! * the table (`registry/table.rs`): its entry, [`MetricInfo`], from which the [`MetricId`]
+//!   enum itself is generated; [`MetricId::ALL`] lists them and [`MetricId::info`] gives the
+//!   entry;
+//! * its options (`registry/options.rs`): one line naming its section's field and type, whose
+//!   [`Section`](crate::metrics::Section) impl beside the kernel gives the signature and the
+//!   engines' settings;
+//! * over Polars columns (`columnar::dispatch`, feature `polars`): one
+//!   [`Columnar`](crate::columnar::dispatch::Columnar) arm (the call, its output dtype, its
+//!   corpus statistics), which the `Expr` builders, the job and the Python plugin all go
+//!   through.
+//!
+//! A forgotten arm is a compile error. Adding a metric is a checklist in ARCHITECTURE.md
 //! ("Adding a metric").
 //!
 //! ```
 //! use polars_rag::registry::{MetricId, MetricKind};
 //! let rouge = MetricId::Rouge.info();
 //! assert_eq!(rouge.kind, MetricKind::RowWise);
-//! assert_eq!(rouge.section, Some("rouge"));
+//! assert_eq!(polars_rag::registry::MetricOptions::section_name(MetricId::Rouge), Some("rouge"));
 //! assert_eq!("rouge".parse::<MetricId>().unwrap(), MetricId::Rouge);
 //! assert!(polars_rag::registry::value_labels(rouge).any(|label| label == "rouge.rougeL.fmeasure"));
 //! ```
@@ -28,8 +31,8 @@ mod id;
 mod options;
 mod table;
 
-pub use id::MetricId;
 pub use options::{MetricOptions, SectionReader, SharedOptions};
+pub use table::MetricId;
 
 /// How a metric maps rows to outputs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,9 +160,6 @@ pub struct MetricInfo {
     pub kind: MetricKind,
     /// The columns it reads.
     pub inputs: MetricInputs,
-    /// The options section it reads (a TOML section of `score`'s configuration; the keyword
-    /// arguments of its Python function), `None` when it takes no options.
-    pub section: Option<&'static str>,
     /// The scalar values of one output row, as paths into its output: `""` is the output itself
     /// (a number), `"rougeL.fmeasure"` a field of a struct. Summaries and `compare` average these.
     pub values: &'static [&'static str],
@@ -193,11 +193,6 @@ pub const METRICS: &[MetricInfo] = &{
     }
     table
 };
-
-/// The signature of a metric without options: its id and the library version.
-pub(crate) fn plain_signature(id: &str) -> String {
-    format!("{id}|version:polars-rag-{}", env!("CARGO_PKG_VERSION"))
-}
 
 /// Looks a metric up by id.
 ///

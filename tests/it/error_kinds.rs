@@ -207,15 +207,11 @@ fn parts_of_different_jobs_are_an_integrity_error_with_status_2() {
     assert_eq!(kind, ErrorKind::Integrity, "{message}");
 }
 
-#[test]
-fn a_judge_cache_that_cannot_be_opened_is_an_engine_error_with_status_4() {
-    let server = FakeJudge::start();
-    let dir = common::scratch_dir("kinds-engine");
-    let run = claims_run(&dir, ["Paris is the capital", "Berlin", "Rome"]);
-    // The cache's folder is a file.
-    let cache = dir.join("cache-is-a-file");
-    std::fs::write(&cache, "x").unwrap();
-    let (status, stderr) = status_of(&[
+/// The arguments of a `citation_support` job over a three-claim run, judged by `server` with
+/// its cache at `cache`; `extra` flags follow.
+fn judged_score_args(dir: &Path, server: &FakeJudge, cache: &Path, extra: &[&str]) -> Vec<String> {
+    let run = claims_run(dir, ["Paris is the capital", "Berlin", "Rome"]);
+    let mut args: Vec<String> = [
         "score",
         "--run",
         text(&run),
@@ -228,8 +224,24 @@ fn a_judge_cache_that_cannot_be_opened_is_an_engine_error_with_status_4() {
         "--judge-model",
         "fake-judge",
         "--judge-cache",
-        text(&cache),
-    ]);
+        text(cache),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+#[test]
+fn a_judge_cache_that_cannot_be_opened_is_an_engine_error_with_status_4() {
+    let server = FakeJudge::start();
+    let dir = common::scratch_dir("kinds-engine");
+    // The cache's folder is a file.
+    let cache = dir.join("cache-is-a-file");
+    std::fs::write(&cache, "x").unwrap();
+    let args = judged_score_args(&dir, &server, &cache, &[]);
+    let (status, stderr) = status_of(&args.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(status, Some(4), "{stderr}");
     assert!(
         stderr.contains("error: ") && stderr.contains("cache"),
@@ -241,26 +253,13 @@ fn a_judge_cache_that_cannot_be_opened_is_an_engine_error_with_status_4() {
 fn a_spent_budget_has_status_5_and_its_kind() {
     let server = FakeJudge::start();
     let dir = common::scratch_dir("kinds-budget");
-    let run = claims_run(&dir, ["Paris is the capital", "Berlin", "Rome"]);
-    let (status, stderr) = status_of(&[
-        "score",
-        "--run",
-        text(&run),
-        "--metrics",
-        "citation_support",
-        "--out",
-        text(&dir.join("s.parquet")),
-        "--judge-base-url",
-        &server.base_url,
-        "--judge-model",
-        "fake-judge",
-        "--judge-cache",
-        text(&dir.join("cache")),
-        "--judge-max-calls",
-        "1",
-        "--judge-max-concurrency",
-        "1",
-    ]);
+    let args = judged_score_args(
+        &dir,
+        &server,
+        &dir.join("cache"),
+        &["--judge-max-calls", "1", "--judge-max-concurrency", "1"],
+    );
+    let (status, stderr) = status_of(&args.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(status, Some(5), "{stderr}");
     assert!(
         stderr.contains("budget is spent") && stderr.contains("max_calls = 1"),
@@ -278,25 +277,8 @@ fn ctrl_c_during_the_judges_calls_exits_130() {
         .delay_ms
         .store(60_000, std::sync::atomic::Ordering::SeqCst);
     let dir = common::scratch_dir("kinds-interrupted");
-    let run = claims_run(&dir, ["Paris is the capital", "Berlin", "Rome"]);
     let child = Command::new(common::cli::bin())
-        .args([
-            "score",
-            "--run",
-            text(&run),
-            "--metrics",
-            "citation_support",
-            "--out",
-        ])
-        .arg(dir.join("s.parquet"))
-        .args([
-            "--judge-base-url",
-            &server.base_url,
-            "--judge-model",
-            "fake-judge",
-            "--judge-cache",
-        ])
-        .arg(dir.join("cache"))
+        .args(judged_score_args(&dir, &server, &dir.join("cache"), &[]))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

@@ -7,6 +7,7 @@ naming the metric."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -78,12 +79,17 @@ def test_a_write_that_fails_is_a_storage_error(tmp_path: Path) -> None:
 def test_parts_of_different_jobs_are_an_integrity_error(tmp_path: Path) -> None:
     parts = tmp_path / "parts"
     parts.mkdir()
+    # A job scored in parts (as polars_rag.ray does): the `parts` setting of the job's config.
+    block = tmp_path / "block.toml"
+    block.write_text('parts = "block"\n')
     for i, metric in enumerate(["exact_match", "bleu"]):
         pr.score(DEMO / "run_a.parquet", DEMO / "golden.parquet", metrics=[metric],
-                 out=parts / f"part-{i}.parquet", args=["--block"])
+                 out=parts / f"part-{i}.parquet", config=block)
+    summarise = tmp_path / "summarise.toml"
+    summarise.write_text(f"parts = {{ summarise = {json.dumps(str(parts / 'part-*.parquet'))} }}\n")
     with pytest.raises(IntegrityError, match="different metrics") as caught:
         pr.score(DEMO / "run_a.parquet", DEMO / "golden.parquet", out=tmp_path / "whole.parquet",
-                 args=["--summarise-parts", str(parts / "part-*.parquet")])
+                 config=summarise)
     assert isinstance(caught.value, ValueError)
 
 
@@ -97,7 +103,7 @@ def test_engine_errors_and_a_spent_budget(tmp_path: Path) -> None:
             pr.score(claims_run(), metrics=["citation_support"], judge=judge)
         assert isinstance(caught.value, RuntimeError) and caught.value.kind == "engine"
         # The same failure in an expression: Polars raises it, the message names the metric.
-        with pytest.raises(pl.exceptions.ComputeError, match="(?s)judge cache.*citation_support"):
+        with pytest.raises(pl.exceptions.ComputeError, match="citation_support: judge cache"):
             claims_run().select(pr.citation_support("claim", "cited_span", judge=judge))
 
         judge = pr.Judge(base_url=server.base_url, model="fake", cache=tmp_path / "cache", max_calls=1,

@@ -19,6 +19,7 @@ from fake_judge import FakeJudge
 from polars.testing import assert_frame_equal
 
 import polars as pl
+import polars_rag as pr
 
 try:
     import ray
@@ -173,15 +174,17 @@ def test_bad_input_is_named(cluster: str, tmp_path: Path) -> None:
 
 
 def test_a_dataset_with_options_of_the_command_line(cluster: str, tmp_path: Path) -> None:
-    """A ray.data.Dataset in several blocks, with `score` flags passed through (`--by`, a metric
-    list and an option): the same scores and summary, segment table included, as the command."""
+    """A ray.data.Dataset in several blocks, with the job's settings (`by`, a metric list and an
+    option): the same scores and summary, segment table included, as the command with the same
+    settings as flags."""
     run = pl.read_parquet(DEMO / "run_b.parquet")
     run.write_parquet(tmp_path / "run.parquet")
     golden = DEMO / "golden.parquet"
     dataset = ray.data.from_arrow(run.to_arrow()).repartition(3)
     metrics = ["bleu", "rouge", "quoted_spans", "citation_alignment", "corpus_bleu", "mrr"]
     flags = ["--by", "segment", "--set", "quoted_spans.quotes=ragas"]
-    report = prr.score(dataset, out=tmp_path / "scores", golden=golden, metrics=metrics, cli_args=flags)
+    report = prr.score(dataset, out=tmp_path / "scores", golden=golden, metrics=metrics, by="segment",
+                       options={"quoted_spans": {"quotes": "ragas"}})
     one = subprocess.run(
         [str(COMMAND), "score", "--quiet", "--run", str(tmp_path / "run.parquet"), "--golden", str(golden),
          "--metrics", ",".join(metrics), *flags, "--out", str(tmp_path / "one.parquet")],
@@ -194,8 +197,8 @@ def test_a_dataset_with_options_of_the_command_line(cluster: str, tmp_path: Path
     assert "by segment:" in report.summary
     assert "quotes:ragas" in report.summary
     assert _metric_lines(report.summary) == _metric_lines(one.stdout)
-    with pytest.raises(ValueError, match="set by score"):
-        prr.score(dataset, out=tmp_path / "again", golden=golden, cli_args=["--golden", "x"])
+    with pytest.raises(TypeError, match="must be a mapping"):
+        prr.score(dataset, out=tmp_path / "again", golden=golden, options={"rouge": True})  # type: ignore[dict-item]
 
 
 def test_judged_job_merges_the_node_caches_into_the_driver(
@@ -217,7 +220,7 @@ def test_judged_job_merges_the_node_caches_into_the_driver(
         flags = ["--judge-base-url", judge.base_url, "--judge-model", "fake-judge", "--question-col", "query"]
         report = prr.score(
             str(run_dir), out=tmp_path / "scores", golden=golden, metrics=["answer_match"],
-            cli_args=flags,
+            judge=pr.Judge(base_url=judge.base_url, model="fake-judge"), columns={"question": "query"},
         )
         calls = judge.requests
         assert calls >= run.height, "every answer was judged once on the cluster"

@@ -152,7 +152,7 @@ def test_pr_score_options_are_the_config_files_sections(tmp_path: Path) -> None:
     server = FakeJudge()
     try:
         own = {"answer_match": {"judge": {"base_url": server.base_url, "model": "own-judge", "cache": ""}}}
-        judged = pr.score(run, golden, metrics=["answer_match"], options=own, args=["--question-col", "query"])
+        judged = pr.score(run, golden, metrics=["answer_match"], options=own, columns={"question": "query"})
         with pytest.raises(ValueError, match="not both"):
             pr.score(run, golden, options={"judge": {"model": "x"}}, judge=pr.Judge(base_url=server.base_url, model="m"))
     finally:
@@ -162,7 +162,7 @@ def test_pr_score_options_are_the_config_files_sections(tmp_path: Path) -> None:
 
 def test_pr_score_options_and_errors(tmp_path: Path) -> None:
     run, golden = DEMO / "run_a.parquet", DEMO / "golden.parquet"
-    chosen = pr.score(run, golden, metrics=["rouge", "mrr"], args=["--k", "3"])
+    chosen = pr.score(run, golden, metrics=["rouge", "mrr"], k=3)
     metric_columns = [c for c in chosen.scores.columns if c in pr.metric_ids()]
     assert sorted(metric_columns) == ["mrr", "rouge"]
     assert "k:3" in chosen.signatures["mrr"]
@@ -189,7 +189,7 @@ def test_pr_score_judges_with_the_given_judge_and_each_call_is_its_own_run() -> 
         judge = pr.Judge(base_url=server.base_url, model="fake", cache=None, max_calls=30)
         for _ in range(2):
             result = pr.score(DEMO / "run_a.parquet", DEMO / "golden.parquet", metrics=["answer_match"],
-                              judge=judge, args=["--question-col", "query"])
+                              judge=judge, columns={"question": "query"})
             verdicts = result.scores["answer_match"].struct.field("judge_error")
             assert verdicts.null_count() == result.scores.height
             assert "|model:fake|" in result.signatures["answer_match"], result.signatures["answer_match"]

@@ -58,3 +58,13 @@ fn score(reply: &Value) -> Result<AnswerMatch, String> {
         .to_string();
     Ok(AnswerMatch { matched, reasoning })
 }
+
+impl crate::metrics::Section for AnswerMatchOptions {
+    fn signature(&self, _id: &str) -> String {
+        signature(self)
+    }
+
+    fn judge_settings(&mut self) -> Option<&mut crate::engines::judge::JudgeSettings> {
+        Some(&mut self.judge)
+    }
+}

@@ -77,3 +77,13 @@ pub fn entailed(reply: &Value) -> crate::Result<bool> {
         )),
     }
 }
+
+impl crate::metrics::Section for CitationRecallOptions {
+    fn signature(&self, _id: &str) -> String {
+        signature(self)
+    }
+
+    fn judge_settings(&mut self) -> Option<&mut crate::engines::judge::JudgeSettings> {
+        Some(&mut self.judge)
+    }
+}

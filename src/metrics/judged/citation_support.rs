@@ -294,6 +294,16 @@ pub fn describe_sums(sums: &[f64]) -> String {
     )
 }
 
+impl crate::metrics::Section for CitationSupportOptions {
+    fn signature(&self, _id: &str) -> String {
+        signature(self)
+    }
+
+    fn judge_settings(&mut self) -> Option<&mut crate::engines::judge::JudgeSettings> {
+        Some(&mut self.judge)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

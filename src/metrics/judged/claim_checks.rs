@@ -37,3 +37,13 @@ pub fn signature(options: &ClaimChecksOptions) -> String {
         Err(e) => e.to_string(),
     }
 }
+
+impl crate::metrics::Section for ClaimChecksOptions {
+    fn signature(&self, _id: &str) -> String {
+        signature(self)
+    }
+
+    fn judge_settings(&mut self) -> Option<&mut crate::engines::judge::JudgeSettings> {
+        Some(&mut self.judge)
+    }
+}

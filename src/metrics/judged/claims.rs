@@ -171,6 +171,16 @@ fn push_claim(text: &str, claims: &mut Vec<String>) {
     }
 }
 
+impl crate::metrics::Section for SplitClaimsOptions {
+    fn signature(&self, _id: &str) -> String {
+        signature(self)
+    }
+
+    fn judge_settings(&mut self) -> Option<&mut crate::engines::judge::JudgeSettings> {
+        Some(&mut self.judge)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

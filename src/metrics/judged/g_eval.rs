@@ -213,6 +213,16 @@ fn score_range(template: &JudgeTemplate, field: &str) -> Option<(i64, i64)> {
     }
 }
 
+impl crate::metrics::Section for GEvalOptions {
+    fn signature(&self, _id: &str) -> String {
+        signature(self)
+    }
+
+    fn judge_settings(&mut self) -> Option<&mut crate::engines::judge::JudgeSettings> {
+        Some(&mut self.judge)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -203,6 +203,26 @@ pub fn numbered(items: &[&str]) -> String {
         .join("\n")
 }
 
+impl crate::metrics::Section for CreateNuggetsOptions {
+    fn signature(&self, _id: &str) -> String {
+        create_signature(self)
+    }
+
+    fn judge_settings(&mut self) -> Option<&mut crate::engines::judge::JudgeSettings> {
+        Some(&mut self.judge)
+    }
+}
+
+impl crate::metrics::Section for NuggetAssignmentOptions {
+    fn signature(&self, _id: &str) -> String {
+        assignment_signature(self)
+    }
+
+    fn judge_settings(&mut self) -> Option<&mut crate::engines::judge::JudgeSettings> {
+        Some(&mut self.judge)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

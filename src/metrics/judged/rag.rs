@@ -71,6 +71,19 @@ impl RagMetric {
         }
     }
 
+    /// The metric of an id.
+    pub fn from_id(id: &str) -> Option<RagMetric> {
+        [
+            RagMetric::Faithfulness,
+            RagMetric::AnswerRelevancy,
+            RagMetric::ContextPrecision,
+            RagMetric::ContextUtilization,
+            RagMetric::ContextRecall,
+        ]
+        .into_iter()
+        .find(|m| m.id() == id)
+    }
+
     /// The prompt cards the metric asks, in order (faithfulness' DeepEval form asks
     /// [`DEEPEVAL_FAITHFULNESS_CARDS`] instead).
     pub fn cards(self) -> &'static [&'static str] {
@@ -561,6 +574,33 @@ pub fn summarise_samples(scores: &[Option<f64>]) -> SampleSummary {
         mean,
         spread,
         agree: Some(scores.windows(2).all(|w| w[0] == w[1])),
+    }
+}
+
+impl crate::metrics::Section for JudgedRagOptions {
+    fn signature(&self, id: &str) -> String {
+        match RagMetric::from_id(id) {
+            Some(metric) => signature(metric, self),
+            None => crate::metrics::plain_signature(id),
+        }
+    }
+
+    fn judge_settings(&mut self) -> Option<&mut crate::engines::judge::JudgeSettings> {
+        Some(&mut self.judge)
+    }
+}
+
+impl crate::metrics::Section for AnswerRelevancyOptions {
+    fn signature(&self, _id: &str) -> String {
+        answer_relevancy_signature(self)
+    }
+
+    fn judge_settings(&mut self) -> Option<&mut crate::engines::judge::JudgeSettings> {
+        Some(&mut self.judge)
+    }
+
+    fn embed_settings(&mut self) -> Option<&mut crate::engines::embed::EmbedSettings> {
+        Some(&mut self.embedder)
     }
 }
 

@@ -63,3 +63,13 @@ pub fn score_reply(reply: &Value) -> crate::Result<RelevanceGrade> {
         .to_string();
     Ok(RelevanceGrade { grade, reason })
 }
+
+impl crate::metrics::Section for RelevanceGradeOptions {
+    fn signature(&self, _id: &str) -> String {
+        signature(self)
+    }
+
+    fn judge_settings(&mut self) -> Option<&mut crate::engines::judge::JudgeSettings> {
+        Some(&mut self.judge)
+    }
+}

@@ -1197,3 +1197,13 @@ pub fn locate_all(index: &QuoteIndex, quotes: &[&str]) -> crate::Result<Vec<Quot
         quotes.iter().map(|q| index.locate(q)).collect()
     }
 }
+
+impl crate::metrics::Section for LocateOptions {
+    fn signature(&self, _id: &str) -> String {
+        signature(self)
+    }
+
+    fn embed_settings(&mut self) -> Option<&mut crate::engines::embed::EmbedSettings> {
+        Some(self.embedder.get_or_insert_with(Default::default))
+    }
+}

@@ -978,6 +978,19 @@ pub fn rank_order(rule: RankBy, scores: &[Option<f64>], names: &[&str]) -> Vec<u
     order
 }
 
+impl crate::metrics::Section for RetrievalOptions {
+    fn signature(&self, id: &str) -> String {
+        match RankedMetric::from_id(id) {
+            Some(metric) => signature(metric, self),
+            None => super::plain_signature(id),
+        }
+    }
+
+    fn embed_settings(&mut self) -> Option<&mut crate::engines::embed::EmbedSettings> {
+        RetrievalOptions::embedder_mut(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

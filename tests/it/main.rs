@@ -45,7 +45,6 @@ mod parity_retrieval;
 mod parity_rouge;
 mod parity_rouge_generated;
 mod parity_sacrebleu;
-mod parity_string_metrics;
 mod parity_verdicts;
 mod parity_word_tokenize;
 #[cfg(feature = "cli")]
@@ -56,4 +55,5 @@ mod score_batches;
 mod score_job;
 mod stats;
 mod tables;
+mod vectors;
 mod workbook_hostile;

@@ -1,84 +1,12 @@
-//! Parity with Ragas 0.4.3 `quoted_spans_alignment` on every recorded case
-//! (`ragas.quoted_spans_alignment` in the reference vectors).
+//! Ragas 0.4.3 `quoted_spans_alignment`: its recorded cases are metric vectors
+//! (`tests/vectors/quoted_spans.jsonl`: the spans each answer quotes, and the alignment), checked
+//! through every face; here, where the quote styles differ, and the bundled copy of the shared
+//! reference vectors.
 
 use crate::common;
 
-use polars_rag::metrics::citation::{citation_alignment, QuotedSpans, QuotedSpansOptions, Scratch};
+use polars_rag::metrics::citation::{QuotedSpans, QuotedSpansOptions};
 use polars_rag::text::quotes::QuoteStyle;
-use serde_json::Value;
-
-fn options(input: &Value) -> QuotedSpansOptions {
-    QuotedSpansOptions {
-        casefold: input["casefold"].as_bool().unwrap_or(true),
-        min_len: input["min_len"].as_u64().map_or(3, |n| n as usize),
-        quotes: QuoteStyle::Ragas,
-    }
-}
-
-#[test]
-fn every_recorded_case_matches_ragas() {
-    let cases = common::section("ragas.quoted_spans_alignment");
-    assert_eq!(cases.len(), 28, "the section holds 28 cases");
-    let mut compared = 0;
-    for case in &cases {
-        let what = case["description"].as_str().unwrap_or("?");
-        let input = &case["input"];
-        let scorer = QuotedSpans::new(options(input));
-        let answers = common::strings(&input["answers"]);
-        let sources: Vec<Vec<String>> = input["sources"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(common::strings)
-            .collect();
-
-        // Extraction, span for span.
-        let expected_spans: Vec<Vec<String>> = case["extracted_spans_per_answer"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(common::strings)
-            .collect();
-        let got_spans: Vec<Vec<String>> = answers
-            .iter()
-            .map(|a| scorer.spans(a).into_iter().map(str::to_owned).collect())
-            .collect();
-        assert_eq!(got_spans, expected_spans, "spans: {what}");
-
-        if case.get("error").is_some() {
-            // Ragas raises on answers/sources of different lengths. In a Polars frame columns
-            // always have equal lengths; the driver rejects unequal non-broadcastable inputs.
-            assert_ne!(answers.len(), sources.len(), "error case: {what}");
-            continue;
-        }
-
-        let mut scratch = Scratch::default();
-        let counts: Vec<_> = answers
-            .iter()
-            .zip(&sources)
-            .map(|(a, s)| {
-                let s: Vec<&str> = s.iter().map(String::as_str).collect();
-                scorer.score(a, &s, &mut scratch)
-            })
-            .collect();
-        let got = citation_alignment(counts);
-        let out = &case["output"];
-        // Exact equality: the arithmetic (two integer sums and one division) is Ragas' own.
-        assert_eq!(
-            got.citation_alignment_quoted_spans,
-            out["citation_alignment_quoted_spans"].as_f64().unwrap(),
-            "score: {what}"
-        );
-        assert_eq!(
-            got.matched,
-            out["matched"].as_f64().unwrap(),
-            "matched: {what}"
-        );
-        assert_eq!(got.total, out["total"].as_f64().unwrap(), "total: {what}");
-        compared += 1;
-    }
-    assert_eq!(compared, 27);
-}
 
 /// Where the two quote styles differ, on the same recorded inputs: `standard` pairs curly quotes
 /// and ignores apostrophes, `ragas` does the opposite.

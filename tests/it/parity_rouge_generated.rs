@@ -1,11 +1,13 @@
 //! Parity with rouge-score 0.1.2 and NLTK 3.10.4 on generated data (`tests/fixtures/rouge.json`,
 //! written by `datasets/fixtures/make_rouge_fixtures.py` with the real libraries): about 2000
-//! corpus words through the Porter stemmer and 300 prediction/reference pairs (multi-line,
-//! multi-reference, punctuation, numbers, empty strings, with and without the stemmer).
+//! corpus words through the Porter stemmer and the tokens of 300 prediction/reference pairs
+//! (multi-line, multi-reference, punctuation, numbers, empty strings, with and without the
+//! stemmer). The pairs' scores are metric vectors (`tests/vectors/rouge.jsonl`), checked to the
+//! bit through every face.
 
 use std::path::Path;
 
-use polars_rag::metrics::rouge::{rouge, Prf, RougeOptions, Scratch};
+use polars_rag::metrics::rouge::{rouge, RougeOptions, Scratch};
 use polars_rag::text::porter::stem;
 use polars_rag::text::rouge_tokenize::{tokenize, RougeTokenizer};
 use serde_json::Value;
@@ -30,29 +32,12 @@ fn stems_match_nltk() {
     assert_eq!(compared, 1999);
 }
 
-fn check(what: &str, got: &Prf, want: &Value) {
-    let want: Vec<f64> = want
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_f64().unwrap())
-        .collect();
-    for (name, g, w) in [
-        ("precision", got.precision, want[0]),
-        ("recall", got.recall, want[1]),
-        ("fmeasure", got.fmeasure, want[2]),
-    ] {
-        assert!((g - w).abs() <= 1e-12, "{what} {name}: got {g}, want {w}");
-    }
-}
-
 #[test]
-fn pairs_match_rouge_score() {
+fn pairs_tokenize_as_rouge_score() {
     let all = fixtures();
     let pairs = all["pairs"].as_array().expect("pairs");
     let mut scratch = Scratch::default();
     let mut compared = 0;
-    let mut exact = 0;
     for (n, pair) in pairs.iter().enumerate() {
         let prediction = pair["prediction"].as_str().unwrap();
         let references: Vec<&str> = pair["references"]
@@ -80,38 +65,14 @@ fn pairs_match_rouge_score() {
             "{what}"
         );
 
-        let got = scratch.rouge(prediction, &references, &opts);
+        // The scores are checked through the faces against the same recorded pairs
+        // (tests/vectors/rouge.jsonl); here the scratch buffers must not change them.
         assert_eq!(
-            got,
+            scratch.rouge(prediction, &references, &opts),
             rouge(prediction, &references, &opts),
             "{what}: scratch reuse"
         );
-        let want = &pair["scores"];
-        check(&format!("{what} rouge1"), &got.rouge1, &want["rouge1"]);
-        check(&format!("{what} rouge2"), &got.rouge2, &want["rouge2"]);
-        check(&format!("{what} rougeL"), &got.rouge_l, &want["rougeL"]);
-        check(
-            &format!("{what} rougeLsum"),
-            &got.rouge_lsum,
-            &want["rougeLsum"],
-        );
-        for (g, w) in [
-            (got.rouge1, &want["rouge1"]),
-            (got.rouge2, &want["rouge2"]),
-            (got.rouge_l, &want["rougeL"]),
-            (got.rouge_lsum, &want["rougeLsum"]),
-        ] {
-            if [g.precision, g.recall, g.fmeasure]
-                .iter()
-                .zip(w.as_array().unwrap())
-                .all(|(a, b)| Some(*a) == b.as_f64())
-            {
-                exact += 1;
-            }
-        }
         compared += 1;
     }
     assert_eq!(compared, 300);
-    // The arithmetic is reproduced operation for operation, so every float is bit-identical.
-    assert_eq!(exact, 4 * 300);
 }

@@ -11,7 +11,7 @@ use crate::registry::{self, MetricKind};
 /// An aggregate's value with the summary's description of its summed statistics, when its
 /// metric describes them (`(15 of 18 quoted spans found)`); `sums` gives a metric's summed
 /// statistics.
-pub(crate) type Aggregate = (String, f64, String);
+pub type Aggregate = (String, f64, String);
 
 pub(crate) fn with_details(
     aggregates: Vec<(String, f64)>,

@@ -13,7 +13,7 @@ use crate::columnar::join;
 /// [`score`](super::score) takes). A frame is read lazily, as a file is.
 #[derive(Clone)]
 pub enum Input {
-    /// A Parquet file, checked before it is read (see [`parquet_file`](super::parquet::parquet_file)).
+    /// A Parquet file, checked before it is read (that it exists and is Parquet).
     File(PathBuf),
     /// A frame in memory or a lazy query over anything Polars reads.
     Frame(Box<LazyFrame>),

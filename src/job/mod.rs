@@ -24,35 +24,37 @@
 //! run rows whose id is not in the golden table, and ids that occur twice, are reported in the
 //! summary, never dropped silently.
 //!
-//! The steps, one module each: [`inputs`] (read and join), [`plan`] (resolve the columns,
-//! choose the metrics), [`corpus`] (check spans), [`execute`] (score in memory), [`batches`]
-//! (score a large run in bounded memory, with [`golden`] streaming the golden table), [`parts`]
-//! (blocks scored on several machines), [`output`] (the scores table and its signatures),
-//! [`summary`] and [`tally`] (the mergeable summary).
+//! The steps, one crate-private module each: `inputs` (read and join), `plan` (resolve the
+//! columns, choose the metrics), `corpus` (check spans), `execute` (score in memory), `batches`
+//! (score a large run in bounded memory, with `golden` streaming the golden table), `parts`
+//! (blocks scored on several machines), `output` (the scores table and its signatures),
+//! `summary` and `tally` (the mergeable summary). What a caller needs of them is re-exported
+//! here; the public modules are the job's settings ([`config`]), the other jobs ([`calibrate`],
+//! [`compare`], [`locate`], [`sample`], [`judge_eval`], [`validate`]) and [`progress`].
 
 pub(crate) mod aggregates;
-pub mod batches;
+pub(crate) mod batches;
 pub mod calibrate;
-pub mod claims;
+pub(crate) mod claims;
 pub mod compare;
 pub mod config;
-pub mod corpus;
-pub mod execute;
-pub mod golden;
-pub mod inputs;
+pub(crate) mod corpus;
+pub(crate) mod execute;
+pub(crate) mod golden;
+pub(crate) mod inputs;
 pub mod judge_eval;
-pub mod labels;
+pub(crate) mod labels;
 pub mod locate;
-pub mod output;
-pub mod parquet;
-pub mod parts;
-pub mod pipeline;
-pub mod plan;
+pub(crate) mod output;
+pub(crate) mod parquet;
+pub(crate) mod parts;
+pub(crate) mod pipeline;
+pub(crate) mod plan;
 pub mod progress;
-pub mod qrels;
+pub(crate) mod qrels;
 pub mod sample;
-pub mod summary;
-pub mod tally;
+pub(crate) mod summary;
+pub(crate) mod tally;
 pub mod validate;
 
 use std::path::PathBuf;
@@ -65,9 +67,11 @@ use crate::metrics::judged::custom::CustomJudgeOptions;
 use crate::registry::{self, MetricKind};
 use crate::registry::{MetricId, MetricOptions};
 
+pub use aggregates::Aggregate;
 pub use inputs::Input;
 pub use pipeline::run;
-pub use summary::default_out;
+pub use summary::{default_out, Usage};
+pub use tally::{Exact, Segment, Sum, SummaryTally};
 
 /// The prefix of the Parquet metadata keys under which a scores table carries each metric's
 /// signature (`polars-rag:signature:<metric id>`): what `compare` checks before it compares.
@@ -113,7 +117,7 @@ pub struct ScoreJob {
     pub review: Option<PathBuf>,
     /// Grade the run's retrieved passages with the judge (`relevance_grade`) into this qrels
     /// table, each (query, item) pair once across runs; without ground truth of its own, the
-    /// ranked metrics are scored against the grades (see [`qrels`]).
+    /// ranked metrics are scored against the grades (the job's `qrels` step).
     pub grade_relevance: Option<PathBuf>,
     /// The judge of the judged metrics (given to each section without its own, see
     /// [`ScoreJob::with_engines`]); `None`: judged
@@ -225,22 +229,22 @@ pub struct ScoreReport {
     pub summary: String,
     /// The scores table, when the job kept it in memory ([`ScoreJob::out`] `None`).
     pub scores: Option<DataFrame>,
-    /// The claims the job audited (see [`claims`]), when it kept them in memory; with an
-    /// output file they are written beside it ([`claims::claims_path`]).
+    /// The claims the job audited (the job's `claims` step), when it kept them in memory; with
+    /// an output file they are written beside it (`run.scores.parquet` → `run.claims.parquet`).
     pub claims: Option<DataFrame>,
     /// Where the claims the job audited were written (beside its scores).
     pub claims_file: Option<PathBuf>,
     /// The summary's numbers: per value its rows scored and sum, overall and per segment
     /// (`None` for a block of a job scored in parts, which summarises nothing).
-    pub tally: Option<tally::SummaryTally>,
+    pub tally: Option<SummaryTally>,
     /// The corpus-level metrics: `(metric id, value, how it was combined)`.
-    pub aggregates: Vec<aggregates::Aggregate>,
+    pub aggregates: Vec<Aggregate>,
     /// Each metric's signature (the settings that produced its numbers): `(metric id, signature)`.
     pub signatures: Vec<(String, String)>,
     /// What the job noticed: unmatched and repeated ids, skipped metrics and why, span problems.
     pub notes: Vec<String>,
     /// What the judges and embedding models spent.
-    pub usage: Vec<summary::Usage>,
+    pub usage: Vec<Usage>,
 }
 
 impl ScoreReport {

@@ -72,7 +72,9 @@ def _score(record: dict[str, Any]) -> Any:
 
 
 def test_there_are_vectors_for_every_file() -> None:
-    assert [f.name for f in FILES] == ["quoted_spans.jsonl", "rouge.jsonl", "sacrebleu.jsonl", "string_metrics.jsonl"]
+    assert [f.name for f in FILES] == [
+        "nuggets.jsonl", "quoted_spans.jsonl", "rouge.jsonl", "sacrebleu.jsonl", "string_metrics.jsonl"
+    ]
 
 
 @pytest.mark.parametrize("path", FILES, ids=[f.stem for f in FILES])

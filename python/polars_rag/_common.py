@@ -17,6 +17,7 @@ from polars_rag._internal import option_defaults as _option_defaults
 from polars_rag._internal import reads_whole_column as _reads_whole_column
 from polars_rag._internal import signature_of as _signature_of
 from polars_rag._settings import Embedder, Judge
+from polars_rag.exceptions import InvalidInputError, InvalidOptionsError
 
 __all__ = [
     "IntoExprColumn",
@@ -77,7 +78,7 @@ def _as_float(function: str, name: str, value: Any) -> float:
     try:
         return float(value)
     except OverflowError:
-        raise ValueError(f"{function}: {name} is too large, got {value!r}") from None
+        raise InvalidInputError(f"{function}: {name} is too large, got {value!r}") from None
 
 
 def _as_int(function: str, name: str, value: Any, low: int = 0, high: int = 2**64 - 1) -> int:
@@ -86,7 +87,7 @@ def _as_int(function: str, name: str, value: Any, low: int = 0, high: int = 2**6
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{function}: {name} must be an integer, got {value!r}")
     if not low <= value <= high:
-        raise ValueError(f"{function}: {name} must be between {low} and {high}, got {value}")
+        raise InvalidInputError(f"{function}: {name} must be between {low} and {high}, got {value}")
     return value
 
 
@@ -112,7 +113,7 @@ def _check_option_int(function: str, option: str, value: Any) -> None:
     """Options travel to Rust as 64-bit integers at most: a larger one gets an error naming the
     function and the option (the plugin's decoder would only say "integer too large")."""
     if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
-        raise ValueError(f"{function}: option {option}={value} is outside the 64-bit integer range")
+        raise InvalidOptionsError(f"{function}: option {option}={value} is outside the 64-bit integer range")
     if isinstance(value, (list, tuple)):
         for item in value:
             _check_option_int(function, option, item)
@@ -282,7 +283,7 @@ def _frame(frame: FrameLike) -> pl.DataFrame:
     df = frame.collect() if isinstance(frame, pl.LazyFrame) else frame
     for name, dtype in df.schema.items():
         if _has_zero_width_array(dtype):
-            raise ValueError(f"column '{name}' holds arrays of width 0 ({dtype}); give the vectors a width")
+            raise InvalidInputError(f"column '{name}' holds arrays of width 0 ({dtype}); give the vectors a width")
     return df
 
 

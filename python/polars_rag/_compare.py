@@ -19,6 +19,7 @@ from polars_rag._common import (
     _settings,
 )
 from polars_rag._internal import compare_defaults as _compare_defaults
+from polars_rag.exceptions import InvalidInputError
 
 __all__ = [
     "Adjust",
@@ -49,7 +50,7 @@ Adjust = Literal["none", "holm", "bh"]
 
 def _alternative(value: Any) -> str:
     if value not in ("two-sided", "greater", "less"):
-        raise ValueError(f"compare: alternative must be 'two-sided', 'greater' or 'less', got {value!r}")
+        raise InvalidInputError(f"compare: alternative must be 'two-sided', 'greater' or 'less', got {value!r}")
     return str(value)
 
 
@@ -351,7 +352,7 @@ def _names(function: str, option: str, value: Any) -> list[str]:
 
 def _adjust(function: str, value: Any) -> str:
     if value not in ("none", "holm", "bh"):
-        raise ValueError(f"{function}: adjust must be 'none', 'holm' or 'bh', got {value!r}")
+        raise InvalidInputError(f"{function}: adjust must be 'none', 'holm' or 'bh', got {value!r}")
     return str(value)
 
 

@@ -525,7 +525,7 @@ where
         Err(e) => {
             // A message may quote what a table or the command line held: each line is printed
             // as the text outputs show values, so a control character cannot act on the terminal.
-            let lines: Vec<_> = shortened(e.message())
+            let lines: Vec<_> = shortened(&super::settings::with_flags(e.message()))
                 .lines()
                 .map(|line| crate::text::shown::escaped(line).into_owned())
                 .collect();

@@ -213,3 +213,55 @@ pub(crate) fn refused_note(refused: u64) -> String {
         ),
     }
 }
+
+/// The command-line flag of each setting the job's messages name (in backquotes, as the config
+/// file and `pr.score` spell them): the one table where a setting meets its flag.
+const SETTING_FLAGS: &[(&str, &str)] = &[
+    ("`columns.answer`", "--answer-col"),
+    ("`columns.sources`", "--sources-col"),
+    ("`columns.references`", "--references-col"),
+    ("`columns.checks`", "--checks-col"),
+    ("`columns.retrieved`", "--retrieved-col"),
+    ("`columns.relevant`", "--relevant-col"),
+    ("`invalid_spans`", "--invalid-spans"),
+    ("`batch_rows`", "--batch-rows"),
+    ("`grade_relevance`", "--grade-relevance"),
+    ("`golden`", "--golden"),
+    ("`out`", "--out"),
+    ("`by`", "--by"),
+    ("`review`", "--review"),
+    ("`parts`", "--block"),
+    ("`quote_col`", "--quote-col"),
+    ("`names`", "--names"),
+    ("`candidate`", "--candidate"),
+];
+
+/// A job's message as the command prints it: each setting it names followed by its flag
+/// (`` `invalid_spans` `` becomes `` `invalid_spans` (--invalid-spans) ``).
+pub(crate) fn with_flags(message: &str) -> String {
+    let mut out = message.to_string();
+    for (setting, flag) in SETTING_FLAGS {
+        if out.contains(setting) {
+            out = out.replace(setting, &format!("{setting} ({flag})"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod flag_tests {
+    use super::with_flags;
+
+    #[test]
+    fn a_setting_the_message_names_gets_its_flag() {
+        assert_eq!(
+            with_flags("set `invalid_spans` to \"null\" (or `columns.answer`)"),
+            "set `invalid_spans` (--invalid-spans) to \"null\" (or `columns.answer` (--answer-col))"
+        );
+        // A word that is not a setting in backquotes is left alone.
+        assert_eq!(
+            with_flags("the out of range value by 2"),
+            "the out of range value by 2"
+        );
+    }
+}

@@ -160,7 +160,7 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Batched> 
         false => None,
     };
     if job.grade_relevance.is_some() {
-        return in_memory("--grade-relevance grades every query's retrieved passages together");
+        return in_memory("`grade_relevance` grades every query's retrieved passages together");
     }
     if job.out.is_none() {
         return in_memory("the scores are kept in memory (no output file)");
@@ -345,7 +345,7 @@ pub(crate) fn run_in_batches(job: &ScoreJob, id: &str) -> PolarsResult<Batched> 
             out_schema = Some(schema);
         }
         if out_schema.as_ref() != Some(scores.schema().as_ref()) {
-            polars_bail!(ComputeError: "score: a batch of {} came out with other columns than the first ({:?} vs {:?}); score it in memory with --batch-rows 0", job.run.display(), scores.schema(), out_schema);
+            polars_bail!(ComputeError: "score: a batch of {} came out with other columns than the first ({:?} vs {:?}); score it in memory with `batch_rows` = 0", job.run.display(), scores.schema(), out_schema);
         }
         writer
             .as_mut()

@@ -508,7 +508,7 @@ pub fn leaderboard(
         .find(|(i, n)| names[..*i].contains(n))
     {
         return Err(err(format!(
-            "leaderboard: two runs are named '{}': give --names",
+            "leaderboard: two runs are named '{}': give `names`",
             shown(repeated.1)
         )));
     }
@@ -574,7 +574,7 @@ pub fn plan(
     if let Some((baseline_labels, candidate_labels)) = labels {
         let Some(candidate) = candidate else {
             return Err(err(
-                "plan: labels are planned from a labelled pilot pair of runs: give --candidate"
+                "plan: labels are planned from a labelled pilot pair of runs: give `candidate`"
                     .to_string(),
             ));
         };

@@ -261,7 +261,7 @@ impl ScoreConfig {
         for o in overrides {
             o.apply(&mut table)?;
         }
-        Self::read_table(table)
+        Self::read_table(table).map_err(|e| e.message().to_string())
     }
 
     /// The settings a table holds, as a config file's (the Python package's `pr.score` gives its
@@ -276,7 +276,7 @@ impl ScoreConfig {
     /// assert!(ScoreConfig::from_table(typo).unwrap_err().to_string().contains("stemmer"));
     /// ```
     pub fn from_table(table: toml::Table) -> crate::Result<Self> {
-        Self::read_table(table).map_err(crate::Error::input)
+        Self::read_table(table)
     }
 
     /// A config file's settings (when there is one) with `over` laid over them key by key, a
@@ -307,7 +307,9 @@ impl ScoreConfig {
         Self::from_table(table)
     }
 
-    fn read_table(mut table: toml::Table) -> Result<Self, String> {
+    /// The settings a table holds: an error in the job's own keys is invalid input, one in an
+    /// engine's or a metric's section invalid options.
+    fn read_table(mut table: toml::Table) -> crate::Result<Self> {
         let mut job = toml::Table::new();
         for key in [
             "run",
@@ -330,32 +332,32 @@ impl ScoreConfig {
                 job.insert(key.to_string(), value);
             }
         }
-        let job: JobKeys = job.try_into().map_err(|e: toml::de::Error| e.to_string())?;
-        let judge: Option<JudgeSettings> = match table.remove("judge") {
-            Some(section) => Some(
-                section
-                    .try_into()
-                    .map_err(|e: toml::de::Error| format!("[judge]: {e}"))?,
-            ),
-            None => None,
-        };
-        let embed: Option<EmbedSettings> = match table.remove("embed") {
-            Some(section) => Some(
-                section
-                    .try_into()
-                    .map_err(|e: toml::de::Error| format!("[embed]: {e}"))?,
-            ),
-            None => None,
-        };
+        let job: JobKeys = job
+            .try_into()
+            .map_err(|e: toml::de::Error| crate::Error::input(e.to_string()))?;
+        let judge: Option<JudgeSettings> =
+            match table.remove("judge") {
+                Some(section) => Some(section.try_into().map_err(|e: toml::de::Error| {
+                    crate::Error::options(format!("[judge]: {e}"))
+                })?),
+                None => None,
+            };
+        let embed: Option<EmbedSettings> =
+            match table.remove("embed") {
+                Some(section) => Some(section.try_into().map_err(|e: toml::de::Error| {
+                    crate::Error::options(format!("[embed]: {e}"))
+                })?),
+                None => None,
+            };
         let judges = match table.remove("judges") {
             Some(section) => section
                 .try_into()
-                .map_err(|e: toml::de::Error| format!("[judges]: {e}"))?,
+                .map_err(|e: toml::de::Error| crate::Error::options(format!("[judges]: {e}")))?,
             None => Default::default(),
         };
         let options: MetricOptions = table
             .try_into()
-            .map_err(|e: toml::de::Error| e.to_string())?;
+            .map_err(|e: toml::de::Error| crate::Error::options(e.to_string()))?;
         Ok(ScoreConfig {
             run: job.run,
             golden: job.golden,

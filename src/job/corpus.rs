@@ -234,7 +234,7 @@ pub(crate) fn apply_corpus(
                 .map(|i| i.to_string())
                 .collect();
             return Err(err(format!(
-                "{name}: {} spans do not fit the corpus {} ({}); pass --invalid-spans null to score those queries' span metrics as null",
+                "{name}: {} spans do not fit the corpus {} ({}); set `invalid_spans` to \"null\" to score those queries' span metrics as null",
                 checked.issues.len(),
                 path.display(),
                 shown.join("; ")

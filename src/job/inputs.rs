@@ -185,7 +185,7 @@ pub(crate) fn load_inputs(job: &ScoreJob, id: &str) -> PolarsResult<Inputs> {
         if job.parts == Parts::Block {
             // A query's rows may sit in two blocks, which would collapse them apart.
             return Err(err(format!(
-                "score --block: {run_name} has one row per retrieved item; collapse the run to one row per query first (polars_rag.collapse_run), so that no query is split across blocks"
+                "score (`parts`, a block): {run_name} has one row per retrieved item; collapse the run to one row per query first (polars_rag.collapse_run), so that no query is split across blocks"
             )));
         }
         notes.push(long_run_note(retrieved_name, run_schema.contains("rank")));

@@ -89,10 +89,10 @@ impl QuoteSource {
             match schema.get(column) {
                 None => {
                     let names: Vec<&str> = schema.iter_names().map(|n| n.as_str()).collect();
-                    polars_bail!(ColumnNotFound: "locate: {} has no column '{column}' (columns: {names:?}); choose one with --quote-col", path.display());
+                    polars_bail!(ColumnNotFound: "locate: {} has no column '{column}' (columns: {names:?}); choose one with `quote_col`", path.display());
                 }
                 Some(dtype) if dtype.is_nested() => {
-                    polars_bail!(ComputeError: "locate: the column '{column}' of {} holds {dtype}, not one quote (text) per row; choose one with --quote-col", path.display());
+                    polars_bail!(ComputeError: "locate: the column '{column}' of {} holds {dtype}, not one quote (text) per row; choose one with `quote_col`", path.display());
                 }
                 Some(_) => {}
             }
@@ -228,7 +228,7 @@ fn refuse_overwriting_inputs(job: &LocateJob) -> PolarsResult<()> {
         let output = job.out.join(name);
         for (what, input) in [("quotes", &job.quotes), ("corpus", &job.corpus)] {
             if crate::job::parquet::same_file(&output, input) {
-                polars_bail!(ComputeError: "locate: the output {} is the job's {what} input; choose another --out", output.display());
+                polars_bail!(ComputeError: "locate: the output {} is the job's {what} input; choose another `out`", output.display());
             }
         }
     }

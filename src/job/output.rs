@@ -80,7 +80,7 @@ impl Review {
     /// Writes the workbook and says what it holds.
     pub(crate) fn write(self, path: &Path, notes: &mut Vec<String>) -> PolarsResult<()> {
         if self.skipped {
-            notes.push("--review skipped: no citation_support was computed (it needs a judge and claim / cited_span columns)".into());
+            notes.push("`review` skipped: no citation_support was computed (it needs a judge and claim / cited_span columns)".into());
             return Ok(());
         }
         let Some(kept) = self.kept else {
@@ -201,7 +201,7 @@ pub(crate) fn refuse_overwriting_inputs(job: &ScoreJob) -> PolarsResult<()> {
             }
         }
         if job.parts != super::Parts::Whole {
-            polars_bail!(InvalidOperation: "--grade-relevance grades the whole run: it cannot run in parts (grade first, then score in parts with the qrels table as --golden)");
+            polars_bail!(InvalidOperation: "`grade_relevance` grades the whole run: it cannot run in parts (grade first, then score in parts with the qrels table as the `golden` table)");
         }
     }
     for (what, input) in [
@@ -216,7 +216,7 @@ pub(crate) fn refuse_overwriting_inputs(job: &ScoreJob) -> PolarsResult<()> {
         // The claims of an audit go beside the scores.
         let claims = super::claims::claims_path(out);
         if input.is_some_and(|p| crate::job::parquet::same_file(p, &claims)) {
-            polars_bail!(InvalidOperation: "refusing to write the claims to {}: it is the {what} of this job (choose another --out)", claims.display());
+            polars_bail!(InvalidOperation: "refusing to write the claims to {}: it is the {what} of this job (choose another `out`)", claims.display());
         }
     }
     Ok(())

@@ -97,33 +97,33 @@ impl Resolved {
         fn need<'a>(c: &'a Option<String>, what: &'static str) -> Result<&'a str, &'static str> {
             c.as_deref().ok_or(what)
         }
-        let answer = need(&self.answer, "answer (--answer-col)");
+        let answer = need(&self.answer, "answer (`columns.answer`)");
         Ok(match inputs {
             MetricInputs::Answer => vec![answer?],
             MetricInputs::AnswerSources => {
-                vec![answer?, need(&self.sources, "sources (--sources-col)")?]
+                vec![answer?, need(&self.sources, "sources (`columns.sources`)")?]
             }
-            MetricInputs::AnswerChecks => vec![answer?, need(&self.checks, "checks (--checks-col)")?],
+            MetricInputs::AnswerChecks => vec![answer?, need(&self.checks, "checks (`columns.checks`)")?],
             MetricInputs::AnswerReferences => vec![
                 answer?,
                 need(
                     &self.references,
-                    "reference answers (--references-col, or a --golden table)",
+                    "reference answers (`columns.references`, or a `golden` table)",
                 )?,
             ],
             MetricInputs::RetrievedGroundTruth => vec![
-                need(&self.retrieved, "retrieved items (--retrieved-col)")?,
+                need(&self.retrieved, "retrieved items (`columns.retrieved`)")?,
                 self.relevant
                     .as_ref()
                     .map(|(c, _)| c.as_str())
-                    .ok_or("ground truth (relevant_ids, relevant_chunks or relevant_spans; --relevant-col)")?,
+                    .ok_or("ground truth (relevant_ids, relevant_chunks or relevant_spans; `columns.relevant`)")?,
             ],
             MetricInputs::QuoteSources | MetricInputs::Embeddings | MetricInputs::JudgedLabels => {
                 return Err("its own option or command (it is not scored by id)")
             }
             MetricInputs::AnswerReferenceContexts => vec![
                 answer?,
-                need(&self.references, "reference answers (--references-col, or a --golden table)")?,
+                need(&self.references, "reference answers (`columns.references`, or a `golden` table)")?,
                 need(&self.contexts, "contexts (--contexts-col, or a sources list)")?,
             ],
             MetricInputs::QuestionPassage => vec![
@@ -132,7 +132,7 @@ impl Resolved {
             ],
             MetricInputs::QuestionSources => vec![
                 need(&self.question, "questions (--question-col)")?,
-                need(&self.references, "reference answers (--references-col, or a --golden table)")?,
+                need(&self.references, "reference answers (`columns.references`, or a `golden` table)")?,
             ],
             MetricInputs::AnswerNuggets => vec![
                 answer?,
@@ -155,7 +155,7 @@ impl Resolved {
             MetricInputs::QuestionAnswerReference => vec![
                 need(&self.question, "questions (--question-col)")?,
                 answer?,
-                need(&self.references, "reference answers (--references-col, or a --golden table)")?,
+                need(&self.references, "reference answers (`columns.references`, or a `golden` table)")?,
             ],
             MetricInputs::QuestionAnswerContexts => vec![
                 need(&self.question, "questions (--question-col)")?,
@@ -168,7 +168,7 @@ impl Resolved {
             MetricInputs::QuestionContextsReference => vec![
                 need(&self.question, "questions (--question-col)")?,
                 need(&self.contexts, "contexts (--contexts-col, or a sources list)")?,
-                need(&self.references, "reference answers (--references-col, or a --golden table)")?,
+                need(&self.references, "reference answers (`columns.references`, or a `golden` table)")?,
             ],
             MetricInputs::QuestionContextsAnswer => vec![
                 need(&self.question, "questions (--question-col)")?,

@@ -98,7 +98,7 @@ pub(crate) fn summarise(
             None => "the scores table".to_string(),
         };
         let columns: Vec<_> = schema.iter_names().map(|n| shown(n.as_str())).collect();
-        polars_bail!(ComputeError: "{table} has no column `{}` to break the summary down by (--by) (columns: {}); it does not keep the texts scored (sources, retrieved, checks, contexts)", shown(by), columns.join(", "));
+        polars_bail!(ComputeError: "{table} has no column `{}` to break the summary down by (`by`) (columns: {}); it does not keep the texts scored (sources, retrieved, checks, contexts)", shown(by), columns.join(", "));
     }
     let values = summary_values(&schema, metrics, job);
     SummaryTally::of(scores, &values, job.by.as_deref())

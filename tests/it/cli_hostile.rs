@@ -598,7 +598,7 @@ fn a_segment_column_the_scores_table_lacks_is_named() {
     assert!(!ok);
     assert!(
         stderr.contains(&format!(
-            "the scores table ({}) has no column `sources` to break the summary down by (--by) (columns: query_id",
+            "the scores table ({}) has no column `sources` to break the summary down by (`by` (--by)) (columns: query_id",
             out.display()
         )),
         "{stderr}"

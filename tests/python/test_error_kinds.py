@@ -21,6 +21,7 @@ from polars_rag.exceptions import (
     EngineError,
     IntegrityError,
     InvalidInputError,
+    InvalidOptionsError,
     NotFoundError,
     PolarsRagError,
     StorageError,
@@ -114,6 +115,54 @@ def test_engine_errors_and_a_spent_budget(tmp_path: Path) -> None:
         assert server.requests == 1
     finally:
         server.close()
+
+
+def test_invalid_options_on_every_face(tmp_path: Path) -> None:
+    """A metric option the metric does not take, or a value it does not accept: the options
+    kind on pr.score (a config section or options=), pr.compare (a family of no compared metric),
+    the expression face (Polars' error naming the metric, or a TypeError for an unknown keyword)
+    and the command (status 2)."""
+    run = pl.DataFrame({"query_id": ["q1"], "answer": ["a"], "reference": ["a"]})
+    with pytest.raises(InvalidOptionsError, match="nope") as caught:
+        pr.score(run, metrics=["rouge"], options={"rouge": {"nope": 1}})
+    assert isinstance(caught.value, ValueError) and caught.value.kind == "invalid_options"
+    config = tmp_path / "job.toml"
+    config.write_text("[rouge]\ntokenizer = 'nope'\n")
+    with pytest.raises(InvalidOptionsError, match="tokenizer"):
+        pr.score(run, metrics=["rouge"], config=config)
+    scores = pl.DataFrame({"query_id": ["q1", "q2"], "bleu": [0.1, 0.2]})
+    with pytest.raises(InvalidOptionsError, match="no metric 'no_such_metric'"):
+        pr.compare(scores, scores, family=["no_such_metric"])
+    with pytest.raises(pl.exceptions.PolarsError, match="rouge"):
+        run.select(pr.rouge("answer", "reference", tokenizer="nope"))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="rouge: unexpected keyword argument"):
+        run.select(pr.rouge("answer", "reference", stemmer=True))  # type: ignore[call-arg]
+    command = Path(sys.executable).parent / "polars-rag"
+    run.write_parquet(tmp_path / "run.parquet")
+    refused = subprocess.run(
+        [str(command), "score", "--run", str(tmp_path / "run.parquet"), "--metrics", "rouge",
+         "--set", "rouge.tokenizer=nope", "--out", str(tmp_path / "s.parquet")],
+        capture_output=True, text=True, check=False,
+    )
+    assert refused.returncode == 2, refused.stderr
+    assert "error: " in refused.stderr and "tokenizer" in refused.stderr
+
+
+def test_compare_settings_and_pairs_are_invalid_input() -> None:
+    """pr.compare's own settings out of range and a pair of runs it cannot compare (an item in
+    two clusters): invalid input, each a ValueError naming compare and the setting or item."""
+    baseline = pl.DataFrame({"query_id": ["q1", "q2"], "bleu": [0.1, 0.2], "c": ["x", "y"]})
+    candidate = pl.DataFrame({"query_id": ["q1", "q2"], "bleu": [0.2, 0.3], "c": ["x", "x"]})
+    for settings, message in (
+        ({"confidence": 2.0}, "confidence must be in"),
+        ({"adjust": "nope"}, "adjust must be"),
+        ({"alternative": "sideways"}, "alternative must be"),
+        ({"resamples": -1}, "resamples must be between"),
+        ({"cluster": "c"}, "item q2 is in cluster 'y' in the baseline"),
+    ):
+        with pytest.raises(InvalidInputError, match=message) as caught:
+            pr.compare(baseline, candidate, **settings)
+        assert caught.value.kind == "invalid_input" and str(caught.value).startswith("compare: ")
 
 
 def test_an_expressions_error_is_polars_own_naming_the_metric() -> None:

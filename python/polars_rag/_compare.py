@@ -114,6 +114,16 @@ def _setting(name: str, value: Any) -> Any:
     return _defaults()[name] if value is None else value
 
 
+def _resampling(function: str, resamples: Any, confidence: Any, seed: Any) -> dict[str, Any]:
+    """The resampling settings every comparing function takes, checked and with the library's
+    defaults for those left at ``None``."""
+    return {
+        "resamples": _as_int(function, "resamples", _setting("resamples", resamples)),
+        "confidence": _as_float(function, "confidence", _setting("confidence", confidence)),
+        "seed": _as_int(function, "seed", _setting("seed", seed)),
+    }
+
+
 @_names_its_errors
 def compare(
     baseline: FrameLike,
@@ -182,9 +192,7 @@ def compare(
             id=id,
             by=by,
             cluster=cluster,
-            resamples=_as_int("compare", "resamples", _setting("resamples", resamples)),
-            confidence=_as_float("compare", "confidence", _setting("confidence", confidence)),
-            seed=_as_int("compare", "seed", _setting("seed", seed)),
+            **_resampling("compare", resamples, confidence, seed),
             top=_as_int("compare", "top", _setting("top", top)),
             alternative=_alternative(_setting("alternative", alternative)),
             adjust=_adjust("compare", _setting("adjust", adjust)),
@@ -250,9 +258,7 @@ def leaderboard(
         _settings(
             id=id,
             cluster=cluster,
-            resamples=_as_int("leaderboard", "resamples", _setting("resamples", resamples)),
-            confidence=_as_float("leaderboard", "confidence", _setting("confidence", confidence)),
-            seed=_as_int("leaderboard", "seed", _setting("seed", seed)),
+            **_resampling("leaderboard", resamples, confidence, seed),
             alternative=_alternative(_setting("alternative", alternative)),
             adjust=_adjust("leaderboard", _setting("adjust", adjust)),
         ),
@@ -411,9 +417,7 @@ def summary(
         _settings(
             by=by,
             cluster=cluster,
-            resamples=_as_int("summary", "resamples", _setting("resamples", resamples)),
-            confidence=_as_float("summary", "confidence", _setting("confidence", confidence)),
-            seed=_as_int("summary", "seed", _setting("seed", seed)),
+            **_resampling("summary", resamples, confidence, seed),
         ),
     )
 
@@ -639,9 +643,7 @@ def judge_drift(
         _frame(rejudged_candidate),
         _settings(
             id=id,
-            resamples=_as_int("judge_drift", "resamples", _setting("resamples", resamples)),
-            confidence=_as_float("judge_drift", "confidence", _setting("confidence", confidence)),
-            seed=_as_int("judge_drift", "seed", _setting("seed", seed)),
+            **_resampling("judge_drift", resamples, confidence, seed),
             alternative=_alternative(_setting("alternative", alternative)),
         ),
     )

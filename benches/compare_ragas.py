@@ -23,10 +23,14 @@ import random
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# The demo corpus's text for the engine processes (the Ragas one has no Polars), kept out of the
+# repository: datasets/demo is the package's demo folder and ships in the wheel.
+CORPUS_TEXT = Path(tempfile.gettempdir()) / "polars-rag-bench-corpus_text.txt"
 RAGAS_VENV = ROOT / ".venv-bench-ragas"
 
 
@@ -64,8 +68,7 @@ def passage_pool(size: int = 4000, length: int = 1500) -> list[str]:
     if os.environ.get("BENCH_TEXT") == "ascii":
         return ascii_pool()
 
-    corpus_dir = ROOT / "datasets/demo"
-    text_file = corpus_dir / "corpus_text.txt"
+    text_file = CORPUS_TEXT
     if not text_file.exists():
         raise SystemExit(f"{text_file} missing: run with the main venv first (it writes it)")
     text = re.sub(r"\s+", " ", text_file.read_text(encoding="utf-8"))
@@ -194,7 +197,7 @@ def main() -> None:
     import polars as pl
 
     corpus = pl.read_parquet(ROOT / "datasets/demo/corpus.parquet")
-    (ROOT / "datasets/demo/corpus_text.txt").write_text("\n".join(corpus["text"]), encoding="utf-8")
+    CORPUS_TEXT.write_text("\n".join(corpus["text"]), encoding="utf-8")
     ragas_rows = args.ragas_rows or args.rows
     me = subprocess.run([sys.executable, __file__, "--engine", "plugin", "--rows", str(args.rows), "--text", args.text], check=True, capture_output=True, text=True)
     plugin = json.loads(me.stdout)
